@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file ooc_gemm.h
+ * @brief libooc_gemm: C = alpha*op(A)*op(B) + beta*C for matrices larger than GPU memory.
+ *
+ * The one public header. It needs no CUDA header: a program that links
+ * libooc_gemm never sees CUDA types. Operands are host pointers (pinned or
+ * pageable); the library streams them through the GPU (or, with the host
+ * backend, through OpenBLAS on the CPU) in blocks that fit the memory budget.
+ *
+ * Conventions: every function returns an ::ooc_status_t; outputs are written
+ * only on success; the library never prints, exits or aborts. A handle is not
+ * thread-safe: use one handle per thread.
+ */
+#ifndef OOC_GEMM_H
+#define OOC_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Marks the exported symbols; the rest of the library is built hidden. */
+#if defined(__GNUC__) && !defined(OOC_STATIC)
+#define OOC_API __attribute__((visibility("default")))
+#else
+#define OOC_API
+#endif
+
+/** @name Version */
+/** @{ */
+#define OOC_VERSION_MAJOR 0
+#define OOC_VERSION_MINOR 1
+#define OOC_VERSION_PATCH 0
+/** MAJOR*10000 + MINOR*100 + PATCH, for compile-time checks. */
+#define OOC_VERSION_NUMBER (OOC_VERSION_MAJOR * 10000 + OOC_VERSION_MINOR * 100 + OOC_VERSION_PATCH)
+/** @brief Version of the library linked at run time, as OOC_VERSION_NUMBER. */
+OOC_API unsigned ooc_version_number(void);
+/** @brief Version of the library linked at run time, as "MAJOR.MINOR.PATCH". */
+OOC_API const char *ooc_version_string(void);
+/** @} */
+
+/**
+ * @brief Status codes. Values are stable: new codes are only appended.
+ */
+typedef enum {
+    OOC_SUCCESS = 0,
+    OOC_ERR_INVALID_HANDLE = 1,  /**< handle is NULL */
+    OOC_ERR_INVALID_LAYOUT = 2,  /**< layout is not OOC_ROW_MAJOR or OOC_COL_MAJOR */
+    OOC_ERR_INVALID_TRANSA = 3,  /**< op(A) is not N, T or C */
+    OOC_ERR_INVALID_TRANSB = 4,  /**< op(B) is not N, T or C */
+    OOC_ERR_INVALID_M = 5,       /**< m < 0 */
+    OOC_ERR_INVALID_N = 6,       /**< n < 0 */
+    OOC_ERR_INVALID_K = 7,       /**< k < 0 */
+    OOC_ERR_INVALID_LDA = 8,     /**< lda smaller than the stored rows (column-major) or columns (row-major) of A, or < 1 */
+    OOC_ERR_INVALID_LDB = 9,     /**< ldb likewise for B */
+    OOC_ERR_INVALID_LDC = 10,    /**< ldc likewise for C */
+    OOC_ERR_NULL_A = 11,         /**< A is NULL but holds elements */
+    OOC_ERR_NULL_B = 12,         /**< B is NULL but holds elements */
+    OOC_ERR_NULL_C = 13,         /**< C is NULL but holds elements */
+    OOC_ERR_NULL_ARG = 14,       /**< another required pointer argument is NULL (alpha, beta, an output) */
+    OOC_ERR_OVERFLOW = 15,       /**< a size or byte count does not fit in 64 bits */
+    OOC_ERR_INVALID_PARAM = 16,  /**< unknown ::ooc_param_t */
+    OOC_ERR_PARAM_RANGE = 17,    /**< parameter value outside ooc_param_bounds() */
+    OOC_ERR_INVALID_DTYPE = 18,  /**< unknown ::ooc_dtype_t */
+    OOC_ERR_BUDGET_TOO_SMALL = 19, /**< the device or host memory budget cannot hold even the smallest plan */
+    OOC_ERR_DEVICE_MEMORY = 20,  /**< a device allocation failed */
+    OOC_ERR_HOST_MEMORY = 21,    /**< a host (or pinned host) allocation failed */
+    OOC_ERR_NO_DEVICE = 22,      /**< the CUDA backend was asked for and there is no usable GPU (or the device index is out of range) */
+    OOC_ERR_BACKEND_UNAVAILABLE = 23, /**< the backend asked for was not built into this library */
+    OOC_ERR_CUDA = 24,           /**< a CUDA runtime call failed (ooc_last_error() names it) */
+    OOC_ERR_CUBLAS = 25,         /**< a cuBLAS call failed (ooc_last_error() names it) */
+    OOC_ERR_THREAD = 26,         /**< creating a host thread or lock failed */
+    OOC_ERR_NOT_SUPPORTED = 27,  /**< valid request that this version does not implement */
+    OOC_ERR_INTERNAL = 28        /**< a bug in libooc_gemm: please report it with ooc_last_error() */
+} ooc_status_t;
+
+/** @brief Fixed English description of a status ("lda is too small", ...); never NULL. */
+OOC_API const char *ooc_status_string(ooc_status_t status);
+
+/** Storage order, with the values of CBLAS_ORDER. */
+typedef enum { OOC_ROW_MAJOR = 101, OOC_COL_MAJOR = 102 } ooc_layout_t;
+
+/** op(X): X, X^T, or X^H (same as X^T for real types); values of CBLAS_TRANSPOSE. */
+typedef enum { OOC_OP_N = 111, OOC_OP_T = 112, OOC_OP_C = 113 } ooc_op_t;
+
+/** Element types. Complex elements are pairs (real, imaginary) of the real type. */
+typedef enum {
+    OOC_R32 = 1, /**< float */
+    OOC_R64 = 2, /**< double */
+    OOC_C32 = 3, /**< complex float, two floats */
+    OOC_C64 = 4  /**< complex double, two doubles */
+} ooc_dtype_t;
+
+/** Opaque handle: the device, its streams and buffers, the options, the last error. */
+typedef struct ooc_handle_s ooc_handle_t;
+
+/**
+ * @brief Create a handle with default options (backend auto, device 0, budgets auto).
+ *
+ * No device work happens here; the backend is opened at the first multiply.
+ * @param[out] handle receives the new handle (unchanged on failure)
+ * @return OOC_SUCCESS, OOC_ERR_NULL_ARG, OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_create(ooc_handle_t **handle);
+
+/** @brief Release a handle and everything it holds. NULL is accepted and ignored. */
+OOC_API void ooc_destroy(ooc_handle_t *handle);
+
+/** Backends for ::OOC_PARAM_BACKEND. */
+typedef enum {
+    OOC_BACKEND_AUTO = 0,   /**< CUDA when a GPU is present, else host */
+    OOC_BACKEND_CUBLAS = 1, /**< CUDA with cuBLAS tile multiplies */
+    OOC_BACKEND_CUSTOM = 2, /**< CUDA with libooc_gemm's own kernels (not in this version) */
+    OOC_BACKEND_HOST = 3    /**< the CPU, with OpenBLAS: same pipeline, no GPU */
+} ooc_backend_t;
+
+/** Math modes for ::OOC_PARAM_MATH_MODE. */
+typedef enum {
+    OOC_MATH_STRICT = 0, /**< full-precision FP32/FP64 arithmetic */
+    OOC_MATH_TF32 = 1    /**< allow TF32 tensor cores for single precision (CUDA only) */
+} ooc_math_t;
+
+/**
+ * @brief Options, set with ooc_set(). 0 always means "choose for me".
+ *
+ * Values are stable; new parameters are only appended.
+ */
+typedef enum {
+    OOC_PARAM_BACKEND = 1,        /**< ::ooc_backend_t (default AUTO) */
+    OOC_PARAM_DEVICE = 2,         /**< CUDA device index (default 0) */
+    OOC_PARAM_DEVICE_MEM = 3,     /**< device-memory budget in bytes; 0: free memory minus a margin */
+    OOC_PARAM_HOST_MEM = 4,       /**< pinned staging budget in bytes (pageable operands); 0: automatic */
+    OOC_PARAM_BLOCK_ROWS = 5,     /**< rows of op(A) per streamed block; 0: planner's choice */
+    OOC_PARAM_RING_DEPTH = 6,     /**< device buffers in the ring (>= 2); 0: planner's choice */
+    OOC_PARAM_STAGING_THREADS = 7, /**< host threads copying pageable memory; 0: automatic */
+    OOC_PARAM_MATH_MODE = 8,      /**< ::ooc_math_t (default STRICT) */
+    OOC_PARAM_STREAMS = 9         /**< CUDA streams used by the pipeline (>= 2); 0: planner's choice */
+} ooc_param_t;
+
+/**
+ * @brief Set an option for the following multiplies.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_PARAM, OOC_ERR_PARAM_RANGE
+ */
+OOC_API ooc_status_t ooc_set(ooc_handle_t *handle, ooc_param_t param, int64_t value);
+
+/**
+ * @brief Read an option's current value (0 for "automatic").
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_PARAM, OOC_ERR_NULL_ARG
+ */
+OOC_API ooc_status_t ooc_get(const ooc_handle_t *handle, ooc_param_t param, int64_t *value);
+
+/**
+ * @brief Inclusive bounds accepted by ooc_set() for a parameter.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_PARAM, OOC_ERR_NULL_ARG
+ */
+OOC_API ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t *upper);
+
+/**
+ * @brief The message of the last failure on this handle, naming the failed call
+ * and where ("cudaMemcpy2DAsync: out of memory at lib/backend_cuda.c:212"),
+ * or "" if the last call succeeded. Valid until the next call on the handle.
+ */
+OOC_API const char *ooc_last_error(const ooc_handle_t *handle);
+
+/**
+ * @brief Name of the backend the last multiply ran on ("cublas", "host"), or
+ * "none" before the first one.
+ */
+OOC_API const char *ooc_backend_name(const ooc_handle_t *handle);
+
+/**
+ * @brief Generic GEMM: C = alpha*op(A)*op(B) + beta*C, BLAS semantics.
+ *
+ * op(A) is m x k, op(B) is k x n, C is m x n, all stored in @p layout with the
+ * given leading dimensions. alpha and beta point to one element of @p dtype.
+ * With beta == 0, C is not read (NaN in C does not propagate). A, B and C may
+ * be pageable or pinned host memory; they must not overlap C.
+ *
+ * On an argument error nothing is written. On a later failure (device error)
+ * the contents of C are unspecified.
+ *
+ * @return OOC_SUCCESS or the status naming the first bad argument
+ * (OOC_ERR_INVALID_HANDLE, _LAYOUT, _TRANSA, _TRANSB, _M, _N, _K, _LDA, _LDB,
+ * _LDC, OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_OVERFLOW, OOC_ERR_INVALID_DTYPE),
+ * or a run-time failure (OOC_ERR_BUDGET_TOO_SMALL, OOC_ERR_DEVICE_MEMORY,
+ * OOC_ERR_HOST_MEMORY, OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE,
+ * OOC_ERR_CUDA, OOC_ERR_CUBLAS, OOC_ERR_THREAD, OOC_ERR_NOT_SUPPORTED).
+ */
+OOC_API ooc_status_t ooc_gemm(ooc_handle_t *handle, ooc_dtype_t dtype, ooc_layout_t layout,
+                              ooc_op_t transa, ooc_op_t transb, int64_t m, int64_t n, int64_t k,
+                              const void *alpha, const void *A, int64_t lda, const void *B,
+                              int64_t ldb, const void *beta, void *C, int64_t ldc);
+
+/** @brief Single-precision ooc_gemm(). */
+OOC_API ooc_status_t ooc_sgemm(ooc_handle_t *handle, ooc_layout_t layout, ooc_op_t transa,
+                               ooc_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                               const float *A, int64_t lda, const float *B, int64_t ldb,
+                               float beta, float *C, int64_t ldc);
+
+/** @brief Double-precision ooc_gemm(). */
+OOC_API ooc_status_t ooc_dgemm(ooc_handle_t *handle, ooc_layout_t layout, ooc_op_t transa,
+                               ooc_op_t transb, int64_t m, int64_t n, int64_t k, double alpha,
+                               const double *A, int64_t lda, const double *B, int64_t ldb,
+                               double beta, double *C, int64_t ldc);
+
+/** @brief Single-complex ooc_gemm(); alpha, beta and the elements are (re, im) float pairs. */
+OOC_API ooc_status_t ooc_cgemm(ooc_handle_t *handle, ooc_layout_t layout, ooc_op_t transa,
+                               ooc_op_t transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                               const void *A, int64_t lda, const void *B, int64_t ldb,
+                               const void *beta, void *C, int64_t ldc);
+
+/** @brief Double-complex ooc_gemm(); alpha, beta and the elements are (re, im) double pairs. */
+OOC_API ooc_status_t ooc_zgemm(ooc_handle_t *handle, ooc_layout_t layout, ooc_op_t transa,
+                               ooc_op_t transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                               const void *A, int64_t lda, const void *B, int64_t ldb,
+                               const void *beta, void *C, int64_t ldc);
+
+/**
+ * @brief Allocate page-locked host memory through the handle's backend, so that
+ * ooc_gemm() copies it directly (no staging). With the host backend it is
+ * ordinary memory that the library recognises as "pinned".
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_HOST_MEMORY,
+ *         OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA
+ */
+OOC_API ooc_status_t ooc_host_alloc(ooc_handle_t *handle, size_t bytes, void **ptr);
+
+/** @brief Free memory from ooc_host_alloc() (NULL is ignored). */
+OOC_API ooc_status_t ooc_host_free(ooc_handle_t *handle, void *ptr);
+
+/**
+ * @brief What the last multiply on this handle did, for reports and tests.
+ */
+typedef struct {
+    int64_t block_rows;    /**< rows of op(A) per streamed block */
+    int64_t panel_cols;    /**< columns of op(B) per resident panel */
+    int64_t panel_depth;   /**< rows of op(B) (k) per resident panel */
+    int64_t blocks;        /**< row blocks per panel */
+    int64_t panels;        /**< panels of op(B) (n-panels x k-panels) */
+    int32_t ring_depth;    /**< device buffers in the ring */
+    int32_t streams;       /**< streams used */
+    int32_t staged_a;      /**< A went through the pinned staging ring (pageable) */
+    int32_t staged_c;      /**< C went through the pinned staging ring (pageable) */
+    uint64_t device_bytes; /**< device memory the plan used */
+    uint64_t host_bytes;   /**< pinned staging memory the plan used */
+    uint64_t bytes_h2d;    /**< bytes copied host to device */
+    uint64_t bytes_d2h;    /**< bytes copied device to host */
+    double seconds;        /**< wall time of the multiply */
+} ooc_stats_t;
+
+/** @brief Copy the statistics of the last successful multiply. */
+OOC_API ooc_status_t ooc_get_stats(const ooc_handle_t *handle, ooc_stats_t *stats);
+
+/*
+ * File-backed operands (ooc_gemm_files and ooc_operand_t) are reserved for the
+ * next version; the handle and parameters above are shared with them.
+ */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OOC_GEMM_H */

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h: the ops table the pipeline drives. One implementation per
+ * backend: CUDA (backend_cuda.c: cuBLAS, device memory, CUDA streams and
+ * events) and host (backend_host.c: OpenBLAS, ordinary memory, streams as
+ * worker threads with the same ordering semantics as CUDA streams).
+ *
+ * Semantics every backend keeps (they are CUDA's):
+ *  - work on one stream runs in the order it was enqueued;
+ *  - event_record captures the work enqueued on the stream so far;
+ *    stream_wait makes later work on a stream wait for what the event
+ *    captured at the time of the wait call; event_sync blocks the calling
+ *    host thread until it is done; a never-recorded event is complete;
+ *  - copies and gemms are asynchronous: the host must not touch their
+ *    buffers until an event recorded after them completes.
+ * Every op returns a status and fills *err on failure; none prints.
+ */
+#ifndef OOC_BACKEND_H
+#define OOC_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ooc_gemm.h"
+
+typedef struct ooc_be ooc_be_t; /* one backend instance (a device, its BLAS handle) */
+typedef void *ooc_stream_t;
+typedef void *ooc_event_t;
+
+typedef enum { OOC_H2D = 1, OOC_D2H = 2 } ooc_copy_dir_t;
+
+/* bytes per element of a (valid) dtype */
+static inline size_t ooc_dtype_size(ooc_dtype_t t)
+{
+    return t == OOC_R32 ? 4 : t == OOC_R64 ? 8 : t == OOC_C32 ? 8 : 16;
+}
+
+/* One tile multiply: C = alpha*op(A)*op(B) + beta*C on device pointers,
+ * BLAS semantics in the given layout. Dimensions fit in int. */
+typedef struct {
+    ooc_dtype_t dtype;
+    ooc_layout_t layout;
+    ooc_op_t ta, tb;
+    int m, n, k;
+    const void *alpha, *beta;
+    const void *A, *B;
+    void *C;
+    int lda, ldb, ldc;
+} ooc_tile_gemm_t;
+
+typedef struct {
+    const char *name;
+    /* open on `device` (ignored by host); math is an ooc_math_t */
+    ooc_status_t (*open)(ooc_be_t **be, int device, int math, ooc_err_t *err);
+    void (*close)(ooc_be_t *be);
+    /* make this instance's device current for the calling thread */
+    ooc_status_t (*activate)(ooc_be_t *be, ooc_err_t *err);
+    /* device memory free and total, in bytes */
+    ooc_status_t (*mem_info)(ooc_be_t *be, size_t *free_bytes, size_t *total_bytes, ooc_err_t *err);
+    ooc_status_t (*dev_alloc)(ooc_be_t *be, size_t bytes, void **ptr, ooc_err_t *err);
+    void (*dev_free)(ooc_be_t *be, void *ptr);
+    /* pinned host memory */
+    ooc_status_t (*host_alloc)(ooc_be_t *be, size_t bytes, void **ptr, ooc_err_t *err);
+    void (*host_free)(ooc_be_t *be, void *ptr);
+    /* where host memory the user passed lives: 1 pinned (copy in place), 0 pageable
+     * (stage it); OOC_ERR_NOT_SUPPORTED for device memory */
+    ooc_status_t (*classify)(ooc_be_t *be, const void *ptr, int *pinned, ooc_err_t *err);
+    ooc_status_t (*stream_create)(ooc_be_t *be, ooc_stream_t *s, ooc_err_t *err);
+    void (*stream_destroy)(ooc_be_t *be, ooc_stream_t s);
+    ooc_status_t (*stream_sync)(ooc_be_t *be, ooc_stream_t s, ooc_err_t *err);
+    ooc_status_t (*event_create)(ooc_be_t *be, ooc_event_t *ev, ooc_err_t *err);
+    void (*event_destroy)(ooc_be_t *be, ooc_event_t ev);
+    ooc_status_t (*event_record)(ooc_be_t *be, ooc_event_t ev, ooc_stream_t s, ooc_err_t *err);
+    ooc_status_t (*stream_wait)(ooc_be_t *be, ooc_stream_t s, ooc_event_t ev, ooc_err_t *err);
+    ooc_status_t (*event_sync)(ooc_be_t *be, ooc_event_t ev, ooc_err_t *err);
+    /* 2-D async copy: height rows of width bytes, pitches in bytes */
+    ooc_status_t (*copy2d)(ooc_be_t *be, void *dst, size_t dpitch, const void *src, size_t spitch,
+                           size_t width, size_t height, ooc_copy_dir_t dir, ooc_stream_t s,
+                           ooc_err_t *err);
+    ooc_status_t (*gemm)(ooc_be_t *be, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err);
+} ooc_be_ops_t;
+
+/* Every backend instance starts with its ops table. */
+struct ooc_be {
+    const ooc_be_ops_t *ops;
+};
+
+extern const ooc_be_ops_t ooc_backend_host_ops;
+#ifdef HAVE_CUDA
+extern const ooc_be_ops_t ooc_backend_cuda_ops;
+/* 1 when the CUDA runtime sees at least one GPU (0 with no driver) */
+int ooc_backend_cuda_available(void);
+#endif
+
+#endif

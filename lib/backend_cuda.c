@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend_cuda.c: the CUDA backend: device memory, pinned host memory,
+ * non-blocking streams, events and cuBLAS tile multiplies (backend.h).
+ * The only file of lib/ that includes CUDA headers. Every CUDA or cuBLAS
+ * failure becomes a status plus a message naming the call; nothing aborts.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+
+#define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's recommendation for Hopper */
+
+typedef struct {
+    ooc_be_t base;
+    int device;
+    cublasHandle_t blas;
+    void *workspace;
+} cbe_t;
+
+static ooc_status_t cuda_fail(ooc_err_t *err, ooc_status_t st, cudaError_t e, const char *call,
+                              const char *file, int line)
+{
+    (void)cudaGetLastError(); /* clear a non-sticky error so later calls are not blamed */
+    if (e == cudaErrorMemoryAllocation && st == OOC_ERR_CUDA) st = OOC_ERR_DEVICE_MEMORY;
+    return ooc_err_set(err, st, file, line, "%s: %s (%s)", call, cudaGetErrorString(e),
+                       cudaGetErrorName(e));
+}
+
+/* CU(err, "cudaMalloc", cudaMalloc(...)): return a status naming the call on failure */
+#define CU_AS(err, st, name, call)                                                                 \
+    do {                                                                                           \
+        cudaError_t cu_e_ = (call);                                                                \
+        if (cu_e_ != cudaSuccess) return cuda_fail((err), (st), cu_e_, (name), __FILE__, __LINE__); \
+    } while (0)
+#define CU(err, name, call) CU_AS(err, OOC_ERR_CUDA, name, call)
+
+#define CUBLAS(err, name, call)                                                                    \
+    do {                                                                                           \
+        cublasStatus_t cb_s_ = (call);                                                             \
+        if (cb_s_ != CUBLAS_STATUS_SUCCESS)                                                        \
+            return OOC_ERR((err),                                                                  \
+                           cb_s_ == CUBLAS_STATUS_ALLOC_FAILED ? OOC_ERR_DEVICE_MEMORY            \
+                                                               : OOC_ERR_CUBLAS,                   \
+                           "%s: %s", (name), cublasGetStatusString(cb_s_));                        \
+    } while (0)
+
+int ooc_backend_cuda_available(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n > 0;
+}
+
+static void c_close(ooc_be_t *b)
+{
+    cbe_t *be = (cbe_t *)b;
+    if (be == NULL) return;
+    cudaSetDevice(be->device);
+    if (be->blas) cublasDestroy(be->blas);
+    if (be->workspace) cudaFree(be->workspace);
+    free(be);
+}
+
+static ooc_status_t c_open_into(cbe_t *be, int device, int math, ooc_err_t *err)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) return cuda_fail(err, OOC_ERR_NO_DEVICE, e, "cudaGetDeviceCount", __FILE__, __LINE__);
+    OOC_RETURN_ERROR_IF(n == 0, err, OOC_ERR_NO_DEVICE, "cudaGetDeviceCount: no CUDA device");
+    OOC_RETURN_ERROR_IF(device < 0 || device >= n, err, OOC_ERR_NO_DEVICE,
+                        "device %d requested but only %d CUDA device(s) present", device, n);
+    be->device = device;
+    CU(err, "cudaSetDevice", cudaSetDevice(device));
+    CUBLAS(err, "cublasCreate", cublasCreate(&be->blas));
+    CU(err, "cudaMalloc (cuBLAS workspace)", cudaMalloc(&be->workspace, CUBLAS_WORKSPACE_BYTES));
+    /* our own workspace: cuBLAS must not allocate inside the pipeline */
+    CUBLAS(err, "cublasSetWorkspace", cublasSetWorkspace(be->blas, be->workspace, CUBLAS_WORKSPACE_BYTES));
+    CUBLAS(err, "cublasSetMathMode",
+           cublasSetMathMode(be->blas, math == OOC_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
+{
+    cbe_t *be = calloc(1, sizeof *be);
+    OOC_RETURN_ERROR_IF(be == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (CUDA backend)");
+    be->base.ops = &ooc_backend_cuda_ops;
+    ooc_status_t st = c_open_into(be, device, math, err);
+    if (st != OOC_SUCCESS) {
+        c_close(&be->base);
+        return st;
+    }
+    *out = &be->base;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_activate(ooc_be_t *b, ooc_err_t *err)
+{
+    CU(err, "cudaSetDevice", cudaSetDevice(((cbe_t *)b)->device));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_mem_info(ooc_be_t *b, size_t *free_bytes, size_t *total_bytes, ooc_err_t *err)
+{
+    OOC_FORWARD(c_activate(b, err));
+    CU(err, "cudaMemGetInfo", cudaMemGetInfo(free_bytes, total_bytes));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_dev_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
+{
+    (void)b;
+    CU_AS(err, OOC_ERR_DEVICE_MEMORY, "cudaMalloc", cudaMalloc(ptr, bytes ? bytes : 1));
+    return OOC_SUCCESS;
+}
+
+static void c_dev_free(ooc_be_t *b, void *ptr)
+{
+    (void)b;
+    if (ptr) cudaFree(ptr);
+}
+
+static ooc_status_t c_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
+{
+    (void)b;
+    CU_AS(err, OOC_ERR_HOST_MEMORY, "cudaHostAlloc", cudaHostAlloc(ptr, bytes ? bytes : 1, cudaHostAllocPortable));
+    return OOC_SUCCESS;
+}
+
+static void c_host_free(ooc_be_t *b, void *ptr)
+{
+    (void)b;
+    if (ptr) cudaFreeHost(ptr);
+}
+
+static ooc_status_t c_classify(ooc_be_t *b, const void *ptr, int *pinned, ooc_err_t *err)
+{
+    (void)b;
+    struct cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, ptr);
+    if (e != cudaSuccess) { /* older drivers: unregistered host memory is an error */
+        (void)cudaGetLastError();
+        *pinned = 0;
+        return OOC_SUCCESS;
+    }
+    OOC_RETURN_ERROR_IF(a.type == cudaMemoryTypeDevice, err, OOC_ERR_NOT_SUPPORTED,
+                        "operand %p is device memory: ooc_gemm takes host memory", ptr);
+    *pinned = a.type == cudaMemoryTypeHost;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_stream_create(ooc_be_t *b, ooc_stream_t *s, ooc_err_t *err)
+{
+    (void)b;
+    cudaStream_t st;
+    CU(err, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    *s = st;
+    return OOC_SUCCESS;
+}
+
+static void c_stream_destroy(ooc_be_t *b, ooc_stream_t s)
+{
+    (void)b;
+    if (s) cudaStreamDestroy((cudaStream_t)s);
+}
+
+static ooc_status_t c_stream_sync(ooc_be_t *b, ooc_stream_t s, ooc_err_t *err)
+{
+    (void)b;
+    CU(err, "cudaStreamSynchronize", cudaStreamSynchronize((cudaStream_t)s));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_event_create(ooc_be_t *b, ooc_event_t *ev, ooc_err_t *err)
+{
+    (void)b;
+    cudaEvent_t e;
+    CU(err, "cudaEventCreateWithFlags", cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    *ev = e;
+    return OOC_SUCCESS;
+}
+
+static void c_event_destroy(ooc_be_t *b, ooc_event_t ev)
+{
+    (void)b;
+    if (ev) cudaEventDestroy((cudaEvent_t)ev);
+}
+
+static ooc_status_t c_event_record(ooc_be_t *b, ooc_event_t ev, ooc_stream_t s, ooc_err_t *err)
+{
+    (void)b;
+    CU(err, "cudaEventRecord", cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)s));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_stream_wait(ooc_be_t *b, ooc_stream_t s, ooc_event_t ev, ooc_err_t *err)
+{
+    (void)b;
+    CU(err, "cudaStreamWaitEvent", cudaStreamWaitEvent((cudaStream_t)s, (cudaEvent_t)ev, 0));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_event_sync(ooc_be_t *b, ooc_event_t ev, ooc_err_t *err)
+{
+    (void)b;
+    CU(err, "cudaEventSynchronize", cudaEventSynchronize((cudaEvent_t)ev));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *src, size_t spitch,
+                             size_t width, size_t height, ooc_copy_dir_t dir, ooc_stream_t s,
+                             ooc_err_t *err)
+{
+    (void)b;
+    enum cudaMemcpyKind kind = dir == OOC_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    if (dpitch == width && spitch == width)
+        CU(err, "cudaMemcpyAsync", cudaMemcpyAsync(dst, src, width * height, kind, (cudaStream_t)s));
+    else
+        CU(err, "cudaMemcpy2DAsync",
+           cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, (cudaStream_t)s));
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
+{
+    cbe_t *be = (cbe_t *)b;
+    cublasHandle_t h = be->blas;
+    CUBLAS(err, "cublasSetStream", cublasSetStream(h, (cudaStream_t)s));
+    /* cuBLAS is column-major: a row-major C = op(A) op(B) is the column-major
+     * C^T = op(B)^T op(A)^T on the same memory, so swap the operands */
+    int rm = g->layout == OOC_ROW_MAJOR;
+    cublasOperation_t o1 = (cublasOperation_t)((rm ? g->tb : g->ta) - OOC_OP_N);
+    cublasOperation_t o2 = (cublasOperation_t)((rm ? g->ta : g->tb) - OOC_OP_N);
+    int m = rm ? g->n : g->m, n = rm ? g->m : g->n;
+    const void *X = rm ? g->B : g->A, *Y = rm ? g->A : g->B;
+    int ldx = rm ? g->ldb : g->lda, ldy = rm ? g->lda : g->ldb;
+    switch (g->dtype) {
+    case OOC_R32:
+        CUBLAS(err, "cublasSgemm", cublasSgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        break;
+    case OOC_R64:
+        CUBLAS(err, "cublasDgemm", cublasDgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        break;
+    case OOC_C32:
+        CUBLAS(err, "cublasCgemm", cublasCgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        break;
+    case OOC_C64:
+        CUBLAS(err, "cublasZgemm", cublasZgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        break;
+    }
+    return OOC_SUCCESS;
+}
+
+const ooc_be_ops_t ooc_backend_cuda_ops = {
+    .name = "cublas",
+    .open = c_open,
+    .close = c_close,
+    .activate = c_activate,
+    .mem_info = c_mem_info,
+    .dev_alloc = c_dev_alloc,
+    .dev_free = c_dev_free,
+    .host_alloc = c_host_alloc,
+    .host_free = c_host_free,
+    .classify = c_classify,
+    .stream_create = c_stream_create,
+    .stream_destroy = c_stream_destroy,
+    .stream_sync = c_stream_sync,
+    .event_create = c_event_create,
+    .event_destroy = c_event_destroy,
+    .event_record = c_event_record,
+    .stream_wait = c_stream_wait,
+    .event_sync = c_event_sync,
+    .copy2d = c_copy2d,
+    .gemm = c_gemm,
+};

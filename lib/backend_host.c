@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend_host.c: the host backend. "Device" memory is ordinary memory, tile
+ * multiplies are OpenBLAS, and each stream is a worker thread running its
+ * queue in order, with events that behave like CUDA's (backend.h). The same
+ * pipeline code therefore runs, with real concurrency between its streams,
+ * on a machine without a GPU: a missing stream wait shows up as a wrong
+ * result in the tests.
+ *
+ * Setting OOC_HOST_JITTER_US=N in the environment delays every queued op by
+ * a random 0..N microseconds, to shake out ordering bugs in tests.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "backend.h"
+
+typedef enum { OP_COPY, OP_GEMM, OP_WAIT } op_kind_t;
+
+typedef struct hstream hstream_t;
+
+typedef struct hop {
+    op_kind_t kind;
+    struct hop *next;
+    union {
+        struct {
+            void *dst;
+            const void *src;
+            size_t dpitch, spitch, width, height;
+        } copy;
+        struct {
+            ooc_tile_gemm_t g;
+            double alpha[2], beta[2]; /* g.alpha/g.beta point here */
+        } gemm;
+        struct {
+            hstream_t *s;
+            uint64_t target;
+        } wait;
+    } u;
+} hop_t;
+
+typedef struct hbe hbe_t;
+
+struct hstream {
+    hbe_t *be;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    hop_t *head, *tail;
+    uint64_t enqueued, done;
+    int stop;
+};
+
+typedef struct {
+    hstream_t *s; /* NULL: never recorded (complete) */
+    uint64_t target;
+} hevent_t;
+
+typedef struct {
+    const char *p;
+    size_t n;
+} region_t;
+
+struct hbe {
+    ooc_be_t base;
+    pthread_mutex_t mu; /* guards pinned[] */
+    region_t *pinned;
+    size_t npinned, cap;
+    unsigned jitter_us;
+};
+
+static void jitter(hbe_t *be)
+{
+    if (be->jitter_us == 0) return;
+    static __thread unsigned seed;
+    if (seed == 0) seed = (unsigned)(uintptr_t)&seed ^ (unsigned)time(NULL);
+    struct timespec ts = {0, (long)(rand_r(&seed) % be->jitter_us) * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+static void copy2d_now(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                       size_t height)
+{
+    if (dpitch == width && spitch == width) {
+        memcpy(dst, src, width * height);
+        return;
+    }
+    for (size_t r = 0; r < height; r++)
+        memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+}
+
+static void gemm_now(const ooc_tile_gemm_t *g)
+{
+    enum CBLAS_ORDER lo = (enum CBLAS_ORDER)g->layout;
+    enum CBLAS_TRANSPOSE ta = (enum CBLAS_TRANSPOSE)g->ta, tb = (enum CBLAS_TRANSPOSE)g->tb;
+    switch (g->dtype) {
+    case OOC_R32:
+        cblas_sgemm(lo, ta, tb, g->m, g->n, g->k, *(const float *)g->alpha, g->A, g->lda, g->B,
+                    g->ldb, *(const float *)g->beta, g->C, g->ldc);
+        break;
+    case OOC_R64:
+        cblas_dgemm(lo, ta, tb, g->m, g->n, g->k, *(const double *)g->alpha, g->A, g->lda, g->B,
+                    g->ldb, *(const double *)g->beta, g->C, g->ldc);
+        break;
+    case OOC_C32:
+        cblas_cgemm(lo, ta, tb, g->m, g->n, g->k, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
+                    g->C, g->ldc);
+        break;
+    case OOC_C64:
+        cblas_zgemm(lo, ta, tb, g->m, g->n, g->k, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta,
+                    g->C, g->ldc);
+        break;
+    }
+}
+
+static void wait_done(hstream_t *s, uint64_t target)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->done < target) pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *stream_main(void *arg)
+{
+    hstream_t *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (s->head == NULL && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
+        hop_t *op = s->head;
+        if (op == NULL) { /* stop requested and queue drained */
+            pthread_mutex_unlock(&s->mu);
+            return NULL;
+        }
+        s->head = op->next;
+        if (s->head == NULL) s->tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+
+        jitter(s->be);
+        switch (op->kind) {
+        case OP_COPY:
+            copy2d_now(op->u.copy.dst, op->u.copy.dpitch, op->u.copy.src, op->u.copy.spitch,
+                       op->u.copy.width, op->u.copy.height);
+            break;
+        case OP_GEMM: gemm_now(&op->u.gemm.g); break;
+        case OP_WAIT: wait_done(op->u.wait.s, op->u.wait.target); break;
+        }
+        free(op);
+
+        pthread_mutex_lock(&s->mu);
+        s->done++;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+static ooc_status_t enqueue(hstream_t *s, hop_t *op)
+{
+    op->next = NULL;
+    pthread_mutex_lock(&s->mu);
+    if (s->tail) s->tail->next = op;
+    else s->head = op;
+    s->tail = op;
+    s->enqueued++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t new_op(op_kind_t kind, hop_t **op, ooc_err_t *err)
+{
+    *op = calloc(1, sizeof **op);
+    OOC_RETURN_ERROR_IF(*op == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (host stream op)");
+    (*op)->kind = kind;
+    return OOC_SUCCESS;
+}
+
+/* ---- ops table ---- */
+
+static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
+{
+    (void)device;
+    (void)math;
+    hbe_t *be = calloc(1, sizeof *be);
+    OOC_RETURN_ERROR_IF(be == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (host backend)");
+    be->base.ops = &ooc_backend_host_ops;
+    pthread_mutex_init(&be->mu, NULL);
+    const char *j = getenv("OOC_HOST_JITTER_US");
+    if (j != NULL) be->jitter_us = (unsigned)strtoul(j, NULL, 10);
+    *out = &be->base;
+    return OOC_SUCCESS;
+}
+
+static void h_close(ooc_be_t *b)
+{
+    hbe_t *be = (hbe_t *)b;
+    if (be == NULL) return;
+    for (size_t i = 0; i < be->npinned; i++) free((void *)be->pinned[i].p);
+    free(be->pinned);
+    pthread_mutex_destroy(&be->mu);
+    free(be);
+}
+
+static ooc_status_t h_activate(ooc_be_t *b, ooc_err_t *err)
+{
+    (void)b;
+    (void)err;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_mem_info(ooc_be_t *b, size_t *free_bytes, size_t *total_bytes, ooc_err_t *err)
+{
+    (void)b;
+    long page = sysconf(_SC_PAGESIZE), total = sysconf(_SC_PHYS_PAGES),
+         avail = sysconf(_SC_AVPHYS_PAGES);
+    OOC_RETURN_ERROR_IF(page <= 0 || total <= 0 || avail < 0, err, OOC_ERR_INTERNAL,
+                        "sysconf: cannot read the memory size");
+    /* the "device" shares RAM with the caller's matrices: offer half of what is free */
+    *total_bytes = (size_t)total * (size_t)page;
+    *free_bytes = (size_t)avail * (size_t)page / 2;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_dev_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
+{
+    (void)b;
+    *ptr = malloc(bytes ? bytes : 1);
+    OOC_RETURN_ERROR_IF(*ptr == NULL, err, OOC_ERR_DEVICE_MEMORY,
+                        "malloc: cannot allocate %zu bytes of host-backend device memory", bytes);
+    return OOC_SUCCESS;
+}
+
+static void h_dev_free(ooc_be_t *b, void *ptr)
+{
+    (void)b;
+    free(ptr);
+}
+
+static ooc_status_t h_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
+{
+    hbe_t *be = (hbe_t *)b;
+    void *p = malloc(bytes ? bytes : 1);
+    OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY,
+                        "malloc: cannot allocate %zu bytes of pinned host memory", bytes);
+    pthread_mutex_lock(&be->mu);
+    if (be->npinned == be->cap) {
+        size_t cap = be->cap ? 2 * be->cap : 16;
+        region_t *r = realloc(be->pinned, cap * sizeof *r);
+        if (r == NULL) {
+            pthread_mutex_unlock(&be->mu);
+            free(p);
+            return OOC_ERR(err, OOC_ERR_HOST_MEMORY, "realloc: out of memory (pinned registry)");
+        }
+        be->pinned = r;
+        be->cap = cap;
+    }
+    be->pinned[be->npinned++] = (region_t){p, bytes ? bytes : 1};
+    pthread_mutex_unlock(&be->mu);
+    *ptr = p;
+    return OOC_SUCCESS;
+}
+
+static void h_host_free(ooc_be_t *b, void *ptr)
+{
+    hbe_t *be = (hbe_t *)b;
+    if (ptr == NULL) return;
+    pthread_mutex_lock(&be->mu);
+    for (size_t i = 0; i < be->npinned; i++) {
+        if (be->pinned[i].p == ptr) {
+            be->pinned[i] = be->pinned[--be->npinned];
+            free(ptr);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&be->mu);
+}
+
+static ooc_status_t h_classify(ooc_be_t *b, const void *ptr, int *pinned, ooc_err_t *err)
+{
+    (void)err;
+    hbe_t *be = (hbe_t *)b;
+    const char *p = ptr;
+    *pinned = 0;
+    pthread_mutex_lock(&be->mu);
+    for (size_t i = 0; i < be->npinned; i++)
+        if (p >= be->pinned[i].p && p < be->pinned[i].p + be->pinned[i].n) *pinned = 1;
+    pthread_mutex_unlock(&be->mu);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_stream_create(ooc_be_t *b, ooc_stream_t *out, ooc_err_t *err)
+{
+    hstream_t *s = calloc(1, sizeof *s);
+    OOC_RETURN_ERROR_IF(s == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (host stream)");
+    s->be = (hbe_t *)b;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    int rc = pthread_create(&s->thread, NULL, stream_main, s);
+    if (rc != 0) {
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return OOC_ERR(err, OOC_ERR_THREAD, "pthread_create: error %d (host stream)", rc);
+    }
+    *out = s;
+    return OOC_SUCCESS;
+}
+
+static void h_stream_destroy(ooc_be_t *b, ooc_stream_t st)
+{
+    (void)b;
+    hstream_t *s = st;
+    if (s == NULL) return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static ooc_status_t h_stream_sync(ooc_be_t *b, ooc_stream_t st, ooc_err_t *err)
+{
+    (void)b;
+    (void)err;
+    hstream_t *s = st;
+    pthread_mutex_lock(&s->mu);
+    while (s->done < s->enqueued) pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_event_create(ooc_be_t *b, ooc_event_t *ev, ooc_err_t *err)
+{
+    (void)b;
+    hevent_t *e = calloc(1, sizeof *e);
+    OOC_RETURN_ERROR_IF(e == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (host event)");
+    *ev = e;
+    return OOC_SUCCESS;
+}
+
+static void h_event_destroy(ooc_be_t *b, ooc_event_t ev)
+{
+    (void)b;
+    free(ev);
+}
+
+static ooc_status_t h_event_record(ooc_be_t *b, ooc_event_t ev, ooc_stream_t st, ooc_err_t *err)
+{
+    (void)b;
+    (void)err;
+    hevent_t *e = ev;
+    hstream_t *s = st;
+    pthread_mutex_lock(&s->mu);
+    e->s = s;
+    e->target = s->enqueued;
+    pthread_mutex_unlock(&s->mu);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_stream_wait(ooc_be_t *b, ooc_stream_t st, ooc_event_t ev, ooc_err_t *err)
+{
+    (void)b;
+    hevent_t *e = ev;
+    if (e->s == NULL || e->s == st) return OOC_SUCCESS; /* complete, or ordered already */
+    hop_t *op;
+    OOC_FORWARD(new_op(OP_WAIT, &op, err));
+    op->u.wait.s = e->s;
+    op->u.wait.target = e->target;
+    return enqueue(st, op);
+}
+
+static ooc_status_t h_event_sync(ooc_be_t *b, ooc_event_t ev, ooc_err_t *err)
+{
+    (void)b;
+    (void)err;
+    hevent_t *e = ev;
+    if (e->s != NULL) wait_done(e->s, e->target);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *src, size_t spitch,
+                             size_t width, size_t height, ooc_copy_dir_t dir, ooc_stream_t st,
+                             ooc_err_t *err)
+{
+    (void)b;
+    (void)dir;
+    OOC_RETURN_ERROR_IF(dpitch < width || spitch < width, err, OOC_ERR_INTERNAL,
+                        "copy2d: pitch (%zu, %zu) smaller than width %zu", dpitch, spitch, width);
+    hop_t *op;
+    OOC_FORWARD(new_op(OP_COPY, &op, err));
+    op->u.copy.dst = dst;
+    op->u.copy.src = src;
+    op->u.copy.dpitch = dpitch;
+    op->u.copy.spitch = spitch;
+    op->u.copy.width = width;
+    op->u.copy.height = height;
+    return enqueue(st, op);
+}
+
+static ooc_status_t h_gemm(ooc_be_t *b, ooc_stream_t st, const ooc_tile_gemm_t *g, ooc_err_t *err)
+{
+    (void)b;
+    hop_t *op;
+    OOC_FORWARD(new_op(OP_GEMM, &op, err));
+    op->u.gemm.g = *g;
+    /* alpha and beta are read when the op runs: keep copies of their values */
+    memcpy(op->u.gemm.alpha, g->alpha, ooc_dtype_size(g->dtype));
+    memcpy(op->u.gemm.beta, g->beta, ooc_dtype_size(g->dtype));
+    op->u.gemm.g.alpha = op->u.gemm.alpha;
+    op->u.gemm.g.beta = op->u.gemm.beta;
+    return enqueue(st, op);
+}
+
+const ooc_be_ops_t ooc_backend_host_ops = {
+    .name = "host",
+    .open = h_open,
+    .close = h_close,
+    .activate = h_activate,
+    .mem_info = h_mem_info,
+    .dev_alloc = h_dev_alloc,
+    .dev_free = h_dev_free,
+    .host_alloc = h_host_alloc,
+    .host_free = h_host_free,
+    .classify = h_classify,
+    .stream_create = h_stream_create,
+    .stream_destroy = h_stream_destroy,
+    .stream_sync = h_stream_sync,
+    .event_create = h_event_create,
+    .event_destroy = h_event_destroy,
+    .event_record = h_event_record,
+    .stream_wait = h_stream_wait,
+    .event_sync = h_event_sync,
+    .copy2d = h_copy2d,
+    .gemm = h_gemm,
+};

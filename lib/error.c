@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * error.c: status strings and the error record (see error.h).
+ * Must not print or allocate: it is called on the failure paths.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+
+ooc_status_t ooc_err_set(ooc_err_t *err, ooc_status_t status, const char *file, int line,
+                         const char *fmt, ...)
+{
+    if (err == NULL || err->status != OOC_SUCCESS) return status;
+    err->status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    int used = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    if (used >= 0 && (size_t)used < sizeof err->msg)
+        snprintf(err->msg + used, sizeof err->msg - (size_t)used, " at %s:%d", file, line);
+    return status;
+}
+
+void ooc_err_merge(ooc_err_t *dst, const ooc_err_t *src)
+{
+    if (dst->status == OOC_SUCCESS && src->status != OOC_SUCCESS) *dst = *src;
+}
+
+const char *ooc_status_string(ooc_status_t status)
+{
+    switch (status) {
+    case OOC_SUCCESS: return "success";
+    case OOC_ERR_INVALID_HANDLE: return "invalid handle (NULL)";
+    case OOC_ERR_INVALID_LAYOUT: return "invalid layout (not row- or column-major)";
+    case OOC_ERR_INVALID_TRANSA: return "invalid op(A) (not N, T or C)";
+    case OOC_ERR_INVALID_TRANSB: return "invalid op(B) (not N, T or C)";
+    case OOC_ERR_INVALID_M: return "invalid m (negative)";
+    case OOC_ERR_INVALID_N: return "invalid n (negative)";
+    case OOC_ERR_INVALID_K: return "invalid k (negative)";
+    case OOC_ERR_INVALID_LDA: return "lda is too small";
+    case OOC_ERR_INVALID_LDB: return "ldb is too small";
+    case OOC_ERR_INVALID_LDC: return "ldc is too small";
+    case OOC_ERR_NULL_A: return "A is NULL";
+    case OOC_ERR_NULL_B: return "B is NULL";
+    case OOC_ERR_NULL_C: return "C is NULL";
+    case OOC_ERR_NULL_ARG: return "a required pointer argument is NULL";
+    case OOC_ERR_OVERFLOW: return "size overflows 64 bits";
+    case OOC_ERR_INVALID_PARAM: return "unknown parameter";
+    case OOC_ERR_PARAM_RANGE: return "parameter value out of range";
+    case OOC_ERR_INVALID_DTYPE: return "unknown element type";
+    case OOC_ERR_BUDGET_TOO_SMALL: return "memory budget too small for any plan";
+    case OOC_ERR_DEVICE_MEMORY: return "out of device memory";
+    case OOC_ERR_HOST_MEMORY: return "out of host memory";
+    case OOC_ERR_NO_DEVICE: return "no usable GPU";
+    case OOC_ERR_BACKEND_UNAVAILABLE: return "backend not built into this library";
+    case OOC_ERR_CUDA: return "CUDA runtime call failed";
+    case OOC_ERR_CUBLAS: return "cuBLAS call failed";
+    case OOC_ERR_THREAD: return "host thread creation failed";
+    case OOC_ERR_NOT_SUPPORTED: return "not supported by this version";
+    case OOC_ERR_INTERNAL: return "internal error in libooc_gemm";
+    }
+    return "unknown status";
+}

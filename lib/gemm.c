@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gemm.c: the api layer. Checks every argument (overflow-safe) before
+ * anything is written, handles the cases with no product to compute, then
+ * asks the planner for a plan and the pipeline to run it. Knows nothing of
+ * CUDA.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "handle.h"
+
+#define DEVICE_MARGIN_MIN ((uint64_t)256 << 20) /* left free on the device for others */
+#define HOST_STAGING_MAX ((uint64_t)4 << 30)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int is_zero(ooc_dtype_t t, const void *x)
+{
+    switch (t) {
+    case OOC_R32: return ((const float *)x)[0] == 0.0f;
+    case OOC_R64: return ((const double *)x)[0] == 0.0;
+    case OOC_C32: return ((const float *)x)[0] == 0.0f && ((const float *)x)[1] == 0.0f;
+    case OOC_C64: return ((const double *)x)[0] == 0.0 && ((const double *)x)[1] == 0.0;
+    }
+    return 0;
+}
+
+static int is_one(ooc_dtype_t t, const void *x)
+{
+    switch (t) {
+    case OOC_R32: return ((const float *)x)[0] == 1.0f;
+    case OOC_R64: return ((const double *)x)[0] == 1.0;
+    case OOC_C32: return ((const float *)x)[0] == 1.0f && ((const float *)x)[1] == 0.0f;
+    case OOC_C64: return ((const double *)x)[0] == 1.0 && ((const double *)x)[1] == 0.0;
+    }
+    return 0;
+}
+
+/* C = beta*C without reading C when beta == 0 (the k == 0 or alpha == 0 case). */
+static void scale_c(ooc_dtype_t t, ooc_layout_t layout, int64_t m, int64_t n, const void *beta,
+                    void *C, int64_t ldc)
+{
+    int64_t lines = layout == OOC_COL_MAJOR ? n : m, len = layout == OOC_COL_MAJOR ? m : n;
+    size_t e = ooc_dtype_size(t);
+    int zero = is_zero(t, beta);
+    for (int64_t j = 0; j < lines; j++) {
+        char *line = (char *)C + (size_t)j * (size_t)ldc * e;
+        if (zero) {
+            memset(line, 0, (size_t)len * e);
+            continue;
+        }
+        for (int64_t i = 0; i < len; i++) {
+            switch (t) {
+            case OOC_R32: ((float *)line)[i] *= *(const float *)beta; break;
+            case OOC_R64: ((double *)line)[i] *= *(const double *)beta; break;
+            case OOC_C32: {
+                float *c = (float *)line + 2 * i, br = ((const float *)beta)[0], bi = ((const float *)beta)[1];
+                float re = c[0] * br - c[1] * bi, im = c[0] * bi + c[1] * br;
+                c[0] = re;
+                c[1] = im;
+                break;
+            }
+            case OOC_C64: {
+                double *c = (double *)line + 2 * i, br = ((const double *)beta)[0], bi = ((const double *)beta)[1];
+                double re = c[0] * br - c[1] * bi, im = c[0] * bi + c[1] * br;
+                c[0] = re;
+                c[1] = im;
+                break;
+            }
+            }
+        }
+    }
+}
+
+/* Bytes spanned by a matrix of `lines` lines of leading dimension ld; 0 if it
+ * does not fit in 63 bits. */
+static int span_ok(int64_t ld, int64_t lines, size_t e)
+{
+    int64_t elems, bytes;
+    if (lines == 0) return 1;
+    return !__builtin_mul_overflow(ld, lines, &elems) && !__builtin_mul_overflow(elems, (int64_t)e, &bytes);
+}
+
+static int valid_op(ooc_op_t op) { return op == OOC_OP_N || op == OOC_OP_T || op == OOC_OP_C; }
+
+/* Check everything; returns the status naming the first bad argument (in
+ * the order of the reference BLAS). */
+static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, ooc_op_t ta,
+                          ooc_op_t tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                          const void *A, int64_t lda, const void *B, int64_t ldb,
+                          const void *beta, const void *C, int64_t ldc)
+{
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(t != OOC_R32 && t != OOC_R64 && t != OOC_C32 && t != OOC_C64, err,
+                        OOC_ERR_INVALID_DTYPE, "ooc_gemm: dtype %d is not R32, R64, C32 or C64", (int)t);
+    OOC_RETURN_ERROR_IF(layout != OOC_ROW_MAJOR && layout != OOC_COL_MAJOR, err, OOC_ERR_INVALID_LAYOUT,
+                        "ooc_gemm: layout %d is neither OOC_ROW_MAJOR (101) nor OOC_COL_MAJOR (102)", (int)layout);
+    OOC_RETURN_ERROR_IF(!valid_op(ta), err, OOC_ERR_INVALID_TRANSA, "ooc_gemm: transa %d is not N, T or C", (int)ta);
+    OOC_RETURN_ERROR_IF(!valid_op(tb), err, OOC_ERR_INVALID_TRANSB, "ooc_gemm: transb %d is not N, T or C", (int)tb);
+    OOC_RETURN_ERROR_IF(m < 0, err, OOC_ERR_INVALID_M, "ooc_gemm: m = %lld is negative", (long long)m);
+    OOC_RETURN_ERROR_IF(n < 0, err, OOC_ERR_INVALID_N, "ooc_gemm: n = %lld is negative", (long long)n);
+    OOC_RETURN_ERROR_IF(k < 0, err, OOC_ERR_INVALID_K, "ooc_gemm: k = %lld is negative", (long long)k);
+
+    /* stored shapes: lines of length `len` (the leading dimension bounds len) */
+    int col = layout == OOC_COL_MAJOR;
+    int64_t a_len = col ? (ta == OOC_OP_N ? m : k) : (ta == OOC_OP_N ? k : m);
+    int64_t a_lines = col ? (ta == OOC_OP_N ? k : m) : (ta == OOC_OP_N ? m : k);
+    int64_t b_len = col ? (tb == OOC_OP_N ? k : n) : (tb == OOC_OP_N ? n : k);
+    int64_t b_lines = col ? (tb == OOC_OP_N ? n : k) : (tb == OOC_OP_N ? k : n);
+    int64_t c_len = col ? m : n, c_lines = col ? n : m;
+    OOC_RETURN_ERROR_IF(lda < (a_len > 1 ? a_len : 1), err, OOC_ERR_INVALID_LDA,
+                        "ooc_gemm: lda = %lld < %lld (rows of A as stored)", (long long)lda, (long long)(a_len > 1 ? a_len : 1));
+    OOC_RETURN_ERROR_IF(ldb < (b_len > 1 ? b_len : 1), err, OOC_ERR_INVALID_LDB,
+                        "ooc_gemm: ldb = %lld < %lld (rows of B as stored)", (long long)ldb, (long long)(b_len > 1 ? b_len : 1));
+    OOC_RETURN_ERROR_IF(ldc < (c_len > 1 ? c_len : 1), err, OOC_ERR_INVALID_LDC,
+                        "ooc_gemm: ldc = %lld < %lld (rows of C as stored)", (long long)ldc, (long long)(c_len > 1 ? c_len : 1));
+    size_t e = ooc_dtype_size(t);
+    OOC_RETURN_ERROR_IF(!span_ok(lda, a_lines, e) || !span_ok(ldb, b_lines, e) || !span_ok(ldc, c_lines, e),
+                        err, OOC_ERR_OVERFLOW, "ooc_gemm: a matrix spans more than 2^63 bytes");
+    OOC_RETURN_ERROR_IF(alpha == NULL, err, OOC_ERR_NULL_ARG, "ooc_gemm: alpha is NULL");
+    OOC_RETURN_ERROR_IF(beta == NULL, err, OOC_ERR_NULL_ARG, "ooc_gemm: beta is NULL");
+    OOC_RETURN_ERROR_IF(A == NULL && m > 0 && k > 0, err, OOC_ERR_NULL_A, "ooc_gemm: A is NULL");
+    OOC_RETURN_ERROR_IF(B == NULL && k > 0 && n > 0, err, OOC_ERR_NULL_B, "ooc_gemm: B is NULL");
+    OOC_RETURN_ERROR_IF(C == NULL && m > 0 && n > 0, err, OOC_ERR_NULL_C, "ooc_gemm: C is NULL");
+    return OOC_SUCCESS;
+}
+
+static int default_staging_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
+{
+    ooc_err_t *err = &h->err;
+    OOC_FORWARD(ooc_handle_backend(h));
+    ooc_be_t *be = h->be;
+    OOC_FORWARD(be->ops->activate(be, err));
+    OOC_FORWARD(be->ops->classify(be, p->A, &p->pinned_a, err));
+    OOC_FORWARD(be->ops->classify(be, p->B, &p->pinned_b, err));
+    OOC_FORWARD(be->ops->classify(be, p->C, &p->pinned_c, err));
+
+    /* budgets: what the options say, else what the device has free (counting
+     * our own cached buffers as free) minus a margin */
+    size_t free_b, total_b;
+    OOC_FORWARD(be->ops->mem_info(be, &free_b, &total_b, err));
+    int ring = (int)h->param[OOC_PARAM_RING_DEPTH];
+    uint64_t slack = ooc_res_slack(ring ? ring : OOC_MAX_RING);
+    uint64_t dev = (uint64_t)h->param[OOC_PARAM_DEVICE_MEM];
+    if (dev == 0) {
+        uint64_t avail = (uint64_t)free_b + h->res.dev_bytes, margin = (uint64_t)total_b / 32;
+        if (margin < DEVICE_MARGIN_MIN) margin = DEVICE_MARGIN_MIN;
+        dev = avail > margin ? avail - margin : 0;
+    }
+    uint64_t host = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
+    if (host == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : HOST_STAGING_MAX;
+        if (host > HOST_STAGING_MAX) host = HOST_STAGING_MAX;
+    }
+    ooc_plan_input_t in = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
+                           !p->pinned_a, !p->pinned_b, !p->pinned_c,
+                           dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
+                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1};
+    ooc_plan_t plan;
+    ooc_status_t st = ooc_plan_make(&in, &plan);
+    OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, err, st,
+                        "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
+                        "and %llu bytes of pinned staging",
+                        (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
+                        (unsigned long long)host);
+    OOC_RETURN_ERROR_IF(st != OOC_SUCCESS, err, st, "planner: rejected its input");
+
+    if (plan.swap) { /* C^T = op(B)^T op(A)^T: same memory, other layout */
+        ooc_problem_t t = *p;
+        t.layout = p->layout == OOC_COL_MAJOR ? OOC_ROW_MAJOR : OOC_COL_MAJOR;
+        t.ta = p->tb;
+        t.tb = p->ta;
+        t.m = p->n;
+        t.n = p->m;
+        t.A = p->B;
+        t.lda = p->ldb;
+        t.pinned_a = p->pinned_b;
+        t.B = p->A;
+        t.ldb = p->lda;
+        t.pinned_b = p->pinned_a;
+        *p = t;
+    }
+
+    if (!p->pinned_a || !p->pinned_b || !p->pinned_c) {
+        int threads = h->param[OOC_PARAM_STAGING_THREADS] ? (int)h->param[OOC_PARAM_STAGING_THREADS]
+                                                          : default_staging_threads();
+        /* the submitting thread copies too: threads - 1 helpers */
+        if (h->pool && ooc_pool_threads(h->pool) != threads - 1) {
+            ooc_pool_destroy(h->pool);
+            h->pool = NULL;
+        }
+        if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, &h->pool, err));
+    }
+    OOC_FORWARD(ooc_res_reserve(be, &h->res, &plan, err));
+
+    ooc_pipe_stats_t ps;
+    OOC_FORWARD(ooc_pipeline_run(be, &h->res, h->pool, p, &plan, &ps, err));
+
+    ooc_stats_t *s = &h->stats;
+    s->block_rows = plan.mb;
+    s->panel_cols = plan.nb;
+    s->panel_depth = plan.kb;
+    s->blocks = plan.m_blocks;
+    s->panels = plan.n_panels * plan.k_panels;
+    s->ring_depth = plan.ring;
+    s->streams = plan.streams;
+    s->staged_a = !p->pinned_a;
+    s->staged_c = !p->pinned_c;
+    s->device_bytes = plan.device_bytes;
+    s->host_bytes = plan.host_bytes;
+    s->bytes_h2d = ps.bytes_h2d;
+    s->bytes_d2h = ps.bytes_d2h;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_gemm(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, ooc_op_t transa,
+                      ooc_op_t transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                      const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                      void *C, int64_t ldc)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    h->have_stats = 0;
+    OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+    double t0 = now();
+    memset(&h->stats, 0, sizeof h->stats);
+    if (m == 0 || n == 0) {
+        /* nothing to compute */
+    } else if (k == 0 || is_zero(dtype, alpha)) {
+        if (!is_one(dtype, beta)) scale_c(dtype, layout, m, n, beta, C, ldc);
+    } else {
+        ooc_problem_t p = {dtype, layout, transa, transb, m, n, k, alpha, beta, is_zero(dtype, beta),
+                           A, B, C, lda, ldb, ldc, 0, 0, 0};
+        OOC_FORWARD(run(h, &p));
+    }
+    h->stats.seconds = now() - t0;
+    h->have_stats = 1;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_sgemm(ooc_handle_t *h, ooc_layout_t layout, ooc_op_t transa, ooc_op_t transb,
+                       int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    return ooc_gemm(h, OOC_R32, layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+
+ooc_status_t ooc_dgemm(ooc_handle_t *h, ooc_layout_t layout, ooc_op_t transa, ooc_op_t transb,
+                       int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+                       const double *B, int64_t ldb, double beta, double *C, int64_t ldc)
+{
+    return ooc_gemm(h, OOC_R64, layout, transa, transb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+
+ooc_status_t ooc_cgemm(ooc_handle_t *h, ooc_layout_t layout, ooc_op_t transa, ooc_op_t transb,
+                       int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
+                       int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc)
+{
+    return ooc_gemm(h, OOC_C32, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+ooc_status_t ooc_zgemm(ooc_handle_t *h, ooc_layout_t layout, ooc_op_t transa, ooc_op_t transb,
+                       int64_t m, int64_t n, int64_t k, const void *alpha, const void *A,
+                       int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc)
+{
+    return ooc_gemm(h, OOC_C64, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}

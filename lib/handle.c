@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handle.c: the handle's life (create, destroy), its options (set, get,
+ * bounds), its reports (last error, stats, backend name), the version, and
+ * opening the backend the options ask for.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handle.h"
+
+unsigned ooc_version_number(void) { return OOC_VERSION_NUMBER; }
+
+#define OOC_STR2(x) #x
+#define OOC_STR(x) OOC_STR2(x)
+const char *ooc_version_string(void)
+{
+    return OOC_STR(OOC_VERSION_MAJOR) "." OOC_STR(OOC_VERSION_MINOR) "." OOC_STR(OOC_VERSION_PATCH);
+}
+
+ooc_status_t ooc_create(ooc_handle_t **handle)
+{
+    if (handle == NULL) return OOC_ERR_NULL_ARG;
+    ooc_handle_t *h = calloc(1, sizeof *h);
+    if (h == NULL) return OOC_ERR_HOST_MEMORY;
+    *handle = h;
+    return OOC_SUCCESS;
+}
+
+static void close_backend(ooc_handle_t *h)
+{
+    ooc_res_release(h->be, &h->res);
+    if (h->be) h->be->ops->close(h->be);
+    h->be = NULL;
+}
+
+void ooc_destroy(ooc_handle_t *h)
+{
+    if (h == NULL) return;
+    ooc_pool_destroy(h->pool);
+    close_backend(h);
+    free(h);
+}
+
+/* Non-zero values each parameter takes; 0 ("automatic") is always accepted. */
+static int bounds(ooc_param_t p, int64_t *lo, int64_t *hi)
+{
+    switch (p) {
+    case OOC_PARAM_BACKEND: *lo = OOC_BACKEND_AUTO; *hi = OOC_BACKEND_HOST; return 1;
+    case OOC_PARAM_DEVICE: *lo = 0; *hi = 1023; return 1;
+    case OOC_PARAM_DEVICE_MEM: *lo = 1; *hi = INT64_MAX; return 1;
+    case OOC_PARAM_HOST_MEM: *lo = 1; *hi = INT64_MAX; return 1;
+    case OOC_PARAM_BLOCK_ROWS: *lo = 1; *hi = (int64_t)1 << 30; return 1;
+    case OOC_PARAM_RING_DEPTH: *lo = 2; *hi = OOC_MAX_RING; return 1;
+    case OOC_PARAM_STAGING_THREADS: *lo = 1; *hi = 256; return 1;
+    case OOC_PARAM_MATH_MODE: *lo = OOC_MATH_STRICT; *hi = OOC_MATH_TF32; return 1;
+    case OOC_PARAM_STREAMS: *lo = 3; *hi = OOC_MAX_STREAMS; return 1;
+    }
+    return 0;
+}
+
+ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t *upper)
+{
+    int64_t lo, hi;
+    if (!bounds(param, &lo, &hi)) return OOC_ERR_INVALID_PARAM;
+    if (lower == NULL || upper == NULL) return OOC_ERR_NULL_ARG;
+    *lower = lo;
+    *upper = hi;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_set(ooc_handle_t *h, ooc_param_t param, int64_t value)
+{
+    int64_t lo, hi;
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    if (!bounds(param, &lo, &hi))
+        return OOC_ERR(&h->err, OOC_ERR_INVALID_PARAM, "ooc_set: unknown parameter %d", (int)param);
+    if (value != 0 && (value < lo || value > hi))
+        return OOC_ERR(&h->err, OOC_ERR_PARAM_RANGE,
+                       "ooc_set: value %lld for parameter %d outside [%lld, %lld] (or 0 for automatic)",
+                       (long long)value, (int)param, (long long)lo, (long long)hi);
+    h->param[param] = value;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_get(const ooc_handle_t *h, ooc_param_t param, int64_t *value)
+{
+    int64_t lo, hi;
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    if (!bounds(param, &lo, &hi)) return OOC_ERR_INVALID_PARAM;
+    if (value == NULL) return OOC_ERR_NULL_ARG;
+    *value = h->param[param];
+    return OOC_SUCCESS;
+}
+
+const char *ooc_last_error(const ooc_handle_t *h)
+{
+    if (h == NULL) return "invalid handle (NULL)";
+    return h->err.msg;
+}
+
+const char *ooc_backend_name(const ooc_handle_t *h)
+{
+    return (h && h->be) ? h->be->ops->name : "none";
+}
+
+ooc_status_t ooc_get_stats(const ooc_handle_t *h, ooc_stats_t *stats)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    if (stats == NULL) return OOC_ERR_NULL_ARG;
+    if (!h->have_stats) memset(stats, 0, sizeof *stats);
+    else *stats = h->stats;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_handle_backend(ooc_handle_t *h)
+{
+    int kind = (int)h->param[OOC_PARAM_BACKEND];
+    int device = (int)h->param[OOC_PARAM_DEVICE];
+    int math = (int)h->param[OOC_PARAM_MATH_MODE];
+    const ooc_be_ops_t *ops = NULL;
+
+    if (kind == OOC_BACKEND_AUTO) {
+#ifdef HAVE_CUDA
+        kind = ooc_backend_cuda_available() ? OOC_BACKEND_CUBLAS : OOC_BACKEND_HOST;
+#else
+        kind = OOC_BACKEND_HOST;
+#endif
+    }
+    switch (kind) {
+    case OOC_BACKEND_HOST: ops = &ooc_backend_host_ops; break;
+    case OOC_BACKEND_CUBLAS:
+#ifdef HAVE_CUDA
+        ops = &ooc_backend_cuda_ops;
+        break;
+#else
+        return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE,
+                       "backend cublas: this libooc_gemm was built without CUDA (--without-cuda)");
+#endif
+    case OOC_BACKEND_CUSTOM:
+        return OOC_ERR(&h->err, OOC_ERR_NOT_SUPPORTED,
+                       "backend custom (own kernels) is not in libooc_gemm %s", ooc_version_string());
+    default: return OOC_ERR(&h->err, OOC_ERR_INTERNAL, "backend %d", kind);
+    }
+    if (h->be && h->be_kind == kind && h->be_device == device && h->be_math == math) return OOC_SUCCESS;
+    close_backend(h);
+    OOC_FORWARD(ops->open(&h->be, device, math, &h->err));
+    h->be_kind = kind;
+    h->be_device = device;
+    h->be_math = math;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_host_alloc(ooc_handle_t *h, size_t bytes, void **ptr)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    if (ptr == NULL) return OOC_ERR(&h->err, OOC_ERR_NULL_ARG, "ooc_host_alloc: ptr is NULL");
+    OOC_FORWARD(ooc_handle_backend(h));
+    return h->be->ops->host_alloc(h->be, bytes, ptr, &h->err);
+}
+
+ooc_status_t ooc_host_free(ooc_handle_t *h, void *ptr)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    if (ptr == NULL) return OOC_SUCCESS;
+    if (h->be == NULL)
+        return OOC_ERR(&h->err, OOC_ERR_INVALID_PARAM, "ooc_host_free: %p was not allocated by this handle", ptr);
+    h->be->ops->host_free(h->be, ptr);
+    return OOC_SUCCESS;
+}

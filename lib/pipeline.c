@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeline.c: runs a plan on one device (see pipeline.h).
+ *
+ * For each panel of op(B) (kb x nb, resident), the row blocks of op(A) and C
+ * go round a ring of R device slots:
+ *
+ *   stream in:   H2D A(i) [+ C(i) when beta != 0]          -> ev_in[s]
+ *   compute:     waits ev_in[s]; gemm(i)                    -> ev_gemm[s]
+ *   stream out:  waits ev_gemm[s]; D2H C(i)                 -> ev_out[s]
+ *
+ * with s = i mod R. Slot s is reused by block i+R only after ev_gemm[s] (its
+ * A part) and ev_out[s] (its C part). Pageable operands go through pinned
+ * staging slots, filled by a reader thread and emptied by a writer thread,
+ * which wait on the same events from the host; counters under one mutex say
+ * how far the issuing thread has got, so no event is waited on before it is
+ * recorded or re-recorded while a thread still waits on it.
+ *
+ * Never here: device allocation, device-wide synchronisation, mem-info
+ * queries. Panels are separated by draining our own streams (the next panel
+ * overwrites the resident buffer; with several k-panels it reads C back).
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "pipeline.h"
+
+#define ALIGN 256
+
+static size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+
+uint64_t ooc_res_slack(int ring) { return (uint64_t)ALIGN * (uint64_t)(3 * ring + 2); }
+
+/* ---------- resources ---------- */
+
+void ooc_res_release(ooc_be_t *be, ooc_res_t *res)
+{
+    if (be == NULL) return;
+    const ooc_be_ops_t *o = be->ops;
+    for (int i = 0; i < res->nevents; i++) o->event_destroy(be, res->events[i]);
+    for (int i = 0; i < res->nstreams; i++) o->stream_destroy(be, res->streams[i]);
+    if (res->dev) o->dev_free(be, res->dev);
+    if (res->pin) o->host_free(be, res->pin);
+    memset(res, 0, sizeof *res);
+}
+
+ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl, ooc_err_t *err)
+{
+    const ooc_be_ops_t *o = be->ops;
+    OOC_RETURN_ERROR_IF(pl->ring > OOC_MAX_RING || pl->streams > OOC_MAX_STREAMS, err,
+                        OOC_ERR_INTERNAL, "plan with %d slots, %d streams exceeds the limits",
+                        pl->ring, pl->streams);
+    size_t slack = (size_t)ooc_res_slack(pl->ring);
+    size_t dev = (size_t)pl->device_bytes + slack;
+    if (res->dev_bytes < dev) {
+        if (res->dev) o->dev_free(be, res->dev);
+        res->dev = NULL;
+        res->dev_bytes = 0;
+        OOC_FORWARD(o->dev_alloc(be, dev, &res->dev, err));
+        res->dev_bytes = dev;
+    }
+    size_t pin = pl->host_bytes ? (size_t)pl->host_bytes + slack : 0;
+    if (res->pin_bytes < pin) {
+        if (res->pin) o->host_free(be, res->pin);
+        res->pin = NULL;
+        res->pin_bytes = 0;
+        OOC_FORWARD(o->host_alloc(be, pin, &res->pin, err));
+        res->pin_bytes = pin;
+    }
+    while (res->nstreams < pl->streams) {
+        OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
+        res->nstreams++;
+    }
+    while (res->nevents < 3 * pl->ring) {
+        OOC_FORWARD(o->event_create(be, &res->events[res->nevents], err));
+        res->nevents++;
+    }
+    return OOC_SUCCESS;
+}
+
+/* ---------- views of the operands ---------- */
+
+/* op(X) or C as stored: element (i, j) at i + j*ld (rows contiguous) or
+ * i*ld + j (columns contiguous). */
+typedef struct {
+    const char *base;
+    int64_t ld;
+    int rows_contig;
+    size_t e;
+} view_t;
+
+/* A rectangle of a view as a 2-D copy: height lines of width bytes. */
+typedef struct {
+    const char *ptr;
+    size_t width, height, pitch;
+} rect_t;
+
+static view_t make_view(const void *base, int64_t ld, ooc_layout_t layout, ooc_op_t op, size_t e)
+{
+    view_t v = {base, ld, (layout == OOC_COL_MAJOR) == (op == OOC_OP_N), e};
+    return v;
+}
+
+static rect_t rect(const view_t *v, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+{
+    rect_t r;
+    r.pitch = (size_t)v->ld * v->e;
+    if (v->rows_contig) {
+        r.ptr = v->base + ((size_t)r0 + (size_t)c0 * (size_t)v->ld) * v->e;
+        r.width = (size_t)(r1 - r0) * v->e;
+        r.height = (size_t)(c1 - c0);
+    } else {
+        r.ptr = v->base + ((size_t)r0 * (size_t)v->ld + (size_t)c0) * v->e;
+        r.width = (size_t)(c1 - c0) * v->e;
+        r.height = (size_t)(r1 - r0);
+    }
+    return r;
+}
+
+/* ---------- the run ---------- */
+
+typedef struct {
+    ooc_be_t *be;
+    const ooc_be_ops_t *o;
+    ooc_pool_t *pool;
+    const ooc_problem_t *p;
+    const ooc_plan_t *pl;
+    size_t e;
+    int R;
+    view_t va, vb, vc;
+    char *dB, *dA[OOC_MAX_RING], *dC[OOC_MAX_RING];
+    char *pin_in[OOC_MAX_RING], *pin_out[OOC_MAX_RING];
+    ooc_event_t ev_in[OOC_MAX_RING], ev_gemm[OOC_MAX_RING], ev_out[OOC_MAX_RING];
+    ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
+    int ncomp;
+    /* the panel being run */
+    int64_t k0, k1, c0, c1;
+    int c_read;          /* C blocks are read in for this panel */
+    const void *beta;    /* beta for this panel */
+    int stage_a, stage_cin, stage_cout;
+    /* progress, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t staged;      /* blocks whose inputs the reader put in pinned slots */
+    int64_t issued_in;   /* blocks whose H2D was issued (ev_in recorded) */
+    int64_t issued;      /* blocks whose D2H was issued (ev_out recorded) */
+    int64_t written;     /* blocks the writer copied out of pinned slots */
+    int abort;
+    ooc_err_t err;       /* first failure of any thread */
+    ooc_pipe_stats_t stats;
+} pipe_t;
+
+static void fail(pipe_t *P, const ooc_err_t *e)
+{
+    pthread_mutex_lock(&P->mu);
+    ooc_err_merge(&P->err, e);
+    P->abort = 1;
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
+}
+
+static void advance(pipe_t *P, int64_t *counter, int64_t value)
+{
+    pthread_mutex_lock(&P->mu);
+    *counter = value;
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
+}
+
+/* wait until *counter >= target; 0 if the run was aborted meanwhile */
+static int await(pipe_t *P, const int64_t *counter, int64_t target)
+{
+    pthread_mutex_lock(&P->mu);
+    while (*counter < target && !P->abort) pthread_cond_wait(&P->cv, &P->mu);
+    int ok = !P->abort;
+    pthread_mutex_unlock(&P->mu);
+    return ok;
+}
+
+static void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1)
+{
+    *r0 = i * P->pl->mb;
+    *r1 = *r0 + P->pl->mb < P->p->m ? *r0 + P->pl->mb : P->p->m;
+}
+
+/* bytes of slot-in taken by the A part (when A is staged) */
+static size_t a_part(const pipe_t *P, const rect_t *ra) { return P->stage_a ? align_up(ra->width * ra->height) : 0; }
+
+static void *reader_main(void *arg)
+{
+    pipe_t *P = arg;
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    for (int64_t i = 0; i < P->pl->m_blocks; i++) {
+        int s = (int)(i % P->R);
+        int64_t r0, r1;
+        block_rows(P, i, &r0, &r1);
+        if (i >= P->R) { /* slot s still feeds the H2D of block i - R */
+            if (!await(P, &P->issued_in, i - P->R + 1)) return NULL;
+            if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) {
+                fail(P, &err);
+                return NULL;
+            }
+        }
+        rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+        if (P->stage_a) ooc_pool_copy2d(P->pool, P->pin_in[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height);
+        if (P->stage_cin) {
+            rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+            ooc_pool_copy2d(P->pool, P->pin_in[s] + a_part(P, &ra), rc.width, rc.ptr, rc.pitch, rc.width, rc.height);
+        }
+        advance(P, &P->staged, i + 1);
+    }
+    return NULL;
+}
+
+static void *writer_main(void *arg)
+{
+    pipe_t *P = arg;
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    for (int64_t i = 0; i < P->pl->m_blocks; i++) {
+        int s = (int)(i % P->R);
+        int64_t r0, r1;
+        block_rows(P, i, &r0, &r1);
+        if (!await(P, &P->issued, i + 1)) return NULL;
+        if (P->o->event_sync(P->be, P->ev_out[s], &err) != OOC_SUCCESS) {
+            fail(P, &err);
+            return NULL;
+        }
+        rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+        ooc_pool_copy2d(P->pool, (char *)rc.ptr, rc.pitch, P->pin_out[s], rc.width, rc.width, rc.height);
+        advance(P, &P->written, i + 1);
+    }
+    return NULL;
+}
+
+/* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in). */
+static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
+{
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    if (P->p->pinned_b) {
+        OOC_FORWARD(P->o->copy2d(P->be, P->dB, rb.width, rb.ptr, rb.pitch, rb.width, rb.height, OOC_H2D, P->s_in, err));
+        P->stats.bytes_h2d += rb.width * rb.height;
+        return OOC_SUCCESS;
+    }
+    /* pageable: in chunks of whole lines through the pinned in-slots, the
+     * host copy of chunk j+1 overlapping the H2D of chunk j */
+    size_t lines = P->pl->pin_in_slot_bytes / rb.width;
+    OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
+                        (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
+    int64_t j = 0;
+    for (size_t l0 = 0; l0 < rb.height; l0 += lines, j++) {
+        int s = (int)(j % P->R);
+        size_t h = rb.height - l0 < lines ? rb.height - l0 : lines;
+        OOC_FORWARD(P->o->event_sync(P->be, P->ev_in[s], err));
+        ooc_pool_copy2d(P->pool, P->pin_in[s], rb.width, rb.ptr + l0 * rb.pitch, rb.pitch, rb.width, h);
+        OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, P->pin_in[s], rb.width, rb.width, h, OOC_H2D, P->s_in, err));
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_in[s], P->s_in, err));
+        P->stats.bytes_h2d += rb.width * h;
+    }
+    /* the reader refills these slots from block 0 on: let the chunks land first */
+    return P->o->stream_sync(P->be, P->s_in, err);
+}
+
+/* Issue block i on the device. */
+static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
+{
+    const ooc_be_ops_t *o = P->o;
+    ooc_be_t *be = P->be;
+    int s = (int)(i % P->R);
+    int64_t r0, r1;
+    block_rows(P, i, &r0, &r1);
+    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+    rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+
+    if ((P->stage_a || P->stage_cin) && !await(P, &P->staged, i + 1)) return OOC_ERR_INTERNAL; /* aborted */
+
+    /* in: slot s must be free of block i - R (its gemm read A; its D2H read C) */
+    if (i >= P->R) {
+        OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_gemm[s], err));
+        if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
+    }
+    if (P->stage_a)
+        OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, P->pin_in[s], ra.width, ra.width, ra.height, OOC_H2D, P->s_in, err));
+    else
+        OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height, OOC_H2D, P->s_in, err));
+    P->stats.bytes_h2d += ra.width * ra.height;
+    if (P->c_read) {
+        if (P->stage_cin)
+            OOC_FORWARD(o->copy2d(be, P->dC[s], rc.width, P->pin_in[s] + a_part(P, &ra), rc.width, rc.width, rc.height, OOC_H2D, P->s_in, err));
+        else
+            OOC_FORWARD(o->copy2d(be, P->dC[s], rc.width, rc.ptr, rc.pitch, rc.width, rc.height, OOC_H2D, P->s_in, err));
+        P->stats.bytes_h2d += rc.width * rc.height;
+    }
+    OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
+    advance(P, &P->issued_in, i + 1);
+
+    /* compute */
+    ooc_stream_t sc = P->s_comp[i % P->ncomp];
+    OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err));
+    if (i >= P->R && !P->c_read) /* C part of slot s still being copied out */
+        OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));
+    const ooc_problem_t *p = P->p;
+    ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(r1 - r0), (int)(P->c1 - P->c0),
+                         (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
+                         (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
+    OOC_FORWARD(o->gemm(be, sc, &g, err));
+    OOC_FORWARD(o->event_record(be, P->ev_gemm[s], sc, err));
+
+    /* out */
+    OOC_FORWARD(o->stream_wait(be, P->s_out, P->ev_gemm[s], err));
+    if (P->stage_cout) {
+        if (i >= P->R && !await(P, &P->written, i - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
+        OOC_FORWARD(o->copy2d(be, P->pin_out[s], rc.width, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
+    } else {
+        OOC_FORWARD(o->copy2d(be, (char *)rc.ptr, rc.pitch, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
+    }
+    P->stats.bytes_d2h += rc.width * rc.height;
+    OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
+    advance(P, &P->issued, i + 1);
+    return OOC_SUCCESS;
+}
+
+/* Wait for everything queued on our streams (not the whole device). */
+static ooc_status_t drain(pipe_t *P, ooc_err_t *err)
+{
+    ooc_status_t st = P->o->stream_sync(P->be, P->s_in, err);
+    for (int c = 0; c < P->ncomp; c++) {
+        ooc_status_t t = P->o->stream_sync(P->be, P->s_comp[c], err);
+        if (st == OOC_SUCCESS) st = t;
+    }
+    ooc_status_t t = P->o->stream_sync(P->be, P->s_out, err);
+    return st == OOC_SUCCESS ? t : st;
+}
+
+static ooc_status_t run_panel(pipe_t *P)
+{
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    P->staged = P->issued_in = P->issued = P->written = 0;
+    pthread_t reader, writer;
+    int have_reader = 0, have_writer = 0;
+
+    ooc_status_t st = upload_b(P, &err);
+    if (st == OOC_SUCCESS && (P->stage_a || P->stage_cin)) {
+        int rc = pthread_create(&reader, NULL, reader_main, P);
+        if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (reader)", rc);
+        have_reader = rc == 0;
+    }
+    if (st == OOC_SUCCESS && P->stage_cout) {
+        int rc = pthread_create(&writer, NULL, writer_main, P);
+        if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (writer)", rc);
+        have_writer = rc == 0;
+    }
+    for (int64_t i = 0; st == OOC_SUCCESS && i < P->pl->m_blocks; i++) st = issue_block(P, i, &err);
+    if (st != OOC_SUCCESS) fail(P, &err); /* stop the reader and writer */
+    if (have_reader) pthread_join(reader, NULL);
+    if (have_writer) pthread_join(writer, NULL);
+    ooc_err_t derr;
+    ooc_err_clear(&derr);
+    ooc_status_t dst = drain(P, &derr); /* also after a failure: buffers must be idle */
+    if (dst != OOC_SUCCESS) fail(P, &derr);
+    return P->err.status;
+}
+
+ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
+                              const ooc_problem_t *p, const ooc_plan_t *pl,
+                              ooc_pipe_stats_t *stats, ooc_err_t *err)
+{
+    static const double one[2] = {1.0, 0.0};
+    static const float onef[2] = {1.0f, 0.0f};
+    pipe_t P;
+    memset(&P, 0, sizeof P);
+    P.be = be;
+    P.o = be->ops;
+    P.pool = pool;
+    P.p = p;
+    P.pl = pl;
+    P.e = ooc_dtype_size(p->dtype);
+    P.R = pl->ring;
+    P.va = make_view(p->A, p->lda, p->layout, p->ta, P.e);
+    P.vb = make_view(p->B, p->ldb, p->layout, p->tb, P.e);
+    P.vc = make_view(p->C, p->ldc, p->layout, OOC_OP_N, P.e);
+    OOC_RETURN_ERROR_IF(res->nstreams < pl->streams || res->nevents < 3 * pl->ring || pl->streams < 3,
+                        err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
+    OOC_FORWARD(P.o->activate(be, err));
+
+    /* carve the arenas */
+    char *d = res->dev;
+    P.dB = d;
+    d += align_up((size_t)pl->dev_b_bytes);
+    for (int s = 0; s < P.R; s++) {
+        P.dA[s] = d;
+        d += align_up((size_t)pl->dev_a_slot_bytes);
+        P.dC[s] = d;
+        d += align_up((size_t)pl->dev_c_slot_bytes);
+        P.ev_in[s] = res->events[3 * s];
+        P.ev_gemm[s] = res->events[3 * s + 1];
+        P.ev_out[s] = res->events[3 * s + 2];
+    }
+    char *h = res->pin;
+    for (int s = 0; h && s < P.R; s++) {
+        P.pin_in[s] = h;
+        h += align_up((size_t)pl->pin_in_slot_bytes + ALIGN); /* + room for the A/C split */
+        P.pin_out[s] = h;
+        h += align_up((size_t)pl->pin_out_slot_bytes);
+    }
+    P.s_in = res->streams[0];
+    P.s_out = res->streams[1];
+    P.ncomp = pl->streams - 2;
+    for (int c = 0; c < P.ncomp; c++) P.s_comp[c] = res->streams[2 + c];
+    pthread_mutex_init(&P.mu, NULL);
+    pthread_cond_init(&P.cv, NULL);
+
+    const void *unit = (p->dtype == OOC_R32 || p->dtype == OOC_C32) ? (const void *)onef : (const void *)one;
+    for (int64_t kp = 0; kp < pl->k_panels && P.err.status == OOC_SUCCESS; kp++) {
+        P.k0 = kp * pl->kb;
+        P.k1 = P.k0 + pl->kb < p->k ? P.k0 + pl->kb : p->k;
+        /* beta applies once: the first k-panel scales C, later ones add to it */
+        P.beta = kp == 0 ? p->beta : unit;
+        P.c_read = kp > 0 || !p->beta_zero;
+        P.stage_a = !p->pinned_a;
+        P.stage_cin = P.c_read && !p->pinned_c;
+        P.stage_cout = !p->pinned_c;
+        for (int64_t np = 0; np < pl->n_panels && P.err.status == OOC_SUCCESS; np++) {
+            P.c0 = np * pl->nb;
+            P.c1 = P.c0 + pl->nb < p->n ? P.c0 + pl->nb : p->n;
+            run_panel(&P);
+        }
+    }
+    pthread_cond_destroy(&P.cv);
+    pthread_mutex_destroy(&P.mu);
+    if (P.err.status != OOC_SUCCESS) {
+        ooc_err_merge(err, &P.err);
+        return P.err.status;
+    }
+    if (stats) *stats = P.stats;
+    return OOC_SUCCESS;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.c: the planner (see plan.h). Pure arithmetic on shapes and budgets:
+ * no CUDA, no allocation, no I/O, no global state.
+ *
+ * Order of preference, from cheapest traffic to most expensive:
+ *   1. op(B) whole on the device, the largest block rows that fit;
+ *   2. op(B) in column panels (A streamed once per panel), as few as fit;
+ *   3. op(B) also in row panels (C read back once per extra panel).
+ * Both orientations (B resident, or A resident by transposing the problem) are
+ * planned and the one that moves fewer bytes wins.
+ */
+#include "config.h"
+
+#include "plan.h"
+
+#define DEFAULT_RING 3
+#define DEFAULT_STREAMS 3
+#define MIN_BLOCK_ROWS 256   /* below this a tile GEMM is launch-bound */
+#define MAX_AUTO_BLOCK_ROWS 8192
+#define TARGET_BLOCKS 32     /* blocks per panel: fill/drain cost ~ 2/TARGET_BLOCKS */
+
+typedef struct {
+    int64_t m, n, k;
+    uint64_t e;
+    int c_in, sa, sb, sc, ring;
+    uint64_t dev_budget, host_budget;
+} ctx_t;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* a*b and a+b on uint64_t with overflow reported as UINT64_MAX (never fits) */
+static uint64_t mulu(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+static uint64_t addu(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+typedef struct {
+    uint64_t b, a_slot, c_slot, dev, pin_in, pin_out, host;
+    int c_read;
+} need_t;
+
+static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
+{
+    need_t r;
+    uint64_t e = c->e, R = (uint64_t)c->ring;
+    r.c_read = c->c_in || kb < c->k;
+    r.b = mulu(e, mulu((uint64_t)kb, (uint64_t)nb));
+    r.a_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)kb));
+    r.c_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)nb));
+    r.dev = addu(r.b, mulu(R, addu(r.a_slot, r.c_slot)));
+    r.pin_in = addu(c->sa ? r.a_slot : 0, (c->sc && r.c_read) ? r.c_slot : 0);
+    if (c->sb) {
+        /* B panels are staged in chunks through the in slots: room for one
+         * row of the panel as stored, whichever way it is stored */
+        uint64_t row = mulu(e, (uint64_t)max64(kb, nb));
+        if (r.pin_in < row) r.pin_in = row;
+    }
+    r.pin_out = c->sc ? r.c_slot : 0;
+    r.host = mulu(R, addu(r.pin_in, r.pin_out));
+    return r;
+}
+
+static int fits(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
+{
+    need_t r = need(c, mb, nb, kb);
+    return r.dev <= c->dev_budget && r.host <= c->host_budget;
+}
+
+/* The largest x in [lo, hi] for which fits() holds with x in the slot `which`
+ * (0: mb, 1: nb, 2: kb), the others fixed; 0 if none. fits() is monotone. */
+static int64_t largest(const ctx_t *c, int which, int64_t lo, int64_t hi, int64_t mb, int64_t nb,
+                       int64_t kb)
+{
+    int64_t best = 0;
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int ok = which == 0 ? fits(c, mid, nb, kb) : which == 1 ? fits(c, mb, mid, kb)
+                                                                : fits(c, mb, nb, mid);
+        if (ok) {
+            best = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return best;
+}
+
+/* Split `total` into equal parts of at most `most`. */
+static int64_t even_split(int64_t total, int64_t most)
+{
+    return ceil_div(total, ceil_div(total, most));
+}
+
+static int64_t auto_block_rows(int64_t m)
+{
+    int64_t t = ceil_div(m, TARGET_BLOCKS);
+    t = ceil_div(t, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
+    t = max64(t, 4 * MIN_BLOCK_ROWS);
+    t = min64(t, MAX_AUTO_BLOCK_ROWS);
+    return min64(t, m);
+}
+
+/* Round block rows down to a multiple of 32 when that leaves a remainder
+ * block anyway (keeps tile GEMMs on aligned shapes). */
+static int64_t align_rows(int64_t mb, int64_t m)
+{
+    if (mb >= 64 && mb < m) mb -= mb % 32;
+    return mb;
+}
+
+/* Bytes over the bus for a plan: A once per column panel, B once, C out once
+ * per row panel and read in for every row panel but the first (and the first
+ * too when beta != 0). */
+static uint64_t traffic(const ctx_t *c, int64_t nb, int64_t kb)
+{
+    uint64_t m = (uint64_t)c->m, n = (uint64_t)c->n, k = (uint64_t)c->k, mn = mulu(m, n);
+    uint64_t np = (uint64_t)ceil_div(c->n, nb), kp = (uint64_t)ceil_div(c->k, kb);
+    uint64_t c_moves = addu(mulu(mn, kp), mulu(mn, kp - 1 + (c->c_in ? 1 : 0)));
+    return mulu(c->e, addu(addu(mulu(np, mulu(m, k)), mulu(k, n)), c_moves));
+}
+
+static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
+{
+    int64_t m = c->m, n = c->n, k = c->k;
+    int64_t nmax = min64(n, OOC_PLAN_MAX_DIM);
+    int64_t floors[3] = {min64(min64(m, MIN_BLOCK_ROWS), mb_target), min64(m, 64), 1};
+
+    /* Try op(B) in 1, 2, 4, ... row panels; for each, the widest column
+     * panel that fits beside a ring of small blocks. Keep the plan that moves
+     * the fewest bytes (the fewest row panels on a tie). */
+    int64_t mb = 0, nb = 0, kb = 0, mbf = 0;
+    uint64_t best = UINT64_MAX;
+    for (int64_t parts = 1;; parts *= 2) {
+        int64_t kb_try = ceil_div(k, parts);
+        if (kb_try <= OOC_PLAN_MAX_DIM) {
+            for (int f = 0; f < 3; f++) {
+                int64_t nb_try = largest(c, 1, 1, nmax, floors[f], 0, kb_try);
+                if (nb_try == 0) continue;
+                nb_try = even_split(n, nb_try);
+                uint64_t t = traffic(c, nb_try, kb_try);
+                if (t < best) {
+                    best = t;
+                    nb = nb_try;
+                    kb = kb_try;
+                    mbf = floors[f];
+                }
+                break;
+            }
+        }
+        if (kb_try == 1 || (nb == n && kb == k)) break; /* nothing moves less than B whole */
+    }
+    if (nb == 0) return 0;
+    /* then the largest block rows that fit beside that panel */
+    mb = largest(c, 0, mbf, mb_target, 0, nb, kb);
+    if (mb == 0) return 0;
+    mb = align_rows(mb, m);
+
+    need_t r = need(c, mb, nb, kb);
+    p->m = m;
+    p->n = n;
+    p->k = k;
+    p->mb = mb;
+    p->nb = nb;
+    p->kb = kb;
+    p->m_blocks = ceil_div(m, mb);
+    p->n_panels = ceil_div(n, nb);
+    p->k_panels = ceil_div(k, kb);
+    p->ring = c->ring;
+    p->c_read = r.c_read;
+    p->dev_b_bytes = r.b;
+    p->dev_a_slot_bytes = r.a_slot;
+    p->dev_c_slot_bytes = r.c_slot;
+    p->device_bytes = r.dev;
+    p->pin_in_slot_bytes = r.pin_in;
+    p->pin_out_slot_bytes = r.pin_out;
+    p->host_bytes = r.host;
+    p->traffic_bytes = traffic(c, nb, kb);
+    return 1;
+}
+
+ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
+{
+    if (in == NULL || plan == NULL || in->m <= 0 || in->n <= 0 || in->k <= 0 || in->elem == 0 ||
+        (in->ring != 0 && in->ring < 2) || (in->streams != 0 && in->streams < 3) ||
+        in->block_rows < 0)
+        return OOC_ERR_INTERNAL;
+
+    ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
+               in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
+               in->device_budget, in->host_budget};
+    int streams = in->streams ? in->streams : DEFAULT_STREAMS;
+
+    ooc_plan_t best, alt;
+    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m);
+    int have = plan_one(&c, target, &best);
+    best.swap = 0;
+
+    if (in->allow_swap) {
+        ctx_t s = c;
+        s.m = c.n;
+        s.n = c.m;
+        s.sa = c.sb;
+        s.sb = c.sa;
+        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m);
+        if (plan_one(&s, target, &alt)) {
+            alt.swap = 1;
+            if (!have || alt.traffic_bytes < best.traffic_bytes) {
+                best = alt;
+                have = 1;
+            }
+        }
+    }
+    if (!have) return OOC_ERR_BUDGET_TOO_SMALL;
+    best.streams = streams;
+    *plan = best;
+    return OOC_SUCCESS;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.h: the planner's contract. A plan is a pure function of the problem's
+ * shape, element size and memory budgets: no CUDA, no allocation, no I/O, so
+ * it is unit-tested without a GPU (tests/test_plan.c).
+ *
+ * The pipeline computes C (m x n) one row block at a time: op(B) (k x n) is
+ * resident on the device as panels of kb x nb; row blocks of op(A) (mb x kb)
+ * and of C (mb x nb) stream through a ring of `ring` device slots. When op(B)
+ * does not fit, its columns are split into n-panels (A is streamed once per
+ * panel) and, only if one column of it does not fit, its rows into k-panels
+ * (C is read back and accumulated with beta = 1 after the first).
+ */
+#ifndef OOC_PLAN_H
+#define OOC_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ooc_gemm.h"
+
+typedef struct {
+    int64_t m, n, k;          /* C is m x n, op(A) m x k, op(B) k x n; all > 0 */
+    size_t elem;              /* bytes per element */
+    int beta_nonzero;         /* C's blocks are read in */
+    int stage_a, stage_b, stage_c; /* operand is pageable: goes through pinned staging */
+    uint64_t device_budget;   /* bytes of device memory the plan may use */
+    uint64_t host_budget;     /* bytes of pinned staging the plan may use */
+    int64_t block_rows;       /* requested rows per block (upper bound), 0: choose */
+    int ring;                 /* device slots, 0: choose (>= 2 otherwise) */
+    int streams;              /* streams, 0: choose (>= 2 otherwise) */
+    int allow_swap;           /* may the planner keep op(A) resident instead (transpose the problem)? */
+} ooc_plan_input_t;
+
+typedef struct {
+    int swap;                 /* 1: solve C^T = op(B)^T op(A)^T; m/n, A/B swapped below */
+    int64_t m, n, k;          /* the problem as planned (after swap) */
+    int64_t mb, nb, kb;       /* block rows, panel columns, panel depth */
+    int64_t m_blocks, n_panels, k_panels;
+    int ring, streams;
+    int c_read;               /* some panel reads C in (beta != 0 or k_panels > 1) */
+    /* device bytes: resident panel, one ring slot's A and C parts, total */
+    uint64_t dev_b_bytes, dev_a_slot_bytes, dev_c_slot_bytes, device_bytes;
+    /* pinned staging bytes: one ring slot's in part (A [+ C] or a chunk of B),
+     * one slot's out part (C), total */
+    uint64_t pin_in_slot_bytes, pin_out_slot_bytes, host_bytes;
+    uint64_t traffic_bytes;   /* bytes moved over the bus by this plan */
+} ooc_plan_t;
+
+/* Largest value the planner gives any block dimension (cuBLAS takes int). */
+#define OOC_PLAN_MAX_DIM ((int64_t)1 << 30)
+
+/* Fill *plan for *in. Returns OOC_SUCCESS, OOC_ERR_INTERNAL (bad input: sizes
+ * <= 0, elem 0, ring < 2) or OOC_ERR_BUDGET_TOO_SMALL (nothing fits). *plan
+ * is written only on success. */
+ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
+
+#endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stage.h: the staging thread pool. Copies between pageable memory and the
+ * pinned staging ring, split across host threads (one thread's memcpy
+ * reaches a fraction of the memory bandwidth). Several threads may submit
+ * copies at once (the pipeline's reader and writer); each call returns when
+ * its own copy is complete. The calling thread takes part in its copy.
+ */
+#ifndef OOC_STAGE_H
+#define OOC_STAGE_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct ooc_pool ooc_pool_t;
+
+/* nthreads helper threads (>= 0; 0: the caller copies alone) */
+ooc_status_t ooc_pool_create(int nthreads, ooc_pool_t **pool, ooc_err_t *err);
+void ooc_pool_destroy(ooc_pool_t *pool); /* NULL is fine */
+int ooc_pool_threads(const ooc_pool_t *pool);
+
+/* height rows of width bytes from src (row pitch spitch) to dst (dpitch) */
+void ooc_pool_copy2d(ooc_pool_t *pool, void *dst, size_t dpitch, const void *src, size_t spitch,
+                     size_t width, size_t height);
+
+#endif

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_api.c: the public API's contract, without a GPU: handles, options and
+ * their bounds, version, status strings, and every bad argument of ooc_gemm
+ * returning its own status with a message and writing nothing.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "testutil.h"
+
+static void test_handle(void)
+{
+    ooc_handle_t *h = NULL;
+    CU_ASSERT_EQUAL(ooc_create(NULL), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL(h);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(h), "");
+    CU_ASSERT_STRING_EQUAL(ooc_backend_name(h), "none");
+    ooc_stats_t s;
+    memset(&s, 0xff, sizeof s);
+    CU_ASSERT_EQUAL(ooc_get_stats(h, &s), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(s.blocks, 0);
+    CU_ASSERT_EQUAL(ooc_get_stats(h, NULL), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_get_stats(NULL, &s), OOC_ERR_INVALID_HANDLE);
+    ooc_destroy(h);
+    ooc_destroy(NULL); /* accepted */
+}
+
+static void test_version(void)
+{
+    char expect[32];
+    snprintf(expect, sizeof expect, "%d.%d.%d", OOC_VERSION_MAJOR, OOC_VERSION_MINOR, OOC_VERSION_PATCH);
+    CU_ASSERT_STRING_EQUAL(ooc_version_string(), expect);
+    CU_ASSERT_STRING_EQUAL(ooc_version_string(), PACKAGE_VERSION); /* configure.ac agrees */
+    CU_ASSERT_EQUAL(ooc_version_number(), OOC_VERSION_NUMBER);
+}
+
+static void test_status_strings(void)
+{
+    for (int a = 0; a <= OOC_ERR_INTERNAL; a++) {
+        const char *sa = ooc_status_string((ooc_status_t)a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sa);
+        CU_ASSERT(strlen(sa) > 3);
+        CU_ASSERT(strcmp(sa, "unknown status") != 0);
+        for (int b = 0; b < a; b++) CU_ASSERT(strcmp(sa, ooc_status_string((ooc_status_t)b)) != 0);
+    }
+    CU_ASSERT_STRING_EQUAL(ooc_status_string((ooc_status_t)999), "unknown status");
+}
+
+static void test_params(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_STREAMS; p++) {
+        int64_t lo, hi, v;
+        CU_ASSERT_EQUAL_FATAL(ooc_param_bounds((ooc_param_t)p, &lo, &hi), OOC_SUCCESS);
+        CU_ASSERT(lo <= hi);
+        CU_ASSERT_EQUAL(ooc_get(h, (ooc_param_t)p, &v), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(v, 0); /* default: automatic */
+        CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)p, lo), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)p, hi), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_get(h, (ooc_param_t)p, &v), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(v, hi);
+        if (hi < INT64_MAX) {
+            CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)p, hi + 1), OOC_ERR_PARAM_RANGE);
+            CU_ASSERT(strstr(ooc_last_error(h), "outside") != NULL);
+            CU_ASSERT_EQUAL(ooc_get(h, (ooc_param_t)p, &v), OOC_SUCCESS);
+            CU_ASSERT_EQUAL(v, hi); /* unchanged */
+        }
+        if (lo > 1) CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)p, lo - 1), OOC_ERR_PARAM_RANGE);
+        CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)p, -1), OOC_ERR_PARAM_RANGE);
+        CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)p, 0), OOC_SUCCESS); /* back to automatic */
+    }
+    int64_t lo, hi, v;
+    CU_ASSERT_EQUAL(ooc_param_bounds((ooc_param_t)0, &lo, &hi), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_param_bounds((ooc_param_t)99, &lo, &hi), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_param_bounds(OOC_PARAM_BACKEND, NULL, &hi), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)99, 1), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT(strstr(ooc_last_error(h), "unknown parameter") != NULL);
+    CU_ASSERT_EQUAL(ooc_get(h, (ooc_param_t)99, &v), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_get(h, OOC_PARAM_BACKEND, NULL), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_set(NULL, OOC_PARAM_BACKEND, 1), OOC_ERR_INVALID_HANDLE);
+    CU_ASSERT_EQUAL(ooc_get(NULL, OOC_PARAM_BACKEND, &v), OOC_ERR_INVALID_HANDLE);
+    ooc_destroy(h);
+}
+
+/* ---- bad arguments: each its own status, a message, nothing written ---- */
+
+enum { M = 13, N = 11, K = 7 };
+static double A[M * K], B[K * N], C[M * N], Csave[M * N];
+static ooc_handle_t *H;
+
+typedef struct {
+    const char *what;
+    ooc_status_t expect;
+    const char *msg; /* a word the message must contain */
+    ooc_dtype_t t;
+    ooc_layout_t layout;
+    ooc_op_t ta, tb;
+    int64_t m, n, k;
+    int null_alpha, null_beta;
+    const void *a, *b;
+    void *c;
+    int64_t lda, ldb, ldc;
+} bad_t;
+
+static void expect_bad(const bad_t *x)
+{
+    double alpha = 1.0, beta = 0.0;
+    memcpy(C, Csave, sizeof C);
+    ooc_status_t st = ooc_gemm(H, x->t, x->layout, x->ta, x->tb, x->m, x->n, x->k,
+                               x->null_alpha ? NULL : &alpha, x->a, x->lda, x->b, x->ldb,
+                               x->null_beta ? NULL : &beta, x->c, x->ldc);
+    if (st != x->expect)
+        fprintf(stderr, "\n    %s: got %s, expected %s\n", x->what, ooc_status_string(st), ooc_status_string(x->expect));
+    CU_ASSERT_EQUAL(st, x->expect);
+    CU_ASSERT(memcmp(C, Csave, sizeof C) == 0); /* nothing written */
+    if (strstr(ooc_last_error(H), x->msg) == NULL)
+        fprintf(stderr, "\n    %s: message '%s' lacks '%s'\n", x->what, ooc_last_error(H), x->msg);
+    CU_ASSERT(strstr(ooc_last_error(H), x->msg) != NULL);
+}
+
+static void test_bad_arguments(void)
+{
+    uint64_t seed = 7;
+    tu_fill(OOC_R64, A, M * K, &seed);
+    tu_fill(OOC_R64, B, K * N, &seed);
+    tu_fill(OOC_R64, Csave, M * N, &seed);
+    const ooc_layout_t CM = OOC_COL_MAJOR, RM = OOC_ROW_MAJOR;
+    const ooc_op_t ON = OOC_OP_N, OT = OOC_OP_T;
+    const int64_t BIG = INT64_MAX / 4;
+    bad_t cases[] = {
+        {"dtype", OOC_ERR_INVALID_DTYPE, "dtype", (ooc_dtype_t)0, CM, ON, ON, M, N, K, 0, 0, A, B, C, M, K, M},
+        {"layout", OOC_ERR_INVALID_LAYOUT, "layout", OOC_R64, (ooc_layout_t)0, ON, ON, M, N, K, 0, 0, A, B, C, M, K, M},
+        {"transa", OOC_ERR_INVALID_TRANSA, "transa", OOC_R64, CM, (ooc_op_t)'N', ON, M, N, K, 0, 0, A, B, C, M, K, M},
+        {"transb", OOC_ERR_INVALID_TRANSB, "transb", OOC_R64, CM, ON, (ooc_op_t)114, M, N, K, 0, 0, A, B, C, M, K, M},
+        {"m < 0", OOC_ERR_INVALID_M, "m = -1", OOC_R64, CM, ON, ON, -1, N, K, 0, 0, A, B, C, M, K, M},
+        {"n < 0", OOC_ERR_INVALID_N, "n = -3", OOC_R64, CM, ON, ON, M, -3, K, 0, 0, A, B, C, M, K, M},
+        {"k < 0", OOC_ERR_INVALID_K, "k = ", OOC_R64, CM, ON, ON, M, N, INT64_MIN, 0, 0, A, B, C, M, K, M},
+        {"lda col NN", OOC_ERR_INVALID_LDA, "lda", OOC_R64, CM, ON, ON, M, N, K, 0, 0, A, B, C, M - 1, K, M},
+        {"lda col TN", OOC_ERR_INVALID_LDA, "lda", OOC_R64, CM, OT, ON, M, N, K, 0, 0, A, B, C, K - 1, K, M},
+        {"lda row NN", OOC_ERR_INVALID_LDA, "lda", OOC_R64, RM, ON, ON, M, N, K, 0, 0, A, B, C, K - 1, N, N},
+        {"lda row TN", OOC_ERR_INVALID_LDA, "lda", OOC_R64, RM, OT, ON, M, N, K, 0, 0, A, B, C, M - 1, N, N},
+        {"lda 0 when m = 0", OOC_ERR_INVALID_LDA, "lda", OOC_R64, CM, ON, ON, 0, N, K, 0, 0, A, B, C, 0, K, 1},
+        {"ldb col NN", OOC_ERR_INVALID_LDB, "ldb", OOC_R64, CM, ON, ON, M, N, K, 0, 0, A, B, C, M, K - 1, M},
+        {"ldb col NT", OOC_ERR_INVALID_LDB, "ldb", OOC_R64, CM, ON, OT, M, N, K, 0, 0, A, B, C, M, N - 1, M},
+        {"ldb row NN", OOC_ERR_INVALID_LDB, "ldb", OOC_R64, RM, ON, ON, M, N, K, 0, 0, A, B, C, K, N - 1, N},
+        {"ldc col", OOC_ERR_INVALID_LDC, "ldc", OOC_R64, CM, ON, ON, M, N, K, 0, 0, A, B, C, M, K, M - 1},
+        {"ldc row", OOC_ERR_INVALID_LDC, "ldc", OOC_R64, RM, ON, ON, M, N, K, 0, 0, A, B, C, K, N, N - 1},
+        {"A NULL", OOC_ERR_NULL_A, "A is NULL", OOC_R64, CM, ON, ON, M, N, K, 0, 0, NULL, B, C, M, K, M},
+        {"B NULL", OOC_ERR_NULL_B, "B is NULL", OOC_R64, CM, ON, ON, M, N, K, 0, 0, A, NULL, C, M, K, M},
+        {"C NULL", OOC_ERR_NULL_C, "C is NULL", OOC_R64, CM, ON, ON, M, N, K, 0, 0, A, B, NULL, M, K, M},
+        {"alpha NULL", OOC_ERR_NULL_ARG, "alpha", OOC_R64, CM, ON, ON, M, N, K, 1, 0, A, B, C, M, K, M},
+        {"beta NULL", OOC_ERR_NULL_ARG, "beta", OOC_R64, CM, ON, ON, M, N, K, 0, 1, A, B, C, M, K, M},
+        {"A span overflows", OOC_ERR_OVERFLOW, "2^63", OOC_R64, CM, ON, ON, M, N, BIG, 0, 0, A, B, C, BIG, BIG, M},
+        {"C span overflows", OOC_ERR_OVERFLOW, "2^63", OOC_C64, CM, ON, ON, BIG, BIG, K, 0, 0, A, B, C, BIG, K, BIG},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_bad(&cases[i]);
+    CU_ASSERT_EQUAL(ooc_gemm(NULL, OOC_R64, CM, ON, ON, M, N, K, A, A, M, B, K, A, C, M), OOC_ERR_INVALID_HANDLE);
+}
+
+/* Empty problems write nothing; alpha == 0 or k == 0 only scale C. */
+static void test_quick_returns(void)
+{
+    double alpha = 1.0, beta = 0.5;
+    memcpy(C, Csave, sizeof C);
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 0, N, K, alpha, NULL, 1, B, K, beta, C, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, 0, K, alpha, A, M, NULL, K, beta, C, M), OOC_SUCCESS);
+    CU_ASSERT(memcmp(C, Csave, sizeof C) == 0);
+    /* k = 0: C = beta C, A and B not needed */
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, 0, alpha, NULL, M, NULL, 1, beta, C, M), OOC_SUCCESS);
+    for (int i = 0; i < M * N; i++) CU_ASSERT_EQUAL(C[i], 0.5 * Csave[i]);
+    /* alpha = 0, beta = 0: exact zeros even over NaN */
+    tu_fill_nan(OOC_R64, C, M * N);
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, M, N, K, 0.0, A, M, B, N, 0.0, C, N), OOC_SUCCESS);
+    for (int i = 0; i < M * N; i++) CU_ASSERT_EQUAL(C[i], 0.0);
+    /* complex beta = i: rotates C */
+    float cz[4] = {1.0f, 2.0f, -3.0f, 0.5f}, zero[2] = {0, 0}, ii[2] = {0, 1};
+    CU_ASSERT_EQUAL(ooc_cgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 2, 1, 3, zero, A, 2, B, 3, ii, cz, 2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(cz[0], -2.0f);
+    CU_ASSERT_EQUAL(cz[1], 1.0f);
+    CU_ASSERT_EQUAL(cz[2], -0.5f);
+    CU_ASSERT_EQUAL(cz[3], -3.0f);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(H), "");
+}
+
+/* Run-time failures: a clear status and message, C untouched. */
+static void test_runtime_failures(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    /* budget too small for any plan */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 64), OOC_SUCCESS);
+    memcpy(C, Csave, sizeof C);
+    CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.0, A, M, B, K, 0.0, C, M), OOC_ERR_BUDGET_TOO_SMALL);
+    CU_ASSERT(strstr(ooc_last_error(h), "64 bytes of device memory") != NULL);
+    CU_ASSERT(memcmp(C, Csave, sizeof C) == 0);
+    /* the next success clears the message */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.0, A, M, B, K, 0.0, C, M), OOC_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(h), "");
+    CU_ASSERT_STRING_EQUAL(ooc_backend_name(h), "host");
+
+    /* the custom backend is not in this version */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_CUSTOM), OOC_SUCCESS);
+    memcpy(C, Csave, sizeof C);
+    CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.0, A, M, B, K, 0.0, C, M), OOC_ERR_NOT_SUPPORTED);
+    CU_ASSERT(strstr(ooc_last_error(h), "custom") != NULL);
+    CU_ASSERT(memcmp(C, Csave, sizeof C) == 0);
+
+    /* cuBLAS: runs on a GPU; otherwise says why, C untouched */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS), OOC_SUCCESS);
+    ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.0, A, M, B, K, 0.0, C, M);
+    CU_ASSERT(st == OOC_SUCCESS || st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE);
+    if (st != OOC_SUCCESS) {
+        CU_ASSERT(memcmp(C, Csave, sizeof C) == 0);
+        CU_ASSERT(strlen(ooc_last_error(h)) > 10);
+    }
+    /* a device index that does not exist */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE, 1023), OOC_SUCCESS);
+    st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.0, A, M, B, K, 0.0, C, M);
+    CU_ASSERT(st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE);
+    ooc_destroy(h);
+}
+
+int main(void)
+{
+    if (ooc_create(&H) != OOC_SUCCESS) return 1;
+    ooc_set(H, OOC_PARAM_BACKEND, OOC_BACKEND_HOST);
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("api", NULL, NULL);
+    CU_add_test(s, "handle create and destroy", test_handle);
+    CU_add_test(s, "version", test_version);
+    CU_add_test(s, "status strings", test_status_strings);
+    CU_add_test(s, "parameters and bounds", test_params);
+    CU_add_test(s, "bad arguments", test_bad_arguments);
+    CU_add_test(s, "quick returns", test_quick_returns);
+    CU_add_test(s, "run-time failures", test_runtime_failures);
+    int rc = tu_run();
+    ooc_destroy(H);
+    return rc;
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_gemm.c: the pipeline end to end against OpenBLAS, through one backend
+ * chosen at build time (OOC_TEST_BACKEND): test_gemm_host runs it on the CPU,
+ * test_gemm_cuda on the GPU (exit 77, skipped, when there is none).
+ *
+ * Random data, odd sizes that are multiples of no block, every layout and op
+ * combination, alpha and beta (beta = 0 with C full of NaN), padded leading
+ * dimensions, pinned and pageable memory, and budgets small enough to force
+ * many blocks, several column panels and several row panels of B.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "testutil.h"
+
+#ifndef OOC_TEST_BACKEND
+#error "build with -DOOC_TEST_BACKEND=OOC_BACKEND_HOST or OOC_BACKEND_CUBLAS"
+#endif
+
+static ooc_handle_t *H;
+static uint64_t seed = 20261121;
+
+typedef enum { MEM_PAGEABLE, MEM_PINNED } mem_t;
+
+typedef struct {
+    ooc_dtype_t t;
+    ooc_layout_t layout;
+    ooc_op_t ta, tb;
+    int64_t m, n, k;
+    int64_t pad;        /* extra leading-dimension elements */
+    double alpha, beta; /* real parts; complex cases add an imaginary part */
+    mem_t mem_a, mem_b, mem_c;
+    int64_t device_mem; /* 0: automatic */
+    int64_t block_rows, ring, streams, host_mem;
+} case_t;
+
+static void *alloc_mem(mem_t mem, size_t bytes)
+{
+    void *p = NULL;
+    if (mem == MEM_PINNED) {
+        ooc_status_t st = ooc_host_alloc(H, bytes, &p);
+        CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
+    } else {
+        p = malloc(bytes);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    }
+    return p;
+}
+
+static void free_mem(mem_t mem, void *p)
+{
+    if (mem == MEM_PINNED) ooc_host_free(H, p);
+    else free(p);
+}
+
+static void scalar(ooc_dtype_t t, double re, double im, void *out)
+{
+    switch (t) {
+    case OOC_R32: ((float *)out)[0] = (float)re; break;
+    case OOC_R64: ((double *)out)[0] = re; break;
+    case OOC_C32: ((float *)out)[0] = (float)re; ((float *)out)[1] = (float)im; break;
+    case OOC_C64: ((double *)out)[0] = re; ((double *)out)[1] = im; break;
+    }
+}
+
+/* Run one case; returns the stats of the multiply. */
+static ooc_stats_t run_case(const case_t *c)
+{
+    ooc_stats_t stats;
+    memset(&stats, 0, sizeof stats);
+    size_t e = tu_elem(c->t);
+    int col = c->layout == OOC_COL_MAJOR;
+    int64_t a_rows = c->m, a_cols = c->k, b_rows = c->k, b_cols = c->n;
+    /* stored line lengths bound the leading dimensions */
+    int64_t a_len = (col == (c->ta == OOC_OP_N)) ? a_rows : a_cols;
+    int64_t b_len = (col == (c->tb == OOC_OP_N)) ? b_rows : b_cols;
+    int64_t lda = a_len + c->pad, ldb = b_len + c->pad, ldc = (col ? c->m : c->n) + c->pad;
+    size_t na = tu_stored(c->layout, c->ta, a_rows, a_cols, lda);
+    size_t nb = tu_stored(c->layout, c->tb, b_rows, b_cols, ldb);
+    size_t nc = tu_stored(c->layout, OOC_OP_N, c->m, c->n, ldc);
+    void *A = alloc_mem(c->mem_a, na * e), *B = alloc_mem(c->mem_b, nb * e);
+    void *C = alloc_mem(c->mem_c, nc * e), *C0 = malloc(nc * e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(C0);
+    tu_fill(c->t, A, na, &seed);
+    tu_fill(c->t, B, nb, &seed);
+    if (c->beta == 0) tu_fill_nan(c->t, C, nc); /* must not leak into the result */
+    else tu_fill(c->t, C, nc, &seed);
+    memcpy(C0, C, nc * e);
+
+    double alpha[2], beta[2];
+    scalar(c->t, c->alpha, c->alpha == 0 ? 0 : 0.25, alpha);
+    scalar(c->t, c->beta, c->beta == 0 ? 0 : -0.5, beta);
+
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, c->device_mem), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, c->block_rows), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_RING_DEPTH, c->ring), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STREAMS, c->streams), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, c->host_mem), OOC_SUCCESS);
+
+    ooc_status_t st = ooc_gemm(H, c->t, c->layout, c->ta, c->tb, c->m, c->n, c->k, alpha, A, lda,
+                               B, ldb, beta, C, ldc);
+    if (st != OOC_SUCCESS)
+        fprintf(stderr, "\n    ooc_gemm: %s: %s\n", ooc_status_string(st), ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    if (st == OOC_SUCCESS) {
+        double worst;
+        int64_t bad = tu_check(c->t, c->layout, c->ta, c->tb, c->m, c->n, c->k, alpha, A, lda, B,
+                               ldb, beta, C0, C, ldc, &worst);
+        if (bad != 0)
+            fprintf(stderr, "\n    dtype %d layout %d op %d%d m=%lld n=%lld k=%lld: %lld bad elements, worst %.3g x tolerance\n",
+                    c->t, c->layout, c->ta, c->tb, (long long)c->m, (long long)c->n, (long long)c->k,
+                    (long long)bad, worst);
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_EQUAL(ooc_get_stats(H, &stats), OOC_SUCCESS);
+    }
+    free_mem(c->mem_a, A);
+    free_mem(c->mem_b, B);
+    free_mem(c->mem_c, C);
+    free(C0);
+    return stats;
+}
+
+static const ooc_op_t OPS[3] = {OOC_OP_N, OOC_OP_T, OOC_OP_C};
+static const ooc_layout_t LAYOUTS[2] = {OOC_COL_MAJOR, OOC_ROW_MAJOR};
+
+/* Every layout and op pair, alpha != 1, beta 0 (NaN C) and beta != 0. */
+static void all_ops(ooc_dtype_t t, int64_t device_mem)
+{
+    for (int l = 0; l < 2; l++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                for (int bz = 0; bz < 2; bz++) {
+                    case_t c = {t, LAYOUTS[l], OPS[a], OPS[b], 157, 91, 67, 0, 1.25, bz ? 0.0 : -0.75,
+                                MEM_PAGEABLE, MEM_PINNED, (l + a + b) % 2 ? MEM_PINNED : MEM_PAGEABLE,
+                                device_mem, 0, 0, 0, 0};
+                    run_case(&c);
+                }
+}
+
+static void test_ops_double(void) { all_ops(OOC_R64, 0); }
+static void test_ops_single(void) { all_ops(OOC_R32, 0); }
+static void test_ops_complex_single(void) { all_ops(OOC_C32, 0); }
+static void test_ops_complex_double(void) { all_ops(OOC_C64, 0); }
+
+/* A budget that holds op(B) but only small blocks: many row blocks, with a remainder. */
+static void test_many_blocks(void)
+{
+    for (int l = 0; l < 2; l++) {
+        case_t c = {OOC_R64, LAYOUTS[l], OOC_OP_N, OOC_OP_T, 1001, 83, 129, 3, 0.5, 1.5,
+                    MEM_PINNED, MEM_PINNED, MEM_PINNED, 0, 64, 0, 0, 0};
+        ooc_stats_t s = run_case(&c);
+        CU_ASSERT(s.blocks >= 15);
+        CU_ASSERT_EQUAL(s.panels, 1);
+    }
+}
+
+/* op(B) larger than the budget: several column panels of B, A streamed again per panel. */
+static void test_column_panels(void)
+{
+    for (int l = 0; l < 2; l++)
+        for (int bz = 0; bz < 2; bz++) {
+            /* B is 211 x 389 doubles = 657 KB; 300 KB of device memory */
+            case_t c = {OOC_R64, LAYOUTS[l], OOC_OP_T, OOC_OP_N, 523, 389, 211, 1, -1.0, bz ? 0.0 : 2.0,
+                        MEM_PAGEABLE, MEM_PAGEABLE, MEM_PAGEABLE, 300 << 10, 0, 0, 0, 0};
+            ooc_stats_t s = run_case(&c);
+            CU_ASSERT(s.panels > 1);
+            CU_ASSERT(s.panel_cols < 389 || s.block_rows < 389);
+            CU_ASSERT(s.device_bytes <= (uint64_t)(300 << 10));
+        }
+}
+
+/* Not even one column of op(B) fits: row panels too, beta applied once. */
+static void test_row_panels(void)
+{
+    for (int l = 0; l < 2; l++)
+        for (int bz = 0; bz < 2; bz++) {
+            /* k = 3001 floats: a column of B is 12 KB; 24 KB of device memory */
+            case_t c = {OOC_R32, LAYOUTS[l], OOC_OP_N, OOC_OP_N, 97, 45, 3001, 0, 0.5, bz ? 0.0 : 0.25,
+                        l ? MEM_PINNED : MEM_PAGEABLE, MEM_PAGEABLE, l ? MEM_PAGEABLE : MEM_PINNED,
+                        24 << 10, 0, 0, 0, 0};
+            ooc_stats_t s = run_case(&c);
+            CU_ASSERT(s.panel_depth < 3001);
+            CU_ASSERT(s.device_bytes <= (uint64_t)(24 << 10));
+        }
+}
+
+/* Complex with tiny budgets and conjugate transposes, through staging. */
+static void test_complex_panels(void)
+{
+    case_t c = {OOC_C64, OOC_ROW_MAJOR, OOC_OP_C, OOC_OP_C, 133, 77, 301, 2, 1.0, 1.0,
+                MEM_PAGEABLE, MEM_PAGEABLE, MEM_PAGEABLE, 64 << 10, 0, 0, 0, 0};
+    ooc_stats_t s = run_case(&c);
+    CU_ASSERT(s.panels > 1);
+}
+
+/* Ring depth 2, several compute streams, and a tiny pinned staging budget. */
+static void test_ring_streams_staging(void)
+{
+    case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 777, 65, 99, 0, 1.0, 0.5,
+                MEM_PAGEABLE, MEM_PAGEABLE, MEM_PAGEABLE, 0, 50, 2, 5, 256 << 10};
+    ooc_stats_t s = run_case(&c);
+    CU_ASSERT_EQUAL(s.ring_depth, 2);
+    CU_ASSERT_EQUAL(s.streams, 5);
+    CU_ASSERT(s.staged_a && s.staged_c);
+    CU_ASSERT(s.host_bytes <= (uint64_t)(256 << 10));
+    CU_ASSERT(s.blocks >= 16);
+}
+
+/* Wide problem: the planner may keep op(A) resident instead of op(B). */
+static void test_wide(void)
+{
+    case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 37, 2003, 61, 0, 1.0, 0.0,
+                MEM_PINNED, MEM_PAGEABLE, MEM_PAGEABLE, 96 << 10, 0, 0, 0, 0};
+    run_case(&c);
+    c.layout = OOC_ROW_MAJOR;
+    c.ta = OOC_OP_T;
+    run_case(&c);
+}
+
+/* Different sizes on one handle: buffers are grown and reused. */
+static void test_reuse(void)
+{
+    int64_t sizes[4][3] = {{10, 20, 30}, {300, 7, 200}, {1, 1, 1}, {129, 257, 65}};
+    for (int i = 0; i < 4; i++) {
+        case_t c = {OOC_R32, OOC_COL_MAJOR, OOC_OP_T, OOC_OP_T, sizes[i][0], sizes[i][1], sizes[i][2],
+                    i, 2.0, i % 2 ? 1.0 : 0.0, MEM_PAGEABLE, MEM_PAGEABLE, MEM_PINNED, 0, 0, 0, 0, 0};
+        run_case(&c);
+    }
+}
+
+/* Shapes of one row, one column, k = 1. */
+static void test_degenerate_shapes(void)
+{
+    int64_t sizes[5][3] = {{1, 500, 300}, {500, 1, 300}, {400, 300, 1}, {1, 1, 4000}, {3, 2, 1}};
+    for (int i = 0; i < 5; i++)
+        for (int l = 0; l < 2; l++) {
+            case_t c = {OOC_R64, LAYOUTS[l], OPS[i % 2], OPS[(i + l) % 2], sizes[i][0], sizes[i][1],
+                        sizes[i][2], 0, -2.0, 0.5, MEM_PAGEABLE, MEM_PINNED, MEM_PAGEABLE, 32 << 10, 0, 0, 0, 0};
+            run_case(&c);
+        }
+}
+
+/* Skip (77) when the backend under test cannot run here. */
+static int backend_runs(void)
+{
+    double a = 1, b = 2, c = 0;
+    ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+    ooc_status_t st = ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1);
+    if (st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE) {
+        printf("backend %d not usable here (%s): skipping\n", OOC_TEST_BACKEND, ooc_last_error(H));
+        return 0;
+    }
+    if (st != OOC_SUCCESS || c != 2.0) {
+        printf("1x1x1 multiply failed: %s: %s\n", ooc_status_string(st), ooc_last_error(H));
+        return -1;
+    }
+    printf("backend under test: %s\n", ooc_backend_name(H));
+    return 1;
+}
+
+int main(void)
+{
+    if (ooc_create(&H) != OOC_SUCCESS) return 1;
+    int ok = backend_runs();
+    if (ok <= 0) {
+        ooc_destroy(H);
+        return ok == 0 ? 77 : 1;
+    }
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("gemm", NULL, NULL);
+    CU_add_test(s, "all layouts and ops, double", test_ops_double);
+    CU_add_test(s, "all layouts and ops, single", test_ops_single);
+    CU_add_test(s, "all layouts and ops, complex single", test_ops_complex_single);
+    CU_add_test(s, "all layouts and ops, complex double", test_ops_complex_double);
+    CU_add_test(s, "many row blocks with a remainder", test_many_blocks);
+    CU_add_test(s, "column panels of B", test_column_panels);
+    CU_add_test(s, "row panels of B, beta once", test_row_panels);
+    CU_add_test(s, "complex conjugate transposes, panels", test_complex_panels);
+    CU_add_test(s, "ring 2, five streams, small staging", test_ring_streams_staging);
+    CU_add_test(s, "wide problems", test_wide);
+    CU_add_test(s, "one handle, many sizes", test_reuse);
+    CU_add_test(s, "degenerate shapes", test_degenerate_shapes);
+    int rc = tu_run();
+    ooc_destroy(H);
+    return rc;
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_plan.c: the planner's invariants, without a GPU: every plan fits its
+ * budgets and covers the problem; panels only when op(B) does not fit, row
+ * panels only when a column does not; budgets too small give a status; more
+ * memory never means more traffic.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "plan.h"
+#include "testutil.h"
+
+static ooc_plan_input_t input(int64_t m, int64_t n, int64_t k, size_t e, uint64_t dev)
+{
+    ooc_plan_input_t in;
+    memset(&in, 0, sizeof in);
+    in.m = m;
+    in.n = n;
+    in.k = k;
+    in.elem = e;
+    in.device_budget = dev;
+    in.host_budget = UINT64_MAX;
+    return in;
+}
+
+/* What must hold for any plan the planner returns. */
+static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
+{
+    int ok = 1;
+#define REQUIRE(c)                                                                                 \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            ok = 0;                                                                                \
+            fprintf(stderr, "\n    plan m=%lld n=%lld k=%lld e=%zu budget=%llu: %s\n",             \
+                    (long long)in->m, (long long)in->n, (long long)in->k, in->elem,                \
+                    (unsigned long long)in->device_budget, #c);                                    \
+        }                                                                                          \
+    } while (0)
+    int64_t m = p->swap ? in->n : in->m, n = p->swap ? in->m : in->n;
+    REQUIRE(p->m == m && p->n == n && p->k == in->k);
+    REQUIRE(p->mb >= 1 && p->mb <= m && p->mb <= OOC_PLAN_MAX_DIM);
+    REQUIRE(p->nb >= 1 && p->nb <= n && p->nb <= OOC_PLAN_MAX_DIM);
+    REQUIRE(p->kb >= 1 && p->kb <= in->k && p->kb <= OOC_PLAN_MAX_DIM);
+    REQUIRE(p->m_blocks * p->mb >= m && (p->m_blocks - 1) * p->mb < m);
+    REQUIRE(p->n_panels * p->nb >= n && (p->n_panels - 1) * p->nb < n);
+    REQUIRE(p->k_panels * p->kb >= in->k && (p->k_panels - 1) * p->kb < in->k);
+    REQUIRE(p->ring >= 2 && p->streams >= 3);
+    if (in->ring) REQUIRE(p->ring == in->ring);
+    if (in->streams) REQUIRE(p->streams == in->streams);
+    if (in->block_rows) REQUIRE(p->mb <= in->block_rows);
+    uint64_t e = in->elem, R = (uint64_t)p->ring;
+    uint64_t dev = e * ((uint64_t)p->kb * (uint64_t)p->nb + R * (uint64_t)p->mb * (uint64_t)(p->kb + p->nb));
+    REQUIRE(p->device_bytes == dev);
+    REQUIRE(p->device_bytes <= in->device_budget);
+    REQUIRE(p->host_bytes <= in->host_budget);
+    REQUIRE(p->c_read == (in->beta_nonzero || p->k_panels > 1));
+    /* staging room only for what is staged */
+    int sa = p->swap ? in->stage_b : in->stage_a, sb = p->swap ? in->stage_a : in->stage_b;
+    if (!sa && !sb && !in->stage_c) REQUIRE(p->host_bytes == 0);
+    if (sa) REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)p->mb * (uint64_t)p->kb);
+    if (sb) REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)(p->kb > p->nb ? p->kb : p->nb));
+    if (in->stage_c) REQUIRE(p->pin_out_slot_bytes == e * (uint64_t)p->mb * (uint64_t)p->nb);
+    return ok;
+#undef REQUIRE
+}
+
+static uint64_t rng = 12345;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Random shapes, element sizes, flags and budgets: every plan keeps the invariants. */
+static void test_random_sweep(void)
+{
+    static const size_t elems[4] = {4, 8, 8, 16};
+    int planned = 0, refused = 0;
+    for (int t = 0; t < 20000; t++) {
+        int64_t m = 1 + (int64_t)(next() % (t % 3 ? 5000 : 300000));
+        int64_t n = 1 + (int64_t)(next() % (t % 5 ? 3000 : 100000));
+        int64_t k = 1 + (int64_t)(next() % (t % 7 ? 3000 : 100000));
+        ooc_plan_input_t in = input(m, n, k, elems[next() % 4], next() % ((uint64_t)2 << (next() % 36)));
+        in.beta_nonzero = (int)(next() % 2);
+        in.stage_a = (int)(next() % 2);
+        in.stage_b = (int)(next() % 2);
+        in.stage_c = (int)(next() % 2);
+        in.host_budget = next() % 4 ? UINT64_MAX : 1 + next() % ((uint64_t)1 << 26);
+        in.ring = next() % 3 ? 0 : 2 + (int)(next() % 5);
+        in.streams = next() % 3 ? 0 : 3 + (int)(next() % 5);
+        in.block_rows = next() % 4 ? 0 : 1 + (int64_t)(next() % 4096);
+        in.allow_swap = (int)(next() % 2);
+        ooc_plan_t p;
+        memset(&p, 0xab, sizeof p);
+        ooc_status_t st = ooc_plan_make(&in, &p);
+        if (st == OOC_SUCCESS) {
+            planned++;
+            if (!check_invariants(&in, &p)) {
+                CU_FAIL("invariant broken");
+                return;
+            }
+            if (!in.allow_swap) CU_ASSERT_EQUAL(p.swap, 0);
+        } else {
+            CU_ASSERT_EQUAL(st, OOC_ERR_BUDGET_TOO_SMALL);
+            refused++;
+        }
+    }
+    /* the sweep must exercise both outcomes */
+    CU_ASSERT(planned > 1000);
+    CU_ASSERT(refused > 100);
+}
+
+/* S1 (DGEMM 65536 x 16384 x 16384) on an 80 GB GPU: B resident whole, many blocks. */
+static void test_s1_fits(void)
+{
+    ooc_plan_input_t in = input(65536, 16384, 16384, 8, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT_EQUAL(p.swap, 0);
+    CU_ASSERT_EQUAL(p.n_panels, 1);
+    CU_ASSERT_EQUAL(p.k_panels, 1);
+    CU_ASSERT(p.m_blocks >= 8);
+    CU_ASSERT(p.mb % 256 == 0);
+    /* traffic: A, B and C once each */
+    CU_ASSERT_EQUAL(p.traffic_bytes, 8ull * (65536ull * 16384 + 16384ull * 16384 + 65536ull * 16384));
+}
+
+/* B larger than the budget but one column fits: column panels only. */
+static void test_column_panels(void)
+{
+    ooc_plan_input_t in = input(65536, 16384, 16384, 8, (uint64_t)1 << 30); /* B is 2 GiB */
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.n_panels > 2);
+    CU_ASSERT_EQUAL(p.k_panels, 1);
+    CU_ASSERT_EQUAL(p.nb, (16384 + p.n_panels - 1) / p.n_panels); /* equal panels */
+}
+
+/* Not one column of B fits: row panels, and C is read back. */
+static void test_row_panels(void)
+{
+    ooc_plan_input_t in = input(1000, 1000, 1000000, 8, (uint64_t)4 << 20); /* a column: 8 MB */
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.k_panels > 1);
+    CU_ASSERT(p.c_read);
+}
+
+/* Budgets below any plan: a status, and the output untouched. */
+static void test_too_small(void)
+{
+    uint64_t budgets[4] = {0, 1, 8, 8 * 4};
+    for (int i = 0; i < 4; i++) {
+        ooc_plan_input_t in = input(100, 100, 100, 8, budgets[i]);
+        ooc_plan_t p, before;
+        memset(&p, 0x5a, sizeof p);
+        before = p;
+        CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_BUDGET_TOO_SMALL);
+        CU_ASSERT(memcmp(&p, &before, sizeof p) == 0);
+    }
+    /* the smallest that works: 1x1 blocks, kb = 1, ring 3: 8 * (1 + 3 * 2) bytes */
+    ooc_plan_input_t in = input(100, 100, 100, 8, 8 * 7);
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+}
+
+/* Nonsense input is a bug in the caller: a status, not a crash. */
+static void test_bad_input(void)
+{
+    ooc_plan_t p;
+    ooc_plan_input_t in = input(0, 10, 10, 8, 1 << 30);
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_INTERNAL);
+    in = input(10, 10, 10, 0, 1 << 30);
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_INTERNAL);
+    in = input(10, 10, 10, 8, 1 << 30);
+    in.ring = 1;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_INTERNAL);
+    in.ring = 0;
+    in.streams = 2;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_INTERNAL);
+    CU_ASSERT_EQUAL(ooc_plan_make(NULL, &p), OOC_ERR_INTERNAL);
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, NULL), OOC_ERR_INTERNAL);
+}
+
+/* More device memory never means more bytes over the bus. */
+static void test_monotone_traffic(void)
+{
+    int64_t shapes[3][3] = {{20000, 5000, 3000}, {3000, 20000, 5000}, {500, 500, 200000}};
+    for (int s = 0; s < 3; s++) {
+        uint64_t last = UINT64_MAX;
+        for (uint64_t budget = (uint64_t)1 << 20; budget <= (uint64_t)1 << 34; budget *= 2) {
+            ooc_plan_input_t in = input(shapes[s][0], shapes[s][1], shapes[s][2], 8, budget);
+            in.allow_swap = 1;
+            ooc_plan_t p;
+            if (ooc_plan_make(&in, &p) != OOC_SUCCESS) continue;
+            CU_ASSERT(check_invariants(&in, &p));
+            if (p.traffic_bytes > last)
+                fprintf(stderr, "\n    shape %d budget %llu: traffic %llu > %llu (mb %lld nb %lld kb %lld swap %d)\n", s,
+                        (unsigned long long)budget, (unsigned long long)p.traffic_bytes, (unsigned long long)last,
+                        (long long)p.mb, (long long)p.nb, (long long)p.kb, p.swap);
+            CU_ASSERT(p.traffic_bytes <= last);
+            last = p.traffic_bytes;
+        }
+    }
+}
+
+/* A wide problem whose A fits and B does not: the planner keeps A resident. */
+static void test_swap(void)
+{
+    ooc_plan_input_t in = input(1000, 1000000, 1000, 8, (uint64_t)256 << 20); /* A 8 MB, B 8 GB */
+    in.allow_swap = 1;
+    in.stage_b = 1;
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT_EQUAL(p.swap, 1);
+    CU_ASSERT_EQUAL(p.n_panels, 1);
+    in.allow_swap = 0;
+    ooc_plan_t q;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.swap, 0);
+    CU_ASSERT(q.traffic_bytes > p.traffic_bytes);
+}
+
+/* The pinned staging budget limits block rows of staged operands. */
+static void test_host_budget(void)
+{
+    ooc_plan_input_t in = input(100000, 1000, 1000, 8, (uint64_t)8 << 30);
+    in.stage_a = in.stage_c = 1;
+    in.host_budget = (uint64_t)48 << 20;
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.host_bytes <= in.host_budget);
+    CU_ASSERT(p.host_bytes > 0);
+    in.host_budget = 60; /* less than the smallest staging ring: 3 x (A, C in, C out) of 8 bytes */
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_BUDGET_TOO_SMALL);
+}
+
+/* Explicit ring, streams and block rows are honoured. */
+static void test_explicit(void)
+{
+    ooc_plan_input_t in = input(10000, 300, 300, 4, (uint64_t)1 << 30);
+    in.ring = 5;
+    in.streams = 6;
+    in.block_rows = 333;
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT_EQUAL(p.ring, 5);
+    CU_ASSERT_EQUAL(p.streams, 6);
+    CU_ASSERT(p.mb <= 333 && p.mb >= 300);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("plan", NULL, NULL);
+    CU_add_test(s, "random sweep keeps the invariants", test_random_sweep);
+    CU_add_test(s, "S1 fits with B resident", test_s1_fits);
+    CU_add_test(s, "column panels when B does not fit", test_column_panels);
+    CU_add_test(s, "row panels when a column does not fit", test_row_panels);
+    CU_add_test(s, "budgets too small", test_too_small);
+    CU_add_test(s, "bad input", test_bad_input);
+    CU_add_test(s, "more memory, no more traffic", test_monotone_traffic);
+    CU_add_test(s, "wide problems keep A resident", test_swap);
+    CU_add_test(s, "pinned staging budget", test_host_budget);
+    CU_add_test(s, "explicit options", test_explicit);
+    return tu_run();
+}
