@@ -253,6 +253,26 @@ typedef struct {
 /** @brief Copy the statistics of the last successful multiply. */
 OOC_API ooc_status_t ooc_get_stats(const ooc_handle_t *handle, ooc_stats_t *stats);
 
+/**
+ * @brief Measure pinned host<->device copy bandwidth on the handle's backend:
+ * @p bytes each way, best of three, in bytes per second (the floor's BW_h2d
+ * and BW_d2h in docs/PERFORMANCE.md). Allocates and frees its own buffers.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_DEVICE_MEMORY,
+ *         OOC_ERR_HOST_MEMORY, OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA
+ */
+OOC_API ooc_status_t ooc_measure_bandwidth(ooc_handle_t *handle, size_t bytes, double *h2d,
+                                           double *d2h);
+
+/**
+ * @brief Measure the in-core multiply rate of the handle's backend on an
+ * m x n x k problem held entirely in device memory (random data, column-major
+ * NN, beta = 0): best of @p reps after one warm-up, in (real) flop per second,
+ * counting 2mnk for real and 8mnk for complex types (the floor's R_incore).
+ * @return as ooc_measure_bandwidth(), plus OOC_ERR_INVALID_DTYPE, _M, _N, _K, OOC_ERR_OVERFLOW
+ */
+OOC_API ooc_status_t ooc_measure_gemm_rate(ooc_handle_t *handle, ooc_dtype_t dtype, int64_t m,
+                                           int64_t n, int64_t k, int reps, double *flops);
+
 /*
  * File-backed operands (ooc_gemm_files and ooc_operand_t) are reserved for the
  * next version; the handle and parameters above are shared with them.

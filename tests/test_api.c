@@ -231,6 +231,32 @@ static void test_runtime_failures(void)
     ooc_destroy(h);
 }
 
+/* The probes behind the floor: positive rates, and their own argument checks. */
+static void test_measure(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST), OOC_SUCCESS);
+    double h2d = 0, d2h = 0, r = 0;
+    CU_ASSERT_EQUAL(ooc_measure_bandwidth(h, 4 << 20, &h2d, &d2h), OOC_SUCCESS);
+    CU_ASSERT(h2d > 1e6 && d2h > 1e6);
+    CU_ASSERT_EQUAL(ooc_measure_bandwidth(h, 0, &h2d, &d2h), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT_EQUAL(ooc_measure_bandwidth(h, 1024, NULL, &d2h), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_measure_bandwidth(NULL, 1024, &h2d, &d2h), OOC_ERR_INVALID_HANDLE);
+    for (int t = OOC_R32; t <= OOC_C64; t++) {
+        r = 0;
+        CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, (ooc_dtype_t)t, 64, 48, 32, 2, &r), OOC_SUCCESS);
+        CU_ASSERT(r > 1e6);
+    }
+    CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, (ooc_dtype_t)9, 64, 48, 32, 2, &r), OOC_ERR_INVALID_DTYPE);
+    CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, 0, 48, 32, 2, &r), OOC_ERR_INVALID_M);
+    CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, 64, -1, 32, 2, &r), OOC_ERR_INVALID_N);
+    CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, 64, 48, 0, 2, &r), OOC_ERR_INVALID_K);
+    CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, (int64_t)1 << 40, 48, 32, 2, &r), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, 64, 48, 32, 2, NULL), OOC_ERR_NULL_ARG);
+    ooc_destroy(h);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -244,6 +270,7 @@ int main(void)
     CU_add_test(s, "bad arguments", test_bad_arguments);
     CU_add_test(s, "quick returns", test_quick_returns);
     CU_add_test(s, "run-time failures", test_runtime_failures);
+    CU_add_test(s, "measurements behind the floor", test_measure);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;

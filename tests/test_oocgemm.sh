@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test_oocgemm.sh: end-to-end tests of the oocgemm tool (make check).
+# Quick multiplies through the host backend (dtypes, layouts, transposes,
+# beta != 0, pinned and pageable memory, tiny device budgets that force many
+# blocks and panels) must pass their check against OpenBLAS; bad command
+# lines must exit 2 with a message on stderr; --json must print valid JSON.
+# Run from the build directory; OOCGEMM overrides the tool's path.
+set -u
+
+OOCGEMM=${OOCGEMM:-./tools/oocgemm}
+failures=0
+cases=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_oocgemm.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -x "$OOCGEMM" ]; then
+    echo "FAIL: $OOCGEMM is not an executable (set OOCGEMM=path/to/oocgemm)"
+    exit 1
+fi
+
+pass() { cases=$((cases + 1)); echo "PASS: $*"; }
+fail() {
+    cases=$((cases + 1))
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+    sed 's/^/    | /' "$tmp/out" "$tmp/err"
+}
+
+# run_ok NAME ARGS...: exit 0 and a PASS check line
+run_ok() {
+    local name=$1
+    shift
+    "$OOCGEMM" run --backend host "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then
+        fail "$name: exit $rc (oocgemm run --backend host $*)"
+    elif ! grep -q '^check: .*: PASS$' "$tmp/out"; then
+        fail "$name: no PASS line (oocgemm run --backend host $*)"
+    else
+        pass "$name: $(grep '^check:' "$tmp/out" | sed 's/^check: //')"
+    fi
+}
+
+# run_bad NAME ARGS...: exit 2 with a message on stderr
+run_bad() {
+    local name=$1
+    shift
+    "$OOCGEMM" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne 2 ]; then
+        fail "$name: exit $rc, expected 2 (oocgemm $*)"
+    elif [ ! -s "$tmp/err" ]; then
+        fail "$name: nothing on stderr (oocgemm $*)"
+    else
+        pass "$name: exit 2: $(head -n 1 "$tmp/err")"
+    fi
+}
+
+# ---- multiplies that must pass their check ----
+run_ok "d col NN" -m 301 -n 257 -k 129
+run_ok "s row TN beta" --dtype s --layout row --transa T -m 211 -n 173 -k 97 --beta 0.5
+run_ok "c col CT pageable" --dtype c --transa C --transb T -m 157 -n 203 -k 111 --memory pageable --alpha -1.5
+run_ok "z row NC beta pageable" --dtype z --layout row --transb C -m 123 -n 149 -k 201 --beta -2 --memory pageable
+run_ok "d row TT 256K" --layout row --transa T --transb T -m 400 -n 300 -k 200 --device-mem 256K
+run_ok "s col NT 64K beta" --dtype s --transb T -m 333 -n 111 -k 222 --device-mem 64K --beta 1
+run_ok "z col CC 128K pageable" --dtype z --transa C --transb C -m 190 -n 170 -k 150 --device-mem 128K \
+    --host-mem 64K --memory pageable --beta 0.25
+run_ok "c row TN 1M all rows" --dtype c --layout row --transa T -m 257 -n 255 -k 253 --device-mem 1M \
+    --check-rows 1000
+run_ok "d col pageable staged tiny" -m 500 -n 90 -k 70 --memory pageable --device-mem 96K --host-mem 32K \
+    --staging-threads 2 --beta 3
+run_ok "d col options" -m 300 -n 200 -k 100 --block-rows 37 --ring 4 --repeat 3 --seed 7
+run_ok "s k=1 m=1" --dtype s -m 1 -n 77 -k 1 --beta 0.5
+run_ok "d alpha=0" -m 50 -n 40 -k 30 --alpha 0 --beta 2
+
+# ---- the JSON line ----
+"$OOCGEMM" run --backend host --json -m 120 -n 110 -k 100 --dtype z --beta 1 \
+    --bw-h2d 50 --bw-d2h 50 --rate 10 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ]; then
+    fail "json: exit $rc"
+elif [ "$(wc -l <"$tmp/out")" -ne 1 ]; then
+    fail "json: not exactly one line"
+elif command -v python3 >/dev/null 2>&1; then
+    if python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+for key in ("m", "n", "k", "dtype", "layout", "transa", "transb", "memory", "backend", "seconds",
+            "tflops", "floor_s", "floor_over_time", "max_rel_err", "check_tolerance", "passed",
+            "block_rows", "panel_cols", "panel_depth", "blocks", "panels", "ring_depth", "streams",
+            "staged_a", "staged_c", "device_bytes", "host_bytes", "bytes_h2d", "bytes_d2h"):
+    assert key in o, key
+assert o["passed"] is True and o["backend"] == "host" and o["m"] == 120 and o["dtype"] == "z"
+assert o["floor_s"] > 0
+' <"$tmp/out" 2>"$tmp/err"; then
+        pass "json: parses, has every field"
+    else
+        fail "json: does not parse or misses a field"
+    fi
+elif grep -q '^{.*"passed":true.*}$' "$tmp/out"; then
+    pass "json: looks like one object (no python3 to parse it)"
+else
+    fail "json: not a JSON object with \"passed\":true"
+fi
+
+# ---- quiet ----
+"$OOCGEMM" run --backend host -q -m 50 -n 50 -k 50 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ]; then
+    pass "quiet: exit 0, no output"
+else
+    fail "quiet: exit $rc or output"
+fi
+
+# ---- bad command lines: exit 2 and a message ----
+run_bad "missing -m" run --backend host -n 10 -k 10
+run_bad "-m -5" run --backend host -m -5 -n 10 -k 10
+run_bad "-k 0" run --backend host -m 10 -n 10 -k 0
+run_bad "-n garbage" run --backend host -m 10 -n 1x -k 10
+run_bad "--dtype q" run --backend host -m 10 -n 10 -k 10 --dtype q
+run_bad "--layout diag" run --backend host -m 10 -n 10 -k 10 --layout diag
+run_bad "--transa X" run --backend host -m 10 -n 10 -k 10 --transa X
+run_bad "--device-mem 12Q" run --backend host -m 10 -n 10 -k 10 --device-mem 12Q
+run_bad "--ring 1" run --backend host -m 10 -n 10 -k 10 --ring 1
+run_bad "unknown option" run --backend host -m 10 -n 10 -k 10 --frobnicate
+run_bad "too large" run --backend host -m 9000000000 -n 10 -k 9000000000
+run_bad "unknown subcommand" frobnicate
+run_bad "no subcommand"
+
+# ---- help and version ----
+if "$OOCGEMM" --help >"$tmp/out" 2>"$tmp/err" && grep -q 'run' "$tmp/out"; then
+    pass "--help"
+else
+    fail "--help"
+fi
+if "$OOCGEMM" run --help >"$tmp/out" 2>"$tmp/err" && grep -q -- '--device-mem' "$tmp/out"; then
+    pass "run --help"
+else
+    fail "run --help"
+fi
+if "$OOCGEMM" --version >"$tmp/out" 2>"$tmp/err" && grep -q '[0-9]\.[0-9]' "$tmp/out"; then
+    pass "--version: $(head -n 1 "$tmp/out")"
+else
+    fail "--version"
+fi
+
+echo "$cases cases, $failures failed"
+[ "$failures" -eq 0 ]
