@@ -74,7 +74,11 @@ typedef enum {
     OOC_ERR_CUBLAS = 25,         /**< a cuBLAS call failed (ooc_last_error() names it) */
     OOC_ERR_THREAD = 26,         /**< creating a host thread or lock failed */
     OOC_ERR_NOT_SUPPORTED = 27,  /**< valid request that this version does not implement */
-    OOC_ERR_INTERNAL = 28        /**< a bug in libooc_gemm: please report it with ooc_last_error() */
+    OOC_ERR_INTERNAL = 28,       /**< a bug in libooc_gemm: please report it with ooc_last_error() */
+    OOC_ERR_IO = 29,             /**< reading or writing a file failed (ooc_last_error() names the file and call) */
+    OOC_ERR_FORMAT = 30,         /**< a file is malformed, truncated, big-endian or of an unsupported type */
+    OOC_ERR_SHAPE = 31,          /**< operand shapes or element types do not match each other */
+    OOC_ERR_JOURNAL = 32         /**< the resume journal does not describe this job, or is damaged */
 } ooc_status_t;
 
 /** @brief Fixed English description of a status ("lda is too small", ...); never NULL. */
@@ -273,10 +277,164 @@ OOC_API ooc_status_t ooc_measure_bandwidth(ooc_handle_t *handle, size_t bytes, d
 OOC_API ooc_status_t ooc_measure_gemm_rate(ooc_handle_t *handle, ooc_dtype_t dtype, int64_t m,
                                            int64_t n, int64_t k, int reps, double *flops);
 
-/*
- * File-backed operands (ooc_gemm_files and ooc_operand_t) are reserved for the
- * next version; the handle and parameters above are shared with them.
+/** One GPU as ooc_device_info() describes it. */
+typedef struct {
+    char name[256];
+    char pci_bus_id[32];      /**< "0000:3b:00.0" */
+    int pcie_gen, pcie_width; /**< current PCIe link (0 when unknown) */
+    int copy_engines;         /**< asynchronous copy engines (2: copies both ways at once) */
+    int multiprocessors;
+    int compute_major, compute_minor;
+    uint64_t memory_total, memory_free; /**< bytes */
+} ooc_device_info_t;
+
+/** @brief Number of CUDA devices (0 without a GPU or without CUDA support).
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG */
+OOC_API ooc_status_t ooc_device_count(ooc_handle_t *handle, int *count);
+
+/** @brief Describe CUDA device @p device.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_NO_DEVICE,
+ *         OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA */
+OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_device_info_t *info);
+
+/** @name File-backed operands
+ * Matrices stored in files (NumPy .npy or raw binary), possibly larger than
+ * host memory: they are streamed through the pinned staging ring, never held
+ * whole. A file is 2-D, C order (row-major) or Fortran order (column-major).
+ * @{ */
+
+/** A matrix in a file, opened for reading or created for writing. */
+typedef struct ooc_file_s ooc_file_t;
+
+/** File formats. */
+typedef enum {
+    OOC_FORMAT_AUTO = 0, /**< open: .npy if the file starts with the NumPy magic, else an error */
+    OOC_FORMAT_NPY = 1,  /**< NumPy .npy, header versions 1.0, 2.0 and 3.0, little-endian */
+    OOC_FORMAT_RAW = 2   /**< raw little-endian elements, shape given by the caller */
+} ooc_format_t;
+
+/** What a file holds. For .npy files being opened only @c format is read;
+ * the rest is filled by ooc_file_describe(). */
+typedef struct {
+    ooc_format_t format;
+    int64_t rows, cols;  /**< the matrix as stored (before any op) */
+    ooc_dtype_t dtype;
+    ooc_layout_t layout; /**< OOC_ROW_MAJOR: C order; OOC_COL_MAJOR: Fortran order */
+} ooc_file_spec_t;
+
+/**
+ * @brief Open a matrix file for reading, checking its header and that its size
+ * matches the shape (a truncated file is an error).
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO (cannot open),
+ *         OOC_ERR_FORMAT (malformed, truncated, big-endian, unsupported dtype or
+ *         shape, raw spec missing), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
  */
+OOC_API ooc_status_t ooc_file_open(ooc_handle_t *handle, const char *path,
+                                   const ooc_file_spec_t *spec, ooc_file_t **file);
+
+/** Flags for ooc_file_create(). */
+enum {
+    OOC_FILE_RESUME = 1 /**< reuse the temporary file a previous run left, if its header matches */
+};
+
+/**
+ * @brief Create the output matrix file @p path. Data goes to a temporary file
+ * beside it ("PATH.ooc-tmp"), made at full size with its header; the target
+ * appears only at ooc_file_commit(). Nothing is written to @p path itself.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO,
+ *         OOC_ERR_FORMAT (spec not writable), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_file_create(ooc_handle_t *handle, const char *path,
+                                     const ooc_file_spec_t *spec, unsigned flags,
+                                     ooc_file_t **file);
+
+/**
+ * @brief Flush a created file to disk and rename it onto its target path
+ * (then flush the directory). After this the file is read-only.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO
+ */
+OOC_API ooc_status_t ooc_file_commit(ooc_handle_t *handle, ooc_file_t *file);
+
+/** @brief Close a file. A created file that was not committed keeps its
+ * temporary file (so that a later run can resume it) unless @p discard. */
+OOC_API void ooc_file_close(ooc_file_t *file, int discard);
+
+/** @brief What the file holds. @return OOC_SUCCESS, OOC_ERR_NULL_ARG */
+OOC_API ooc_status_t ooc_file_describe(const ooc_file_t *file, ooc_file_spec_t *spec);
+
+/** @brief Bytes before the first element (the .npy header; 0 for raw). */
+OOC_API uint64_t ooc_file_data_offset(const ooc_file_t *file);
+
+/**
+ * @brief Read @p count elements of a file, starting at element @p first in
+ * storage order (C order: row by row; Fortran order: column by column).
+ * Safe to call from several threads at once, each with its own handle.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_SHAPE (past the end),
+ *         OOC_ERR_IO, OOC_ERR_FORMAT (file shorter than its header says)
+ */
+OOC_API ooc_status_t ooc_file_read(ooc_handle_t *handle, const ooc_file_t *file, uint64_t first,
+                                   void *buf, uint64_t count);
+
+/** @brief Write @p count elements into a created (not yet committed) file at
+ * element @p first in storage order. Thread-safety as ooc_file_read().
+ * @return as ooc_file_read(), plus OOC_ERR_INVALID_PARAM for a file not open for writing */
+OOC_API ooc_status_t ooc_file_write(ooc_handle_t *handle, ooc_file_t *file, uint64_t first,
+                                    const void *buf, uint64_t count);
+
+/** Progress of a file multiply, called from a library thread after each row
+ * block of C is on disk. Must return quickly and must not call the library. */
+typedef void (*ooc_progress_fn)(void *user, int64_t blocks_done, int64_t blocks_total,
+                                uint64_t bytes_read, uint64_t bytes_written);
+
+/** Options of ooc_gemm_files(); all-zero is valid. */
+typedef struct {
+    const char *journal;     /**< resume journal path; NULL: "<C's path>.ooc-journal" */
+    int resume;              /**< 1: continue the job the journal records (its plan is reused) */
+    ooc_progress_fn progress;
+    void *progress_user;
+} ooc_files_opts_t;
+
+/**
+ * @brief C = alpha*op(A)*op(B) + beta*C0 on files: A, B, C0 opened with
+ * ooc_file_open(), C created with ooc_file_create() (committed by the caller
+ * after success). C0 may be NULL when beta == 0. All element types must be
+ * equal; layouts may differ, except that op = OOC_OP_C needs the operand in
+ * C's layout. Every finished row block of C is flushed and recorded in the
+ * journal, so a run killed part-way can be resumed (opts->resume) with a
+ * byte-identical result. The journal is removed on success.
+ * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL
+ */
+OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                    const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                    const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                    const ooc_files_opts_t *opts);
+
+/** Result of a verification. */
+typedef struct {
+    int exact;              /**< 1: every element compared with a full OpenBLAS product */
+    int vectors;            /**< Freivalds vectors used (0 when exact) */
+    int64_t rows_checked;   /**< rows of C recomputed exactly (all when exact) */
+    double max_rel_err;     /**< largest |error| / bound over everything compared */
+    double tolerance;       /**< pass when max_rel_err <= tolerance (derived from k and eps) */
+    int passed;
+    uint64_t bytes_read;
+} ooc_verify_result_t;
+
+/**
+ * @brief Check C = alpha*op(A)*op(B) + beta*C0 on files with OpenBLAS on the
+ * CPU, streaming within the handle's host-memory budget (OOC_PARAM_HOST_MEM).
+ * Exact when the product is small; otherwise a Freivalds check with
+ * @p vectors random vectors (C x against alpha A (B x) + beta C0 x) plus exact
+ * recomputation of @p sample_rows rows of C. A failed check is OOC_SUCCESS
+ * with res->passed == 0.
+ * @return OOC_SUCCESS, the argument and shape statuses, OOC_ERR_IO, OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                      const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                      const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                      int vectors, int64_t sample_rows,
+                                      ooc_verify_result_t *res);
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -91,6 +91,8 @@ extern const ooc_be_ops_t ooc_backend_host_ops;
 extern const ooc_be_ops_t ooc_backend_cuda_ops;
 /* 1 when the CUDA runtime sees at least one GPU (0 with no driver) */
 int ooc_backend_cuda_available(void);
+/* name, memory, engines, bus id of one GPU (not the PCIe link: device.c reads that) */
+ooc_status_t ooc_backend_cuda_device(int device, ooc_device_info_t *info, ooc_err_t *err);
 #endif
 
 #endif

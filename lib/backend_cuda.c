@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <cublas_v2.h>
@@ -58,6 +59,33 @@ int ooc_backend_cuda_available(void)
         return 0;
     }
     return n > 0;
+}
+
+ooc_status_t ooc_backend_cuda_device(int device, ooc_device_info_t *info, ooc_err_t *err)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) return cuda_fail(err, OOC_ERR_NO_DEVICE, e, "cudaGetDeviceCount", __FILE__, __LINE__);
+    OOC_RETURN_ERROR_IF(device < 0 || device >= n, err, OOC_ERR_NO_DEVICE,
+                        "device %d requested but only %d CUDA device(s) present", device, n);
+    struct cudaDeviceProp prop;
+    CU(err, "cudaGetDeviceProperties", cudaGetDeviceProperties(&prop, device));
+    snprintf(info->name, sizeof info->name, "%s", prop.name);
+    info->copy_engines = prop.asyncEngineCount;
+    info->multiprocessors = prop.multiProcessorCount;
+    info->compute_major = prop.major;
+    info->compute_minor = prop.minor;
+    info->memory_total = prop.totalGlobalMem;
+    CU(err, "cudaDeviceGetPCIBusId", cudaDeviceGetPCIBusId(info->pci_bus_id, (int)sizeof info->pci_bus_id, device));
+    int cur = 0;
+    CU(err, "cudaGetDevice", cudaGetDevice(&cur));
+    CU(err, "cudaSetDevice", cudaSetDevice(device));
+    size_t fr = 0, tot = 0;
+    e = cudaMemGetInfo(&fr, &tot);
+    cudaSetDevice(cur);
+    if (e != cudaSuccess) return cuda_fail(err, OOC_ERR_CUDA, e, "cudaMemGetInfo", __FILE__, __LINE__);
+    info->memory_free = fr;
+    return OOC_SUCCESS;
 }
 
 static void c_close(ooc_be_t *b)

@@ -16,6 +16,9 @@ ooc_status_t ooc_err_set(ooc_err_t *err, ooc_status_t status, const char *file, 
 {
     if (err == NULL || err->status != OOC_SUCCESS) return status;
     err->status = status;
+    /* name the source as the project does ("lib/x.c"), whatever the build directory */
+    const char *rel = strstr(file, "lib/");
+    if (rel) file = rel;
     va_list ap;
     va_start(ap, fmt);
     int used = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -62,6 +65,10 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_THREAD: return "host thread creation failed";
     case OOC_ERR_NOT_SUPPORTED: return "not supported by this version";
     case OOC_ERR_INTERNAL: return "internal error in libooc_gemm";
+    case OOC_ERR_IO: return "file input/output failed";
+    case OOC_ERR_FORMAT: return "malformed or unsupported matrix file";
+    case OOC_ERR_SHAPE: return "operand shapes or types do not match";
+    case OOC_ERR_JOURNAL: return "resume journal does not match this job";
     }
     return "unknown status";
 }

@@ -16,14 +16,14 @@
 #define DEVICE_MARGIN_MIN ((uint64_t)256 << 20) /* left free on the device for others */
 #define HOST_STAGING_MAX ((uint64_t)4 << 30)
 
-static double now(void)
+double ooc_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int is_zero(ooc_dtype_t t, const void *x)
+int ooc_is_zero(ooc_dtype_t t, const void *x)
 {
     switch (t) {
     case OOC_R32: return ((const float *)x)[0] == 0.0f;
@@ -51,7 +51,7 @@ static void scale_c(ooc_dtype_t t, ooc_layout_t layout, int64_t m, int64_t n, co
 {
     int64_t lines = layout == OOC_COL_MAJOR ? n : m, len = layout == OOC_COL_MAJOR ? m : n;
     size_t e = ooc_dtype_size(t);
-    int zero = is_zero(t, beta);
+    int zero = ooc_is_zero(t, beta);
     for (int64_t j = 0; j < lines; j++) {
         char *line = (char *)C + (size_t)j * (size_t)ldc * e;
         if (zero) {
@@ -140,18 +140,13 @@ static int default_staging_threads(void)
     return n < 1 ? 1 : n > 16 ? 16 : (int)n;
 }
 
-static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
+/* The planner's input for p on the open backend: budgets from the options,
+ * else what the device has free (counting our cached buffers as free) minus a
+ * margin. */
+static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan_input_t *in)
 {
     ooc_err_t *err = &h->err;
-    OOC_FORWARD(ooc_handle_backend(h));
     ooc_be_t *be = h->be;
-    OOC_FORWARD(be->ops->activate(be, err));
-    OOC_FORWARD(be->ops->classify(be, p->A, &p->pinned_a, err));
-    OOC_FORWARD(be->ops->classify(be, p->B, &p->pinned_b, err));
-    OOC_FORWARD(be->ops->classify(be, p->C, &p->pinned_c, err));
-
-    /* budgets: what the options say, else what the device has free (counting
-     * our own cached buffers as free) minus a margin */
     size_t free_b, total_b;
     OOC_FORWARD(be->ops->mem_info(be, &free_b, &total_b, err));
     int ring = (int)h->param[OOC_PARAM_RING_DEPTH];
@@ -168,36 +163,40 @@ static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
         host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : HOST_STAGING_MAX;
         if (host > HOST_STAGING_MAX) host = HOST_STAGING_MAX;
     }
-    ooc_plan_input_t in = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
-                           !p->pinned_a, !p->pinned_b, !p->pinned_c,
-                           dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
-                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1};
-    ooc_plan_t plan;
-    ooc_status_t st = ooc_plan_make(&in, &plan);
-    OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, err, st,
+    ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
+                          !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,
+                          dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
+                          h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1};
+    *in = x;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t plan_failed(ooc_handle_t *h, const ooc_plan_input_t *in, ooc_status_t st)
+{
+    OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, &h->err, st,
                         "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
                         "and %llu bytes of pinned staging",
-                        (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
-                        (unsigned long long)host);
-    OOC_RETURN_ERROR_IF(st != OOC_SUCCESS, err, st, "planner: rejected its input");
+                        (long long)in->m, (long long)in->n, (long long)in->k,
+                        (unsigned long long)(in->device_budget + ooc_res_slack(in->ring ? in->ring : OOC_MAX_RING)),
+                        (unsigned long long)(in->host_budget + ooc_res_slack(in->ring ? in->ring : OOC_MAX_RING)));
+    return OOC_ERR(&h->err, st, "planner: rejected its input");
+}
 
-    if (plan.swap) { /* C^T = op(B)^T op(A)^T: same memory, other layout */
-        ooc_problem_t t = *p;
-        t.layout = p->layout == OOC_COL_MAJOR ? OOC_ROW_MAJOR : OOC_COL_MAJOR;
-        t.ta = p->tb;
-        t.tb = p->ta;
-        t.m = p->n;
-        t.n = p->m;
-        t.A = p->B;
-        t.lda = p->ldb;
-        t.pinned_a = p->pinned_b;
-        t.B = p->A;
-        t.ldb = p->lda;
-        t.pinned_b = p->pinned_a;
-        *p = t;
-    }
+ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, ooc_plan_t *plan)
+{
+    ooc_plan_input_t in;
+    OOC_FORWARD(plan_input(h, p, &in));
+    ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed->swap, fixed->mb, fixed->nb, fixed->kb, plan)
+                            : ooc_plan_make(&in, plan);
+    return st == OOC_SUCCESS ? st : plan_failed(h, &in, st);
+}
 
-    if (!p->pinned_a || !p->pinned_b || !p->pinned_c) {
+ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
+                             const ooc_pipe_hooks_t *hooks)
+{
+    ooc_err_t *err = &h->err;
+    if (plan->swap) ooc_problem_transpose(p);
+    if (!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) {
         int threads = h->param[OOC_PARAM_STAGING_THREADS] ? (int)h->param[OOC_PARAM_STAGING_THREADS]
                                                           : default_staging_threads();
         /* the submitting thread copies too: threads - 1 helpers */
@@ -207,26 +206,41 @@ static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
         }
         if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, &h->pool, err));
     }
-    OOC_FORWARD(ooc_res_reserve(be, &h->res, &plan, err));
+    OOC_FORWARD(ooc_res_reserve(h->be, &h->res, plan, err));
 
     ooc_pipe_stats_t ps;
-    OOC_FORWARD(ooc_pipeline_run(be, &h->res, h->pool, p, &plan, &ps, err));
+    OOC_FORWARD(ooc_pipeline_run(h->be, &h->res, h->pool, p, plan, hooks, &ps, err));
 
     ooc_stats_t *s = &h->stats;
-    s->block_rows = plan.mb;
-    s->panel_cols = plan.nb;
-    s->panel_depth = plan.kb;
-    s->blocks = plan.m_blocks;
-    s->panels = plan.n_panels * plan.k_panels;
-    s->ring_depth = plan.ring;
-    s->streams = plan.streams;
-    s->staged_a = !p->pinned_a;
-    s->staged_c = !p->pinned_c;
-    s->device_bytes = plan.device_bytes;
-    s->host_bytes = plan.host_bytes;
+    s->block_rows = plan->mb;
+    s->panel_cols = plan->nb;
+    s->panel_depth = plan->kb;
+    s->blocks = plan->m_blocks;
+    s->panels = plan->n_panels * plan->k_panels;
+    s->ring_depth = plan->ring;
+    s->streams = plan->streams;
+    s->staged_a = !p->A.pinned;
+    s->staged_c = !p->C.pinned;
+    s->device_bytes = plan->device_bytes;
+    s->host_bytes = plan->host_bytes;
     s->bytes_h2d = ps.bytes_h2d;
     s->bytes_d2h = ps.bytes_d2h;
     return OOC_SUCCESS;
+}
+
+static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
+{
+    ooc_err_t *err = &h->err;
+    OOC_FORWARD(ooc_handle_backend(h));
+    ooc_be_t *be = h->be;
+    OOC_FORWARD(be->ops->activate(be, err));
+    OOC_FORWARD(be->ops->classify(be, p->A.ptr, &p->A.pinned, err));
+    OOC_FORWARD(be->ops->classify(be, p->B.ptr, &p->B.pinned, err));
+    OOC_FORWARD(be->ops->classify(be, p->C.ptr, &p->C.pinned, err));
+    p->c_in = p->C;
+    ooc_plan_t plan;
+    OOC_FORWARD(ooc_api_plan(h, p, NULL, &plan));
+    return ooc_api_execute(h, p, &plan, NULL);
 }
 
 ooc_status_t ooc_gemm(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, ooc_op_t transa,
@@ -238,18 +252,19 @@ ooc_status_t ooc_gemm(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, o
     ooc_err_clear(&h->err);
     h->have_stats = 0;
     OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
-    double t0 = now();
+    double t0 = ooc_now();
     memset(&h->stats, 0, sizeof h->stats);
     if (m == 0 || n == 0) {
         /* nothing to compute */
-    } else if (k == 0 || is_zero(dtype, alpha)) {
+    } else if (k == 0 || ooc_is_zero(dtype, alpha)) {
         if (!is_one(dtype, beta)) scale_c(dtype, layout, m, n, beta, C, ldc);
     } else {
-        ooc_problem_t p = {dtype, layout, transa, transb, m, n, k, alpha, beta, is_zero(dtype, beta),
-                           A, B, C, lda, ldb, ldc, 0, 0, 0};
+        ooc_problem_t p = {dtype, layout, transa, transb, m, n, k, alpha, beta, ooc_is_zero(dtype, beta),
+                           {A, -1, 0, "A", lda, 0}, {B, -1, 0, "B", ldb, 0}, {C, -1, 0, "C", ldc, 0},
+                           {C, -1, 0, "C", ldc, 0}};
         OOC_FORWARD(run(h, &p));
     }
-    h->stats.seconds = now() - t0;
+    h->stats.seconds = ooc_now() - t0;
     h->have_stats = 1;
     return OOC_SUCCESS;
 }

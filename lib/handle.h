@@ -28,4 +28,15 @@ struct ooc_handle_s {
 /* Open (or keep) the backend the options ask for. */
 ooc_status_t ooc_handle_backend(ooc_handle_t *h);
 
+/* (gemm.c) Plan problem p on the open backend within the handle's budgets;
+ * with `fixed`, reuse its orientation and sizes (a resumed job). */
+ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, ooc_plan_t *plan);
+/* (gemm.c) Run p with plan (transposing p first if the plan says so), and
+ * record the handle's stats. */
+ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
+                             const ooc_pipe_hooks_t *hooks);
+/* (gemm.c) helpers */
+int ooc_is_zero(ooc_dtype_t t, const void *x);
+double ooc_now(void);
+
 #endif

@@ -80,42 +80,63 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
     return OOC_SUCCESS;
 }
 
+void ooc_problem_transpose(ooc_problem_t *p)
+{
+    ooc_problem_t t = *p;
+    t.layout = p->layout == OOC_COL_MAJOR ? OOC_ROW_MAJOR : OOC_COL_MAJOR;
+    t.ta = p->tb;
+    t.tb = p->ta;
+    t.m = p->n;
+    t.n = p->m;
+    t.A = p->B;
+    t.B = p->A;
+    *p = t;
+}
+
 /* ---------- views of the operands ---------- */
 
 /* op(X) or C as stored: element (i, j) at i + j*ld (rows contiguous) or
- * i*ld + j (columns contiguous). */
+ * i*ld + j (columns contiguous), in memory or in a file. */
 typedef struct {
-    const char *base;
-    int64_t ld;
+    const ooc_src_t *src;
     int rows_contig;
     size_t e;
 } view_t;
 
-/* A rectangle of a view as a 2-D copy: height lines of width bytes. */
+/* A rectangle of a view as a 2-D copy: height lines of width bytes, line r
+ * at ptr + r*pitch (memory) or byte off + r*pitch of fd (file). */
 typedef struct {
     const char *ptr;
+    uint64_t off;
+    int fd;
+    const char *name;
     size_t width, height, pitch;
 } rect_t;
 
-static view_t make_view(const void *base, int64_t ld, ooc_layout_t layout, ooc_op_t op, size_t e)
+static view_t make_view(const ooc_src_t *src, ooc_layout_t layout, ooc_op_t op, size_t e)
 {
-    view_t v = {base, ld, (layout == OOC_COL_MAJOR) == (op == OOC_OP_N), e};
+    view_t v = {src, (layout == OOC_COL_MAJOR) == (op == OOC_OP_N), e};
     return v;
 }
 
 static rect_t rect(const view_t *v, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
 {
     rect_t r;
-    r.pitch = (size_t)v->ld * v->e;
+    size_t ld = (size_t)v->src->ld, at;
+    r.pitch = ld * v->e;
     if (v->rows_contig) {
-        r.ptr = v->base + ((size_t)r0 + (size_t)c0 * (size_t)v->ld) * v->e;
+        at = ((size_t)r0 + (size_t)c0 * ld) * v->e;
         r.width = (size_t)(r1 - r0) * v->e;
         r.height = (size_t)(c1 - c0);
     } else {
-        r.ptr = v->base + ((size_t)r0 * (size_t)v->ld + (size_t)c0) * v->e;
+        at = ((size_t)r0 * ld + (size_t)c0) * v->e;
         r.width = (size_t)(c1 - c0) * v->e;
         r.height = (size_t)(r1 - r0);
     }
+    r.fd = v->src->fd;
+    r.name = v->src->name;
+    r.ptr = r.fd < 0 ? (const char *)v->src->ptr + at : NULL;
+    r.off = v->src->off + at;
     return r;
 }
 
@@ -127,9 +148,10 @@ typedef struct {
     ooc_pool_t *pool;
     const ooc_problem_t *p;
     const ooc_plan_t *pl;
+    const ooc_pipe_hooks_t *hooks;
     size_t e;
     int R;
-    view_t va, vb, vc;
+    view_t va, vb, vc, vcin;
     char *dB, *dA[OOC_MAX_RING], *dC[OOC_MAX_RING];
     char *pin_in[OOC_MAX_RING], *pin_out[OOC_MAX_RING];
     ooc_event_t ev_in[OOC_MAX_RING], ev_gemm[OOC_MAX_RING], ev_out[OOC_MAX_RING];
@@ -137,6 +159,8 @@ typedef struct {
     int ncomp;
     /* the panel being run */
     int64_t k0, k1, c0, c1;
+    int64_t g0;          /* number of the panel's block 0 */
+    int64_t first;       /* first block of the panel to run (resuming) */
     int c_read;          /* C blocks are read in for this panel */
     const void *beta;    /* beta for this panel */
     int stage_a, stage_cin, stage_cout;
@@ -149,7 +173,7 @@ typedef struct {
     int64_t written;     /* blocks the writer copied out of pinned slots */
     int abort;
     ooc_err_t err;       /* first failure of any thread */
-    ooc_pipe_stats_t stats;
+    ooc_pipe_stats_t stats; /* bus bytes: issuing thread; staged bytes: under mu */
 } pipe_t;
 
 static void fail(pipe_t *P, const ooc_err_t *e)
@@ -179,10 +203,57 @@ static int await(pipe_t *P, const int64_t *counter, int64_t target)
     return ok;
 }
 
+static void count_staged(pipe_t *P, uint64_t in, uint64_t out)
+{
+    pthread_mutex_lock(&P->mu);
+    P->stats.bytes_staged_in += in;
+    P->stats.bytes_staged_out += out;
+    pthread_mutex_unlock(&P->mu);
+}
+
 static void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1)
 {
     *r0 = i * P->pl->mb;
     *r1 = *r0 + P->pl->mb < P->p->m ? *r0 + P->pl->mb : P->p->m;
+}
+
+/* Slot of block i: blocks are numbered from the panel's first block run. */
+static int slot_of(const pipe_t *P, int64_t i) { return (int)((i - P->first) % P->R); }
+static int reuses_slot(const pipe_t *P, int64_t i) { return i - P->first >= P->R; }
+
+static ooc_status_t io_fail(int e, const char *what, const rect_t *r, ooc_err_t *err)
+{
+    if (e == -1)
+        return OOC_ERR(err, OOC_ERR_FORMAT, "%s %s: file ended before byte %llu (truncated)", what,
+                       r->name, (unsigned long long)(r->off + (r->height - 1) * r->pitch + r->width));
+    return OOC_ERR(err, OOC_ERR_IO, "%s %s: %s (at byte %llu)", what, r->name, strerror(e),
+                   (unsigned long long)r->off);
+}
+
+/* rectangle -> packed buffer (line pitch = width) */
+static ooc_status_t stage_in(pipe_t *P, char *dst, const rect_t *r, ooc_err_t *err)
+{
+    if (r->fd < 0) {
+        ooc_pool_copy2d(P->pool, dst, r->width, r->ptr, r->pitch, r->width, r->height);
+    } else {
+        int e = ooc_pool_pread2d(P->pool, dst, r->width, r->fd, r->off, r->pitch, r->width, r->height);
+        if (e) return io_fail(e, "pread", r, err);
+    }
+    count_staged(P, r->width * r->height, 0);
+    return OOC_SUCCESS;
+}
+
+/* packed buffer -> rectangle */
+static ooc_status_t stage_out(pipe_t *P, const rect_t *r, const char *src, ooc_err_t *err)
+{
+    if (r->fd < 0) {
+        ooc_pool_copy2d(P->pool, (char *)r->ptr, r->pitch, src, r->width, r->width, r->height);
+    } else {
+        int e = ooc_pool_pwrite2d(P->pool, r->fd, r->off, r->pitch, src, r->width, r->width, r->height);
+        if (e) return io_fail(e, "pwrite", r, err);
+    }
+    count_staged(P, 0, r->width * r->height);
+    return OOC_SUCCESS;
 }
 
 /* bytes of slot-in taken by the A part (when A is staged) */
@@ -193,25 +264,25 @@ static void *reader_main(void *arg)
     pipe_t *P = arg;
     ooc_err_t err;
     ooc_err_clear(&err);
-    for (int64_t i = 0; i < P->pl->m_blocks; i++) {
-        int s = (int)(i % P->R);
+    for (int64_t i = P->first; i < P->pl->m_blocks; i++) {
+        int s = slot_of(P, i);
         int64_t r0, r1;
         block_rows(P, i, &r0, &r1);
-        if (i >= P->R) { /* slot s still feeds the H2D of block i - R */
+        if (reuses_slot(P, i)) { /* slot s still feeds the H2D of block i - R */
             if (!await(P, &P->issued_in, i - P->R + 1)) return NULL;
-            if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) {
-                fail(P, &err);
-                return NULL;
-            }
+            if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
         }
         rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
-        if (P->stage_a) ooc_pool_copy2d(P->pool, P->pin_in[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height);
+        if (P->stage_a && stage_in(P, P->pin_in[s], &ra, &err) != OOC_SUCCESS) goto failed;
         if (P->stage_cin) {
-            rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
-            ooc_pool_copy2d(P->pool, P->pin_in[s] + a_part(P, &ra), rc.width, rc.ptr, rc.pitch, rc.width, rc.height);
+            rect_t rc = rect(&P->vcin, r0, r1, P->c0, P->c1);
+            if (stage_in(P, P->pin_in[s] + a_part(P, &ra), &rc, &err) != OOC_SUCCESS) goto failed;
         }
         advance(P, &P->staged, i + 1);
     }
+    return NULL;
+failed:
+    fail(P, &err);
     return NULL;
 }
 
@@ -220,19 +291,25 @@ static void *writer_main(void *arg)
     pipe_t *P = arg;
     ooc_err_t err;
     ooc_err_clear(&err);
-    for (int64_t i = 0; i < P->pl->m_blocks; i++) {
-        int s = (int)(i % P->R);
+    for (int64_t i = P->first; i < P->pl->m_blocks; i++) {
+        int s = slot_of(P, i);
         int64_t r0, r1;
         block_rows(P, i, &r0, &r1);
         if (!await(P, &P->issued, i + 1)) return NULL;
-        if (P->o->event_sync(P->be, P->ev_out[s], &err) != OOC_SUCCESS) {
-            fail(P, &err);
-            return NULL;
-        }
+        if (P->o->event_sync(P->be, P->ev_out[s], &err) != OOC_SUCCESS) goto failed;
         rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
-        ooc_pool_copy2d(P->pool, (char *)rc.ptr, rc.pitch, P->pin_out[s], rc.width, rc.width, rc.height);
+        if (stage_out(P, &rc, P->pin_out[s], &err) != OOC_SUCCESS) goto failed;
+        if (P->hooks && P->hooks->block_done) {
+            pthread_mutex_lock(&P->mu);
+            ooc_pipe_stats_t so_far = P->stats;
+            pthread_mutex_unlock(&P->mu);
+            if (P->hooks->block_done(P->hooks->user, P->g0 + i, &so_far, &err) != OOC_SUCCESS) goto failed;
+        }
         advance(P, &P->written, i + 1);
     }
+    return NULL;
+failed:
+    fail(P, &err);
     return NULL;
 }
 
@@ -240,13 +317,13 @@ static void *writer_main(void *arg)
 static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
 {
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
-    if (P->p->pinned_b) {
+    if (P->p->B.pinned) {
         OOC_FORWARD(P->o->copy2d(P->be, P->dB, rb.width, rb.ptr, rb.pitch, rb.width, rb.height, OOC_H2D, P->s_in, err));
         P->stats.bytes_h2d += rb.width * rb.height;
         return OOC_SUCCESS;
     }
-    /* pageable: in chunks of whole lines through the pinned in-slots, the
-     * host copy of chunk j+1 overlapping the H2D of chunk j */
+    /* pageable or a file: in chunks of whole lines through the pinned
+     * in-slots, the host copy of chunk j+1 overlapping the H2D of chunk j */
     size_t lines = P->pl->pin_in_slot_bytes / rb.width;
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
                         (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
@@ -254,13 +331,17 @@ static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
     for (size_t l0 = 0; l0 < rb.height; l0 += lines, j++) {
         int s = (int)(j % P->R);
         size_t h = rb.height - l0 < lines ? rb.height - l0 : lines;
+        rect_t chunk = rb;
+        chunk.height = h;
+        if (chunk.ptr) chunk.ptr += l0 * rb.pitch;
+        chunk.off += l0 * rb.pitch;
         OOC_FORWARD(P->o->event_sync(P->be, P->ev_in[s], err));
-        ooc_pool_copy2d(P->pool, P->pin_in[s], rb.width, rb.ptr + l0 * rb.pitch, rb.pitch, rb.width, h);
+        OOC_FORWARD(stage_in(P, P->pin_in[s], &chunk, err));
         OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, P->pin_in[s], rb.width, rb.width, h, OOC_H2D, P->s_in, err));
         OOC_FORWARD(P->o->event_record(P->be, P->ev_in[s], P->s_in, err));
         P->stats.bytes_h2d += rb.width * h;
     }
-    /* the reader refills these slots from block 0 on: let the chunks land first */
+    /* the reader refills these slots from the first block on: let the chunks land first */
     return P->o->stream_sync(P->be, P->s_in, err);
 }
 
@@ -269,7 +350,7 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
     ooc_be_t *be = P->be;
-    int s = (int)(i % P->R);
+    int s = slot_of(P, i);
     int64_t r0, r1;
     block_rows(P, i, &r0, &r1);
     rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
@@ -279,7 +360,7 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
     if ((P->stage_a || P->stage_cin) && !await(P, &P->staged, i + 1)) return OOC_ERR_INTERNAL; /* aborted */
 
     /* in: slot s must be free of block i - R (its gemm read A; its D2H read C) */
-    if (i >= P->R) {
+    if (reuses_slot(P, i)) {
         OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_gemm[s], err));
         if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
     }
@@ -289,11 +370,12 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
         OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height, OOC_H2D, P->s_in, err));
     P->stats.bytes_h2d += ra.width * ra.height;
     if (P->c_read) {
+        rect_t rci = rect(&P->vcin, r0, r1, P->c0, P->c1);
         if (P->stage_cin)
-            OOC_FORWARD(o->copy2d(be, P->dC[s], rc.width, P->pin_in[s] + a_part(P, &ra), rc.width, rc.width, rc.height, OOC_H2D, P->s_in, err));
+            OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, P->pin_in[s] + a_part(P, &ra), rci.width, rci.width, rci.height, OOC_H2D, P->s_in, err));
         else
-            OOC_FORWARD(o->copy2d(be, P->dC[s], rc.width, rc.ptr, rc.pitch, rc.width, rc.height, OOC_H2D, P->s_in, err));
-        P->stats.bytes_h2d += rc.width * rc.height;
+            OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, rci.ptr, rci.pitch, rci.width, rci.height, OOC_H2D, P->s_in, err));
+        P->stats.bytes_h2d += rci.width * rci.height;
     }
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
     advance(P, &P->issued_in, i + 1);
@@ -301,7 +383,7 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
     /* compute */
     ooc_stream_t sc = P->s_comp[i % P->ncomp];
     OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err));
-    if (i >= P->R && !P->c_read) /* C part of slot s still being copied out */
+    if (reuses_slot(P, i) && !P->c_read) /* C part of slot s still being copied out */
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));
     const ooc_problem_t *p = P->p;
     ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(r1 - r0), (int)(P->c1 - P->c0),
@@ -313,7 +395,7 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
     /* out */
     OOC_FORWARD(o->stream_wait(be, P->s_out, P->ev_gemm[s], err));
     if (P->stage_cout) {
-        if (i >= P->R && !await(P, &P->written, i - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
+        if (reuses_slot(P, i) && !await(P, &P->written, i - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
         OOC_FORWARD(o->copy2d(be, P->pin_out[s], rc.width, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
     } else {
         OOC_FORWARD(o->copy2d(be, (char *)rc.ptr, rc.pitch, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
@@ -340,7 +422,7 @@ static ooc_status_t run_panel(pipe_t *P)
 {
     ooc_err_t err;
     ooc_err_clear(&err);
-    P->staged = P->issued_in = P->issued = P->written = 0;
+    P->staged = P->issued_in = P->issued = P->written = P->first;
     pthread_t reader, writer;
     int have_reader = 0, have_writer = 0;
 
@@ -355,7 +437,7 @@ static ooc_status_t run_panel(pipe_t *P)
         if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (writer)", rc);
         have_writer = rc == 0;
     }
-    for (int64_t i = 0; st == OOC_SUCCESS && i < P->pl->m_blocks; i++) st = issue_block(P, i, &err);
+    for (int64_t i = P->first; st == OOC_SUCCESS && i < P->pl->m_blocks; i++) st = issue_block(P, i, &err);
     if (st != OOC_SUCCESS) fail(P, &err); /* stop the reader and writer */
     if (have_reader) pthread_join(reader, NULL);
     if (have_writer) pthread_join(writer, NULL);
@@ -368,7 +450,7 @@ static ooc_status_t run_panel(pipe_t *P)
 
 ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
                               const ooc_problem_t *p, const ooc_plan_t *pl,
-                              ooc_pipe_stats_t *stats, ooc_err_t *err)
+                              const ooc_pipe_hooks_t *hooks, ooc_pipe_stats_t *stats, ooc_err_t *err)
 {
     static const double one[2] = {1.0, 0.0};
     static const float onef[2] = {1.0f, 0.0f};
@@ -379,13 +461,17 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.pool = pool;
     P.p = p;
     P.pl = pl;
+    P.hooks = hooks;
     P.e = ooc_dtype_size(p->dtype);
     P.R = pl->ring;
-    P.va = make_view(p->A, p->lda, p->layout, p->ta, P.e);
-    P.vb = make_view(p->B, p->ldb, p->layout, p->tb, P.e);
-    P.vc = make_view(p->C, p->ldc, p->layout, OOC_OP_N, P.e);
+    P.va = make_view(&p->A, p->layout, p->ta, P.e);
+    P.vb = make_view(&p->B, p->layout, p->tb, P.e);
+    P.vc = make_view(&p->C, p->layout, OOC_OP_N, P.e);
+    P.vcin = make_view(&p->c_in, p->layout, OOC_OP_N, P.e);
     OOC_RETURN_ERROR_IF(res->nstreams < pl->streams || res->nevents < 3 * pl->ring || pl->streams < 3,
                         err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
+    OOC_RETURN_ERROR_IF((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL,
+                        err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
     OOC_FORWARD(P.o->activate(be, err));
 
     /* carve the arenas */
@@ -415,17 +501,22 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.cv, NULL);
 
+    int64_t start = hooks ? hooks->start : 0;
     const void *unit = (p->dtype == OOC_R32 || p->dtype == OOC_C32) ? (const void *)onef : (const void *)one;
     for (int64_t kp = 0; kp < pl->k_panels && P.err.status == OOC_SUCCESS; kp++) {
         P.k0 = kp * pl->kb;
         P.k1 = P.k0 + pl->kb < p->k ? P.k0 + pl->kb : p->k;
-        /* beta applies once: the first k-panel scales C, later ones add to it */
+        /* beta applies once: the first k-panel scales C0, later ones add to C */
         P.beta = kp == 0 ? p->beta : unit;
         P.c_read = kp > 0 || !p->beta_zero;
-        P.stage_a = !p->pinned_a;
-        P.stage_cin = P.c_read && !p->pinned_c;
-        P.stage_cout = !p->pinned_c;
+        P.vcin = make_view(kp == 0 ? &p->c_in : &p->C, p->layout, OOC_OP_N, P.e);
+        P.stage_a = !p->A.pinned;
+        P.stage_cin = P.c_read && !(kp == 0 ? p->c_in.pinned : p->C.pinned);
+        P.stage_cout = !p->C.pinned;
         for (int64_t np = 0; np < pl->n_panels && P.err.status == OOC_SUCCESS; np++) {
+            P.g0 = (kp * pl->n_panels + np) * pl->m_blocks;
+            if (P.g0 + pl->m_blocks <= start) continue; /* done before a resume */
+            P.first = start > P.g0 ? start - P.g0 : 0;
             P.c0 = np * pl->nb;
             P.c1 = P.c0 + pl->nb < p->n ? P.c0 + pl->nb : p->n;
             run_panel(&P);

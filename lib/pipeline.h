@@ -16,8 +16,19 @@
 #define OOC_MAX_RING 16
 #define OOC_MAX_STREAMS 8
 
+/* Where an operand's elements are: host memory (fd < 0) or a file. */
+typedef struct {
+    const void *ptr;   /* memory: element 0 */
+    int fd;            /* file: descriptor, else -1 */
+    uint64_t off;      /* file: byte offset of element 0 */
+    const char *name;  /* for messages ("A", or the file's path) */
+    int64_t ld;
+    int pinned;        /* memory the backend copies in place; else staged */
+} ooc_src_t;
+
 /* A checked, non-degenerate problem (m, n, k > 0, alpha != 0), in the
- * orientation the plan chose. */
+ * orientation the plan chose. C0 (beta != 0) is read from c_in, which is C
+ * itself for in-memory multiplies. */
 typedef struct {
     ooc_dtype_t dtype;
     ooc_layout_t layout;
@@ -25,11 +36,12 @@ typedef struct {
     int64_t m, n, k;
     const void *alpha, *beta; /* one element of dtype each */
     int beta_zero;
-    const void *A, *B;
-    void *C;
-    int64_t lda, ldb, ldc;
-    int pinned_a, pinned_b, pinned_c; /* else staged through pinned buffers */
+    ooc_src_t A, B, C, c_in;
 } ooc_problem_t;
+
+/* The same product as its transpose, C^T = op(B)^T op(A)^T, on the same
+ * memory: the other layout, A and B (and m and n, and the ops) swapped. */
+void ooc_problem_transpose(ooc_problem_t *p);
 
 /* Buffers, streams and events the pipeline reuses across calls (owned by the
  * handle; grown before a run, never inside it). */
@@ -53,14 +65,27 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pla
 void ooc_res_release(ooc_be_t *be, ooc_res_t *res);
 
 typedef struct {
-    uint64_t bytes_h2d, bytes_d2h;
+    uint64_t bytes_h2d, bytes_d2h;     /* over the bus */
+    uint64_t bytes_staged_in, bytes_staged_out; /* through the pinned ring (memcpy or file I/O) */
 } ooc_pipe_stats_t;
 
-/* Run problem p with plan pl. pool may be NULL when nothing is staged.
- * Returns when every result is in C (or after a failure, when every queued
- * operation has finished, so the caller may free or reuse the buffers). */
+/* Blocks are numbered in the order they complete: g = (k_panel * n_panels +
+ * n_panel) * m_blocks + block. A run may start at block `start` (resuming):
+ * blocks before it are taken as done. After block g of a staged C is written,
+ * block_done(user, g, stats so far, err) is called from the writer thread; a
+ * failure it returns stops the run. */
+typedef struct {
+    int64_t start;
+    ooc_status_t (*block_done)(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err);
+    void *user;
+} ooc_pipe_hooks_t;
+
+/* Run problem p with plan pl. pool may be NULL when nothing is staged; hooks
+ * may be NULL. Returns when every result is in C (or after a failure, when
+ * every queued operation has finished, so the caller may free or reuse the
+ * buffers). */
 ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
                               const ooc_problem_t *p, const ooc_plan_t *pl,
-                              ooc_pipe_stats_t *stats, ooc_err_t *err);
+                              const ooc_pipe_hooks_t *hooks, ooc_pipe_stats_t *stats, ooc_err_t *err);
 
 #endif

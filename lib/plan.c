@@ -129,6 +129,33 @@ static uint64_t traffic(const ctx_t *c, int64_t nb, int64_t kb)
     return mulu(c->e, addu(addu(mulu(np, mulu(m, k)), mulu(k, n)), c_moves));
 }
 
+/* The plan's numbers for the chosen sizes. */
+static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_plan_t *p)
+{
+    int64_t m = c->m, n = c->n, k = c->k;
+    need_t r = need(c, mb, nb, kb);
+    p->m = m;
+    p->n = n;
+    p->k = k;
+    p->mb = mb;
+    p->nb = nb;
+    p->kb = kb;
+    p->m_blocks = ceil_div(m, mb);
+    p->n_panels = ceil_div(n, nb);
+    p->k_panels = ceil_div(k, kb);
+    p->ring = c->ring;
+    p->c_read = r.c_read;
+    p->dev_b_bytes = r.b;
+    p->dev_a_slot_bytes = r.a_slot;
+    p->dev_c_slot_bytes = r.c_slot;
+    p->device_bytes = r.dev;
+    p->pin_in_slot_bytes = r.pin_in;
+    p->pin_out_slot_bytes = r.pin_out;
+    p->host_bytes = r.host;
+    p->traffic_bytes = traffic(c, nb, kb);
+}
+
+
 static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
 {
     int64_t m = c->m, n = c->n, k = c->k;
@@ -165,39 +192,52 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
     if (mb == 0) return 0;
     mb = align_rows(mb, m);
 
-    need_t r = need(c, mb, nb, kb);
-    p->m = m;
-    p->n = n;
-    p->k = k;
-    p->mb = mb;
-    p->nb = nb;
-    p->kb = kb;
-    p->m_blocks = ceil_div(m, mb);
-    p->n_panels = ceil_div(n, nb);
-    p->k_panels = ceil_div(k, kb);
-    p->ring = c->ring;
-    p->c_read = r.c_read;
-    p->dev_b_bytes = r.b;
-    p->dev_a_slot_bytes = r.a_slot;
-    p->dev_c_slot_bytes = r.c_slot;
-    p->device_bytes = r.dev;
-    p->pin_in_slot_bytes = r.pin_in;
-    p->pin_out_slot_bytes = r.pin_out;
-    p->host_bytes = r.host;
-    p->traffic_bytes = traffic(c, nb, kb);
+    fill_plan(c, mb, nb, kb, p);
     return 1;
+}
+
+static int bad_input(const ooc_plan_input_t *in)
+{
+    return in == NULL || in->m <= 0 || in->n <= 0 || in->k <= 0 || in->elem == 0 ||
+           (in->ring != 0 && in->ring < 2) || (in->streams != 0 && in->streams < 3) || in->block_rows < 0;
+}
+
+static ctx_t make_ctx(const ooc_plan_input_t *in)
+{
+    ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
+               in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
+               in->device_budget, in->host_budget};
+    return c;
+}
+
+ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, int swap, int64_t mb, int64_t nb,
+                            int64_t kb, ooc_plan_t *plan)
+{
+    if (bad_input(in) || plan == NULL) return OOC_ERR_INTERNAL;
+    ctx_t c = make_ctx(in);
+    if (swap) {
+        c.m = in->n;
+        c.n = in->m;
+        c.sa = in->stage_b != 0;
+        c.sb = in->stage_a != 0;
+    }
+    if (mb < 1 || mb > c.m || mb > OOC_PLAN_MAX_DIM || nb < 1 || nb > c.n || nb > OOC_PLAN_MAX_DIM ||
+        kb < 1 || kb > c.k || kb > OOC_PLAN_MAX_DIM)
+        return OOC_ERR_INTERNAL;
+    if (!fits(&c, mb, nb, kb)) return OOC_ERR_BUDGET_TOO_SMALL;
+    ooc_plan_t p;
+    fill_plan(&c, mb, nb, kb, &p);
+    p.swap = swap != 0;
+    p.streams = in->streams ? in->streams : DEFAULT_STREAMS;
+    *plan = p;
+    return OOC_SUCCESS;
 }
 
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 {
-    if (in == NULL || plan == NULL || in->m <= 0 || in->n <= 0 || in->k <= 0 || in->elem == 0 ||
-        (in->ring != 0 && in->ring < 2) || (in->streams != 0 && in->streams < 3) ||
-        in->block_rows < 0)
-        return OOC_ERR_INTERNAL;
+    if (bad_input(in) || plan == NULL) return OOC_ERR_INTERNAL;
 
-    ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
-               in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
-               in->device_budget, in->host_budget};
+    ctx_t c = make_ctx(in);
     int streams = in->streams ? in->streams : DEFAULT_STREAMS;
 
     ooc_plan_t best, alt;

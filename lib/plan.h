@@ -55,4 +55,11 @@ typedef struct {
  * is written only on success. */
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
 
+/* The plan with block rows mb, panel nb x kb and orientation swap given
+ * (a resumed job must reuse its plan): the same checks and byte counts as
+ * ooc_plan_make, OOC_ERR_BUDGET_TOO_SMALL when it does not fit the budgets,
+ * OOC_ERR_INTERNAL when the sizes are out of range for the problem. */
+ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, int swap, int64_t mb, int64_t nb,
+                            int64_t kb, ooc_plan_t *plan);
+
 #endif

@@ -7,16 +7,8 @@
 #include "config.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "handle.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Fill n bytes with a cheap non-zero pattern (values in [-1, 1) for floats
  * and doubles alike are not needed: only the rate is measured, but zeros
@@ -58,11 +50,11 @@ static ooc_status_t copy_time(probe_t *p, size_t bytes, ooc_copy_dir_t dir, doub
     const ooc_be_ops_t *o = p->be->ops;
     *best = 1e30;
     for (int rep = 0; rep < 4; rep++) { /* the first is a warm-up */
-        double t0 = now();
+        double t0 = ooc_now();
         if (dir == OOC_H2D) OOC_FORWARD(o->copy2d(p->be, p->dev, bytes, p->pin, bytes, bytes, 1, dir, p->s, err));
         else OOC_FORWARD(o->copy2d(p->be, p->pin, bytes, p->dev, bytes, bytes, 1, dir, p->s, err));
         OOC_FORWARD(o->stream_sync(p->be, p->s, err));
-        double t = now() - t0;
+        double t = ooc_now() - t0;
         if (rep > 0 && t < *best) *best = t;
     }
     return OOC_SUCCESS;
@@ -140,10 +132,10 @@ static ooc_status_t rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, i
     double best = 1e30;
     for (int rep = 0; st == OOC_SUCCESS && rep <= reps; rep++) { /* rep 0 warms up */
         if ((st = o->stream_sync(h->be, p.s, err)) != OOC_SUCCESS) break;
-        double t0 = now();
+        double t0 = ooc_now();
         if ((st = o->gemm(h->be, p.s, &g, err)) != OOC_SUCCESS) break;
         if ((st = o->stream_sync(h->be, p.s, err)) != OOC_SUCCESS) break;
-        double dt = now() - t0;
+        double dt = ooc_now() - t0;
         if (rep > 0 && dt < best) best = dt;
     }
     probe_free(&p);

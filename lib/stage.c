@@ -6,15 +6,25 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stage.h"
 
 #define PIECE_MIN ((size_t)1 << 20)
+#define IO_PIECE_MIN ((size_t)4 << 20) /* file pieces: fewer, larger requests */
+#define IO_MAX ((size_t)1 << 30)       /* bytes per system call */
+
+typedef enum { JOB_COPY, JOB_PREAD, JOB_PWRITE } job_kind_t;
 
 typedef struct job {
+    job_kind_t kind;
+    int fd;
+    uint64_t off;  /* file offset of line 0 (PREAD: source, PWRITE: destination) */
+    int error;     /* first failure: errno, or -1 for end of file */
     char *dst;
     const char *src;
     size_t dpitch, spitch, width, height;
@@ -33,16 +43,50 @@ struct ooc_pool {
     int nthreads, stop;
 };
 
-static void run_piece(job_t *j, size_t i)
+/* Move len bytes between memory and the file at off (kind PREAD or PWRITE). */
+static int io_all(job_kind_t kind, int fd, char *mem, size_t len, uint64_t off)
+{
+    while (len > 0) {
+        size_t n = len > IO_MAX ? IO_MAX : len;
+        ssize_t got = kind == JOB_PREAD ? pread(fd, mem, n, (off_t)off) : pwrite(fd, mem, n, (off_t)off);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return errno ? errno : EIO;
+        }
+        if (got == 0) return kind == JOB_PREAD ? -1 : EIO;
+        mem += got;
+        off += (uint64_t)got;
+        len -= (size_t)got;
+    }
+    return 0;
+}
+
+/* Move one line or byte range; returns 0 or the failure. */
+static int move(const job_t *j, size_t dst_at, size_t src_at, uint64_t file_at, size_t len)
+{
+    switch (j->kind) {
+    case JOB_COPY: memcpy(j->dst + dst_at, j->src + src_at, len); return 0;
+    case JOB_PREAD: return io_all(JOB_PREAD, j->fd, j->dst + dst_at, len, j->off + file_at);
+    case JOB_PWRITE: return io_all(JOB_PWRITE, j->fd, (char *)j->src + src_at, len, j->off + file_at);
+    }
+    return EINVAL;
+}
+
+static int run_piece(job_t *j, size_t i)
 {
     if (j->flat) {
-        size_t total = j->width * j->height, off = i * j->per;
-        size_t len = off + j->per > total ? total - off : j->per;
-        memcpy(j->dst + off, j->src + off, len);
-        return;
+        size_t total = j->width * j->height, at = i * j->per;
+        size_t len = at + j->per > total ? total - at : j->per;
+        return move(j, at, at, at, len);
     }
+    /* the file side's pitch: PREAD reads with spitch, PWRITE writes with dpitch */
+    size_t fpitch = j->kind == JOB_PWRITE ? j->dpitch : j->spitch;
     size_t r0 = i * j->per, r1 = r0 + j->per > j->height ? j->height : r0 + j->per;
-    for (size_t r = r0; r < r1; r++) memcpy(j->dst + r * j->dpitch, j->src + r * j->spitch, j->width);
+    for (size_t r = r0; r < r1; r++) {
+        int e = move(j, r * j->dpitch, r * j->spitch, (uint64_t)r * fpitch, j->width);
+        if (e) return e;
+    }
+    return 0;
 }
 
 /* with pool->mu held: take the next piece of job j (or of any job if j is
@@ -58,9 +102,10 @@ static job_t *take(ooc_pool_t *p, job_t *only, size_t *piece)
     return j;
 }
 
-static void finish(ooc_pool_t *p, job_t *j)
+static void finish(ooc_pool_t *p, job_t *j, int error)
 {
     pthread_mutex_lock(&p->mu);
+    if (error && !j->error) j->error = error;
     if (++j->done == j->pieces) pthread_cond_broadcast(&p->fin);
     pthread_mutex_unlock(&p->mu);
 }
@@ -75,8 +120,7 @@ static void *worker(void *arg)
         while ((j = take(p, NULL, &piece)) == NULL && !p->stop) pthread_cond_wait(&p->work, &p->mu);
         pthread_mutex_unlock(&p->mu);
         if (j == NULL) return NULL;
-        run_piece(j, piece);
-        finish(p, j);
+        finish(p, j, run_piece(j, piece));
     }
 }
 
@@ -121,43 +165,68 @@ void ooc_pool_destroy(ooc_pool_t *p)
 
 int ooc_pool_threads(const ooc_pool_t *p) { return p ? p->nthreads : 0; }
 
-void ooc_pool_copy2d(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, size_t spitch,
-                     size_t width, size_t height)
+/* Run a job cut into pieces on the pool and the calling thread. */
+static int run_job(ooc_pool_t *p, job_t *j)
 {
-    size_t total = width * height;
-    if (total == 0) return;
-    job_t j = {dst, src, dpitch, spitch, width, height, dpitch == width && spitch == width, 0, 0, 0, 0, NULL};
-    size_t most = (size_t)(p ? p->nthreads : 0) + 1, pieces = (total + PIECE_MIN - 1) / PIECE_MIN;
+    size_t total = j->width * j->height;
+    if (total == 0) return 0;
+    size_t piece_min = j->kind == JOB_COPY ? PIECE_MIN : IO_PIECE_MIN;
+    size_t most = (size_t)(p ? p->nthreads : 0) + 1, pieces = (total + piece_min - 1) / piece_min;
     if (pieces > most) pieces = most;
-    if (!j.flat && pieces > height) pieces = height;
+    if (!j->flat && pieces > j->height) pieces = j->height;
     if (pieces <= 1) {
-        j.pieces = 1;
-        j.per = j.flat ? total : height;
-        run_piece(&j, 0);
-        return;
+        j->pieces = 1;
+        j->per = j->flat ? total : j->height;
+        return run_piece(j, 0);
     }
-    if (j.flat) {
-        j.per = (total + pieces - 1) / pieces;
-        j.per = (j.per + 63) & ~(size_t)63; /* whole cache lines */
-        j.pieces = (total + j.per - 1) / j.per;
+    if (j->flat) {
+        j->per = (total + pieces - 1) / pieces;
+        j->per = (j->per + 4095) & ~(size_t)4095; /* whole pages */
+        j->pieces = (total + j->per - 1) / j->per;
     } else {
-        j.per = (height + pieces - 1) / pieces;
-        j.pieces = (height + j.per - 1) / j.per;
+        j->per = (j->height + pieces - 1) / pieces;
+        j->pieces = (j->height + j->per - 1) / j->per;
     }
 
     pthread_mutex_lock(&p->mu);
     job_t **tail = &p->jobs;
     while (*tail) tail = &(*tail)->link;
-    *tail = &j;
+    *tail = j;
     pthread_cond_broadcast(&p->work);
-    for (;;) { /* take part in our own copy */
+    for (;;) { /* take part in our own job */
         size_t piece;
-        if (take(p, &j, &piece) == NULL) break;
+        if (take(p, j, &piece) == NULL) break;
         pthread_mutex_unlock(&p->mu);
-        run_piece(&j, piece);
+        int e = run_piece(j, piece);
         pthread_mutex_lock(&p->mu);
-        j.done++;
+        if (e && !j->error) j->error = e;
+        j->done++;
     }
-    while (j.done < j.pieces) pthread_cond_wait(&p->fin, &p->mu);
+    while (j->done < j->pieces) pthread_cond_wait(&p->fin, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    return j->error;
+}
+
+void ooc_pool_copy2d(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, size_t spitch,
+                     size_t width, size_t height)
+{
+    job_t j = {JOB_COPY, -1, 0, 0, dst, src, dpitch, spitch, width, height,
+               dpitch == width && spitch == width, 0, 0, 0, 0, NULL};
+    (void)run_job(p, &j);
+}
+
+int ooc_pool_pread2d(ooc_pool_t *p, void *dst, size_t dpitch, int fd, uint64_t off, size_t fpitch,
+                     size_t width, size_t height)
+{
+    job_t j = {JOB_PREAD, fd, off, 0, dst, NULL, dpitch, fpitch, width, height,
+               dpitch == width && fpitch == width, 0, 0, 0, 0, NULL};
+    return run_job(p, &j);
+}
+
+int ooc_pool_pwrite2d(ooc_pool_t *p, int fd, uint64_t off, size_t fpitch, const void *src,
+                      size_t spitch, size_t width, size_t height)
+{
+    job_t j = {JOB_PWRITE, fd, off, 0, NULL, src, fpitch, spitch, width, height,
+               fpitch == width && spitch == width, 0, 0, 0, 0, NULL};
+    return run_job(p, &j);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stage.h: the staging thread pool. Copies between pageable memory and the
- * pinned staging ring, split across host threads (one thread's memcpy
+ * stage.h: the staging thread pool. Copies between pageable memory or files
+ * and the pinned staging ring, split across host threads (one thread's memcpy
  * reaches a fraction of the memory bandwidth). Several threads may submit
  * copies at once (the pipeline's reader and writer); each call returns when
  * its own copy is complete. The calling thread takes part in its copy.
@@ -23,5 +23,13 @@ int ooc_pool_threads(const ooc_pool_t *pool);
 /* height rows of width bytes from src (row pitch spitch) to dst (dpitch) */
 void ooc_pool_copy2d(ooc_pool_t *pool, void *dst, size_t dpitch, const void *src, size_t spitch,
                      size_t width, size_t height);
+
+/* The same between a file and memory: line r of the file part starts at
+ * byte off + r * fpitch. Return 0, an errno value, or -1 when the file ended
+ * before all bytes were read (truncated). */
+int ooc_pool_pread2d(ooc_pool_t *pool, void *dst, size_t dpitch, int fd, uint64_t off, size_t fpitch,
+                     size_t width, size_t height);
+int ooc_pool_pwrite2d(ooc_pool_t *pool, int fd, uint64_t off, size_t fpitch, const void *src,
+                      size_t spitch, size_t width, size_t height);
 
 #endif

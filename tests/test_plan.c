@@ -264,6 +264,45 @@ static void test_explicit(void)
     CU_ASSERT(p.mb <= 333 && p.mb >= 300);
 }
 
+static int same_plan(const ooc_plan_t *p, const ooc_plan_t *q)
+{
+    return p->swap == q->swap && p->m == q->m && p->n == q->n && p->k == q->k && p->mb == q->mb &&
+           p->nb == q->nb && p->kb == q->kb && p->m_blocks == q->m_blocks && p->n_panels == q->n_panels &&
+           p->k_panels == q->k_panels && p->ring == q->ring && p->streams == q->streams &&
+           p->c_read == q->c_read && p->dev_b_bytes == q->dev_b_bytes && p->dev_a_slot_bytes == q->dev_a_slot_bytes &&
+           p->dev_c_slot_bytes == q->dev_c_slot_bytes && p->device_bytes == q->device_bytes &&
+           p->pin_in_slot_bytes == q->pin_in_slot_bytes && p->pin_out_slot_bytes == q->pin_out_slot_bytes &&
+           p->host_bytes == q->host_bytes && p->traffic_bytes == q->traffic_bytes;
+}
+
+/* A plan made again from its own sizes (what a resume does) is the same plan. */
+static void test_fixed(void)
+{
+    int reproduced = 0;
+    for (int t = 0; t < 2000; t++) {
+        ooc_plan_input_t in = input(1 + (int64_t)(next() % 20000), 1 + (int64_t)(next() % 5000),
+                                    1 + (int64_t)(next() % 5000), 8, 1 + next() % ((uint64_t)1 << 30));
+        in.stage_a = (int)(next() % 2);
+        in.stage_c = (int)(next() % 2);
+        in.allow_swap = 1;
+        ooc_plan_t p, q;
+        if (ooc_plan_make(&in, &p) != OOC_SUCCESS) continue;
+        memset(&q, 0x3c, sizeof q);
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, p.swap, p.mb, p.nb, p.kb, &q), OOC_SUCCESS);
+        CU_ASSERT(same_plan(&p, &q));
+        reproduced++;
+        /* the same sizes no longer fit a smaller budget */
+        in.device_budget = p.device_bytes - 1;
+        CU_ASSERT_EQUAL(ooc_plan_fixed(&in, p.swap, p.mb, p.nb, p.kb, &q), OOC_ERR_BUDGET_TOO_SMALL);
+    }
+    CU_ASSERT(reproduced > 1000);
+    ooc_plan_input_t in = input(100, 50, 30, 8, 1 << 30);
+    ooc_plan_t q;
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, 0, 101, 50, 30, &q), OOC_ERR_INTERNAL); /* mb > m */
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, 1, 50, 100, 30, &q), OOC_SUCCESS);      /* swapped: m, n exchanged */
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, 0, 10, 0, 30, &q), OOC_ERR_INTERNAL);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -278,5 +317,6 @@ int main(void)
     CU_add_test(s, "wide problems keep A resident", test_swap);
     CU_add_test(s, "pinned staging budget", test_host_budget);
     CU_add_test(s, "explicit options", test_explicit);
+    CU_add_test(s, "a fixed plan reproduces the planner's", test_fixed);
     return tu_run();
 }

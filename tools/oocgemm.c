@@ -2,14 +2,22 @@
 /*
  * oocgemm.c: the command-line tool of libooc_gemm.
  *
- * main() dispatches on a subcommand. This version has one:
- *   oocgemm run   multiply seeded random in-memory matrices through the
- *                 library, time it (best and median of --repeat runs),
- *                 compare the time with the PCIe/compute floor of
- *                 PERFORMANCE.md, and check sampled rows of C against
- *                 OpenBLAS.
- * File-backed subcommands (multiply, gen, verify, info, bench) come later;
- * they slot into the command table below.
+ * main() dispatches on a subcommand:
+ *   oocgemm gen       write a seeded random matrix file (.npy or raw), on
+ *                     several threads, in bounded memory
+ *   oocgemm multiply  C = alpha*op(A)*op(B) + beta*C0 on matrix files, through
+ *                     a temporary file and a resume journal, with progress,
+ *                     a summary against the floor and an optional check
+ *   oocgemm verify    check a product on files against OpenBLAS (exact for
+ *                     small problems, Freivalds plus sampled rows otherwise)
+ *   oocgemm info      the GPUs, their links and measured pinned bandwidth
+ *   oocgemm run       multiply seeded random in-memory matrices through the
+ *                     library, time it (best and median of --repeat runs),
+ *                     compare the time with the PCIe/compute floor of
+ *                     PERFORMANCE.md, and check sampled rows of C against
+ *                     OpenBLAS.
+ * Exit statuses are defined once (exit_codes[]) and library statuses are
+ * mapped to them in one function (exit_status_for).
  *
  * Uses only the public API (ooc_gemm.h) and OpenBLAS's cblas.h.
  */
@@ -22,6 +30,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +40,7 @@
 #include <unistd.h>
 
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <cblas.h>
 
@@ -43,7 +53,10 @@ enum {
     RC_OK = 0,           /* success */
     RC_CHECK_FAILED = 1, /* the result check against OpenBLAS failed */
     RC_USAGE = 2,        /* bad command line (unknown command or option, bad value) */
-    RC_RUNTIME = 3       /* the library reported an error, or host memory ran out */
+    RC_RUNTIME = 3,      /* the library reported an error, or host memory ran out */
+    RC_INPUT = 4,        /* an input file cannot be opened or read, or is malformed */
+    RC_SHAPE = 5,        /* the operands' shapes or element types do not match */
+    RC_OUTPUT = 6        /* the output or the journal cannot be written; resume impossible */
 };
 
 static const struct {
@@ -51,9 +64,14 @@ static const struct {
     const char *meaning;
 } exit_codes[] = {
     {RC_OK, "success"},
-    {RC_CHECK_FAILED, "the check of C against OpenBLAS failed"},
+    {RC_CHECK_FAILED, "verification failed: C does not match OpenBLAS within the tolerance"},
     {RC_USAGE, "bad command line (unknown command or option, missing or bad value)"},
-    {RC_RUNTIME, "run-time failure: a libooc_gemm error, or out of host memory"},
+    {RC_RUNTIME, "run-time failure: a libooc_gemm error (GPU, memory budget), or out of host memory"},
+    {RC_INPUT, "input file error: cannot open or read, malformed, truncated, big-endian or\n"
+               "     unsupported element type"},
+    {RC_SHAPE, "the operands' shapes or element types do not match"},
+    {RC_OUTPUT, "output error: cannot write the output or its journal, or the journal does\n"
+                "     not match the job (resume impossible)"},
 };
 
 static void print_exit_codes(FILE *f)
@@ -61,6 +79,44 @@ static void print_exit_codes(FILE *f)
     fprintf(f, "Exit status:\n");
     for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
         fprintf(f, "  %d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
+}
+
+/* Where a library call failed, for exit_status_for(). */
+typedef enum {
+    AT_INPUT,  /* opening or reading an input file (A, B, C0, or C being verified) */
+    AT_OUTPUT, /* creating, writing or committing the output */
+    AT_RUN,    /* inside ooc_gemm_files(): inputs and output both in play */
+    AT_OTHER   /* anything else (handle, options, devices, measurements) */
+} stage_t;
+
+/*
+ * The one mapping from library statuses to exit statuses. A file error
+ * (OOC_ERR_IO, OOC_ERR_FORMAT) is an input's (4) or the output's (6)
+ * depending on the stage; inside ooc_gemm_files() it is the output's when the
+ * library's message names the output's temporary file or the journal.
+ */
+static int exit_status_for(ooc_status_t st, stage_t at, const char *detail, const char *tmp_path,
+                           const char *journal_path)
+{
+    switch (st) {
+    case OOC_SUCCESS: return RC_OK;
+    case OOC_ERR_IO:
+    case OOC_ERR_FORMAT:
+        switch (at) {
+        case AT_INPUT: return RC_INPUT;
+        case AT_OUTPUT: return RC_OUTPUT;
+        case AT_RUN:
+            if (detail && ((tmp_path && strstr(detail, tmp_path)) || (journal_path && strstr(detail, journal_path))))
+                return RC_OUTPUT;
+            return RC_INPUT;
+        case AT_OTHER: break;
+        }
+        return RC_RUNTIME;
+    case OOC_ERR_SHAPE: return RC_SHAPE;
+    case OOC_ERR_JOURNAL: return RC_OUTPUT;
+    case OOC_ERR_PARAM_RANGE: return RC_USAGE;
+    default: return RC_RUNTIME;
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -137,6 +193,104 @@ static const char *human_bytes(uint64_t b, char *buf, size_t len)
     if (u == 0) snprintf(buf, len, "%" PRIu64 " B", b);
     else snprintf(buf, len, "%.3g %s", v, unit[u]);
     return buf;
+}
+
+/* The message of the last failure of the file commands, for --json. */
+static char fail_msg[2048];
+
+/* "oocgemm: <message>" on stderr (kept for --json); returns rc. */
+static int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", progname, fail_msg);
+    return rc;
+}
+
+/* A library failure of a file command: "oocgemm: <what>: <status>: <detail>",
+ * exit status from exit_status_for(). */
+static int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
+                    const char *journal_path, const char *what)
+{
+    const char *detail = h ? ooc_last_error(h) : "";
+    int rc = exit_status_for(st, at, detail, tmp_path, journal_path);
+    return fail(rc, "%s: %s%s%s", what, ooc_status_string(st), detail && *detail ? ": " : "",
+                detail ? detail : "");
+}
+
+/* A JSON string (null for NULL). */
+static void json_str(FILE *f, const char *s)
+{
+    if (s == NULL) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* NumPy's name of an element type. */
+static const char *dtype_name(ooc_dtype_t t)
+{
+    switch (t) {
+    case OOC_R32: return "float32";
+    case OOC_R64: return "float64";
+    case OOC_C32: return "complex64";
+    case OOC_C64: return "complex128";
+    }
+    return "unknown";
+}
+
+/* s|d|c|z, f4|f8|c8|c16 or NumPy's names; 0 on success, -1 if not one. */
+static int dtype_parse(const char *s, ooc_dtype_t *t)
+{
+    static const struct {
+        const char *name;
+        ooc_dtype_t t;
+    } names[] = {
+        {"s", OOC_R32}, {"f4", OOC_R32}, {"float32", OOC_R32},     {"d", OOC_R64},  {"f8", OOC_R64},
+        {"float64", OOC_R64}, {"c", OOC_C32}, {"c8", OOC_C32}, {"complex64", OOC_C32}, {"z", OOC_C64},
+        {"c16", OOC_C64}, {"complex128", OOC_C64},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(s, names[i].name) == 0) {
+            *t = names[i].t;
+            return 0;
+        }
+    return -1;
+}
+
+/* Storage order: C (row-major) or F (Fortran, column-major); also row|col. */
+static int order_parse(const char *s, ooc_layout_t *l)
+{
+    if (strcasecmp(s, "C") == 0 || strcasecmp(s, "row") == 0) *l = OOC_ROW_MAJOR;
+    else if (strcasecmp(s, "F") == 0 || strcasecmp(s, "col") == 0) *l = OOC_COL_MAJOR;
+    else return -1;
+    return 0;
+}
+
+static const char *order_name(ooc_layout_t l) { return l == OOC_ROW_MAJOR ? "C" : "F"; }
+
+/* Does the path end in ".npy" (any case)? */
+static int has_npy_ext(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcasecmp(path + n - 4, ".npy") == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -220,6 +374,134 @@ static int parse_real(const char *cmd, const char *opt, const char *s, int posit
     return 0;
 }
 
+static int parse_op(const char *cmd, const char *opt, const char *s, ooc_op_t *op)
+{
+    if (strcasecmp(s, "N") == 0) *op = OOC_OP_N;
+    else if (strcasecmp(s, "T") == 0) *op = OOC_OP_T;
+    else if (strcasecmp(s, "C") == 0) *op = OOC_OP_C;
+    else return usage_error(cmd, "%s: '%s' is not N, T or C", opt, s), -1;
+    return 0;
+}
+
+/* A library option: 0 (automatic) or within ooc_param_bounds(). */
+static int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t param,
+                       int bytes, int64_t *out)
+{
+    int64_t v, lo = 0, hi = INT64_MAX;
+    if (bytes ? parse_bytes(cmd, opt, s, &v) : parse_int(cmd, opt, s, 0, INT64_MAX, &v)) return -1;
+    if (v != 0 && ooc_param_bounds(param, &lo, &hi) == OOC_SUCCESS && (v < lo || v > hi)) {
+        usage_error(cmd, "%s: %s is outside [%lld, %lld] (or 0 for automatic)", opt, s, (long long)lo,
+                    (long long)hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A seed: any unsigned 64-bit decimal integer. */
+static int parse_seed(const char *cmd, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s < '0' || *s > '9' || *end != '\0' || errno == ERANGE)
+        return usage_error(cmd, "--seed: '%s' is not a non-negative integer", s), -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Long options of every command share one set of codes. */
+enum {
+    OPT_DTYPE = 256, OPT_LAYOUT, OPT_TRANSA, OPT_TRANSB, OPT_ALPHA, OPT_BETA, OPT_MEMORY,
+    OPT_BACKEND, OPT_DEVICE, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
+    OPT_STAGING_THREADS, OPT_TF32, OPT_REPEAT, OPT_SEED, OPT_CHECK_ROWS, OPT_NO_CHECK, OPT_BW_H2D,
+    OPT_BW_D2H, OPT_RATE, OPT_NO_FLOOR, OPT_JSON,
+    /* file commands */
+    OPT_ROWS, OPT_COLS, OPT_ORDER, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
+    OPT_JOURNAL, OPT_DEVICES, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_ORDER, OPT_DISK_READ_BW,
+    OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE
+};
+
+/* Library options shared by run and multiply (0: the library chooses). */
+typedef struct {
+    int64_t backend;
+    int64_t device, device_mem, host_mem, block_rows, ring, streams, staging_threads;
+    int tf32;
+} lib_opts_t;
+
+#define LIB_LONG_OPTS                                                                                 \
+    {"backend", required_argument, NULL, OPT_BACKEND},                                                \
+    {"device-mem", required_argument, NULL, OPT_DEVICE_MEM},                                          \
+    {"host-mem", required_argument, NULL, OPT_HOST_MEM},                                              \
+    {"block-rows", required_argument, NULL, OPT_BLOCK_ROWS},                                          \
+    {"ring", required_argument, NULL, OPT_RING},                                                      \
+    {"streams", required_argument, NULL, OPT_STREAMS},                                                \
+    {"staging-threads", required_argument, NULL, OPT_STAGING_THREADS},                                \
+    {"tf32", no_argument, NULL, OPT_TF32}
+
+/* getopt code c, if it is a library option, into *l: 1 when it was one, 0
+ * when not, -1 on a bad value (message printed). */
+static int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l)
+{
+    switch (c) {
+    case OPT_BACKEND:
+        if (strcasecmp(arg, "auto") == 0) l->backend = OOC_BACKEND_AUTO;
+        else if (strcasecmp(arg, "cublas") == 0) l->backend = OOC_BACKEND_CUBLAS;
+        else if (strcasecmp(arg, "custom") == 0) l->backend = OOC_BACKEND_CUSTOM;
+        else if (strcasecmp(arg, "host") == 0) l->backend = OOC_BACKEND_HOST;
+        else return usage_error(cmd, "--backend: '%s' is not auto, cublas, custom or host", arg), -1;
+        return 1;
+    case OPT_DEVICE: return parse_param(cmd, optname, arg, OOC_PARAM_DEVICE, 0, &l->device) ? -1 : 1;
+    case OPT_DEVICE_MEM: return parse_param(cmd, optname, arg, OOC_PARAM_DEVICE_MEM, 1, &l->device_mem) ? -1 : 1;
+    case OPT_HOST_MEM: return parse_param(cmd, optname, arg, OOC_PARAM_HOST_MEM, 1, &l->host_mem) ? -1 : 1;
+    case OPT_BLOCK_ROWS: return parse_param(cmd, optname, arg, OOC_PARAM_BLOCK_ROWS, 0, &l->block_rows) ? -1 : 1;
+    case OPT_RING: return parse_param(cmd, optname, arg, OOC_PARAM_RING_DEPTH, 0, &l->ring) ? -1 : 1;
+    case OPT_STREAMS: return parse_param(cmd, optname, arg, OOC_PARAM_STREAMS, 0, &l->streams) ? -1 : 1;
+    case OPT_STAGING_THREADS:
+        return parse_param(cmd, optname, arg, OOC_PARAM_STAGING_THREADS, 0, &l->staging_threads) ? -1 : 1;
+    case OPT_TF32: l->tf32 = 1; return 1;
+    default: return 0;
+    }
+}
+
+/* Set a library option unless it is 0 (automatic). */
+static ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v)
+{
+    return v != 0 ? ooc_set(h, p, v) : OOC_SUCCESS;
+}
+
+/* Every library option onto the handle, before its backend opens. */
+static ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l)
+{
+    ooc_status_t st;
+    if ((st = ooc_set(h, OOC_PARAM_BACKEND, l->backend)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_DEVICE, l->device)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_DEVICE_MEM, l->device_mem)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_HOST_MEM, l->host_mem)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_BLOCK_ROWS, l->block_rows)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_RING_DEPTH, l->ring)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_STREAMS, l->streams)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_STAGING_THREADS, l->staging_threads)) != OOC_SUCCESS ||
+        (st = ooc_set(h, OOC_PARAM_MATH_MODE, l->tf32 ? OOC_MATH_TF32 : OOC_MATH_STRICT)) != OOC_SUCCESS)
+        return st;
+    return OOC_SUCCESS;
+}
+
+/* The message for getopt_long's ':' (missing value) and '?' (unknown) returns;
+ * `shorts` lists the command's short options. Returns RC_USAGE. */
+static int getopt_failure(const char *cmd, int c, char **argv, const char *shorts)
+{
+    if (c == ':') { /* optopt: the short option, or a long option's value (>= 256) */
+        if (optopt > 0 && optopt < 256) return usage_error(cmd, "option -%c needs a value", optopt);
+        return usage_error(cmd, "option %s needs a value", argv[optind - 1]);
+    }
+    /* optopt: an unknown short option; a known one here means a long
+     * option given a value it does not take (--quiet=1); 0: unknown long */
+    if (optopt > 0 && optopt < 256 && !strchr(shorts, optopt)) return usage_error(cmd, "unknown option -%c", optopt);
+    if (optopt != 0) return usage_error(cmd, "option %s takes no value", argv[optind - 1]);
+    return usage_error(cmd, "unknown option %s", argv[optind - 1]);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Random matrices: splitmix64, each element a pure function of (seed,       */
 /* matrix, index), so that a fill can later be split across threads.        */
@@ -250,21 +532,28 @@ typedef struct {
     size_t q0, q1; /* reals [q0, q1) */
 } fill_part_t;
 
+/* The q-th real of the stream, uniform in [-1, 1), never 0. */
+static inline double rand_double(uint64_t key, uint64_t q)
+{
+    double v = (double)(rand_at(key, q) >> 11) * 0x1.0p-52 - 1.0;
+    return v != 0.0 ? v : 0x1.0p-53;
+}
+
+static inline float rand_float(uint64_t key, uint64_t q)
+{
+    float v = (float)(rand_at(key, q) >> 40) * 0x1.0p-23f - 1.0f;
+    return v != 0.0f ? v : 0x1.0p-24f;
+}
+
 static void *fill_part(void *arg)
 {
     fill_part_t *f = arg;
     if (dtype_double(f->t)) {
         double *d = f->x;
-        for (size_t q = f->q0; q < f->q1; q++) {
-            double v = (double)(rand_at(f->key, q) >> 11) * 0x1.0p-52 - 1.0;
-            d[q] = v != 0.0 ? v : 0x1.0p-53;
-        }
+        for (size_t q = f->q0; q < f->q1; q++) d[q] = rand_double(f->key, q);
     } else {
         float *fl = f->x;
-        for (size_t q = f->q0; q < f->q1; q++) {
-            float v = (float)(rand_at(f->key, q) >> 40) * 0x1.0p-23f - 1.0f;
-            fl[q] = v != 0.0f ? v : 0x1.0p-24f;
-        }
+        for (size_t q = f->q0; q < f->q1; q++) fl[q] = rand_float(f->key, q);
     }
     return NULL;
 }
@@ -314,6 +603,104 @@ static size_t op_index(ooc_layout_t layout, ooc_op_t op, int64_t ld, int64_t i, 
 }
 
 /* ------------------------------------------------------------------------ */
+/* The floor of docs/PERFORMANCE.md, shared by run and multiply              */
+
+typedef struct {
+    double bw_h2d, bw_d2h; /* GB/s; <= 0 before floor_measure(): measure it */
+    double rate;           /* in-core TFLOP/s; likewise */
+    int measured_bw, measured_rate;
+    int64_t pm, pn, pk;    /* the in-core shape measured */
+    int have;              /* all three figures known: the times below are valid */
+    double t_in, t_out, t_math, floor_s;
+} floor_t;
+
+/*
+ * Measure what is not given, on the handle's backend (open it first: call
+ * after the multiply): pinned copies of 1 GiB each way (64 MiB on the host
+ * backend), and the in-core rate on min(dim, 16384) (1024 on the host).
+ * A failed measurement leaves the figure unknown, with a warning unless quiet.
+ */
+static void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                          floor_t *f)
+{
+    int gpu = strcmp(ooc_backend_name(h), "host") != 0;
+    int64_t cap = gpu ? 16384 : 1024;
+    ooc_status_t st;
+    f->pm = m < cap ? m : cap;
+    f->pn = n < cap ? n : cap;
+    f->pk = k < cap ? k : cap;
+    if (f->bw_h2d <= 0 || f->bw_d2h <= 0) {
+        double h2d, d2h;
+        st = ooc_measure_bandwidth(h, gpu ? (size_t)1 << 30 : (size_t)64 << 20, &h2d, &d2h);
+        if (st == OOC_SUCCESS) {
+            if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
+            if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
+            f->measured_bw = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "%s: warning: cannot measure bandwidth: %s: %s\n", progname, ooc_status_string(st),
+                    ooc_last_error(h));
+        }
+    }
+    if (f->rate <= 0 && f->pm > 0 && f->pn > 0 && f->pk > 0) {
+        double rate;
+        st = ooc_measure_gemm_rate(h, t, f->pm, f->pn, f->pk, 3, &rate);
+        if (st == OOC_SUCCESS) {
+            f->rate = rate / 1e12;
+            f->measured_rate = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "%s: warning: cannot measure the in-core rate: %s: %s\n", progname,
+                    ooc_status_string(st), ooc_last_error(h));
+        }
+    }
+}
+
+/* floor = max(T_in, T_out, T_math) for m x n x k (C0 read when with_c0). */
+static void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0)
+{
+    f->have = f->bw_h2d > 0 && f->bw_d2h > 0 && f->rate > 0;
+    if (!f->have) return;
+    double s = (double)dtype_size(t), mn = (double)m * (double)n;
+    double flops = (dtype_complex(t) ? 8.0 : 2.0) * mn * (double)k;
+    double in_elems = (double)m * (double)k + (double)k * (double)n + (with_c0 ? mn : 0.0);
+    f->t_in = s * in_elems / (f->bw_h2d * 1e9);
+    f->t_out = s * mn / (f->bw_d2h * 1e9);
+    f->t_math = flops / (f->rate * 1e12);
+    f->floor_s = f->t_in > f->t_out ? f->t_in : f->t_out;
+    if (f->t_math > f->floor_s) f->floor_s = f->t_math;
+}
+
+/* The "rates:" and "floor:" lines (or "floor: n/a"), floor/time for `time`. */
+static void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
+{
+    if (!f->have) {
+        fprintf(out, "floor: n/a\n");
+        return;
+    }
+    char dt = dtype_letter(t);
+    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s (%s); in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s)\n",
+            f->bw_h2d, f->bw_d2h, f->measured_bw ? "measured" : "given", dt - 'a' + 'A', (long long)f->pm,
+            (long long)f->pn, (long long)f->pk, f->rate, f->measured_rate ? "measured" : "given");
+    fprintf(out, "floor: %.3g s (in %.3g, out %.3g, math %.3g)  floor/time: %.2f\n", f->floor_s, f->t_in,
+            f->t_out, f->t_math, time > 0 ? f->floor_s / time : INFINITY);
+}
+
+/* The "backend: ... plan: ..." line of the library's stats. */
+static void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
+{
+    char b1[32], b2[32];
+    if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
+        fprintf(out, "backend: %s   plan: none (alpha = 0: nothing to multiply)\n", backend);
+    else
+        fprintf(out,
+                "backend: %s   plan: block rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
+                "ring %d, streams %d, staged A/C: %s/%s, device %s, staging %s\n",
+                backend, (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
+                (long long)st->panels, (long long)st->blocks, (int)st->ring_depth, (int)st->streams,
+                st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no",
+                human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2));
+}
+
+/* ------------------------------------------------------------------------ */
 /* oocgemm run                                                               */
 
 typedef struct {
@@ -323,9 +710,7 @@ typedef struct {
     ooc_op_t ta, tb;
     double alpha, beta;
     int pinned;
-    int64_t backend;
-    int64_t device, device_mem, host_mem, block_rows, ring, streams, staging_threads;
-    int tf32;
+    lib_opts_t lib;
     int64_t repeat;
     uint64_t seed;
     int64_t check_rows; /* 0: no check */
@@ -428,13 +813,6 @@ static void run_usage(FILE *f)
     print_exit_codes(f);
 }
 
-enum {
-    OPT_DTYPE = 256, OPT_LAYOUT, OPT_TRANSA, OPT_TRANSB, OPT_ALPHA, OPT_BETA, OPT_MEMORY,
-    OPT_BACKEND, OPT_DEVICE, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
-    OPT_STAGING_THREADS, OPT_TF32, OPT_REPEAT, OPT_SEED, OPT_CHECK_ROWS, OPT_NO_CHECK, OPT_BW_H2D,
-    OPT_BW_D2H, OPT_RATE, OPT_NO_FLOOR, OPT_JSON
-};
-
 static const struct option run_long_opts[] = {
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"layout", required_argument, NULL, OPT_LAYOUT},
@@ -443,15 +821,8 @@ static const struct option run_long_opts[] = {
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"beta", required_argument, NULL, OPT_BETA},
     {"memory", required_argument, NULL, OPT_MEMORY},
-    {"backend", required_argument, NULL, OPT_BACKEND},
     {"device", required_argument, NULL, OPT_DEVICE},
-    {"device-mem", required_argument, NULL, OPT_DEVICE_MEM},
-    {"host-mem", required_argument, NULL, OPT_HOST_MEM},
-    {"block-rows", required_argument, NULL, OPT_BLOCK_ROWS},
-    {"ring", required_argument, NULL, OPT_RING},
-    {"streams", required_argument, NULL, OPT_STREAMS},
-    {"staging-threads", required_argument, NULL, OPT_STAGING_THREADS},
-    {"tf32", no_argument, NULL, OPT_TF32},
+    LIB_LONG_OPTS,
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"seed", required_argument, NULL, OPT_SEED},
     {"check-rows", required_argument, NULL, OPT_CHECK_ROWS},
@@ -465,30 +836,6 @@ static const struct option run_long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
-
-static int parse_op(const char *cmd, const char *opt, const char *s, ooc_op_t *op)
-{
-    if (strcasecmp(s, "N") == 0) *op = OOC_OP_N;
-    else if (strcasecmp(s, "T") == 0) *op = OOC_OP_T;
-    else if (strcasecmp(s, "C") == 0) *op = OOC_OP_C;
-    else return usage_error(cmd, "%s: '%s' is not N, T or C", opt, s), -1;
-    return 0;
-}
-
-/* A library option: 0 (automatic) or within ooc_param_bounds(). */
-static int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t param,
-                       int bytes, int64_t *out)
-{
-    int64_t v, lo = 0, hi = INT64_MAX;
-    if (bytes ? parse_bytes(cmd, opt, s, &v) : parse_int(cmd, opt, s, 0, INT64_MAX, &v)) return -1;
-    if (v != 0 && ooc_param_bounds(param, &lo, &hi) == OOC_SUCCESS && (v < lo || v > hi)) {
-        usage_error(cmd, "%s: %s is outside [%lld, %lld] (or 0 for automatic)", opt, s, (long long)lo,
-                    (long long)hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
 
 /* Parse `oocgemm run` options into *o. Returns RC_OK, RC_USAGE, or -1 for
  * --help (already printed). */
@@ -505,7 +852,7 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
     o->alpha = 1.0;
     o->beta = 0.0;
     o->pinned = 1;
-    o->backend = OOC_BACKEND_AUTO;
+    o->lib.backend = OOC_BACKEND_AUTO;
     o->repeat = 1;
     o->seed = 42;
     o->check_rows = 64;
@@ -518,6 +865,9 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
         if (c == -1) break;
         char optname[64] = "";
         if (longind >= 0) snprintf(optname, sizeof optname, "--%s", run_long_opts[longind].name);
+        int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (lib < 0) return RC_USAGE;
+        if (lib > 0) continue;
         switch (c) {
         case 'm':
             if (parse_int(cmd, "-m", optarg, 1, INT64_MAX, &o->m)) return RC_USAGE;
@@ -560,48 +910,12 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
             else if (strcasecmp(optarg, "pageable") == 0) o->pinned = 0;
             else return usage_error(cmd, "--memory: '%s' is not pinned or pageable", optarg);
             break;
-        case OPT_BACKEND:
-            if (strcasecmp(optarg, "auto") == 0) o->backend = OOC_BACKEND_AUTO;
-            else if (strcasecmp(optarg, "cublas") == 0) o->backend = OOC_BACKEND_CUBLAS;
-            else if (strcasecmp(optarg, "custom") == 0) o->backend = OOC_BACKEND_CUSTOM;
-            else if (strcasecmp(optarg, "host") == 0) o->backend = OOC_BACKEND_HOST;
-            else return usage_error(cmd, "--backend: '%s' is not auto, cublas, custom or host", optarg);
-            break;
-        case OPT_DEVICE:
-            if (parse_param(cmd, optname, optarg, OOC_PARAM_DEVICE, 0, &o->device)) return RC_USAGE;
-            break;
-        case OPT_DEVICE_MEM:
-            if (parse_param(cmd, optname, optarg, OOC_PARAM_DEVICE_MEM, 1, &o->device_mem)) return RC_USAGE;
-            break;
-        case OPT_HOST_MEM:
-            if (parse_param(cmd, optname, optarg, OOC_PARAM_HOST_MEM, 1, &o->host_mem)) return RC_USAGE;
-            break;
-        case OPT_BLOCK_ROWS:
-            if (parse_param(cmd, optname, optarg, OOC_PARAM_BLOCK_ROWS, 0, &o->block_rows)) return RC_USAGE;
-            break;
-        case OPT_RING:
-            if (parse_param(cmd, optname, optarg, OOC_PARAM_RING_DEPTH, 0, &o->ring)) return RC_USAGE;
-            break;
-        case OPT_STREAMS:
-            if (parse_param(cmd, optname, optarg, OOC_PARAM_STREAMS, 0, &o->streams)) return RC_USAGE;
-            break;
-        case OPT_STAGING_THREADS:
-            if (parse_param(cmd, optname, optarg, OOC_PARAM_STAGING_THREADS, 0, &o->staging_threads))
-                return RC_USAGE;
-            break;
-        case OPT_TF32: o->tf32 = 1; break;
         case OPT_REPEAT:
             if (parse_int(cmd, "--repeat", optarg, 1, 1000000, &o->repeat)) return RC_USAGE;
             break;
-        case OPT_SEED: {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end != '\0' || errno == ERANGE)
-                return usage_error(cmd, "--seed: '%s' is not a non-negative integer", optarg);
-            o->seed = (uint64_t)s;
+        case OPT_SEED:
+            if (parse_seed(cmd, optarg, &o->seed)) return RC_USAGE;
             break;
-        }
         case OPT_CHECK_ROWS:
             if (parse_int(cmd, "--check-rows", optarg, 0, INT32_MAX, &v)) return RC_USAGE;
             o->check_rows = v;
@@ -620,17 +934,7 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
         case 'q': o->quiet = 1; break;
         case OPT_JSON: o->json = 1; break;
         case 'h': run_usage(stdout); return -1;
-        case ':': /* optopt: the short option, or a long option's value (>= 256) */
-            if (optopt > 0 && optopt < 256) return usage_error(cmd, "option -%c needs a value", optopt);
-            return usage_error(cmd, "option %s needs a value", argv[optind - 1]);
-        case '?':
-        default:
-            /* optopt: an unknown short option; a known one here means a long
-             * option given a value it does not take (--quiet=1); 0: unknown long */
-            if (optopt > 0 && optopt < 256 && !strchr("mnkqh", optopt))
-                return usage_error(cmd, "unknown option -%c", optopt);
-            if (optopt != 0) return usage_error(cmd, "option %s takes no value", argv[optind - 1]);
-            return usage_error(cmd, "unknown option %s", argv[optind - 1]);
+        default: return getopt_failure(cmd, c, argv, "mnkqh");
         }
     }
     if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
@@ -837,12 +1141,6 @@ static void json_num(FILE *f, const char *key, double v, int available)
     else fprintf(f, ",\"%s\":null", key);
 }
 
-/* Set a library option unless it is 0 (automatic). */
-static ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v)
-{
-    return v != 0 ? ooc_set(h, p, v) : OOC_SUCCESS;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     run_opts_t o;
@@ -872,15 +1170,7 @@ static int cmd_run(int argc, char **argv)
     if (st != OOC_SUCCESS) return library_error(NULL, st);
 
     /* every option before the first allocation: ooc_host_alloc opens the backend */
-    if ((st = ooc_set(h, OOC_PARAM_BACKEND, o.backend)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_DEVICE, o.device)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_DEVICE_MEM, o.device_mem)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_HOST_MEM, o.host_mem)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_BLOCK_ROWS, o.block_rows)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_RING_DEPTH, o.ring)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_STREAMS, o.streams)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_STAGING_THREADS, o.staging_threads)) != OOC_SUCCESS ||
-        (st = ooc_set(h, OOC_PARAM_MATH_MODE, o.tf32 ? OOC_MATH_TF32 : OOC_MATH_STRICT)) != OOC_SUCCESS) {
+    if ((st = lib_opts_apply(h, &o.lib)) != OOC_SUCCESS) {
         rc = library_error(h, st);
         goto out;
     }
@@ -946,47 +1236,17 @@ static int cmd_run(int argc, char **argv)
     double tflops = best > 0 ? flops / best / 1e12 : INFINITY;
 
     /* what the floor is made of, measured now unless given */
-    int gpu = strcmp(ooc_backend_name(h), "host") != 0;
-    int64_t cap = gpu ? 16384 : 1024;
-    int64_t pm = o.m < cap ? o.m : cap, pn = o.n < cap ? o.n : cap, pk = o.k < cap ? o.k : cap;
-    int measured_bw = 0, measured_rate = 0;
-    if (!o.no_floor && (o.bw_h2d <= 0 || o.bw_d2h <= 0)) {
-        double h2d, d2h;
-        st = ooc_measure_bandwidth(h, gpu ? (size_t)1 << 30 : (size_t)64 << 20, &h2d, &d2h);
-        if (st == OOC_SUCCESS) {
-            if (o.bw_h2d <= 0) o.bw_h2d = h2d / 1e9;
-            if (o.bw_d2h <= 0) o.bw_d2h = d2h / 1e9;
-            measured_bw = 1;
-        } else if (!o.quiet) {
-            fprintf(stderr, "%s: warning: cannot measure bandwidth: %s: %s\n", progname, ooc_status_string(st), ooc_last_error(h));
-        }
+    floor_t fl = {.bw_h2d = o.bw_h2d, .bw_d2h = o.bw_d2h, .rate = o.rate};
+    if (!o.no_floor) {
+        floor_measure(h, t, o.m, o.n, o.k, o.quiet, &fl);
+        floor_compute(&fl, t, o.m, o.n, o.k, o.beta != 0.0);
     }
-    if (!o.no_floor && o.rate <= 0) {
-        double rate;
-        st = ooc_measure_gemm_rate(h, t, pm, pn, pk, 3, &rate);
-        if (st == OOC_SUCCESS) {
-            o.rate = rate / 1e12;
-            measured_rate = 1;
-        } else if (!o.quiet) {
-            fprintf(stderr, "%s: warning: cannot measure the in-core rate: %s: %s\n", progname, ooc_status_string(st), ooc_last_error(h));
-        }
-    }
-    int have_floor = !o.no_floor && o.bw_h2d > 0 && o.bw_d2h > 0 && o.rate > 0;
-    double s = (double)e, mn = (double)o.m * (double)o.n;
-    double t_in = 0, t_out = 0, t_math = 0, floor_s = 0, floor_ratio = 0;
-    if (have_floor) {
-        double in_elems = (double)o.m * (double)o.k + (double)o.k * (double)o.n + (o.beta != 0.0 ? mn : 0.0);
-        t_in = s * in_elems / (o.bw_h2d * 1e9);
-        t_out = s * mn / (o.bw_d2h * 1e9);
-        t_math = flops / (o.rate * 1e12);
-        floor_s = t_in > t_out ? t_in : t_out;
-        if (t_math > floor_s) floor_s = t_math;
-        floor_ratio = best > 0 ? floor_s / best : INFINITY;
-    }
+    int have_floor = fl.have;
+    double floor_ratio = have_floor ? (best > 0 ? fl.floor_s / best : INFINITY) : 0.0;
 
     /* TF32 rounds the inputs to 10 mantissa bits: up to 2^-9 per product, whatever k */
     double eps = dtype_double(t) ? DBL_EPSILON : FLT_EPSILON;
-    double tol = 4.0 * (double)o.k * eps + (o.tf32 && !dtype_double(t) ? 0x1.0p-7 : 0.0), max_err = 0.0;
+    double tol = 4.0 * (double)o.k * eps + (o.lib.tf32 && !dtype_double(t) ? 0x1.0p-7 : 0.0), max_err = 0.0;
     int checked = 0, passed = 1;
     if (r > 0) {
         int crc = check_c(&o, &A, &B, &C, c0, rows, r, &max_err);
@@ -1009,17 +1269,17 @@ static int cmd_run(int argc, char **argv)
                "\"backend\":\"%s\",\"tf32\":%s,\"repeat\":%lld",
                PACKAGE_VERSION, (long long)o.m, (long long)o.n, (long long)o.k, dt, layout_name,
                op_letter(o.ta), op_letter(o.tb), o.alpha, o.beta, mem_name, backend,
-               o.tf32 ? "true" : "false", (long long)o.repeat);
+               o.lib.tf32 ? "true" : "false", (long long)o.repeat);
         json_num(stdout, "seconds", best, 1);
         json_num(stdout, "median_seconds", median, 1);
         json_num(stdout, "tflops", tflops, 1);
-        json_num(stdout, "bw_h2d_gbps", o.bw_h2d, have_floor);
-        json_num(stdout, "bw_d2h_gbps", o.bw_d2h, have_floor);
-        json_num(stdout, "incore_tflops", o.rate, have_floor);
-        json_num(stdout, "floor_s", floor_s, have_floor);
-        json_num(stdout, "floor_in_s", t_in, have_floor);
-        json_num(stdout, "floor_out_s", t_out, have_floor);
-        json_num(stdout, "floor_math_s", t_math, have_floor);
+        json_num(stdout, "bw_h2d_gbps", fl.bw_h2d, have_floor);
+        json_num(stdout, "bw_d2h_gbps", fl.bw_d2h, have_floor);
+        json_num(stdout, "incore_tflops", fl.rate, have_floor);
+        json_num(stdout, "floor_s", fl.floor_s, have_floor);
+        json_num(stdout, "floor_in_s", fl.t_in, have_floor);
+        json_num(stdout, "floor_out_s", fl.t_out, have_floor);
+        json_num(stdout, "floor_math_s", fl.t_math, have_floor);
         json_num(stdout, "floor_over_time", floor_ratio, have_floor);
         printf(",\"check_rows\":%lld", (long long)(checked ? r : 0));
         json_num(stdout, "max_rel_err", max_err, checked);
@@ -1035,16 +1295,7 @@ static int cmd_run(int argc, char **argv)
         json_num(stdout, "stats_seconds", stats.seconds, 1);
         printf("}\n");
     } else if (!o.quiet) {
-        char b1[32], b2[32];
-        if (stats.panels == 0) /* alpha == 0: C = beta*C on the host, nothing streamed */
-            printf("backend: %s   plan: none (alpha = 0: nothing to multiply)\n", backend);
-        else
-            printf("backend: %s   plan: block rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
-                   "ring %d, streams %d, staged A/C: %s/%s, device %s, staging %s\n",
-                   backend, (long long)stats.block_rows, (long long)stats.panel_depth, (long long)stats.panel_cols,
-                   (long long)stats.panels, (long long)stats.blocks, (int)stats.ring_depth, (int)stats.streams,
-                   stats.staged_a ? "yes" : "no", stats.staged_c ? "yes" : "no",
-                   human_bytes(stats.device_bytes, b1, sizeof b1), human_bytes(stats.host_bytes, b2, sizeof b2));
+        print_plan(stdout, backend, &stats);
         if (o.repeat > 1)
             printf("time: %.3g s (best of %lld; median %.3g s)", best, (long long)o.repeat, median);
         else
@@ -1053,15 +1304,7 @@ static int cmd_run(int argc, char **argv)
         else printf("   rate: %.3g GFLOP/s", tflops * 1e3);
         printf("   moved: H2D %.3g GB, D2H %.3g GB\n", (double)stats.bytes_h2d / 1e9,
                (double)stats.bytes_d2h / 1e9);
-        if (have_floor) {
-            printf("rates: H2D %.1f GB/s, D2H %.1f GB/s (%s); in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s)\n",
-                   o.bw_h2d, o.bw_d2h, measured_bw ? "measured" : "given", dt - 'a' + 'A', (long long)pm,
-                   (long long)pn, (long long)pk, o.rate, measured_rate ? "measured" : "given");
-            printf("floor: %.3g s (in %.3g, out %.3g, math %.3g)  floor/time: %.2f\n", floor_s, t_in, t_out,
-                   t_math, floor_ratio);
-        }
-        else
-            printf("floor: n/a\n");
+        floor_print(stdout, &fl, t, best);
         if (checked)
             printf("check: %lld row%s of C against OpenBLAS: max relative error %.2g (tolerance %.2g): %s\n",
                    (long long)r, r == 1 ? "" : "s", max_err, tol, passed ? "PASS" : "FAIL");
@@ -1089,6 +1332,1494 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Matrix files on the command line                                          */
+
+/* Defaults for raw operands: --rows, --cols, --dtype, --order. */
+typedef struct {
+    int64_t rows, cols; /* 0: not given */
+    ooc_dtype_t dtype;
+    ooc_layout_t layout;
+} raw_defaults_t;
+
+/* One operand as given: PATH, or PATH:ROWSxCOLS[:DTYPE[:ORDER]] for raw data. */
+typedef struct {
+    const char *name;     /* "A", "B", "C0", "C" */
+    const char *arg;      /* as given */
+    char *path;           /* allocated */
+    int shaped;           /* the suffix gave a raw shape (spec holds it) */
+    ooc_file_spec_t spec; /* once open: what the file holds */
+    ooc_file_t *file;
+} operand_t;
+
+static void operand_free(operand_t *op)
+{
+    if (op->file) ooc_file_close(op->file, 0);
+    op->file = NULL;
+    free(op->path);
+    op->path = NULL;
+}
+
+/* "ROWSxCOLS", both positive. */
+static int parse_shape(const char *s, int64_t *rows, int64_t *cols)
+{
+    char *end;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    long long r = strtoll(s, &end, 10);
+    if (errno || (*end != 'x' && *end != 'X') || r < 1) return -1;
+    s = end + 1;
+    if (*s < '0' || *s > '9') return -1;
+    long long c = strtoll(s, &end, 10);
+    if (errno || *end != '\0' || c < 1) return -1;
+    *rows = r;
+    *cols = c;
+    return 0;
+}
+
+/*
+ * Split a raw-shape suffix off an operand: the last one, two or three
+ * ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of them
+ * is a shape; missing fields come from the defaults (--dtype, --order; else
+ * d and C). Without such a suffix the whole argument is the path.
+ */
+static int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d,
+                         operand_t *op)
+{
+    memset(op, 0, sizeof *op);
+    op->name = name;
+    op->arg = arg;
+    size_t len = strlen(arg);
+    for (int nf = 3; nf >= 1; nf--) {
+        const char *colon = NULL;
+        int found = 0;
+        for (const char *p = arg + len; p > arg;)
+            if (*--p == ':' && ++found == nf) {
+                colon = p;
+                break;
+            }
+        if (colon == NULL) continue;
+        char buf[128];
+        if (strlen(colon + 1) >= sizeof buf) continue;
+        strcpy(buf, colon + 1);
+        char *field[3] = {buf, NULL, NULL};
+        for (int i = 1; i < nf; i++) {
+            char *c = strchr(field[i - 1], ':');
+            *c = '\0';
+            field[i] = c + 1;
+        }
+        int64_t rows, cols;
+        if (parse_shape(field[0], &rows, &cols)) continue;
+        ooc_dtype_t t = d->dtype;
+        ooc_layout_t l = d->layout;
+        if (nf >= 2 && dtype_parse(field[1], &t))
+            return usage_error(cmd, "%s '%s': '%s' is not an element type (s, d, c, z, f4, f8, c8, c16)", name,
+                               arg, field[1]);
+        if (nf >= 3 && order_parse(field[2], &l))
+            return usage_error(cmd, "%s '%s': '%s' is not a storage order (C or F)", name, arg, field[2]);
+        if (colon == arg) return usage_error(cmd, "%s '%s': no file name before the shape", name, arg);
+        op->path = strndup(arg, (size_t)(colon - arg));
+        op->shaped = 1;
+        op->spec = (ooc_file_spec_t){OOC_FORMAT_RAW, rows, cols, t, l};
+        break;
+    }
+    if (!op->shaped) {
+        if (*arg == '\0') return usage_error(cmd, "%s: empty file name", name);
+        op->path = strdup(arg);
+    }
+    if (op->path == NULL) return fail(RC_RUNTIME, "out of host memory");
+    return RC_OK;
+}
+
+/*
+ * Open an operand for reading: raw with its suffix's shape; else .npy when
+ * the file starts with NumPy's magic; else raw with --rows/--cols when both
+ * were given; else an error saying how to give the shape.
+ */
+static int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
+{
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "%s (%s)", op->name, op->path);
+    ooc_file_spec_t spec;
+    if (op->shaped) {
+        spec = op->spec;
+    } else {
+        memset(&spec, 0, sizeof spec);
+        spec.format = OOC_FORMAT_AUTO; /* unreadable: the library says why */
+        FILE *f = fopen(op->path, "rb");
+        if (f) {
+            unsigned char magic[6];
+            size_t got = fread(magic, 1, sizeof magic, f);
+            int err = ferror(f);
+            fclose(f);
+            if (!err && (got < sizeof magic || memcmp(magic, "\x93NUMPY", 6) != 0)) {
+                if (d->rows <= 0 || d->cols <= 0)
+                    return fail(RC_INPUT,
+                                "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
+                                "%s:ROWSxCOLS:DTYPE:ORDER (or --rows and --cols)",
+                                what, op->path);
+                spec = (ooc_file_spec_t){OOC_FORMAT_RAW, d->rows, d->cols, d->dtype, d->layout};
+            }
+        }
+    }
+    ooc_status_t st = ooc_file_open(h, op->path, &spec, &op->file);
+    if (st != OOC_SUCCESS) {
+        op->file = NULL;
+        return lib_fail(h, st, AT_INPUT, NULL, NULL, what);
+    }
+    if ((st = ooc_file_describe(op->file, &op->spec)) != OOC_SUCCESS) return lib_fail(h, st, AT_INPUT, NULL, NULL, what);
+    return RC_OK;
+}
+
+/* "100 x 50 float64, C order" */
+static const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld x %lld %s, %s order%s", (long long)s->rows, (long long)s->cols, dtype_name(s->dtype),
+             order_name(s->layout), s->format == OOC_FORMAT_RAW ? ", raw" : "");
+    return buf;
+}
+
+/* Rows and columns of op(X) for the stored spec. */
+static void op_shape(const ooc_file_spec_t *s, ooc_op_t op, int64_t *rows, int64_t *cols)
+{
+    *rows = op == OOC_OP_N ? s->rows : s->cols;
+    *cols = op == OOC_OP_N ? s->cols : s->rows;
+}
+
+/*
+ * op(A) m x k, op(B) k x n, C0 and C (when given) m x n, one element type.
+ * RC_OK with m, n, k, or RC_SHAPE with a message.
+ */
+static int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t tb, const operand_t *C0,
+                          const operand_t *C, int64_t *m, int64_t *n, int64_t *k)
+{
+    const operand_t *all[4] = {A, B, C0, C};
+    for (int i = 1; i < 4; i++)
+        if (all[i] && all[i]->spec.dtype != A->spec.dtype)
+            return fail(RC_SHAPE, "element types differ: %s (%s) is %s, %s (%s) is %s", A->name, A->path,
+                        dtype_name(A->spec.dtype), all[i]->name, all[i]->path, dtype_name(all[i]->spec.dtype));
+    int64_t am, ak, bk, bn;
+    op_shape(&A->spec, ta, &am, &ak);
+    op_shape(&B->spec, tb, &bk, &bn);
+    if (ak != bk)
+        return fail(RC_SHAPE,
+                    "inner dimensions differ: op(A) is %lld x %lld (%s %s is %lld x %lld, op %c), op(B) is %lld x %lld "
+                    "(%s %s is %lld x %lld, op %c)",
+                    (long long)am, (long long)ak, A->name, A->path, (long long)A->spec.rows, (long long)A->spec.cols,
+                    op_letter(ta), (long long)bk, (long long)bn, B->name, B->path, (long long)B->spec.rows,
+                    (long long)B->spec.cols, op_letter(tb));
+    for (int i = 2; i < 4; i++)
+        if (all[i] && (all[i]->spec.rows != am || all[i]->spec.cols != bn))
+            return fail(RC_SHAPE, "%s (%s) is %lld x %lld, but op(A)*op(B) is %lld x %lld", all[i]->name,
+                        all[i]->path, (long long)all[i]->spec.rows, (long long)all[i]->spec.cols, (long long)am,
+                        (long long)bn);
+    *m = am;
+    *n = bn;
+    *k = ak;
+    return RC_OK;
+}
+
+/* alpha and beta as one element of dtype t, (x, 0) for complex types. */
+typedef struct {
+    double d[2];
+    float f[2];
+} scalar_t;
+
+static scalar_t scalar_of(double x) { return (scalar_t){{x, 0.0}, {(float)x, 0.0f}}; }
+static const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t) { return dtype_double(t) ? (const void *)s->d : (const void *)s->f; }
+
+/* Bytes from getrusage(): the process's peak resident set. */
+static uint64_t peak_rss_bytes(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u; /* Linux: KiB */
+}
+
+/* ------------------------------------------------------------------------ */
+/* oocgemm gen                                                               */
+
+static void gen_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oocgemm gen OUT --rows R --cols C [OPTIONS]\n"
+            "\n"
+            "Write a random matrix file: values uniform in [-1, 1), never 0, each a pure\n"
+            "function of (seed, row, column), so that the same seed gives the same\n"
+            "matrix in either storage order and on any number of threads. The file is\n"
+            "written through a temporary file (OUT.ooc-tmp) renamed onto OUT when\n"
+            "complete; each thread fills and writes its own chunks (at most 64 MiB each).\n"
+            "\n"
+            "Options:\n"
+            "  --rows R, --cols C    shape (required; positive integers)\n"
+            "  --dtype T             s|d|c|z (or f4|f8|c8|c16, float32|float64|\n"
+            "                        complex64|complex128) (default d)\n"
+            "  --order C|F           C order (row-major) or Fortran order (column-major)\n"
+            "                        (default C)\n"
+            "  --format npy|raw      file format (default: npy when OUT ends in .npy,\n"
+            "                        else raw little-endian elements without a header)\n"
+            "  --seed S              seed (default 42)\n"
+            "  --threads N           writer threads (default: the cores, at most 16)\n"
+            "  -q, --quiet           print nothing but errors\n"
+            "  --json                print one JSON object (file, shape, bytes, seconds, GB/s)\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "A raw file is read back as OUT:RxC:DTYPE:ORDER (see oocgemm multiply --help).\n"
+            "\n");
+    print_exit_codes(f);
+}
+
+typedef struct {
+    ooc_file_t *file;
+    ooc_file_spec_t spec;
+    uint64_t key;
+    uint64_t total, chunk, nchunks; /* elements, elements per chunk, chunks */
+    atomic_uint_fast64_t next;      /* the next chunk to take */
+    atomic_int stop;
+    pthread_mutex_t lock;
+    ooc_status_t st; /* the first failure, and its message */
+    char msg[1024];
+} gen_job_t;
+
+/* count elements from storage index `first`: element (i, j) holds the
+ * value of logical index i*cols + j (complex: reals 2L and 2L+1). */
+static void gen_fill(const gen_job_t *g, uint64_t first, uint64_t count, void *buf)
+{
+    ooc_dtype_t t = g->spec.dtype;
+    int cplx = dtype_complex(t), dbl = dtype_double(t);
+    uint64_t rows = (uint64_t)g->spec.rows, cols = (uint64_t)g->spec.cols;
+    int crow = g->spec.layout == OOC_ROW_MAJOR;
+    uint64_t i = crow ? first / cols : first % rows, j = crow ? first % cols : first / rows;
+    for (uint64_t e = 0; e < count; e++) {
+        uint64_t l = i * cols + j;
+        if (cplx) {
+            if (dbl) {
+                ((double *)buf)[2 * e] = rand_double(g->key, 2 * l);
+                ((double *)buf)[2 * e + 1] = rand_double(g->key, 2 * l + 1);
+            } else {
+                ((float *)buf)[2 * e] = rand_float(g->key, 2 * l);
+                ((float *)buf)[2 * e + 1] = rand_float(g->key, 2 * l + 1);
+            }
+        } else if (dbl) {
+            ((double *)buf)[e] = rand_double(g->key, l);
+        } else {
+            ((float *)buf)[e] = rand_float(g->key, l);
+        }
+        if (crow) {
+            if (++j == cols) j = 0, i++;
+        } else {
+            if (++i == rows) i = 0, j++;
+        }
+    }
+}
+
+/* One writer: its own handle and chunk buffer; takes chunks until none is left. */
+static void *gen_worker(void *arg)
+{
+    gen_job_t *g = arg;
+    ooc_handle_t *h = NULL;
+    void *buf = NULL;
+    const char *why = NULL;
+    ooc_status_t st = ooc_create(&h);
+    if (st == OOC_SUCCESS && (buf = malloc(g->chunk * dtype_size(g->spec.dtype))) == NULL) {
+        st = OOC_ERR_HOST_MEMORY;
+        why = "cannot allocate a chunk buffer";
+    }
+    while (st == OOC_SUCCESS && !atomic_load(&g->stop)) {
+        uint64_t c = atomic_fetch_add(&g->next, 1);
+        if (c >= g->nchunks) break;
+        uint64_t first = c * g->chunk, count = g->total - first < g->chunk ? g->total - first : g->chunk;
+        gen_fill(g, first, count, buf);
+        st = ooc_file_write(h, g->file, first, buf, count);
+    }
+    if (st != OOC_SUCCESS) {
+        pthread_mutex_lock(&g->lock);
+        if (g->st == OOC_SUCCESS) {
+            g->st = st;
+            snprintf(g->msg, sizeof g->msg, "%s", why ? why : h ? ooc_last_error(h) : "");
+        }
+        pthread_mutex_unlock(&g->lock);
+        atomic_store(&g->stop, 1);
+    }
+    free(buf);
+    ooc_destroy(h);
+    return NULL;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"rows", required_argument, NULL, OPT_ROWS},   {"cols", required_argument, NULL, OPT_COLS},
+        {"dtype", required_argument, NULL, OPT_DTYPE}, {"order", required_argument, NULL, OPT_ORDER},
+        {"format", required_argument, NULL, OPT_FORMAT}, {"seed", required_argument, NULL, OPT_SEED},
+        {"threads", required_argument, NULL, OPT_THREADS}, {"quiet", no_argument, NULL, 'q'},
+        {"json", no_argument, NULL, OPT_JSON},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = "gen";
+    int64_t rows = 0, cols = 0, threads = 0;
+    ooc_dtype_t t = OOC_R64;
+    ooc_layout_t layout = OOC_ROW_MAJOR;
+    ooc_format_t format = OOC_FORMAT_AUTO;
+    uint64_t seed = 42;
+    int quiet = 0, json = 0;
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":qh", opts, NULL);
+        if (c == -1) break;
+        switch (c) {
+        case OPT_ROWS:
+            if (parse_int(cmd, "--rows", optarg, 1, INT64_MAX, &rows)) return RC_USAGE;
+            break;
+        case OPT_COLS:
+            if (parse_int(cmd, "--cols", optarg, 1, INT64_MAX, &cols)) return RC_USAGE;
+            break;
+        case OPT_DTYPE:
+            if (dtype_parse(optarg, &t)) return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
+            break;
+        case OPT_ORDER:
+            if (order_parse(optarg, &layout)) return usage_error(cmd, "--order: '%s' is not C or F", optarg);
+            break;
+        case OPT_FORMAT:
+            if (strcasecmp(optarg, "npy") == 0) format = OOC_FORMAT_NPY;
+            else if (strcasecmp(optarg, "raw") == 0) format = OOC_FORMAT_RAW;
+            else return usage_error(cmd, "--format: '%s' is not npy or raw", optarg);
+            break;
+        case OPT_SEED:
+            if (parse_seed(cmd, optarg, &seed)) return RC_USAGE;
+            break;
+        case OPT_THREADS:
+            if (parse_int(cmd, "--threads", optarg, 1, 1024, &threads)) return RC_USAGE;
+            break;
+        case 'q': quiet = 1; break;
+        case OPT_JSON: json = 1; break;
+        case 'h': gen_usage(stdout); return RC_OK;
+        default: return getopt_failure(cmd, c, argv, "qh");
+        }
+    }
+    if (optind >= argc) return usage_error(cmd, "the output file OUT is required");
+    if (optind + 1 < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    const char *out = argv[optind];
+    if (*out == '\0') return usage_error(cmd, "empty output file name");
+    if (rows == 0) return usage_error(cmd, "--rows R is required");
+    if (cols == 0) return usage_error(cmd, "--cols C is required");
+    size_t e = dtype_size(t);
+    uint64_t total, bytes;
+    if (__builtin_mul_overflow((uint64_t)rows, (uint64_t)cols, &total) || __builtin_mul_overflow(total, e, &bytes) ||
+        bytes > (uint64_t)INT64_MAX / 2)
+        return usage_error(cmd, "%lld x %lld elements of %zu bytes is too large", (long long)rows, (long long)cols, e);
+    if (format == OOC_FORMAT_AUTO) format = has_npy_ext(out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW;
+
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads == 0) threads = ncpu < 1 ? 1 : ncpu > 16 ? 16 : ncpu;
+    /* chunks: an even share per thread, within [1 MiB, 64 MiB] */
+    uint64_t lo = ((uint64_t)1 << 20) / e, hi = ((uint64_t)64 << 20) / e;
+    uint64_t chunk = (total + (uint64_t)threads - 1) / (uint64_t)threads;
+    chunk = chunk < lo ? lo : chunk > hi ? hi : chunk;
+    if (chunk > total) chunk = total;
+    uint64_t nchunks = (total + chunk - 1) / chunk;
+    if ((uint64_t)threads > nchunks) threads = (int64_t)nchunks;
+
+    ooc_handle_t *h = NULL;
+    pthread_t *th = NULL;
+    int *created = NULL;
+    int rc = RC_OK;
+    gen_job_t g;
+    memset(&g, 0, sizeof g);
+    g.spec = (ooc_file_spec_t){format, rows, cols, t, layout};
+    g.key = stream_key(seed, 1);
+    g.total = total;
+    g.chunk = chunk;
+    g.nchunks = nchunks;
+    atomic_init(&g.next, 0);
+    atomic_init(&g.stop, 0);
+    pthread_mutex_init(&g.lock, NULL);
+
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "output (%s)", out);
+    ooc_status_t st = ooc_create(&h);
+    if (st != OOC_SUCCESS) {
+        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+        goto done;
+    }
+    th = calloc((size_t)threads, sizeof *th);
+    created = calloc((size_t)threads, sizeof *created);
+    if (!th || !created) {
+        rc = fail(RC_RUNTIME, "out of host memory");
+        goto done;
+    }
+    double t0 = now_seconds();
+    if ((st = ooc_file_create(h, out, &g.spec, 0, &g.file)) != OOC_SUCCESS) {
+        g.file = NULL;
+        rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
+        goto done;
+    }
+    for (int64_t i = 0; i < threads; i++) {
+        created[i] = i + 1 < threads && pthread_create(&th[i], NULL, gen_worker, &g) == 0;
+        if (i + 1 == threads) gen_worker(&g); /* the last writer is this thread */
+    }
+    for (int64_t i = 0; i < threads; i++)
+        if (created[i]) pthread_join(th[i], NULL);
+    if (g.st != OOC_SUCCESS) {
+        int code = exit_status_for(g.st, AT_OUTPUT, g.msg, NULL, NULL);
+        rc = fail(code, "%s: %s%s%s", what, ooc_status_string(g.st), *g.msg ? ": " : "", g.msg);
+        goto done;
+    }
+    if ((st = ooc_file_commit(h, g.file)) != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
+        goto done;
+    }
+    double secs = now_seconds() - t0;
+    uint64_t file_bytes = bytes + ooc_file_data_offset(g.file);
+    double gbps = secs > 0 ? (double)file_bytes / secs / 1e9 : INFINITY;
+    if (json) {
+        printf("{\"command\":\"gen\",\"file\":");
+        json_str(stdout, out);
+        printf(",\"rows\":%lld,\"cols\":%lld,\"dtype\":\"%s\",\"order\":\"%s\",\"format\":\"%s\",\"seed\":%" PRIu64
+               ",\"threads\":%lld,\"bytes\":%" PRIu64,
+               (long long)rows, (long long)cols, dtype_name(t), order_name(layout),
+               format == OOC_FORMAT_NPY ? "npy" : "raw", seed, (long long)threads, file_bytes);
+        json_num(stdout, "seconds", secs, 1);
+        json_num(stdout, "gbps", gbps, 1);
+        printf(",\"exit_status\":0}\n");
+    } else if (!quiet) {
+        char b[32];
+        printf("wrote %s: %lld x %lld %s, %s order, %s, %s in %.3g s (%.3g GB/s, %lld thread%s)\n", out,
+               (long long)rows, (long long)cols, dtype_name(t), order_name(layout),
+               format == OOC_FORMAT_NPY ? "npy" : "raw", human_bytes(file_bytes, b, sizeof b), secs, gbps,
+               (long long)threads, threads == 1 ? "" : "s");
+        if (format == OOC_FORMAT_RAW)
+            printf("read it as %s:%lldx%lld:%c:%s\n", out, (long long)rows, (long long)cols, dtype_letter(t),
+                   order_name(layout));
+    }
+
+done:
+    if (g.file) ooc_file_close(g.file, rc != RC_OK); /* never leave a partial file */
+    if (rc != RC_OK && json) {
+        printf("{\"command\":\"gen\",\"file\":");
+        json_str(stdout, out);
+        printf(",\"error\":");
+        json_str(stdout, fail_msg);
+        printf(",\"exit_status\":%d}\n", rc);
+    }
+    pthread_mutex_destroy(&g.lock);
+    free(created);
+    free(th);
+    ooc_destroy(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress of a file multiply: called on a library thread; computes and     */
+/* writes to stderr only.                                                    */
+
+enum { PROGRESS_NONE, PROGRESS_TTY, PROGRESS_LINES };
+
+typedef struct {
+    pthread_mutex_t lock;
+    int mode;
+    double t0;          /* when ooc_gemm_files() was called */
+    double flops;       /* of the whole product */
+    double last_print;
+    int next_pct;       /* PROGRESS_LINES: print when this percentage is reached */
+    int drawn;          /* PROGRESS_TTY: a bar is on the screen */
+    int have_base;
+    int64_t base;       /* blocks done before this run (resumed), estimated at the first call */
+    int64_t done, total;
+    uint64_t bytes_read, bytes_written;
+    int calls;
+} progress_t;
+
+/* "1:02:03", "4:05", or "--" */
+static const char *format_eta(double s, char *buf, size_t len)
+{
+    if (!isfinite(s) || s < 0 || s > 1e8) {
+        snprintf(buf, len, "--");
+        return buf;
+    }
+    long v = (long)(s + 0.5);
+    if (v >= 3600) snprintf(buf, len, "%ld:%02ld:%02ld", v / 3600, v / 60 % 60, v % 60);
+    else snprintf(buf, len, "%ld:%02ld", v / 60, v % 60);
+    return buf;
+}
+
+static void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written)
+{
+    progress_t *p = user;
+    pthread_mutex_lock(&p->lock);
+    double now = now_seconds(), el = now - p->t0;
+    if (!p->have_base) { /* the first call follows this run's first block */
+        p->have_base = 1;
+        p->base = done > 0 ? done - 1 : 0;
+    }
+    p->calls++;
+    if (done > p->done) p->done = done;
+    p->total = total;
+    if (bytes_read > p->bytes_read) p->bytes_read = bytes_read;
+    if (bytes_written > p->bytes_written) p->bytes_written = bytes_written;
+    done = p->done;
+
+    double frac = total > 0 ? (double)done / (double)total : 1.0;
+    int64_t ran = done - p->base; /* blocks finished by this run */
+    double gbps = el > 0 ? (double)(p->bytes_read + p->bytes_written) / el / 1e9 : 0.0;
+    double tflops = el > 0 && total > 0 ? p->flops * (double)ran / (double)total / el / 1e12 : 0.0;
+    double eta = ran > 0 ? el * (double)(total - done) / (double)ran : NAN;
+    char etab[32];
+    if (p->mode == PROGRESS_TTY && (now - p->last_print >= 0.1 || done >= total)) {
+        enum { WIDTH = 24 };
+        char bar[WIDTH + 1];
+        int fill = (int)(frac * WIDTH);
+        for (int i = 0; i < WIDTH; i++) bar[i] = i < fill ? '#' : '.';
+        bar[WIDTH] = '\0';
+        fprintf(stderr, "\r[%s] %5.1f%%  %lld/%lld blocks  %.3g GB/s  %.3g TFLOP/s  ETA %s\033[K", bar, 100.0 * frac,
+                (long long)done, (long long)total, gbps, tflops, format_eta(eta, etab, sizeof etab));
+        fflush(stderr);
+        p->drawn = 1;
+        p->last_print = now;
+    } else if (p->mode == PROGRESS_LINES) {
+        int pct = (int)(100.0 * frac);
+        if (pct >= p->next_pct || now - p->last_print >= 10.0 || done >= total) {
+            fprintf(stderr, "%s: %3d%% (%lld/%lld blocks) %.1f s, %.3g GB/s, %.3g TFLOP/s, ETA %s\n", progname, pct,
+                    (long long)done, (long long)total, el, gbps, tflops, format_eta(eta, etab, sizeof etab));
+            p->last_print = now;
+            while (p->next_pct <= pct) p->next_pct += 5;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* After the multiply: end the bar's line. */
+static void progress_end(progress_t *p)
+{
+    pthread_mutex_lock(&p->lock);
+    if (p->mode == PROGRESS_TTY && p->drawn) fputc('\n', stderr);
+    p->drawn = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* oocgemm multiply                                                          */
+
+static void multiply_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oocgemm multiply A B -o C [OPTIONS]\n"
+            "\n"
+            "C = alpha*op(A)*op(B) + beta*C0 on matrix files, possibly larger than host\n"
+            "memory (they are streamed, never held whole). op(A) is m x k, op(B) k x n,\n"
+            "C0 and C m x n. All operands have one element type; C gets it too.\n"
+            "\n"
+            "Operands:\n"
+            "  A, B                  .npy files (versions 1.0, 2.0, 3.0; float32, float64,\n"
+            "                        complex64, complex128; little-endian; C or Fortran\n"
+            "                        order), or raw little-endian data given as\n"
+            "                        PATH:ROWSxCOLS[:DTYPE[:ORDER]], e.g. A.bin:1000x500:d:F\n"
+            "                        (DTYPE s|d|c|z, ORDER C|F: the stored matrix,\n"
+            "                        before op). A file without the NumPy magic and\n"
+            "                        without that suffix is raw with the defaults below.\n"
+            "  --rows R, --cols C    shape of raw operands given without a suffix\n"
+            "  --dtype T             element type of raw operands whose suffix has none\n"
+            "                        (s|d|c|z; default d)\n"
+            "  --order C|F           storage order of raw operands whose suffix has none\n"
+            "                        (default C)\n"
+            "  -o, --output C        the result (required). Written to C.ooc-tmp, renamed\n"
+            "                        onto C when complete and flushed: never half-written.\n"
+            "  --out-format npy|raw  (default: npy when C ends in .npy, else raw)\n"
+            "  --out-order C|F       storage order of C (default C; C0, and an operand\n"
+            "                        with op C on complex data, must be stored in C's\n"
+            "                        order: without --out-order C takes their order)\n"
+            "\n"
+            "Product:\n"
+            "  --transa N|T|C        op(A): A, A^T or A^H (default N)\n"
+            "  --transb N|T|C        op(B), likewise (default N)\n"
+            "  --alpha X             real scalar, (X, 0) for complex types (default 1)\n"
+            "  --c-in C0             add beta*C0 (C0 may be the output file itself)\n"
+            "  --beta X              real scalar (default 1 with --c-in, else 0)\n"
+            "\n"
+            "Resuming:\n"
+            "  --journal PATH        the resume journal (default C.ooc-journal). Every\n"
+            "                        finished row block of C is flushed and recorded there.\n"
+            "  --resume              continue the job that C.ooc-tmp and the journal\n"
+            "                        record (after kill -9, a crash or a wall-time\n"
+            "                        limit): the result is byte-identical to an\n"
+            "                        uninterrupted run. Give the same operands and options.\n"
+            "                        The journal refuses another job (exit 6).\n"
+            "  On failure part-way the temporary file and the journal are kept for\n"
+            "  --resume; any failure before the multiply starts leaves no file behind.\n"
+            "\n"
+            "Check:\n"
+            "  --verify              after the multiply, check C against OpenBLAS as\n"
+            "                        'oocgemm verify' does (3 vectors, 16 rows); exit 1\n"
+            "                        if it fails\n"
+            "\n"
+            "Library options (absent or 0: the library chooses):\n"
+            "  --backend auto|cublas|custom|host\n"
+            "                        (default auto: cublas when a GPU is present)\n"
+            "  --devices LIST        the GPU to use, by index (one; several are not\n"
+            "                        supported by this version)\n"
+            "  --device-mem BYTES    device-memory budget\n"
+            "  --host-mem BYTES      pinned staging budget (the files are staged through it)\n"
+            "  --block-rows N, --ring N, --streams N, --staging-threads N, --tf32\n"
+            "                        as for oocgemm run\n"
+            "  BYTES: an integer with an optional binary suffix K, M, G or T.\n"
+            "\n"
+            "Output:\n"
+            "  Progress on stderr: a bar with percent, blocks, GB/s, TFLOP/s and ETA on a\n"
+            "  terminal; a plain line every 5%% or 10 s otherwise.\n"
+            "  --no-progress         no progress\n"
+            "  -q, --quiet           print nothing but errors (and no progress)\n"
+            "  --json                print one JSON object on stdout instead of the summary\n"
+            "                        (also with -q): command, files, shape, dtype, backend,\n"
+            "                        seconds, tflops, bytes_read, bytes_written,\n"
+            "                        host_staging_bytes, peak_rss_bytes, floor_s,\n"
+            "                        floor_over_time, io_bound_s, bound_over_time, verify,\n"
+            "                        exit_status (and error when it failed)\n"
+            "  The summary: time, TFLOP/s, bytes read and written and their rates, host\n"
+            "  staging memory, peak RSS, backend and plan, and the floor of oocgemm run\n"
+            "  (measured after the multiply) with floor/time.\n"
+            "  --no-floor            do not measure or show the floor\n"
+            "  --bw-h2d GB/s, --bw-d2h GB/s, --rate TFLOP/s\n"
+            "                        use these figures for the floor instead of measuring\n"
+            "  --disk-read-bw GB/s, --disk-write-bw GB/s\n"
+            "                        disk bandwidths measured separately: then\n"
+            "                        io_bound = max(bytes read / read bw, bytes written /\n"
+            "                        write bw) and bound = max(floor, io_bound) are shown\n"
+            "                        with bound/time. GB = 1e9 bytes.\n"
+            "  -h, --help            this help\n"
+            "\n");
+    print_exit_codes(f);
+}
+
+typedef struct {
+    const char *a, *b, *out, *c_in, *journal;
+    ooc_op_t ta, tb;
+    double alpha, beta;
+    int have_beta;
+    int verify, resume, quiet, json, no_progress, no_floor;
+    lib_opts_t lib;
+    raw_defaults_t raw;
+    ooc_format_t out_format; /* AUTO: from the extension */
+    ooc_layout_t out_layout;
+    int have_out_layout;
+    double disk_read_bw, disk_write_bw; /* GB/s; 0: not given */
+    double bw_h2d, bw_d2h, rate;        /* floor figures given; 0: measure */
+} mul_opts_t;
+
+/* --devices LIST: one index (OOC_PARAM_DEVICE); several are refused. */
+static int parse_devices(const char *cmd, const char *s, int64_t *device)
+{
+    if (strchr(s, ',') != NULL) {
+        /* a list: check its syntax so the message is about the right thing */
+        const char *p = s;
+        for (;;) {
+            if (*p < '0' || *p > '9') return usage_error(cmd, "--devices: '%s' is not a list of device indices", s), -1;
+            while (*p >= '0' && *p <= '9') p++;
+            if (*p == '\0') break;
+            if (*p++ != ',') return usage_error(cmd, "--devices: '%s' is not a list of device indices", s), -1;
+        }
+        return usage_error(cmd, "--devices %s: several devices: not supported by this version", s), -1;
+    }
+    return parse_param(cmd, "--devices", s, OOC_PARAM_DEVICE, 0, device);
+}
+
+static int multiply_parse(int argc, char **argv, mul_opts_t *o)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"transa", required_argument, NULL, OPT_TRANSA},
+        {"transb", required_argument, NULL, OPT_TRANSB},
+        {"alpha", required_argument, NULL, OPT_ALPHA},
+        {"beta", required_argument, NULL, OPT_BETA},
+        {"c-in", required_argument, NULL, OPT_C_IN},
+        {"verify", no_argument, NULL, OPT_VERIFY},
+        {"resume", no_argument, NULL, OPT_RESUME},
+        {"journal", required_argument, NULL, OPT_JOURNAL},
+        {"devices", required_argument, NULL, OPT_DEVICES},
+        LIB_LONG_OPTS,
+        {"rows", required_argument, NULL, OPT_ROWS},
+        {"cols", required_argument, NULL, OPT_COLS},
+        {"dtype", required_argument, NULL, OPT_DTYPE},
+        {"order", required_argument, NULL, OPT_ORDER},
+        {"out-format", required_argument, NULL, OPT_OUT_FORMAT},
+        {"out-order", required_argument, NULL, OPT_OUT_ORDER},
+        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"no-floor", no_argument, NULL, OPT_NO_FLOOR},
+        {"bw-h2d", required_argument, NULL, OPT_BW_H2D},
+        {"bw-d2h", required_argument, NULL, OPT_BW_D2H},
+        {"rate", required_argument, NULL, OPT_RATE},
+        {"disk-read-bw", required_argument, NULL, OPT_DISK_READ_BW},
+        {"disk-write-bw", required_argument, NULL, OPT_DISK_WRITE_BW},
+        {"quiet", no_argument, NULL, 'q'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = "multiply";
+    memset(o, 0, sizeof *o);
+    o->ta = o->tb = OOC_OP_N;
+    o->alpha = 1.0;
+    o->lib.backend = OOC_BACKEND_AUTO;
+    o->raw.dtype = OOC_R64;
+    o->raw.layout = OOC_ROW_MAJOR;
+    o->out_layout = OOC_ROW_MAJOR;
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int longind = -1;
+        int c = getopt_long(argc, argv, ":o:qh", opts, &longind);
+        if (c == -1) break;
+        char optname[64] = "";
+        if (longind >= 0) snprintf(optname, sizeof optname, "--%s", opts[longind].name);
+        int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (lib < 0) return RC_USAGE;
+        if (lib > 0) continue;
+        switch (c) {
+        case 'o': o->out = optarg; break;
+        case OPT_TRANSA:
+            if (parse_op(cmd, "--transa", optarg, &o->ta)) return RC_USAGE;
+            break;
+        case OPT_TRANSB:
+            if (parse_op(cmd, "--transb", optarg, &o->tb)) return RC_USAGE;
+            break;
+        case OPT_ALPHA:
+            if (parse_real(cmd, "--alpha", optarg, 0, &o->alpha)) return RC_USAGE;
+            break;
+        case OPT_BETA:
+            if (parse_real(cmd, "--beta", optarg, 0, &o->beta)) return RC_USAGE;
+            o->have_beta = 1;
+            break;
+        case OPT_C_IN: o->c_in = optarg; break;
+        case OPT_VERIFY: o->verify = 1; break;
+        case OPT_RESUME: o->resume = 1; break;
+        case OPT_JOURNAL:
+            if (*optarg == '\0') return usage_error(cmd, "--journal: empty path");
+            o->journal = optarg;
+            break;
+        case OPT_DEVICES:
+            if (parse_devices(cmd, optarg, &o->lib.device)) return RC_USAGE;
+            break;
+        case OPT_ROWS:
+            if (parse_int(cmd, "--rows", optarg, 1, INT64_MAX, &o->raw.rows)) return RC_USAGE;
+            break;
+        case OPT_COLS:
+            if (parse_int(cmd, "--cols", optarg, 1, INT64_MAX, &o->raw.cols)) return RC_USAGE;
+            break;
+        case OPT_DTYPE:
+            if (dtype_parse(optarg, &o->raw.dtype))
+                return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
+            break;
+        case OPT_ORDER:
+            if (order_parse(optarg, &o->raw.layout)) return usage_error(cmd, "--order: '%s' is not C or F", optarg);
+            break;
+        case OPT_OUT_FORMAT:
+            if (strcasecmp(optarg, "npy") == 0) o->out_format = OOC_FORMAT_NPY;
+            else if (strcasecmp(optarg, "raw") == 0) o->out_format = OOC_FORMAT_RAW;
+            else return usage_error(cmd, "--out-format: '%s' is not npy or raw", optarg);
+            break;
+        case OPT_OUT_ORDER:
+            if (order_parse(optarg, &o->out_layout)) return usage_error(cmd, "--out-order: '%s' is not C or F", optarg);
+            o->have_out_layout = 1;
+            break;
+        case OPT_NO_PROGRESS: o->no_progress = 1; break;
+        case OPT_NO_FLOOR: o->no_floor = 1; break;
+        case OPT_BW_H2D:
+            if (parse_real(cmd, "--bw-h2d", optarg, 1, &o->bw_h2d)) return RC_USAGE;
+            break;
+        case OPT_BW_D2H:
+            if (parse_real(cmd, "--bw-d2h", optarg, 1, &o->bw_d2h)) return RC_USAGE;
+            break;
+        case OPT_RATE:
+            if (parse_real(cmd, "--rate", optarg, 1, &o->rate)) return RC_USAGE;
+            break;
+        case OPT_DISK_READ_BW:
+            if (parse_real(cmd, "--disk-read-bw", optarg, 1, &o->disk_read_bw)) return RC_USAGE;
+            break;
+        case OPT_DISK_WRITE_BW:
+            if (parse_real(cmd, "--disk-write-bw", optarg, 1, &o->disk_write_bw)) return RC_USAGE;
+            break;
+        case 'q': o->quiet = 1; break;
+        case OPT_JSON: o->json = 1; break;
+        case 'h': multiply_usage(stdout); return -1;
+        default: return getopt_failure(cmd, c, argv, "oqh");
+        }
+    }
+    if (argc - optind < 2) return usage_error(cmd, "two input files A and B are required");
+    if (argc - optind > 2)
+        return usage_error(cmd, "unexpected argument '%s' (the output is given with -o)", argv[optind + 2]);
+    o->a = argv[optind];
+    o->b = argv[optind + 1];
+    if (o->out == NULL) return usage_error(cmd, "-o C is required (the output file)");
+    if (*o->out == '\0') return usage_error(cmd, "-o: empty file name");
+    if ((o->raw.rows > 0) != (o->raw.cols > 0)) return usage_error(cmd, "--rows and --cols go together");
+    if (o->c_in && !o->have_beta) o->beta = 1.0;
+    if (o->beta != 0.0 && o->c_in == NULL)
+        return usage_error(cmd, "--beta %g needs --c-in C0 (the matrix beta multiplies)", o->beta);
+    return RC_OK;
+}
+
+static void json_verify(FILE *f, const ooc_verify_result_t *v, int have)
+{
+    if (!have) {
+        fprintf(f, ",\"verify\":null");
+        return;
+    }
+    fprintf(f, ",\"verify\":{\"exact\":%s,\"vectors\":%d,\"rows_checked\":%lld", v->exact ? "true" : "false",
+            v->vectors, (long long)v->rows_checked);
+    json_num(f, "max_rel_err", v->max_rel_err, 1);
+    json_num(f, "tolerance", v->tolerance, 1);
+    fprintf(f, ",\"passed\":%s,\"bytes_read\":%" PRIu64 "}", v->passed ? "true" : "false", v->bytes_read);
+}
+
+/* "verify: <mode>: max relative error E (tolerance T): PASS|FAIL" */
+static void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n)
+{
+    if (v->exact)
+        fprintf(f, "verify: exact (all %lld x %lld elements against OpenBLAS)", (long long)m, (long long)n);
+    else
+        fprintf(f, "verify: Freivalds with %d random vector%s + %lld row%s recomputed exactly", v->vectors,
+                v->vectors == 1 ? "" : "s", (long long)v->rows_checked, v->rows_checked == 1 ? "" : "s");
+    fprintf(f, ": max relative error %.3g (tolerance %.3g): %s\n", v->max_rel_err, v->tolerance,
+            v->passed ? "PASS" : "FAIL");
+}
+
+static int cmd_multiply(int argc, char **argv)
+{
+    mul_opts_t o;
+    int rc = multiply_parse(argc, argv, &o);
+    if (rc < 0) return RC_OK; /* --help */
+    if (rc != RC_OK) return rc;
+    const char *cmd = "multiply";
+
+    operand_t A, B, C0, Cv;
+    memset(&A, 0, sizeof A);
+    memset(&B, 0, sizeof B);
+    memset(&C0, 0, sizeof C0);
+    memset(&Cv, 0, sizeof Cv);
+    ooc_handle_t *h = NULL;
+    ooc_file_t *C = NULL;
+    char *tmp_path = NULL, *journal_path = NULL;
+    progress_t prog;
+    memset(&prog, 0, sizeof prog);
+    pthread_mutex_init(&prog.lock, NULL);
+    ooc_stats_t stats;
+    memset(&stats, 0, sizeof stats);
+    ooc_verify_result_t vr;
+    memset(&vr, 0, sizeof vr);
+    int verified = 0, multiplied = 0;
+    int64_t m = 0, n = 0, k = 0;
+    ooc_dtype_t t = OOC_R64;
+    double secs = 0;
+    ooc_status_t st;
+
+    if ((rc = operand_parse(cmd, "A", o.a, &o.raw, &A)) != RC_OK ||
+        (rc = operand_parse(cmd, "B", o.b, &o.raw, &B)) != RC_OK ||
+        (o.c_in && (rc = operand_parse(cmd, "C0", o.c_in, &o.raw, &C0)) != RC_OK))
+        goto out;
+    if (asprintf(&tmp_path, "%s.ooc-tmp", o.out) < 0) tmp_path = NULL;
+    if (o.journal) journal_path = strdup(o.journal);
+    else if (asprintf(&journal_path, "%s.ooc-journal", o.out) < 0) journal_path = NULL;
+    if (!tmp_path || !journal_path) {
+        rc = fail(RC_RUNTIME, "out of host memory");
+        goto out;
+    }
+
+    if ((st = ooc_create(&h)) != OOC_SUCCESS) {
+        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+        goto out;
+    }
+    if ((st = lib_opts_apply(h, &o.lib)) != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "options");
+        goto out;
+    }
+
+    /* every input opened and checked before the output exists */
+    if ((rc = operand_open(h, &A, &o.raw)) != RC_OK || (rc = operand_open(h, &B, &o.raw)) != RC_OK ||
+        (o.c_in && (rc = operand_open(h, &C0, &o.raw)) != RC_OK))
+        goto out;
+    if ((rc = check_operands(&A, o.ta, &B, o.tb, o.c_in ? &C0 : NULL, NULL, &m, &n, &k)) != RC_OK) goto out;
+    t = A.spec.dtype;
+    if (!dtype_complex(t)) { /* A^H = A^T for real data */
+        if (o.ta == OOC_OP_C) o.ta = OOC_OP_T;
+        if (o.tb == OOC_OP_C) o.tb = OOC_OP_T;
+    }
+    {
+        /* ooc_gemm_files needs C0, and an operand whose op is C, stored in
+         * C's order: without --out-order, C takes their order */
+        const struct {
+            const operand_t *op;
+            const char *why;
+        } need[3] = {
+            {o.c_in ? &C0 : NULL, "--c-in"},
+            {o.ta == OOC_OP_C ? &A : NULL, "--transa C"},
+            {o.tb == OOC_OP_C ? &B : NULL, "--transb C"},
+        };
+        const char *chosen_by = "--out-order";
+        for (int i = 0; i < 3; i++) {
+            if (need[i].op == NULL) continue;
+            if (!o.have_out_layout) {
+                o.out_layout = need[i].op->spec.layout;
+                o.have_out_layout = 1;
+                chosen_by = need[i].why;
+            } else if (need[i].op->spec.layout != o.out_layout) {
+                rc = fail(RC_SHAPE,
+                          "%s needs %s (%s) stored in the output's order, but it is in %s order and %s makes the "
+                          "output %s order",
+                          need[i].why, need[i].op->name, need[i].op->path, order_name(need[i].op->spec.layout),
+                          chosen_by, order_name(o.out_layout));
+                goto out;
+            }
+        }
+    }
+    ooc_file_spec_t cspec = {o.out_format != OOC_FORMAT_AUTO ? o.out_format
+                                                             : has_npy_ext(o.out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW,
+                             m, n, t, o.out_layout};
+
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "output (%s)", o.out);
+    /* Starting over: a journal left by an earlier run is obsolete, and must
+     * not outlive the temporary file that ooc_file_create() now empties (a
+     * failure before the library rewrites it would leave it describing
+     * blocks that are gone). */
+    if (!o.resume && unlink(journal_path) != 0 && errno != ENOENT) {
+        rc = fail(RC_OUTPUT, "cannot remove the old journal %s: %s", journal_path, strerror(errno));
+        goto out;
+    }
+    if ((st = ooc_file_create(h, o.out, &cspec, o.resume ? OOC_FILE_RESUME : 0, &C)) != OOC_SUCCESS) {
+        C = NULL;
+        rc = lib_fail(h, st, AT_OUTPUT, tmp_path, journal_path, what);
+        goto out;
+    }
+
+    prog.mode = o.quiet || o.no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
+    prog.flops = (dtype_complex(t) ? 8.0 : 2.0) * (double)m * (double)n * (double)k;
+    prog.next_pct = 5;
+    ooc_files_opts_t fo = {o.journal, o.resume, progress_cb, &prog};
+    scalar_t alpha = scalar_of(o.alpha), beta = scalar_of(o.beta);
+    prog.t0 = prog.last_print = now_seconds();
+    st = ooc_gemm_files(h, o.ta, o.tb, scalar_ptr(&alpha, t), A.file, B.file, scalar_ptr(&beta, t),
+                        o.c_in ? C0.file : NULL, C, &fo);
+    secs = now_seconds() - prog.t0;
+    progress_end(&prog);
+    if (st != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_RUN, tmp_path, journal_path, "multiply");
+        /* keep what a later --resume can use: a journal of this job, or the
+         * files a refused resume found (they may belong to another job) */
+        int keep = st == OOC_ERR_JOURNAL || access(journal_path, F_OK) == 0;
+        ooc_file_close(C, !keep);
+        C = NULL;
+        if (st == OOC_ERR_JOURNAL)
+            fprintf(stderr, "%s: %s and %s are left as they were: check the command, or run it without --resume to "
+                    "start over\n", progname, tmp_path, journal_path);
+        else if (keep)
+            fprintf(stderr, "%s: the finished row blocks are kept in %s (journal %s): run the same command with "
+                    "--resume to continue\n", progname, tmp_path, journal_path);
+        goto out;
+    }
+    multiplied = 1;
+    if ((st = ooc_file_commit(h, C)) != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_OUTPUT, tmp_path, journal_path, what);
+        ooc_file_close(C, 0); /* the result is complete: keep it for the user */
+        C = NULL;
+        fprintf(stderr, "%s: the complete result is left in %s\n", progname, tmp_path);
+        goto out;
+    }
+    ooc_file_close(C, 0);
+    C = NULL;
+    if ((st = ooc_get_stats(h, &stats)) != OOC_SUCCESS) memset(&stats, 0, sizeof stats);
+
+    if (o.verify) {
+        /* C read back from its target path, as a user would */
+        Cv.name = "C";
+        Cv.arg = o.out;
+        if ((Cv.path = strdup(o.out)) == NULL) {
+            rc = fail(RC_RUNTIME, "out of host memory");
+            goto out;
+        }
+        Cv.shaped = 1;
+        Cv.spec = cspec;
+        if (cspec.format == OOC_FORMAT_NPY) Cv.spec.format = OOC_FORMAT_AUTO;
+        if ((rc = operand_open(h, &Cv, &o.raw)) != RC_OK) goto out;
+        st = ooc_verify_files(h, o.ta, o.tb, scalar_ptr(&alpha, t), A.file, B.file, scalar_ptr(&beta, t),
+                              o.c_in ? C0.file : NULL, Cv.file, 3, 16, &vr);
+        if (st != OOC_SUCCESS) {
+            rc = lib_fail(h, st, AT_INPUT, NULL, NULL, "verify");
+            goto out;
+        }
+        verified = 1;
+    }
+    rc = verified && !vr.passed ? RC_CHECK_FAILED : RC_OK;
+
+    /* the summary */
+    {
+        floor_t fl = {.bw_h2d = o.bw_h2d, .bw_d2h = o.bw_d2h, .rate = o.rate};
+        int report = o.json || !o.quiet;
+        if (report && !o.no_floor) {
+            floor_measure(h, t, m, n, k, o.quiet || o.json, &fl);
+            floor_compute(&fl, t, m, n, k, o.c_in != NULL && o.beta != 0.0);
+        }
+        double br = (double)prog.bytes_read, bw = (double)prog.bytes_written;
+        double tflops = secs > 0 ? prog.flops / secs / 1e12 : INFINITY;
+        int have_io = o.disk_read_bw > 0 || o.disk_write_bw > 0;
+        double io_bound = 0;
+        if (o.disk_read_bw > 0) io_bound = br / (o.disk_read_bw * 1e9);
+        if (o.disk_write_bw > 0 && bw / (o.disk_write_bw * 1e9) > io_bound) io_bound = bw / (o.disk_write_bw * 1e9);
+        int have_bound = fl.have || have_io;
+        double bound = fl.have ? fl.floor_s : 0;
+        if (have_io && io_bound > bound) bound = io_bound;
+        uint64_t rss = peak_rss_bytes();
+        const char *backend = ooc_backend_name(h);
+        if (o.json) {
+            printf("{\"command\":\"multiply\",\"version\":\"%s\",\"files\":{\"a\":", PACKAGE_VERSION);
+            json_str(stdout, A.path);
+            printf(",\"b\":");
+            json_str(stdout, B.path);
+            printf(",\"c_in\":");
+            json_str(stdout, o.c_in ? C0.path : NULL);
+            printf(",\"c\":");
+            json_str(stdout, o.out);
+            printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\","
+                   "\"transb\":\"%c\",\"alpha\":%.17g,\"beta\":%.17g,\"out_order\":\"%s\",\"backend\":\"%s\","
+                   "\"resumed\":%s",
+                   (long long)m, (long long)n, (long long)k, dtype_name(t), op_letter(o.ta), op_letter(o.tb), o.alpha,
+                   o.beta, order_name(o.out_layout), backend, o.resume ? "true" : "false");
+            json_num(stdout, "seconds", secs, 1);
+            json_num(stdout, "tflops", tflops, 1);
+            printf(",\"bytes_read\":%" PRIu64 ",\"bytes_written\":%" PRIu64, prog.bytes_read, prog.bytes_written);
+            json_num(stdout, "read_gbps", secs > 0 ? br / secs / 1e9 : NAN, 1);
+            json_num(stdout, "write_gbps", secs > 0 ? bw / secs / 1e9 : NAN, 1);
+            printf(",\"host_staging_bytes\":%" PRIu64 ",\"peak_rss_bytes\":%" PRIu64, stats.host_bytes, rss);
+            json_num(stdout, "bw_h2d_gbps", fl.bw_h2d, fl.have);
+            json_num(stdout, "bw_d2h_gbps", fl.bw_d2h, fl.have);
+            json_num(stdout, "incore_tflops", fl.rate, fl.have);
+            json_num(stdout, "floor_s", fl.floor_s, fl.have);
+            json_num(stdout, "floor_over_time", secs > 0 ? fl.floor_s / secs : INFINITY, fl.have);
+            json_num(stdout, "io_bound_s", io_bound, have_io);
+            json_num(stdout, "bound_s", bound, have_bound);
+            json_num(stdout, "bound_over_time", secs > 0 ? bound / secs : INFINITY, have_bound);
+            printf(",\"plan\":{\"block_rows\":%lld,\"panel_cols\":%lld,\"panel_depth\":%lld,\"blocks\":%lld,"
+                   "\"panels\":%lld,\"ring_depth\":%d,\"streams\":%d,\"device_bytes\":%" PRIu64 "}",
+                   (long long)stats.block_rows, (long long)stats.panel_cols, (long long)stats.panel_depth,
+                   (long long)stats.blocks, (long long)stats.panels, (int)stats.ring_depth, (int)stats.streams,
+                   stats.device_bytes);
+            json_verify(stdout, &vr, verified);
+            printf(",\"exit_status\":%d}\n", rc);
+        } else if (!o.quiet) {
+            char b1[32], b2[32];
+            printf("oocgemm %s: %s = %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s, alpha=%g beta=%g%s\n", PACKAGE_VERSION,
+                   o.out, o.ta == OOC_OP_N ? "" : o.ta == OOC_OP_T ? "T:" : "H:", A.path,
+                   o.tb == OOC_OP_N ? "" : o.tb == OOC_OP_T ? "T:" : "H:", B.path, o.c_in ? " + beta x " : "",
+                   o.c_in ? C0.path : "", (long long)m, (long long)n, (long long)k, dtype_name(t), o.alpha, o.beta,
+                   o.resume ? " (resumed)" : "");
+            char d1[128], d2[128], d3[128];
+            printf("files: A %s; B %s", describe_spec(&A.spec, d1, sizeof d1), describe_spec(&B.spec, d2, sizeof d2));
+            if (o.c_in) printf("; C0 %s", describe_spec(&C0.spec, d3, sizeof d3));
+            printf("; C %s\n", describe_spec(&cspec, d3, sizeof d3));
+            print_plan(stdout, backend, &stats);
+            printf("time: %.3g s", secs);
+            if (tflops >= 1.0 || !isfinite(tflops)) printf("   rate: %.3g TFLOP/s", tflops);
+            else printf("   rate: %.3g GFLOP/s", tflops * 1e3);
+            printf("\n");
+            printf("disk: read %s (%.3g GB/s), written %s (%.3g GB/s)\n", human_bytes(prog.bytes_read, b1, sizeof b1),
+                   secs > 0 ? br / secs / 1e9 : 0.0, human_bytes(prog.bytes_written, b2, sizeof b2),
+                   secs > 0 ? bw / secs / 1e9 : 0.0);
+            printf("memory: host staging %s, peak RSS %s\n", human_bytes(stats.host_bytes, b1, sizeof b1),
+                   human_bytes(rss, b2, sizeof b2));
+            if (o.no_floor) printf("floor: not measured (--no-floor)\n");
+            else floor_print(stdout, &fl, t, secs);
+            if (have_io)
+                printf("io bound: %.3g s (read %.3g GB at %s GB/s, written %.3g GB at %s GB/s)\n", io_bound, br / 1e9,
+                       o.disk_read_bw > 0 ? (snprintf(b1, sizeof b1, "%.3g", o.disk_read_bw), b1) : "?", bw / 1e9,
+                       o.disk_write_bw > 0 ? (snprintf(b2, sizeof b2, "%.3g", o.disk_write_bw), b2) : "?");
+            else
+                printf("io bound: n/a (give --disk-read-bw and --disk-write-bw)\n");
+            if (have_bound)
+                printf("bound: max(floor, io bound) = %.3g s  bound/time: %.2f\n", bound,
+                       secs > 0 ? bound / secs : INFINITY);
+            if (verified) print_verify(stdout, &vr, m, n);
+        }
+        if (verified && !vr.passed && (o.quiet || o.json))
+            fprintf(stderr, "%s: verification failed: max relative error %.3g exceeds the tolerance %.3g\n", progname,
+                    vr.max_rel_err, vr.tolerance);
+    }
+
+out:
+    if (rc != RC_OK && rc != RC_CHECK_FAILED && o.json) {
+        printf("{\"command\":\"multiply\",\"version\":\"%s\",\"files\":{\"a\":", PACKAGE_VERSION);
+        json_str(stdout, o.a);
+        printf(",\"b\":");
+        json_str(stdout, o.b);
+        printf(",\"c_in\":");
+        json_str(stdout, o.c_in);
+        printf(",\"c\":");
+        json_str(stdout, o.out);
+        printf("},\"multiplied\":%s,\"error\":", multiplied ? "true" : "false");
+        json_str(stdout, fail_msg);
+        printf(",\"exit_status\":%d}\n", rc);
+    }
+    if (C) ooc_file_close(C, 1);
+    operand_free(&Cv);
+    operand_free(&C0);
+    operand_free(&B);
+    operand_free(&A);
+    pthread_mutex_destroy(&prog.lock);
+    free(journal_path);
+    free(tmp_path);
+    ooc_destroy(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* oocgemm verify                                                            */
+
+static void verify_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oocgemm verify A B C [OPTIONS]\n"
+            "\n"
+            "Check C = alpha*op(A)*op(B) + beta*C0 on matrix files against OpenBLAS on\n"
+            "the CPU, streaming within the host-memory budget. Small products are\n"
+            "checked exactly (every element). Large ones with Freivalds' test: C*x is\n"
+            "compared with alpha*op(A)*(op(B)*x) + beta*C0*x for V random vectors x,\n"
+            "plus R rows of C recomputed exactly. The error is relative to a bound on\n"
+            "the terms summed; it passes when within a tolerance derived from k and\n"
+            "the machine epsilon of the element type.\n"
+            "\n"
+            "Operands: .npy files, or raw data as PATH:ROWSxCOLS[:DTYPE[:ORDER]]\n"
+            "(see oocgemm multiply --help).\n"
+            "  --transa N|T|C        op(A) (default N)\n"
+            "  --transb N|T|C        op(B) (default N)\n"
+            "  --alpha X             real scalar (default 1)\n"
+            "  --c-in C0             the C0 that C was computed from\n"
+            "  --beta X              real scalar (default 1 with --c-in, else 0)\n"
+            "  --dtype T, --order C|F\n"
+            "                        element type and order of raw operands whose suffix\n"
+            "                        has none (default d and C)\n"
+            "  --vectors V           Freivalds vectors (default 3)\n"
+            "  --rows R              rows of C recomputed exactly (default 16)\n"
+            "  --host-mem BYTES      host-memory budget for the check (0: automatic)\n"
+            "  -q, --quiet           print nothing but errors\n"
+            "  --json                print one JSON object: files, shape, mode, max_rel_err,\n"
+            "                        tolerance, passed, seconds, exit_status\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "Prints the mode, the largest relative error, the tolerance and PASS or\n"
+            "FAIL; exits 1 on FAIL.\n"
+            "\n");
+    print_exit_codes(f);
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"transa", required_argument, NULL, OPT_TRANSA},   {"transb", required_argument, NULL, OPT_TRANSB},
+        {"alpha", required_argument, NULL, OPT_ALPHA},     {"beta", required_argument, NULL, OPT_BETA},
+        {"c-in", required_argument, NULL, OPT_C_IN},       {"dtype", required_argument, NULL, OPT_DTYPE},
+        {"order", required_argument, NULL, OPT_ORDER},     {"vectors", required_argument, NULL, OPT_VECTORS},
+        {"rows", required_argument, NULL, OPT_ROWS},       {"host-mem", required_argument, NULL, OPT_HOST_MEM},
+        {"quiet", no_argument, NULL, 'q'},                 {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
+    };
+    const char *cmd = "verify";
+    ooc_op_t ta = OOC_OP_N, tb = OOC_OP_N;
+    double alpha = 1.0, beta = 0.0;
+    int have_beta = 0, quiet = 0, json = 0;
+    const char *c_in = NULL;
+    int64_t vectors = 3, rows = 16, host_mem = 0;
+    raw_defaults_t raw = {0, 0, OOC_R64, OOC_ROW_MAJOR};
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":qh", opts, NULL);
+        if (c == -1) break;
+        switch (c) {
+        case OPT_TRANSA:
+            if (parse_op(cmd, "--transa", optarg, &ta)) return RC_USAGE;
+            break;
+        case OPT_TRANSB:
+            if (parse_op(cmd, "--transb", optarg, &tb)) return RC_USAGE;
+            break;
+        case OPT_ALPHA:
+            if (parse_real(cmd, "--alpha", optarg, 0, &alpha)) return RC_USAGE;
+            break;
+        case OPT_BETA:
+            if (parse_real(cmd, "--beta", optarg, 0, &beta)) return RC_USAGE;
+            have_beta = 1;
+            break;
+        case OPT_C_IN: c_in = optarg; break;
+        case OPT_DTYPE:
+            if (dtype_parse(optarg, &raw.dtype)) return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
+            break;
+        case OPT_ORDER:
+            if (order_parse(optarg, &raw.layout)) return usage_error(cmd, "--order: '%s' is not C or F", optarg);
+            break;
+        case OPT_VECTORS:
+            if (parse_int(cmd, "--vectors", optarg, 1, 1024, &vectors)) return RC_USAGE;
+            break;
+        case OPT_ROWS:
+            if (parse_int(cmd, "--rows", optarg, 0, INT64_MAX, &rows)) return RC_USAGE;
+            break;
+        case OPT_HOST_MEM:
+            if (parse_param(cmd, "--host-mem", optarg, OOC_PARAM_HOST_MEM, 1, &host_mem)) return RC_USAGE;
+            break;
+        case 'q': quiet = 1; break;
+        case OPT_JSON: json = 1; break;
+        case 'h': verify_usage(stdout); return RC_OK;
+        default: return getopt_failure(cmd, c, argv, "qh");
+        }
+    }
+    if (argc - optind < 3) return usage_error(cmd, "three files A, B and C are required");
+    if (argc - optind > 3) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 3]);
+    if (c_in && !have_beta) beta = 1.0;
+    if (beta != 0.0 && c_in == NULL) return usage_error(cmd, "--beta %g needs --c-in C0", beta);
+
+    operand_t A, B, C0, C;
+    memset(&A, 0, sizeof A);
+    memset(&B, 0, sizeof B);
+    memset(&C0, 0, sizeof C0);
+    memset(&C, 0, sizeof C);
+    ooc_handle_t *h = NULL;
+    ooc_verify_result_t vr;
+    memset(&vr, 0, sizeof vr);
+    int64_t m = 0, n = 0, k = 0;
+    double secs = 0;
+    ooc_status_t st;
+    int rc;
+
+    if ((rc = operand_parse(cmd, "A", argv[optind], &raw, &A)) != RC_OK ||
+        (rc = operand_parse(cmd, "B", argv[optind + 1], &raw, &B)) != RC_OK ||
+        (rc = operand_parse(cmd, "C", argv[optind + 2], &raw, &C)) != RC_OK ||
+        (c_in && (rc = operand_parse(cmd, "C0", c_in, &raw, &C0)) != RC_OK))
+        goto out;
+    if ((st = ooc_create(&h)) != OOC_SUCCESS) {
+        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+        goto out;
+    }
+    if ((st = set_param(h, OOC_PARAM_HOST_MEM, host_mem)) != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "--host-mem");
+        goto out;
+    }
+    if ((rc = operand_open(h, &A, &raw)) != RC_OK || (rc = operand_open(h, &B, &raw)) != RC_OK ||
+        (c_in && (rc = operand_open(h, &C0, &raw)) != RC_OK) || (rc = operand_open(h, &C, &raw)) != RC_OK)
+        goto out;
+    if ((rc = check_operands(&A, ta, &B, tb, c_in ? &C0 : NULL, &C, &m, &n, &k)) != RC_OK) goto out;
+    ooc_dtype_t t = A.spec.dtype;
+    if (!dtype_complex(t)) {
+        if (ta == OOC_OP_C) ta = OOC_OP_T;
+        if (tb == OOC_OP_C) tb = OOC_OP_T;
+    }
+    scalar_t sa = scalar_of(alpha), sb = scalar_of(beta);
+    double t0 = now_seconds();
+    st = ooc_verify_files(h, ta, tb, scalar_ptr(&sa, t), A.file, B.file, scalar_ptr(&sb, t), c_in ? C0.file : NULL,
+                          C.file, (int)vectors, rows, &vr);
+    secs = now_seconds() - t0;
+    if (st != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_INPUT, NULL, NULL, "verify");
+        goto out;
+    }
+    rc = vr.passed ? RC_OK : RC_CHECK_FAILED;
+    if (json) {
+        printf("{\"command\":\"verify\",\"files\":{\"a\":");
+        json_str(stdout, A.path);
+        printf(",\"b\":");
+        json_str(stdout, B.path);
+        printf(",\"c_in\":");
+        json_str(stdout, c_in ? C0.path : NULL);
+        printf(",\"c\":");
+        json_str(stdout, C.path);
+        printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\",\"transb\":\"%c\","
+               "\"alpha\":%.17g,\"beta\":%.17g,\"mode\":\"%s\"",
+               (long long)m, (long long)n, (long long)k, dtype_name(t), op_letter(ta), op_letter(tb), alpha, beta,
+               vr.exact ? "exact" : "freivalds");
+        json_num(stdout, "seconds", secs, 1);
+        json_verify(stdout, &vr, 1);
+        printf(",\"exit_status\":%d}\n", rc);
+    } else if (!quiet) {
+        char b[32];
+        printf("oocgemm %s: verify %s against %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s\n", PACKAGE_VERSION, C.path,
+               ta == OOC_OP_N ? "" : ta == OOC_OP_T ? "T:" : "H:", A.path,
+               tb == OOC_OP_N ? "" : tb == OOC_OP_T ? "T:" : "H:", B.path, c_in ? " + beta x " : "",
+               c_in ? C0.path : "", (long long)m, (long long)n, (long long)k, dtype_name(t));
+        printf("read %s in %.3g s\n", human_bytes(vr.bytes_read, b, sizeof b), secs);
+        print_verify(stdout, &vr, m, n);
+    }
+    if (!vr.passed && (quiet || json))
+        fprintf(stderr, "%s: verification failed: max relative error %.3g exceeds the tolerance %.3g\n", progname,
+                vr.max_rel_err, vr.tolerance);
+
+out:
+    if (rc != RC_OK && rc != RC_CHECK_FAILED && json) {
+        printf("{\"command\":\"verify\",\"error\":");
+        json_str(stdout, fail_msg);
+        printf(",\"exit_status\":%d}\n", rc);
+    }
+    operand_free(&C);
+    operand_free(&C0);
+    operand_free(&B);
+    operand_free(&A);
+    ooc_destroy(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* oocgemm info                                                              */
+
+static void info_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oocgemm info [OPTIONS]\n"
+            "\n"
+            "Print the library version, whether CUDA support is compiled in, and each\n"
+            "GPU: name, compute capability, multiprocessors, memory (total and free),\n"
+            "copy engines, PCI bus id, PCIe link (generation and width), and the\n"
+            "pinned host-to-device and device-to-host bandwidth measured now (best of\n"
+            "three copies of BYTES each way). Without a GPU it says why, and that the\n"
+            "host backend is used; that is not an error.\n"
+            "\n"
+            "Options:\n"
+            "  --bytes BYTES         bytes copied each way for the bandwidth (default 1G)\n"
+            "  --no-measure          do not measure the bandwidth\n"
+            "  --json                print one JSON object\n"
+            "  -h, --help            this help\n"
+            "\n");
+    print_exit_codes(f);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"bytes", required_argument, NULL, OPT_BYTES}, {"no-measure", no_argument, NULL, OPT_NO_MEASURE},
+        {"json", no_argument, NULL, OPT_JSON},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = "info";
+    int64_t bytes = (int64_t)1 << 30;
+    int json = 0, measure = 1;
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":h", opts, NULL);
+        if (c == -1) break;
+        switch (c) {
+        case OPT_BYTES:
+            if (parse_bytes(cmd, "--bytes", optarg, &bytes)) return RC_USAGE;
+            if (bytes <= 0) return usage_error(cmd, "--bytes: must be positive");
+            break;
+        case OPT_NO_MEASURE: measure = 0; break;
+        case OPT_JSON: json = 1; break;
+        case 'h': info_usage(stdout); return RC_OK;
+        default: return getopt_failure(cmd, c, argv, "h");
+        }
+    }
+    if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+
+    ooc_handle_t *h = NULL, *probe = NULL;
+    int rc = RC_OK, count = 0, cuda = 1;
+    char reason[1024] = "";
+    ooc_status_t st = ooc_create(&h);
+    if (st == OOC_SUCCESS) st = ooc_create(&probe);
+    if (st != OOC_SUCCESS) {
+        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+        goto out;
+    }
+    if ((st = ooc_device_count(h, &count)) != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "ooc_device_count");
+        goto out;
+    }
+    if (count == 0) {
+        /* compiled in? a CUDA-less library refuses the cublas backend */
+        ooc_device_info_t di;
+        st = ooc_set(probe, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
+        if (st == OOC_SUCCESS) st = ooc_device_info(probe, 0, &di);
+        cuda = st != OOC_ERR_BACKEND_UNAVAILABLE;
+        const char *d = ooc_last_error(probe);
+        snprintf(reason, sizeof reason, "%s", d && *d ? d : cuda ? "no GPU found" : "built without CUDA");
+    }
+    if (json)
+        printf("{\"command\":\"info\",\"version\":\"%s\",\"tool_version\":\"%s\",\"cuda_compiled\":%s,"
+               "\"device_count\":%d,\"devices\":[",
+               ooc_version_string(), PACKAGE_VERSION, cuda ? "true" : "false", count);
+    else
+        printf("libooc_gemm %s (oocgemm %s); CUDA support: %s\n", ooc_version_string(), PACKAGE_VERSION,
+               cuda ? "compiled in" : "not compiled in");
+    for (int i = 0; i < count; i++) {
+        ooc_device_info_t di;
+        memset(&di, 0, sizeof di);
+        st = ooc_device_info(h, i, &di);
+        double h2d = 0, d2h = 0;
+        int have_bw = 0;
+        char bw_err[1024] = "";
+        if (st == OOC_SUCCESS && measure) {
+            ooc_handle_t *hd = NULL;
+            ooc_status_t s2 = ooc_create(&hd);
+            if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
+            if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_DEVICE, i);
+            if (s2 == OOC_SUCCESS) s2 = ooc_measure_bandwidth(hd, (size_t)bytes, &h2d, &d2h);
+            if (s2 == OOC_SUCCESS) have_bw = 1;
+            else snprintf(bw_err, sizeof bw_err, "%s: %s", ooc_status_string(s2), hd ? ooc_last_error(hd) : "");
+            ooc_destroy(hd);
+        }
+        if (json) {
+            printf("%s{\"index\":%d", i ? "," : "", i);
+            if (st != OOC_SUCCESS) {
+                printf(",\"error\":");
+                json_str(stdout, ooc_last_error(h));
+                printf("}");
+                continue;
+            }
+            printf(",\"name\":");
+            json_str(stdout, di.name);
+            printf(",\"compute_capability\":\"%d.%d\",\"multiprocessors\":%d,\"memory_total\":%" PRIu64
+                   ",\"memory_free\":%" PRIu64 ",\"copy_engines\":%d,\"pci_bus_id\":",
+                   di.compute_major, di.compute_minor, di.multiprocessors, di.memory_total, di.memory_free,
+                   di.copy_engines);
+            json_str(stdout, di.pci_bus_id);
+            printf(",\"pcie_gen\":%d,\"pcie_width\":%d,\"bandwidth_bytes\":%lld", di.pcie_gen, di.pcie_width,
+                   (long long)bytes);
+            json_num(stdout, "h2d_gbps", h2d / 1e9, have_bw);
+            json_num(stdout, "d2h_gbps", d2h / 1e9, have_bw);
+            printf("}");
+            continue;
+        }
+        if (st != OOC_SUCCESS) {
+            printf("GPU %d: cannot describe it: %s: %s\n", i, ooc_status_string(st), ooc_last_error(h));
+            continue;
+        }
+        char b1[32], b2[32];
+        printf("GPU %d: %s\n", i, di.name);
+        printf("  compute capability %d.%d, %d multiprocessors\n", di.compute_major, di.compute_minor,
+               di.multiprocessors);
+        printf("  memory: %s total, %s free\n", human_bytes(di.memory_total, b1, sizeof b1),
+               human_bytes(di.memory_free, b2, sizeof b2));
+        printf("  copy engines: %d%s\n", di.copy_engines,
+               di.copy_engines >= 2 ? " (copies both ways at once)" : " (one copy at a time)");
+        if (di.pcie_gen > 0)
+            printf("  PCI bus id %s, PCIe Gen%d x%d\n", di.pci_bus_id, di.pcie_gen, di.pcie_width);
+        else
+            printf("  PCI bus id %s, PCIe link unknown\n", di.pci_bus_id);
+        if (have_bw)
+            printf("  pinned bandwidth (%s each way): H2D %.1f GB/s, D2H %.1f GB/s\n",
+                   human_bytes((uint64_t)bytes, b1, sizeof b1), h2d / 1e9, d2h / 1e9);
+        else if (measure)
+            printf("  pinned bandwidth: not measured: %s\n", bw_err);
+    }
+    if (json) {
+        printf("],\"no_device_reason\":");
+        json_str(stdout, count == 0 ? reason : NULL);
+        printf(",\"backend\":\"%s\",\"exit_status\":0}\n", count > 0 ? "cublas" : "host");
+    } else if (count == 0) {
+        printf("no CUDA device (%s); the host backend is used\n", reason);
+    }
+
+out:
+    ooc_destroy(probe);
+    ooc_destroy(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Dispatch                                                                  */
 
 static const struct {
@@ -1096,6 +2827,10 @@ static const struct {
     int (*fn)(int argc, char **argv);
     const char *summary;
 } commands[] = {
+    {"multiply", cmd_multiply, "C = alpha*op(A)*op(B) + beta*C0 on .npy or raw files (resumable)"},
+    {"gen", cmd_gen, "write a seeded random matrix file (.npy or raw)"},
+    {"verify", cmd_verify, "check a product on files against OpenBLAS"},
+    {"info", cmd_info, "the GPUs: memory, copy engines, PCIe link, measured bandwidth"},
     {"run", cmd_run, "multiply random in-memory matrices: time, floor, check against OpenBLAS"},
 };
 

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.c: ooc_device_count and ooc_device_info: what `oocgemm info`
+ * prints. The CUDA queries live in backend_cuda.c; the PCIe link's current
+ * generation and width come from Linux's sysfs, which CUDA does not report.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handle.h"
+
+ooc_status_t ooc_device_count(ooc_handle_t *h, int *count)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    OOC_RETURN_ERROR_IF(count == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_device_count: count is NULL");
+    *count = 0;
+#ifdef HAVE_CUDA
+    ooc_device_info_t info;
+    ooc_err_t ignored;
+    ooc_err_clear(&ignored);
+    while (*count < 1024 && ooc_backend_cuda_device(*count, &info, &ignored) == OOC_SUCCESS) (*count)++;
+#endif
+    return OOC_SUCCESS;
+}
+
+/* First line of a sysfs file of the GPU's PCI function, or "" */
+static void sysfs_read(const char *bus_id, const char *what, char *out, size_t cap)
+{
+    char path[256], id[64];
+    size_t i = 0;
+    for (; bus_id[i] && i + 1 < sizeof id; i++) id[i] = (char)tolower((unsigned char)bus_id[i]);
+    id[i] = '\0';
+    out[0] = '\0';
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s", id, what);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return;
+    if (fgets(out, (int)cap, f) == NULL) out[0] = '\0';
+    fclose(f);
+}
+
+/* "32.0 GT/s PCIe" -> 5 */
+static int pcie_gen(const char *speed)
+{
+    double gts = atof(speed);
+    return gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : gts >= 2 ? 1 : 0;
+}
+
+ooc_status_t ooc_device_info(ooc_handle_t *h, int device, ooc_device_info_t *info)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    OOC_RETURN_ERROR_IF(info == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_device_info: info is NULL");
+#ifdef HAVE_CUDA
+    ooc_device_info_t d;
+    memset(&d, 0, sizeof d);
+    OOC_FORWARD(ooc_backend_cuda_device(device, &d, &h->err));
+    char buf[64];
+    sysfs_read(d.pci_bus_id, "current_link_speed", buf, sizeof buf);
+    d.pcie_gen = pcie_gen(buf);
+    sysfs_read(d.pci_bus_id, "current_link_width", buf, sizeof buf);
+    d.pcie_width = atoi(buf);
+    *info = d;
+    return OOC_SUCCESS;
+#else
+    (void)device;
+    return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE, "ooc_device_info: libooc_gemm was built without CUDA");
+#endif
+}

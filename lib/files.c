@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * files.c: the api layer for file operands (ooc_gemm_files). Checks the
+ * files against each other, turns them into one problem in C's layout (an
+ * operand stored in the other order is its own transpose), plans it (or
+ * reuses the plan a resume journal recorded), and runs the pipeline with a
+ * hook that flushes each finished block of C and records it in the journal.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "handle.h"
+#include "io.h"
+#include "journal.h"
+
+static const char *dtype_name(ooc_dtype_t t)
+{
+    return t == OOC_R32 ? "float32" : t == OOC_R64 ? "float64" : t == OOC_C32 ? "complex64" : "complex128";
+}
+
+/* op(X) of a file X: rows x cols after the op */
+static void op_shape(const ooc_file_t *f, ooc_op_t op, int64_t *rows, int64_t *cols)
+{
+    *rows = op == OOC_OP_N ? f->spec.rows : f->spec.cols;
+    *cols = op == OOC_OP_N ? f->spec.cols : f->spec.rows;
+}
+
+/* The operand as a source in layout `layout`, with *op adjusted: a file in
+ * the other order holds the transpose of what it holds in this one. */
+static ooc_status_t as_source(ooc_handle_t *h, const char *role, const ooc_file_t *f, ooc_layout_t layout,
+                              ooc_op_t *op, ooc_src_t *src)
+{
+    if (f->spec.layout != layout) {
+        OOC_RETURN_ERROR_IF(*op == OOC_OP_C, &h->err, OOC_ERR_NOT_SUPPORTED,
+                            "op(%s) = C (conjugate transpose) needs %s in the output's order (%s order); "
+                            "%s is in the other", role, f->path, layout == OOC_ROW_MAJOR ? "C" : "Fortran", role);
+        *op = *op == OOC_OP_N ? OOC_OP_T : OOC_OP_N;
+    }
+    src->ptr = NULL;
+    src->fd = f->fd;
+    src->off = f->data_offset;
+    src->name = f->path;
+    src->ld = ooc_file_ld(f);
+    if (src->ld < 1) src->ld = 1;
+    src->pinned = 0;
+    return OOC_SUCCESS;
+}
+
+/* Identity of an input for the journal: the same file, unchanged. */
+static int identity(const char *role, const ooc_file_t *f, char *buf, size_t cap)
+{
+    struct stat st;
+    if (f == NULL) return snprintf(buf, cap, " %s=none", role);
+    if (fstat(f->fd, &st) != 0) return -1;
+    return snprintf(buf, cap, " %s=%ju:%ju:%jd:%jd.%09ld:%" PRId64 "x%" PRId64 ":%d", role, (uintmax_t)st.st_dev,
+                    (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                    f->spec.rows, f->spec.cols, (int)f->spec.layout);
+}
+
+static void hex(const void *x, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", ((const unsigned char *)x)[i]);
+}
+
+static ooc_status_t job_line(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
+                             const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_t *C,
+                             char *job, size_t cap)
+{
+    size_t e = ooc_dtype_size(C->spec.dtype), used = 0;
+    char a[40] = "", b[40] = "";
+    hex(alpha, e, a);
+    hex(beta, e, b);
+    int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d",
+                     (int)C->spec.dtype, (int)ta, (int)tb, a, b, C->spec.rows, C->spec.cols,
+                     (int)C->spec.layout, (int)C->spec.format);
+    const ooc_file_t *in[3] = {A, B, C0};
+    const char *roles[3] = {"A", "B", "C0"};
+    for (int i = 0; n >= 0 && i < 3; i++) {
+        used += (size_t)n;
+        if (used >= cap) break;
+        n = identity(roles[i], in[i], job + used, cap - used);
+    }
+    OOC_RETURN_ERROR_IF(n < 0 || used + (size_t)n >= cap, &h->err, OOC_ERR_IO,
+                        "fstat of an input failed or the job description is too long: %s",
+                        n < 0 ? strerror(errno) : "too long");
+    return OOC_SUCCESS;
+}
+
+typedef struct {
+    ooc_journal_t journal;
+    const ooc_file_t *C;
+    int64_t total;
+    const ooc_files_opts_t *opts;
+} hook_ctx_t;
+
+/* After a block of C is written: flush it, record it, report progress. */
+static ooc_status_t block_done(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err)
+{
+    hook_ctx_t *x = user;
+    OOC_RETURN_ERROR_IF(fdatasync(x->C->fd) != 0, err, OOC_ERR_IO, "fdatasync %s: %s",
+                        x->C->tmp_path ? x->C->tmp_path : x->C->path, strerror(errno));
+    OOC_FORWARD(ooc_journal_done(&x->journal, g, err));
+    if (x->opts && x->opts->progress)
+        x->opts->progress(x->opts->progress_user, g + 1, x->total, so_far->bytes_staged_in, so_far->bytes_staged_out);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
+                                const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_t *C,
+                                int64_t *m, int64_t *n, int64_t *k)
+{
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(ta != OOC_OP_N && ta != OOC_OP_T && ta != OOC_OP_C, err, OOC_ERR_INVALID_TRANSA,
+                        "ooc_gemm_files: transa %d is not N, T or C", (int)ta);
+    OOC_RETURN_ERROR_IF(tb != OOC_OP_N && tb != OOC_OP_T && tb != OOC_OP_C, err, OOC_ERR_INVALID_TRANSB,
+                        "ooc_gemm_files: transb %d is not N, T or C", (int)tb);
+    OOC_RETURN_ERROR_IF(alpha == NULL || beta == NULL, err, OOC_ERR_NULL_ARG, "ooc_gemm_files: alpha or beta is NULL");
+    OOC_RETURN_ERROR_IF(A == NULL, err, OOC_ERR_NULL_A, "ooc_gemm_files: A is NULL");
+    OOC_RETURN_ERROR_IF(B == NULL, err, OOC_ERR_NULL_B, "ooc_gemm_files: B is NULL");
+    OOC_RETURN_ERROR_IF(C == NULL, err, OOC_ERR_NULL_C, "ooc_gemm_files: C is NULL");
+    OOC_RETURN_ERROR_IF(!C->writable, err, OOC_ERR_INVALID_PARAM,
+                        "ooc_gemm_files: C (%s) was not created with ooc_file_create", C->path);
+    ooc_dtype_t t = C->spec.dtype;
+    const ooc_file_t *ins[3] = {A, B, C0};
+    for (int i = 0; i < 3; i++)
+        OOC_RETURN_ERROR_IF(ins[i] && ins[i]->spec.dtype != t, err, OOC_ERR_SHAPE,
+                            "%s holds %s but the output %s is %s: all operands need one element type",
+                            ins[i]->path, dtype_name(ins[i]->spec.dtype), C->path, dtype_name(t));
+    int64_t am, ak, bk, bn;
+    op_shape(A, ta, &am, &ak);
+    op_shape(B, tb, &bk, &bn);
+    OOC_RETURN_ERROR_IF(ak != bk, err, OOC_ERR_SHAPE,
+                        "op(A) is %" PRId64 " x %" PRId64 " (%s) but op(B) is %" PRId64 " x %" PRId64
+                        " (%s): inner dimensions differ", am, ak, A->path, bk, bn, B->path);
+    OOC_RETURN_ERROR_IF(C->spec.rows != am || C->spec.cols != bn, err, OOC_ERR_SHAPE,
+                        "the output %s is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
+                        C->path, C->spec.rows, C->spec.cols, am, bn);
+    OOC_RETURN_ERROR_IF(!ooc_is_zero(t, beta) && C0 == NULL, err, OOC_ERR_NULL_ARG,
+                        "beta != 0 needs C0, the matrix to add");
+    if (C0) {
+        OOC_RETURN_ERROR_IF(C0->spec.rows != am || C0->spec.cols != bn, err, OOC_ERR_SHAPE,
+                            "C0 (%s) is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
+                            C0->path, C0->spec.rows, C0->spec.cols, am, bn);
+        OOC_RETURN_ERROR_IF(C0->spec.layout != C->spec.layout, err, OOC_ERR_NOT_SUPPORTED,
+                            "C0 (%s) must be in the output's order (%s order)", C0->path,
+                            C->spec.layout == OOC_ROW_MAJOR ? "C" : "Fortran");
+    }
+    OOC_RETURN_ERROR_IF(ak == 0 && am > 0 && bn > 0, err, OOC_ERR_NOT_SUPPORTED,
+                        "ooc_gemm_files: k = 0 (empty inner dimension)");
+    *m = am;
+    *n = bn;
+    *k = ak;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                            ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                            const ooc_files_opts_t *opts)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    h->have_stats = 0;
+    ooc_err_t *err = &h->err;
+    int64_t m = 0, n = 0, k = 0;
+    OOC_FORWARD(check_files(h, ta, tb, alpha, A, B, beta, C0, C, &m, &n, &k));
+    double t0 = ooc_now();
+    memset(&h->stats, 0, sizeof h->stats);
+    if (m == 0 || n == 0) {
+        h->have_stats = 1;
+        return OOC_SUCCESS;
+    }
+
+    ooc_dtype_t t = C->spec.dtype;
+    ooc_layout_t layout = C->spec.layout;
+    ooc_problem_t p = {t, layout, ta, tb, m, n, k, alpha, beta, ooc_is_zero(t, beta), {0}, {0}, {0}, {0}};
+    OOC_FORWARD(as_source(h, "A", A, layout, &p.ta, &p.A));
+    OOC_FORWARD(as_source(h, "B", B, layout, &p.tb, &p.B));
+    ooc_op_t n_op = OOC_OP_N;
+    OOC_FORWARD(as_source(h, "C", C, layout, &n_op, &p.C));
+    p.c_in = p.C;
+    if (C0) OOC_FORWARD(as_source(h, "C0", C0, layout, &n_op, &p.c_in));
+
+    /* the journal: the same job and a kept output file resume; else start over */
+    char jpath[4096];
+    int len = opts && opts->journal ? snprintf(jpath, sizeof jpath, "%s", opts->journal)
+                                    : snprintf(jpath, sizeof jpath, "%s.ooc-journal", C->path);
+    OOC_RETURN_ERROR_IF(len < 0 || (size_t)len >= sizeof jpath, err, OOC_ERR_IO, "journal path too long");
+    ooc_journal_info_t want, have;
+    memset(&want, 0, sizeof want);
+    OOC_FORWARD(job_line(h, ta, tb, alpha, A, B, beta, C0, C, want.job, sizeof want.job));
+    int exists = 0, resume = opts && opts->resume;
+    if (resume) {
+        OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
+        OOC_RETURN_ERROR_IF(exists && strcmp(have.job, want.job) != 0, err, OOC_ERR_JOURNAL,
+                            "journal %s describes another job (an input file, a shape, alpha or beta changed "
+                            "since it was written): remove it, or run without resuming", jpath);
+    }
+
+    OOC_FORWARD(ooc_handle_backend(h));
+    OOC_FORWARD(h->be->ops->activate(h->be, err));
+    ooc_plan_t plan, fixed;
+    int64_t start = 0;
+    if (resume && exists && have.resumable && C->resumed && have.done > 0) {
+        fixed.swap = have.swap;
+        fixed.mb = have.mb;
+        fixed.nb = have.nb;
+        fixed.kb = have.kb;
+        OOC_FORWARD(ooc_api_plan(h, &p, &fixed, &plan));
+        OOC_RETURN_ERROR_IF(plan.m_blocks * plan.n_panels * plan.k_panels != have.total, err, OOC_ERR_JOURNAL,
+                            "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64, jpath, have.total,
+                            plan.m_blocks * plan.n_panels * plan.k_panels);
+        start = have.done;
+    } else {
+        OOC_FORWARD(ooc_api_plan(h, &p, NULL, &plan));
+    }
+
+    hook_ctx_t x = {{-1, NULL}, C, plan.m_blocks * plan.n_panels * plan.k_panels, opts};
+    if (start > 0) {
+        OOC_FORWARD(ooc_journal_append_open(&x.journal, jpath, err));
+    } else {
+        want.swap = plan.swap;
+        want.mb = plan.mb;
+        want.nb = plan.nb;
+        want.kb = plan.kb;
+        want.total = x.total;
+        /* with several row panels C is read back: a block torn by a kill
+         * would be added twice, so such jobs restart from scratch */
+        want.resumable = plan.k_panels == 1;
+        OOC_FORWARD(ooc_journal_create(&x.journal, jpath, &want, err));
+    }
+    ooc_pipe_hooks_t hooks = {start, block_done, &x};
+    ooc_status_t st = ooc_api_execute(h, &p, &plan, &hooks);
+    if (st == OOC_SUCCESS && start < x.total && x.total > 0 && fdatasync(C->fd) != 0)
+        st = OOC_ERR(err, OOC_ERR_IO, "fdatasync %s: %s", C->tmp_path ? C->tmp_path : C->path, strerror(errno));
+    ooc_journal_close(&x.journal, st == OOC_SUCCESS);
+    if (st != OOC_SUCCESS) return st;
+    h->stats.seconds = ooc_now() - t0;
+    h->have_stats = 1;
+    return OOC_SUCCESS;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io.h: matrix files (see ooc_file_t in ooc_gemm.h). The .npy header codec
+ * (io_npy.c) and the file object with positioned, complete reads and writes
+ * (io_file.c). Knows nothing of CUDA, the planner or the pipeline.
+ */
+#ifndef OOC_IO_H
+#define OOC_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ooc_gemm.h"
+
+struct ooc_file_s {
+    int fd;
+    char *path;          /* the name the caller gave (the target, for created files) */
+    char *tmp_path;      /* created files: where the data is until commit; else NULL */
+    ooc_file_spec_t spec;
+    uint64_t data_offset;  /* bytes before element 0 */
+    uint64_t data_bytes;   /* rows * cols * element size */
+    int writable, committed;
+    int resumed;           /* created with OOC_FILE_RESUME and the previous temporary file was kept */
+};
+
+/* Byte offset of stored element (i, j) (i < rows, j < cols as stored). */
+static inline uint64_t ooc_file_elem_offset(const ooc_file_t *f, int64_t i, int64_t j, size_t e)
+{
+    uint64_t idx = f->spec.layout == OOC_ROW_MAJOR ? (uint64_t)i * (uint64_t)f->spec.cols + (uint64_t)j
+                                                   : (uint64_t)i + (uint64_t)j * (uint64_t)f->spec.rows;
+    return f->data_offset + idx * e;
+}
+
+/* Leading dimension of the stored matrix (cols for C order, rows for Fortran). */
+static inline int64_t ooc_file_ld(const ooc_file_t *f)
+{
+    return f->spec.layout == OOC_ROW_MAJOR ? f->spec.cols : f->spec.rows;
+}
+
+/* pread/pwrite exactly len bytes at off, retrying short transfers and EINTR.
+ * A read past the end of the file is OOC_ERR_FORMAT ("truncated"); other
+ * failures OOC_ERR_IO, naming path, call, offset and errno's text. */
+ooc_status_t ooc_io_pread(int fd, void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err);
+ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err);
+
+/* ---- .npy header codec (io_npy.c): pure functions on bytes ---- */
+
+/* Bytes of the NumPy magic string "\x93NUMPY". */
+#define OOC_NPY_MAGIC_LEN 6
+
+/* Parse a complete .npy header: buf holds the first len bytes of the file.
+ * On success fills spec (format NPY, rows, cols, dtype, layout) and
+ * *data_offset. Returns OOC_ERR_FORMAT with a message naming what is wrong
+ * (bad magic, unsupported version, big-endian, dtype not <f4/<f8/<c8/<c16,
+ * shape not 2-D (1-D is taken as a single column), malformed dict) or, when
+ * len is too short to hold the whole header, OOC_ERR_FORMAT with *need set
+ * to the bytes required (so the caller can read more and call again). */
+ooc_status_t ooc_npy_parse(const unsigned char *buf, size_t len, ooc_file_spec_t *spec,
+                           uint64_t *data_offset, size_t *need, ooc_err_t *err);
+
+/* Format the header for spec into buf (cap bytes): version 1.0 when the
+ * header fits in 65535 bytes, else 2.0; padded with spaces so the data starts
+ * at a multiple of 64 bytes, ending in '\n'. Returns the header length (the
+ * data offset), or 0 when cap is too small. */
+size_t ooc_npy_format(const ooc_file_spec_t *spec, unsigned char *buf, size_t cap);
+
+#endif

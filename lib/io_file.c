@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_file.c: matrix files (see io.h and ooc_file_t in ooc_gemm.h). Complete
+ * positioned reads and writes; opening a .npy or raw file and checking its
+ * size against its shape; creating an output file as "PATH.ooc-tmp" at full
+ * size (reused by a resumed run when its header matches) and committing it
+ * with fdatasync, rename and a directory fsync. Every failure names the file,
+ * the call and what is wrong.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "handle.h"
+#include "io.h"
+
+_Static_assert(sizeof(off_t) >= 8, "io_file.c needs a 64-bit off_t (large file support)");
+
+/* one pread/pwrite moves at most this much (Linux caps a call near 2 GiB) */
+#define IO_CHUNK ((size_t)1 << 30)
+#define TMP_SUFFIX ".ooc-tmp"
+/* room for any .npy header ooc_npy_format writes (a 2-D one is under 256 bytes) */
+#define HEADER_CAP 1024
+
+static const char *errtext(int e, char *buf, size_t n)
+{
+    return strerror_r(e, buf, n); /* GNU: returns the text */
+}
+
+static const char *name_or(const char *path) { return path ? path : "(unnamed file)"; }
+
+ooc_status_t ooc_io_pread(int fd, void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err)
+{
+    path = name_or(path);
+    OOC_RETURN_ERROR_IF(off > (uint64_t)INT64_MAX || (uint64_t)len > (uint64_t)INT64_MAX - off, err,
+                        OOC_ERR_OVERFLOW, "pread %s: %zu bytes at offset %llu pass the largest file offset",
+                        path, len, (unsigned long long)off);
+    char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        size_t chunk = len - done > IO_CHUNK ? IO_CHUNK : len - done;
+        ssize_t n = pread(fd, p + done, chunk, (off_t)(off + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            char eb[128];
+            return OOC_ERR(err, OOC_ERR_IO, "pread %s: %s (offset %llu)", path,
+                           errtext(errno, eb, sizeof eb), (unsigned long long)(off + done));
+        }
+        if (n == 0)
+            return OOC_ERR(err, OOC_ERR_FORMAT, "%s: truncated: read %zu of %zu bytes at offset %llu",
+                           path, done, len, (unsigned long long)off);
+        done += (size_t)n;
+    }
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err)
+{
+    path = name_or(path);
+    OOC_RETURN_ERROR_IF(off > (uint64_t)INT64_MAX || (uint64_t)len > (uint64_t)INT64_MAX - off, err,
+                        OOC_ERR_OVERFLOW, "pwrite %s: %zu bytes at offset %llu pass the largest file offset",
+                        path, len, (unsigned long long)off);
+    const char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        size_t chunk = len - done > IO_CHUNK ? IO_CHUNK : len - done;
+        ssize_t n = pwrite(fd, p + done, chunk, (off_t)(off + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            char eb[128];
+            return OOC_ERR(err, OOC_ERR_IO, "pwrite %s: %s (offset %llu)", path,
+                           errtext(errno, eb, sizeof eb), (unsigned long long)(off + done));
+        }
+        if (n == 0)
+            return OOC_ERR(err, OOC_ERR_IO, "pwrite %s: wrote nothing (offset %llu, %zu of %zu bytes done)",
+                           path, (unsigned long long)(off + done), done, len);
+        done += (size_t)n;
+    }
+    return OOC_SUCCESS;
+}
+
+/* Record src's error in dst as "PATH: message" (the codec knows no paths). */
+static ooc_status_t relay(ooc_err_t *dst, const ooc_err_t *src, const char *path)
+{
+    if (dst->status == OOC_SUCCESS) {
+        dst->status = src->status;
+        if (snprintf(dst->msg, sizeof dst->msg, "%s: %s", path, src->msg) < 0) dst->msg[0] = '\0';
+    }
+    return src->status;
+}
+
+static int valid_dtype(ooc_dtype_t t) { return t >= OOC_R32 && t <= OOC_C64; }
+static int valid_layout(ooc_layout_t l) { return l == OOC_ROW_MAJOR || l == OOC_COL_MAJOR; }
+
+/* rows, cols, dtype and layout a raw file or a created file needs */
+static ooc_status_t check_spec(ooc_err_t *err, const char *path, const ooc_file_spec_t *s, const char *what)
+{
+    OOC_RETURN_ERROR_IF(s->rows <= 0, err, OOC_ERR_FORMAT, "%s: %s rows > 0 (got %lld)", path, what,
+                        (long long)s->rows);
+    OOC_RETURN_ERROR_IF(s->cols <= 0, err, OOC_ERR_FORMAT, "%s: %s cols > 0 (got %lld)", path, what,
+                        (long long)s->cols);
+    OOC_RETURN_ERROR_IF(!valid_dtype(s->dtype), err, OOC_ERR_FORMAT,
+                        "%s: %s a dtype (f32, f64, c64 or c128; got %d)", path, what, (int)s->dtype);
+    OOC_RETURN_ERROR_IF(!valid_layout(s->layout), err, OOC_ERR_FORMAT,
+                        "%s: %s an order (row-major/C or column-major/Fortran; got %d)", path, what,
+                        (int)s->layout);
+    return OOC_SUCCESS;
+}
+
+/* bytes of the elements of s, and offset + those bytes, checked against overflow */
+static ooc_status_t data_size(ooc_err_t *err, const char *path, const ooc_file_spec_t *s,
+                              uint64_t off, uint64_t *bytes)
+{
+    uint64_t elems;
+    OOC_RETURN_ERROR_IF(__builtin_mul_overflow((uint64_t)s->rows, (uint64_t)s->cols, &elems) ||
+                            __builtin_mul_overflow(elems, (uint64_t)ooc_dtype_size(s->dtype), bytes) ||
+                            *bytes > (uint64_t)INT64_MAX - off,
+                        err, OOC_ERR_OVERFLOW, "%s: %lld x %lld elements: the size does not fit in 64 bits",
+                        path, (long long)s->rows, (long long)s->cols);
+    return OOC_SUCCESS;
+}
+
+static const unsigned char npy_magic[OOC_NPY_MAGIC_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+/* Read and parse the .npy header of an open file of size bytes: start with
+ * 64 bytes, read more when the codec says the header is longer. */
+static ooc_status_t read_header(int fd, const char *path, uint64_t size, ooc_format_t fmt,
+                                ooc_file_spec_t *s, uint64_t *off, ooc_err_t *err)
+{
+    unsigned char *buf = NULL;
+    size_t cap = 0, got = 0, want = 64;
+    ooc_status_t st;
+    for (;;) {
+        size_t take = size < want ? (size_t)size : want;
+        if (take > cap) {
+            unsigned char *nb = realloc(buf, take);
+            if (nb == NULL) {
+                st = OOC_ERR(err, OOC_ERR_HOST_MEMORY, "%s: out of memory for a %zu-byte header", path, take);
+                goto out;
+            }
+            buf = nb;
+            cap = take;
+        }
+        if (take > got) {
+            st = ooc_io_pread(fd, buf + got, take - got, got, path, err);
+            if (st != OOC_SUCCESS) goto out;
+            got = take;
+        }
+        size_t m = got < OOC_NPY_MAGIC_LEN ? got : OOC_NPY_MAGIC_LEN;
+        if (fmt == OOC_FORMAT_AUTO && (got == 0 || memcmp(buf, npy_magic, m) != 0)) {
+            st = OOC_ERR(err, OOC_ERR_FORMAT,
+                         "%s: not a .npy file (%s); for raw binary give the raw format with its "
+                         "shape, dtype and order (--rows/--cols/--dtype/--order)",
+                         path, got == 0 ? "empty" : "no NumPy magic \\x93NUMPY");
+            goto out;
+        }
+        ooc_err_t local;
+        ooc_err_clear(&local);
+        size_t need = 0;
+        st = ooc_npy_parse(buf, got, s, off, &need, &local);
+        if (st == OOC_SUCCESS) goto out;
+        if (need > got && need <= size) {
+            want = need;
+            continue;
+        }
+        relay(err, &local, path);
+        goto out;
+    }
+out:
+    free(buf);
+    return st;
+}
+
+ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spec_t *spec, ooc_file_t **file)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(path == NULL || spec == NULL || file == NULL, err, OOC_ERR_NULL_ARG,
+                        "ooc_file_open: path, spec or file is NULL");
+    OOC_RETURN_ERROR_IF(spec->format != OOC_FORMAT_AUTO && spec->format != OOC_FORMAT_NPY &&
+                            spec->format != OOC_FORMAT_RAW,
+                        err, OOC_ERR_FORMAT, "%s: unknown file format %d", path, (int)spec->format);
+    ooc_file_spec_t s = *spec;
+    if (s.format == OOC_FORMAT_RAW) OOC_FORWARD(check_spec(err, path, &s, "the raw format needs"));
+
+    /* O_NONBLOCK: a FIFO must not hang the open (it is rejected below);
+     * regular files ignore the flag */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        char eb[128];
+        return OOC_ERR(err, OOC_ERR_IO, "open %s: %s", path, errtext(errno, eb, sizeof eb));
+    }
+    ooc_status_t st;
+    ooc_file_t *f = NULL;
+    struct stat sb;
+    char eb[128];
+    if (fstat(fd, &sb) != 0) {
+        st = OOC_ERR(err, OOC_ERR_IO, "fstat %s: %s", path, errtext(errno, eb, sizeof eb));
+        goto fail;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        st = OOC_ERR(err, OOC_ERR_IO, "%s: not a regular file", path);
+        goto fail;
+    }
+    uint64_t size = (uint64_t)sb.st_size, off = 0, bytes;
+    if (s.format != OOC_FORMAT_RAW) {
+        st = read_header(fd, path, size, s.format, &s, &off, err);
+        if (st != OOC_SUCCESS) goto fail;
+    }
+    st = data_size(err, path, &s, off, &bytes);
+    if (st != OOC_SUCCESS) goto fail;
+    int npy = s.format == OOC_FORMAT_NPY;
+    if (size < off + bytes) {
+        st = OOC_ERR(err, OOC_ERR_FORMAT, "%s: truncated: %llu bytes, %s says %llu", path,
+                     (unsigned long long)size, npy ? "the header" : "the raw shape",
+                     (unsigned long long)(off + bytes));
+        goto fail;
+    }
+    if (size > off + bytes) {
+        if (npy)
+            st = OOC_ERR(err, OOC_ERR_FORMAT, "%s: %llu trailing bytes: the file has %llu, the header says %llu",
+                         path, (unsigned long long)(size - off - bytes), (unsigned long long)size,
+                         (unsigned long long)(off + bytes));
+        else
+            st = OOC_ERR(err, OOC_ERR_FORMAT,
+                         "%s: shape mismatch: the file has %llu bytes, %lld x %lld elements of %zu "
+                         "bytes are %llu",
+                         path, (unsigned long long)size, (long long)s.rows, (long long)s.cols,
+                         ooc_dtype_size(s.dtype), (unsigned long long)bytes);
+        goto fail;
+    }
+    f = calloc(1, sizeof *f);
+    if (f == NULL || (f->path = strdup(path)) == NULL) {
+        st = OOC_ERR(err, OOC_ERR_HOST_MEMORY, "%s: out of memory for the file object", path);
+        goto fail;
+    }
+    f->fd = fd;
+    f->spec = s;
+    f->data_offset = off;
+    f->data_bytes = bytes;
+    *file = f;
+    return OOC_SUCCESS;
+fail:
+    if (f) free(f->path);
+    free(f);
+    close(fd);
+    return st;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* OOC_FILE_RESUME: the temporary file a previous run left, opened for writing
+ * without truncation, if it has exactly the size and header expected; else -1. */
+static int reuse_tmp(const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen)
+{
+    int fd = open(tmp, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != size) goto no;
+    if (hlen > 0) {
+        unsigned char cur[HEADER_CAP];
+        ooc_err_t e;
+        ooc_err_clear(&e);
+        if (ooc_io_pread(fd, cur, hlen, 0, tmp, &e) != OOC_SUCCESS || memcmp(cur, hdr, hlen) != 0) goto no;
+    }
+    return fd;
+no:
+    close(fd);
+    return -1;
+}
+
+ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_spec_t *spec,
+                             unsigned flags, ooc_file_t **file)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(path == NULL || spec == NULL || file == NULL, err, OOC_ERR_NULL_ARG,
+                        "ooc_file_create: path, spec or file is NULL");
+    ooc_file_spec_t s = *spec;
+    if (s.format == OOC_FORMAT_AUTO) {
+        OOC_RETURN_ERROR_IF(!ends_with(path, ".npy"), err, OOC_ERR_FORMAT,
+                            "%s: cannot create: no format given and the name does not end in .npy "
+                            "(choose npy or raw)", path);
+        s.format = OOC_FORMAT_NPY;
+    }
+    OOC_RETURN_ERROR_IF(s.format != OOC_FORMAT_NPY && s.format != OOC_FORMAT_RAW, err, OOC_ERR_FORMAT,
+                        "%s: cannot create: unknown file format %d", path, (int)s.format);
+    OOC_FORWARD(check_spec(err, path, &s, "cannot create: it needs"));
+
+    unsigned char hdr[HEADER_CAP];
+    size_t hlen = 0;
+    if (s.format == OOC_FORMAT_NPY) {
+        hlen = ooc_npy_format(&s, hdr, sizeof hdr);
+        OOC_RETURN_ERROR_IF(hlen == 0, err, OOC_ERR_INTERNAL, "%s: the .npy header does not fit in %d bytes",
+                            path, HEADER_CAP);
+    }
+    uint64_t bytes;
+    OOC_FORWARD(data_size(err, path, &s, hlen, &bytes));
+
+    ooc_status_t st;
+    char eb[128];
+    int fd = -1;
+    ooc_file_t *f = calloc(1, sizeof *f);
+    if (f == NULL || (f->path = strdup(path)) == NULL ||
+        (f->tmp_path = malloc(strlen(path) + sizeof TMP_SUFFIX)) == NULL) {
+        st = OOC_ERR(err, OOC_ERR_HOST_MEMORY, "%s: out of memory for the file object", path);
+        goto fail;
+    }
+    strcpy(f->tmp_path, path);
+    strcat(f->tmp_path, TMP_SUFFIX);
+    const char *tmp = f->tmp_path;
+
+    if (flags & OOC_FILE_RESUME) fd = reuse_tmp(tmp, hlen + bytes, hdr, hlen);
+    f->resumed = fd >= 0;
+    if (fd < 0) {
+        fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            st = OOC_ERR(err, OOC_ERR_IO, "open %s: %s", tmp, errtext(errno, eb, sizeof eb));
+            goto fail;
+        }
+        st = ooc_io_pwrite(fd, hdr, hlen, 0, tmp, err);
+        if (st == OOC_SUCCESS && ftruncate(fd, (off_t)(hlen + bytes)) != 0)
+            st = OOC_ERR(err, OOC_ERR_IO, "ftruncate %s to %llu bytes: %s", tmp,
+                         (unsigned long long)(hlen + bytes), errtext(errno, eb, sizeof eb));
+        if (st != OOC_SUCCESS) {
+            close(fd);
+            fd = -1;
+            unlink(tmp); /* ours: we just created or emptied it */
+            goto fail;
+        }
+    }
+    f->fd = fd;
+    f->spec = s;
+    f->data_offset = hlen;
+    f->data_bytes = bytes;
+    f->writable = 1;
+    *file = f;
+    return OOC_SUCCESS;
+fail:
+    if (f) {
+        free(f->path);
+        free(f->tmp_path);
+    }
+    free(f);
+    return st;
+}
+
+/* fsync the directory holding path, so that a rename in it is durable */
+static ooc_status_t sync_dir(ooc_err_t *err, const char *path)
+{
+    char eb[128];
+    char *dir = strdup(path);
+    OOC_RETURN_ERROR_IF(dir == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
+    char *slash = strrchr(dir, '/');
+    const char *d = dir;
+    if (slash == NULL) d = ".";
+    else if (slash == dir) d = "/";
+    else *slash = '\0';
+    ooc_status_t st = OOC_SUCCESS;
+    int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        st = OOC_ERR(err, OOC_ERR_IO, "open directory %s: %s", d, errtext(errno, eb, sizeof eb));
+    } else {
+        /* EINVAL: this file system cannot sync a directory; nothing to do */
+        if (fsync(dfd) != 0 && errno != EINVAL)
+            st = OOC_ERR(err, OOC_ERR_IO, "fsync directory %s: %s", d, errtext(errno, eb, sizeof eb));
+        close(dfd);
+    }
+    free(dir);
+    return st;
+}
+
+ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(f == NULL, err, OOC_ERR_NULL_ARG, "ooc_file_commit: file is NULL");
+    if (f->committed) return OOC_SUCCESS;
+    OOC_RETURN_ERROR_IF(!f->writable || f->tmp_path == NULL, err, OOC_ERR_INVALID_PARAM,
+                        "ooc_file_commit %s: not a file created for writing", f->path);
+    char eb[128];
+    while (fdatasync(f->fd) != 0) {
+        if (errno == EINTR) continue;
+        return OOC_ERR(err, OOC_ERR_IO, "fdatasync %s: %s", f->tmp_path, errtext(errno, eb, sizeof eb));
+    }
+    if (rename(f->tmp_path, f->path) != 0)
+        return OOC_ERR(err, OOC_ERR_IO, "rename %s to %s: %s", f->tmp_path, f->path,
+                       errtext(errno, eb, sizeof eb));
+    /* the target exists now: the file is committed even if the directory sync fails */
+    free(f->tmp_path);
+    f->tmp_path = NULL;
+    f->writable = 0;
+    f->committed = 1;
+    return sync_dir(err, f->path);
+}
+
+void ooc_file_close(ooc_file_t *f, int discard)
+{
+    if (f == NULL) return;
+    if (f->fd >= 0) close(f->fd);
+    if (f->tmp_path != NULL && !f->committed && discard) unlink(f->tmp_path);
+    free(f->tmp_path);
+    free(f->path);
+    free(f);
+}
+
+ooc_status_t ooc_file_describe(const ooc_file_t *f, ooc_file_spec_t *spec)
+{
+    if (f == NULL || spec == NULL) return OOC_ERR_NULL_ARG;
+    *spec = f->spec;
+    return OOC_SUCCESS;
+}
+
+uint64_t ooc_file_data_offset(const ooc_file_t *f) { return f ? f->data_offset : 0; }
+
+/* where the bytes are now: the temporary file until commit */
+static const char *cur_path(const ooc_file_t *f) { return f->tmp_path ? f->tmp_path : f->path; }
+
+/* byte offset and length of count elements from first, or OOC_ERR_SHAPE */
+static ooc_status_t span(ooc_err_t *err, const ooc_file_t *f, const char *call, uint64_t first,
+                         uint64_t count, uint64_t *off, size_t *len)
+{
+    uint64_t total = (uint64_t)f->spec.rows * (uint64_t)f->spec.cols; /* checked at open/create */
+    OOC_RETURN_ERROR_IF(first > total || count > total - first, err, OOC_ERR_SHAPE,
+                        "%s %s: %llu elements from element %llu pass the end (%lld x %lld = %llu elements)",
+                        call, cur_path(f), (unsigned long long)count, (unsigned long long)first,
+                        (long long)f->spec.rows, (long long)f->spec.cols, (unsigned long long)total);
+    uint64_t e = ooc_dtype_size(f->spec.dtype);
+    OOC_RETURN_ERROR_IF(count * e > (uint64_t)SIZE_MAX, err, OOC_ERR_OVERFLOW,
+                        "%s %s: %llu elements do not fit in memory", call, cur_path(f),
+                        (unsigned long long)count);
+    *off = f->data_offset + first * e;
+    *len = (size_t)(count * e);
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_file_read(ooc_handle_t *h, const ooc_file_t *f, uint64_t first, void *buf, uint64_t count)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(f == NULL || (buf == NULL && count > 0), err, OOC_ERR_NULL_ARG,
+                        "ooc_file_read: file or buf is NULL");
+    uint64_t off;
+    size_t len;
+    OOC_FORWARD(span(err, f, "ooc_file_read", first, count, &off, &len));
+    return ooc_io_pread(f->fd, buf, len, off, cur_path(f), err);
+}
+
+ooc_status_t ooc_file_write(ooc_handle_t *h, ooc_file_t *f, uint64_t first, const void *buf, uint64_t count)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(f == NULL || (buf == NULL && count > 0), err, OOC_ERR_NULL_ARG,
+                        "ooc_file_write: file or buf is NULL");
+    OOC_RETURN_ERROR_IF(!f->writable, err, OOC_ERR_INVALID_PARAM,
+                        "ooc_file_write %s: not open for writing (%s)", f->path,
+                        f->committed ? "already committed" : "opened read-only");
+    uint64_t off;
+    size_t len;
+    OOC_FORWARD(span(err, f, "ooc_file_write", first, count, &off, &len));
+    return ooc_io_pwrite(f->fd, buf, len, off, cur_path(f), err);
+}

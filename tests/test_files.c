@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_files.c: ooc_gemm_files end to end against OpenBLAS, through one
+ * backend chosen at build time (OOC_TEST_BACKEND; the CUDA build exits 77
+ * without a GPU): .npy and raw files in C and Fortran order mixed, every
+ * element type, transposes, beta with C0, budgets smaller than the operands,
+ * errors that leave no output, and a run killed (SIGKILL) part-way then
+ * resumed to a byte-identical result.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "testutil.h"
+
+static ooc_handle_t *H;
+static char dir[64];
+static uint64_t seed = 99;
+
+static char *path_of(const char *name)
+{
+    static char buf[8][256];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Write a random rows x cols matrix file; returns its data (caller frees). */
+static void *make_file(const char *name, ooc_format_t fmt, ooc_dtype_t t, ooc_layout_t layout, int64_t rows,
+                       int64_t cols)
+{
+    size_t count = (size_t)(rows * cols);
+    void *data = malloc(count * tu_elem(t));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    tu_fill(t, data, count, &seed);
+    ooc_file_spec_t spec = {fmt, rows, cols, t, layout};
+    ooc_file_t *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of(name), &spec, 0, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_write(H, f, 0, data, count), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, f), OOC_SUCCESS);
+    ooc_file_close(f, 0);
+    return data;
+}
+
+static ooc_file_t *open_file(const char *name, ooc_format_t fmt, ooc_dtype_t t, ooc_layout_t layout,
+                             int64_t rows, int64_t cols)
+{
+    ooc_file_spec_t spec = {fmt, rows, cols, t, layout};
+    ooc_file_t *f = NULL;
+    ooc_status_t st = ooc_file_open(H, path_of(name), &spec, &f);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    open %s: %s\n", name, ooc_last_error(H));
+    CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
+    return f;
+}
+
+/* The stored matrix of `layout` seen as a column- or row-major operand of
+ * the reference: a file in the other layout is its transpose. */
+static ooc_op_t ref_op(ooc_op_t op, ooc_layout_t file_layout, ooc_layout_t ref_layout)
+{
+    if (file_layout == ref_layout) return op;
+    return op == OOC_OP_N ? OOC_OP_T : OOC_OP_N;
+}
+
+typedef struct {
+    ooc_dtype_t t;
+    ooc_op_t ta, tb;
+    ooc_layout_t la, lb, lc;
+    ooc_format_t fmt;
+    int64_t m, n, k;
+    double beta;
+    int64_t device_mem, host_mem;
+} fcase_t;
+
+static ooc_stats_t run_fcase(const fcase_t *c)
+{
+    ooc_stats_t stats;
+    memset(&stats, 0, sizeof stats);
+    size_t e = tu_elem(c->t);
+    int64_t ar = c->ta == OOC_OP_N ? c->m : c->k, ac = c->ta == OOC_OP_N ? c->k : c->m;
+    int64_t br = c->tb == OOC_OP_N ? c->k : c->n, bc = c->tb == OOC_OP_N ? c->n : c->k;
+    void *A = make_file("a", c->fmt, c->t, c->la, ar, ac);
+    void *B = make_file("b", c->fmt, c->t, c->lb, br, bc);
+    void *C0 = c->beta != 0 ? make_file("c0", c->fmt, c->t, c->lc, c->m, c->n) : NULL;
+    ooc_file_t *fa = open_file("a", c->fmt, c->t, c->la, ar, ac);
+    ooc_file_t *fb = open_file("b", c->fmt, c->t, c->lb, br, bc);
+    ooc_file_t *fc0 = C0 ? open_file("c0", c->fmt, c->t, c->lc, c->m, c->n) : NULL;
+    ooc_file_spec_t cs = {c->fmt, c->m, c->n, c->t, c->lc};
+    ooc_file_t *fc = NULL;
+    unlink(path_of("c")); /* the previous case's result */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("c"), &cs, 0, &fc), OOC_SUCCESS);
+
+    double alpha[2] = {0.75, -0.25}, beta[2] = {c->beta, c->beta != 0 ? 0.5 : 0};
+    float alphaf[2] = {0.75f, -0.25f}, betaf[2] = {(float)beta[0], (float)beta[1]};
+    int single = c->t == OOC_R32 || c->t == OOC_C32;
+    const void *pa = single ? (void *)alphaf : (void *)alpha, *pb = single ? (void *)betaf : (void *)beta;
+    ooc_set(H, OOC_PARAM_DEVICE_MEM, c->device_mem);
+    ooc_set(H, OOC_PARAM_HOST_MEM, c->host_mem);
+    ooc_status_t st = ooc_gemm_files(H, c->ta, c->tb, pa, fa, fb, pb, fc0, fc, NULL);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    ooc_gemm_files: %s: %s\n", ooc_status_string(st), ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    if (st == OOC_SUCCESS) {
+        CU_ASSERT_EQUAL(ooc_get_stats(H, &stats), OOC_SUCCESS);
+        CU_ASSERT_FALSE(exists(path_of("c")));                /* not before commit */
+        CU_ASSERT_FALSE(exists(path_of("c.ooc-journal")));    /* removed on success */
+        CU_ASSERT_EQUAL(ooc_file_commit(H, fc), OOC_SUCCESS);
+        CU_ASSERT_TRUE(exists(path_of("c")));
+        CU_ASSERT_FALSE(exists(path_of("c.ooc-tmp")));
+        /* read C back and compare with OpenBLAS in C's layout */
+        size_t cnt = (size_t)(c->m * c->n);
+        void *C = malloc(cnt * e), *Cref0 = calloc(cnt, e);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(C);
+        CU_ASSERT_EQUAL(ooc_file_read(H, fc, 0, C, cnt), OOC_SUCCESS);
+        if (C0) memcpy(Cref0, C0, cnt * e);
+        else tu_fill_nan(c->t, Cref0, cnt);
+        ooc_layout_t L = c->lc;
+        int64_t lda = (c->la == OOC_COL_MAJOR) ? ar : ac, ldb = (c->lb == OOC_COL_MAJOR) ? br : bc;
+        int64_t ldc = L == OOC_COL_MAJOR ? c->m : c->n;
+        double worst;
+        int64_t bad = tu_check(c->t, L, ref_op(c->ta, c->la, L), ref_op(c->tb, c->lb, L), c->m, c->n, c->k, pa, A,
+                               lda, B, ldb, pb, Cref0, C, ldc, &worst);
+        if (bad) fprintf(stderr, "\n    %lld bad elements (worst %.3g x tolerance)\n", (long long)bad, worst);
+        CU_ASSERT_EQUAL(bad, 0);
+        free(C);
+        free(Cref0);
+    }
+    ooc_file_close(fa, 0);
+    ooc_file_close(fb, 0);
+    ooc_file_close(fc0, 0);
+    ooc_file_close(fc, 1);
+    free(A);
+    free(B);
+    free(C0);
+    ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
+    ooc_set(H, OOC_PARAM_HOST_MEM, 0);
+    return stats;
+}
+
+static const ooc_layout_t RM = OOC_ROW_MAJOR, CM = OOC_COL_MAJOR;
+
+/* Every element type, orders mixed, N and T, beta with C0, npy and raw. */
+static void test_orders_types(void)
+{
+    ooc_layout_t ls[4][3] = {{RM, RM, RM}, {CM, CM, CM}, {CM, RM, RM}, {RM, CM, CM}};
+    for (int t = OOC_R32; t <= OOC_C64; t++)
+        for (int l = 0; l < 4; l++)
+            for (int op = 0; op < 4; op++) {
+                fcase_t c = {(ooc_dtype_t)t, op & 1 ? OOC_OP_T : OOC_OP_N, op & 2 ? OOC_OP_T : OOC_OP_N,
+                             ls[l][0], ls[l][1], ls[l][2], (l + op) % 2 ? OOC_FORMAT_RAW : OOC_FORMAT_NPY,
+                             67, 45, 39, (t + l + op) % 2 ? 0.0 : -1.5, 0, 0};
+                run_fcase(&c);
+            }
+}
+
+/* Conjugate transposes need the operand in C's order. */
+static void test_conjugate(void)
+{
+    fcase_t c = {OOC_C64, OOC_OP_C, OOC_OP_C, RM, RM, RM, OOC_FORMAT_NPY, 50, 31, 27, 1.0, 0, 0};
+    run_fcase(&c);
+    c.la = c.lb = c.lc = CM;
+    run_fcase(&c);
+}
+
+/* A and C larger than the host budget and B larger than the device budget. */
+static void test_small_budgets(void)
+{
+    /* A 400x300 doubles = 960 KB, C 400x350 = 1.1 MB, B 300x350 = 840 KB */
+    fcase_t c = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, CM, RM, OOC_FORMAT_NPY, 400, 350, 300, 0.5, 256 << 10, 128 << 10};
+    ooc_stats_t s = run_fcase(&c);
+    CU_ASSERT(s.host_bytes > 0 && s.host_bytes <= (uint64_t)(128 << 10));
+    CU_ASSERT(s.device_bytes <= (uint64_t)(256 << 10));
+    CU_ASSERT(s.panels > 1);
+    CU_ASSERT(s.blocks > 8);
+    c.lc = CM; /* Fortran-order output: row blocks are strided in the file */
+    c.beta = 0;
+    run_fcase(&c);
+}
+
+/* Bad combinations: a clear status, no output file, no temporary file. */
+static void test_errors(void)
+{
+    free(make_file("x", OOC_FORMAT_NPY, OOC_R64, RM, 30, 20));
+    free(make_file("y", OOC_FORMAT_NPY, OOC_R64, RM, 21, 10)); /* k mismatch: 20 vs 21 */
+    free(make_file("z", OOC_FORMAT_NPY, OOC_R32, RM, 20, 10));
+    free(make_file("w", OOC_FORMAT_NPY, OOC_R64, RM, 20, 10));
+    ooc_file_t *x = open_file("x", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *y = open_file("y", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *z = open_file("z", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *w = open_file("w", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, 30, 10, OOC_R64, RM};
+    ooc_file_t *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("out.npy"), &cs, 0, &out), OOC_SUCCESS);
+    double one = 1, zero = 0;
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, y, &zero, NULL, out, NULL), OOC_ERR_SHAPE);
+    CU_ASSERT(strstr(ooc_last_error(H), "inner dimensions") != NULL);
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, z, &zero, NULL, out, NULL), OOC_ERR_SHAPE);
+    CU_ASSERT(strstr(ooc_last_error(H), "float32") != NULL);
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, w, &one, NULL, out, NULL), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, w, &zero, NULL, x, NULL), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_T, OOC_OP_N, &one, x, w, &zero, NULL, out, NULL), OOC_ERR_SHAPE);
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, (ooc_op_t)0, OOC_OP_N, &one, x, w, &zero, NULL, out, NULL), OOC_ERR_INVALID_TRANSA);
+    CU_ASSERT_FALSE(exists(path_of("out.npy.ooc-journal")));
+    /* an input cut short after it was opened: the run stops with a format error */
+    CU_ASSERT_EQUAL(truncate(path_of("x"), 128 + 8 * 300), 0);
+    ooc_status_t st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, w, &zero, NULL, out, NULL);
+    CU_ASSERT(st == OOC_ERR_FORMAT);
+    CU_ASSERT(strstr(ooc_last_error(H), "truncated") != NULL);
+    ooc_file_close(out, 1);
+    CU_ASSERT_FALSE(exists(path_of("out.npy")));
+    CU_ASSERT_FALSE(exists(path_of("out.npy.ooc-tmp")));
+    unlink(path_of("out.npy.ooc-journal"));
+    ooc_file_close(x, 0);
+    ooc_file_close(y, 0);
+    ooc_file_close(z, 0);
+    ooc_file_close(w, 0);
+}
+
+/* ---- resume after SIGKILL ---- */
+
+enum { RM_ = 1201, RN = 97, RK = 83 };
+
+static char last_msg[512];
+static int64_t first_done; /* first block count the progress callback saw */
+
+static void note_first(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)user, (void)total, (void)rd, (void)wr;
+    if (first_done == 0) first_done = done;
+}
+
+static void kill_after(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)total, (void)rd, (void)wr;
+    if (done >= *(int64_t *)user) raise(SIGKILL);
+}
+
+/* Multiply a x b into name; with kill_at > 0, in a child process that
+ * SIGKILLs itself after kill_at blocks. Returns the status (or -1 if the
+ * child was killed as planned). */
+static int resume_run(const char *name, int64_t kill_at, int resume)
+{
+    double one = 1, zero = 0;
+    if (kill_at > 0) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            ooc_handle_t *h2;
+            if (ooc_create(&h2) != OOC_SUCCESS) _exit(2);
+            ooc_set(h2, OOC_PARAM_BACKEND, OOC_BACKEND_HOST);
+            ooc_set(h2, OOC_PARAM_DEVICE_MEM, 96 << 10);
+            ooc_file_t *a, *b, *c;
+            ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM}, auto_spec = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
+            if (ooc_file_open(h2, path_of("ra"), &auto_spec, &a) || ooc_file_open(h2, path_of("rb"), &auto_spec, &b) ||
+                ooc_file_create(h2, path_of(name), &cs, 0, &c))
+                _exit(3);
+            ooc_files_opts_t o = {NULL, 0, kill_after, &kill_at};
+            ooc_gemm_files(h2, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+            _exit(4); /* not reached: killed */
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? -1 : 100 + WEXITSTATUS(status);
+    }
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    ooc_status_t st = ooc_file_create(H, path_of(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    if (st == OOC_SUCCESS) {
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
+        ooc_files_opts_t o = {NULL, resume, note_first, NULL};
+        first_done = 0;
+        st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+        snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
+        if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
+        else fprintf(stderr, "\n    %s\n", ooc_last_error(H));
+    }
+    ooc_file_close(c, 0);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    return st;
+}
+
+static int same_bytes(const char *p, const char *q)
+{
+    FILE *f = fopen(p, "rb"), *g = fopen(q, "rb");
+    int same = f && g;
+    while (same) {
+        int x = fgetc(f), y = fgetc(g);
+        if (x != y) same = 0;
+        if (x == EOF) break;
+    }
+    if (f) fclose(f);
+    if (g) fclose(g);
+    return same;
+}
+
+static void test_resume_after_kill(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(first_done, 1);
+
+    /* killed after 5 blocks: no target, a temporary file and a journal */
+    int killed = resume_run("cut.npy", 5, 0);
+    if (killed != -1) fprintf(stderr, "\n    child: %d\n", killed);
+    CU_ASSERT_EQUAL_FATAL(killed, -1);
+    CU_ASSERT_FALSE(exists(path_of("cut.npy")));
+    CU_ASSERT_TRUE(exists(path_of("cut.npy.ooc-tmp")));
+    CU_ASSERT_TRUE(exists(path_of("cut.npy.ooc-journal")));
+    /* poison what the journal does not vouch for (the last rows): the resume must rewrite it */
+    FILE *t = fopen(path_of("cut.npy.ooc-tmp"), "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(fseek(t, -8 * RN * 3, SEEK_END), 0);
+    for (int i = 0; i < 8 * RN * 3; i++) fputc(0x7f, t);
+    fclose(t);
+    CU_ASSERT_FALSE(same_bytes(path_of("whole.npy"), path_of("cut.npy.ooc-tmp")));
+    CU_ASSERT_EQUAL(resume_run("cut.npy", 0, 1), OOC_SUCCESS);
+    CU_ASSERT(first_done == 6); /* resumed after the 5 journaled blocks, not from scratch */
+    CU_ASSERT_TRUE(exists(path_of("cut.npy")));
+    CU_ASSERT_FALSE(exists(path_of("cut.npy.ooc-journal")));
+    CU_ASSERT_TRUE(same_bytes(path_of("whole.npy"), path_of("cut.npy")));
+
+    /* killed again, then an input changes: the journal refuses to resume */
+    CU_ASSERT_EQUAL_FATAL(resume_run("cut2.npy", 3, 0), -1);
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 1), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(last_msg, "another job") != NULL);
+    CU_ASSERT_FALSE(exists(path_of("cut2.npy")));
+    /* without --resume it starts over and succeeds */
+    CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
+}
+
+/* Skip (77) when the backend under test cannot run here. */
+static int backend_runs(void)
+{
+    double a = 1, b = 2, c = 0;
+    ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+    ooc_status_t st = ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1);
+    if (st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE) {
+        printf("backend %d not usable here (%s): skipping\n", OOC_TEST_BACKEND, ooc_last_error(H));
+        return 0;
+    }
+    return st == OOC_SUCCESS && c == 2.0 ? 1 : -1;
+}
+
+int main(void)
+{
+    if (ooc_create(&H) != OOC_SUCCESS) return 1;
+    int ok = backend_runs();
+    if (ok <= 0) {
+        ooc_destroy(H);
+        return ok == 0 ? 77 : 1;
+    }
+    snprintf(dir, sizeof dir, "/tmp/ooc_test_files_XXXXXX");
+    if (mkdtemp(dir) == NULL) return 1;
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("files", NULL, NULL);
+    CU_add_test(s, "element types, orders, transposes, beta", test_orders_types);
+    CU_add_test(s, "conjugate transposes", test_conjugate);
+    CU_add_test(s, "operands larger than the budgets", test_small_budgets);
+    CU_add_test(s, "errors leave no output", test_errors);
+    /* fork() after CUDA is initialised is not allowed: the host build tests the kill */
+    if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
+    int rc = tu_run();
+    ooc_destroy(H);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) rc = 1;
+    return rc;
+}
