@@ -397,9 +397,11 @@ typedef struct {
 /**
  * @brief C = alpha*op(A)*op(B) + beta*C0 on files: A, B, C0 opened with
  * ooc_file_open(), C created with ooc_file_create() (committed by the caller
- * after success). C0 may be NULL when beta == 0. All element types must be
- * equal; layouts may differ, except that op = OOC_OP_C needs the operand in
- * C's layout. Every finished row block of C is flushed and recorded in the
+ * after success). C0 may be NULL when beta == 0, and may be the file C will
+ * replace. All element types must be equal; A and B may be in either order,
+ * but C0, and an operand with op = OOC_OP_C, must be in C's order
+ * (OOC_ERR_NOT_SUPPORTED otherwise). Without opts->resume any journal at the
+ * journal path is removed first. Every finished row block of C is flushed and recorded in the
  * journal, so a run killed part-way can be resumed (opts->resume) with a
  * byte-identical result. The journal is removed on success.
  * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL

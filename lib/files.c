@@ -189,8 +189,12 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
     /* the journal: the same job and a kept output file resume; else start over */
     char jpath[4096];
     int len = opts && opts->journal ? snprintf(jpath, sizeof jpath, "%s", opts->journal)
-                                    : snprintf(jpath, sizeof jpath, "%s.ooc-journal", C->path);
+                                    : snprintf(jpath, sizeof jpath, "%s" OOC_JOURNAL_SUFFIX, C->path);
     OOC_RETURN_ERROR_IF(len < 0 || (size_t)len >= sizeof jpath, err, OOC_ERR_IO, "journal path too long");
+    /* a fresh run invalidates any old journal at once: were it kept and this
+     * run failed before writing its own, a later resume would trust it */
+    if (!(opts && opts->resume) && unlink(jpath) != 0 && errno != ENOENT)
+        return OOC_ERR(err, OOC_ERR_IO, "unlink %s: %s", jpath, strerror(errno));
     ooc_journal_info_t want, have;
     memset(&want, 0, sizeof want);
     OOC_FORWARD(job_line(h, ta, tb, alpha, A, B, beta, C0, C, want.job, sizeof want.job));

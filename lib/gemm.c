@@ -143,7 +143,8 @@ static int default_staging_threads(void)
 /* The planner's input for p on the open backend: budgets from the options,
  * else what the device has free (counting our cached buffers as free) minus a
  * margin. */
-static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan_input_t *in)
+static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan_input_t *in,
+                               uint64_t *dev_budget, uint64_t *host_budget)
 {
     ooc_err_t *err = &h->err;
     ooc_be_t *be = h->be;
@@ -168,27 +169,25 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1};
     *in = x;
+    *dev_budget = dev;
+    *host_budget = host;
     return OOC_SUCCESS;
-}
-
-static ooc_status_t plan_failed(ooc_handle_t *h, const ooc_plan_input_t *in, ooc_status_t st)
-{
-    OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, &h->err, st,
-                        "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
-                        "and %llu bytes of pinned staging",
-                        (long long)in->m, (long long)in->n, (long long)in->k,
-                        (unsigned long long)(in->device_budget + ooc_res_slack(in->ring ? in->ring : OOC_MAX_RING)),
-                        (unsigned long long)(in->host_budget + ooc_res_slack(in->ring ? in->ring : OOC_MAX_RING)));
-    return OOC_ERR(&h->err, st, "planner: rejected its input");
 }
 
 ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, ooc_plan_t *plan)
 {
     ooc_plan_input_t in;
-    OOC_FORWARD(plan_input(h, p, &in));
+    uint64_t dev, host;
+    OOC_FORWARD(plan_input(h, p, &in, &dev, &host));
     ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed->swap, fixed->mb, fixed->nb, fixed->kb, plan)
                             : ooc_plan_make(&in, plan);
-    return st == OOC_SUCCESS ? st : plan_failed(h, &in, st);
+    OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, &h->err, st,
+                        "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
+                        "and %llu bytes of pinned staging%s",
+                        (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
+                        (unsigned long long)host, fixed ? " with the plan the journal recorded" : "");
+    OOC_RETURN_ERROR_IF(st != OOC_SUCCESS, &h->err, st, "planner: rejected its input");
+    return OOC_SUCCESS;
 }
 
 ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,

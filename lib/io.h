@@ -13,6 +13,9 @@
 #include "error.h"
 #include "ooc_gemm.h"
 
+/* The default resume journal of an output file is PATH OOC_JOURNAL_SUFFIX. */
+#define OOC_JOURNAL_SUFFIX ".ooc-journal"
+
 struct ooc_file_s {
     int fd;
     char *path;          /* the name the caller gave (the target, for created files) */

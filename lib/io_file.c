@@ -343,6 +343,14 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
             unlink(tmp); /* ours: we just created or emptied it */
             goto fail;
         }
+        /* the data a default journal vouched for is gone: so must the journal be */
+        char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
+        if (journal) {
+            strcpy(journal, path);
+            strcat(journal, OOC_JOURNAL_SUFFIX);
+            unlink(journal);
+            free(journal);
+        }
     }
     f->fd = fd;
     f->spec = s;

@@ -1,4 +1,382 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# placeholder: being written
-exit 77
+#
+# test_cli_files.sh: end-to-end tests of oocgemm's file commands (make check),
+# all through the host backend:
+#   - gen -> multiply -> verify round trips for s, d, c, z; .npy and raw;
+#     C and Fortran order mixed between operands; transposes (and conjugate
+#     transposes); alpha, beta with --c-in (also in place); budgets of 256K
+#     so that A and C are larger than the host staging budget;
+#   - gen is reproducible whatever the thread count;
+#   - verify passes a correct C and fails (exit 1) a corrupted one;
+#   - each bad input exits with its documented status and a message, and
+#     leaves no output, no temporary file and no journal;
+#   - resume after kill -9 gives a byte-identical C; resuming after an input
+#     changed is refused (exit 6: the journal records the inputs' identity,
+#     so lib/files.c answers OOC_ERR_JOURNAL) and the files are kept, and a
+#     run without --resume then starts over;
+#   - --json prints one object; --help on every command.
+# Run from the build directory; OOCGEMM overrides the tool's path.
+set -u
+
+OOCGEMM=${OOCGEMM:-./tools/oocgemm}
+failures=0
+cases=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_files.XXXXXX") || exit 99
+bgpid=
+cleanup() {
+    if [ -n "$bgpid" ]; then kill -9 "$bgpid" 2>/dev/null; fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ ! -x "$OOCGEMM" ]; then
+    echo "FAIL: $OOCGEMM is not an executable (set OOCGEMM=path/to/oocgemm)"
+    exit 1
+fi
+# the tool's path may be relative to the build directory: we cd into $tmp
+case $OOCGEMM in /*) ;; *) OOCGEMM=$(cd "$(dirname "$OOCGEMM")" && pwd)/$(basename "$OOCGEMM") ;; esac
+cd "$tmp" || exit 99
+unset OOC_HOST_JITTER_US
+
+pass() { cases=$((cases + 1)); echo "PASS: $*"; }
+fail() {
+    cases=$((cases + 1))
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+    sed 's/^/    | /' out err 2>/dev/null | head -n 20
+}
+
+# oc ARGS...: run the tool (host backend where it applies), output in out/err
+oc() { timeout 60 "$OOCGEMM" "$@" >out 2>err; }
+
+# gen NAME ARGS...: write a matrix or fail the whole test
+gen() {
+    if ! oc gen "$@" -q; then
+        fail "gen $*: exit $?"
+        exit 1
+    fi
+}
+
+# ok NAME ARGS...: exit 0
+ok() {
+    local name=$1
+    shift
+    oc "$@"
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then fail "$name: exit $rc (oocgemm $*)"; return 1; fi
+    pass "$name"
+}
+
+# roundtrip NAME OUT MULTIPLY-ARGS... -- VERIFY-ARGS...: multiply --verify
+# must pass, then verify must pass on the result too
+roundtrip() {
+    local name=$1 outfile=$2
+    shift 2
+    local margs=() vargs=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do margs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    vargs=("$@")
+    oc multiply "${margs[@]}" -o "$outfile" --backend host --verify --no-floor --no-progress
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then fail "$name: multiply exit $rc (oocgemm multiply ${margs[*]} -o $outfile)"; return; fi
+    if ! grep -q '^verify: .*: PASS$' out; then fail "$name: no PASS line from multiply --verify"; return; fi
+    if [ -e "$outfile.ooc-tmp" ] || [ -e "$outfile.ooc-journal" ]; then
+        fail "$name: temporary file or journal left after success"
+        return
+    fi
+    local line
+    line=$(grep '^verify:' out | sed 's/^verify: //')
+    oc verify "${vargs[@]}"
+    rc=$?
+    if [ "$rc" -ne 0 ] || ! grep -q '^verify: .*: PASS$' out; then
+        fail "$name: verify exit $rc (oocgemm verify ${vargs[*]})"
+        return
+    fi
+    pass "$name: $line"
+}
+
+# bad NAME STATUS OUT ARGS...: exit STATUS, a message on stderr, and nothing
+# left at OUT (no output, temporary file or journal)
+bad() {
+    local name=$1 want=$2 outfile=$3
+    shift 3
+    oc "$@"
+    local rc=$?
+    if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, expected $want (oocgemm $*)"; return; fi
+    if [ ! -s err ]; then fail "$name: nothing on stderr"; return; fi
+    if [ -n "$outfile" ]; then
+        for f in "$outfile" "$outfile.ooc-tmp" "$outfile.ooc-journal"; do
+            if [ -e "$f" ]; then fail "$name: $f exists after the failure"; return; fi
+        done
+    fi
+    pass "$name: exit $rc: $(head -n 1 err)"
+}
+
+# ---- inputs ----
+gen A_d.npy --rows 300 --cols 200 --seed 1                 # d, C order
+gen B_dF.npy --rows 200 --cols 170 --order F --seed 2      # d, Fortran order
+gen AT_sF.npy --rows 150 --cols 260 --dtype s --order F --seed 3   # s: stored k x m
+gen B_s.npy --rows 150 --cols 90 --dtype s --seed 4
+gen A_c.bin --rows 210 --cols 120 --dtype c --seed 5       # c raw, C order
+gen B_cF.bin --rows 130 --cols 120 --dtype c --order F --seed 6    # c raw, F: op C -> 120 x 130
+gen AH_zF.npy --rows 140 --cols 230 --dtype z --order F --seed 7   # z: op C -> 230 x 140
+gen BT_z.npy --rows 110 --cols 140 --dtype z --seed 8      # z: op T -> 140 x 110
+gen C0_zF.npy --rows 230 --cols 110 --dtype z --order F --seed 9
+gen Q_d.bin --rows 160 --cols 160 --seed 10                # raw d square (C order)
+gen QF_d.bin --rows 160 --cols 160 --order F --seed 11
+gen A_big.npy --rows 600 --cols 300 --seed 12              # 1.4 MB: > 256K budgets
+gen B_big.npy --rows 300 --cols 200 --order F --seed 13
+gen C0_big.npy --rows 600 --cols 200 --seed 14
+
+# ---- gen: reproducible, any thread count; same values in both orders ----
+gen R1.npy --rows 700 --cols 500 --seed 99 --threads 1
+gen R3.npy --rows 700 --cols 500 --seed 99 --threads 3
+if cmp -s R1.npy R3.npy; then pass "gen: 1 and 3 threads write identical files"; else fail "gen: thread count changes the data"; fi
+gen RF.npy --rows 700 --cols 500 --seed 99 --order F --threads 2
+gen RF1.npy --rows 700 --cols 500 --seed 99 --order F --threads 1
+if cmp -s RF.npy RF1.npy; then pass "gen: Fortran order reproducible"; else fail "gen: Fortran order not reproducible"; fi
+gen R2.npy --rows 700 --cols 500 --seed 98
+if cmp -s R1.npy R2.npy; then fail "gen: seeds 98 and 99 give the same data"; else pass "gen: another seed, other data"; fi
+oc gen G.bin --rows 10 --cols 7 --dtype z
+if [ "$(stat -c %s G.bin)" -eq $((10 * 7 * 16)) ] && grep -q 'G.bin:10x7:z:C' out; then
+    pass "gen: raw file of 10x7 z is 1120 bytes, read back as G.bin:10x7:z:C"
+else
+    fail "gen: raw file size or hint"
+fi
+oc gen G.npy --rows 10 --cols 7 --dtype c --order F
+if head -c 128 G.npy | grep -a -q "'descr': '<c8', 'fortran_order': True, 'shape': (10, 7)"; then
+    pass "gen: .npy header <c8, Fortran order, (10, 7)"
+else
+    fail "gen: .npy header: $(head -c 128 G.npy | tr -d '\0')"
+fi
+
+# ---- round trips: multiply --verify, then verify ----
+roundtrip "d npy C x F, NN" C1.npy A_d.npy B_dF.npy -- A_d.npy B_dF.npy C1.npy
+roundtrip "s npy F x C, TN, alpha" C2.npy AT_sF.npy B_s.npy --transa T --alpha -1.5 \
+    -- AT_sF.npy B_s.npy C2.npy --transa T --alpha -1.5
+roundtrip "c raw C x F, NC (C in F order), raw out" C3.bin A_c.bin:210x120:c:C B_cF.bin:130x120:c:F --transb C \
+    -- A_c.bin:210x120:c B_cF.bin:130x120:c:F C3.bin:210x130:c:F --transb C
+roundtrip "z npy CT, beta, C0, 256K budgets" C4.npy AH_zF.npy BT_z.npy --transa C --transb T --c-in C0_zF.npy \
+    --beta 0.5 --alpha 2 --device-mem 256K --host-mem 256K \
+    -- AH_zF.npy BT_z.npy C4.npy --transa C --transb T --c-in C0_zF.npy --beta 0.5 --alpha 2
+roundtrip "d raw: --rows/--cols defaults and a suffix, TT, F out" C5.bin Q_d.bin QF_d.bin:160x160:d:F --rows 160 \
+    --cols 160 --transa T --transb T --out-order F \
+    -- Q_d.bin:160x160 QF_d.bin:160x160:d:F C5.bin:160x160:d:F --transa T --transb T
+roundtrip "d npy 256K budgets, beta, A and C > budget" C6.npy A_big.npy B_big.npy --c-in C0_big.npy --beta -1 \
+    --device-mem 256K --host-mem 256K -- A_big.npy B_big.npy C6.npy --c-in C0_big.npy --beta -1 --host-mem 256K
+roundtrip "d npy to raw with --out-format, F out" C7.dat A_d.npy B_dF.npy --out-format raw --out-order F \
+    -- A_d.npy B_dF.npy C7.dat:300x170:d:F
+roundtrip "s npy, op C on real data (= T)" C8.npy AT_sF.npy B_s.npy --transa C \
+    -- AT_sF.npy B_s.npy C8.npy --transa T
+
+# in place: C0 is the output itself (its old contents are read, the new ones renamed over)
+cp C0_big.npy Cin.npy
+roundtrip "d in place (--c-in = -o)" Cin.npy A_big.npy B_big.npy --c-in Cin.npy --device-mem 256K \
+    -- A_big.npy B_big.npy Cin.npy --c-in C0_big.npy
+
+# Freivalds: a verify budget too small for the exact check
+oc verify A_big.npy B_big.npy C6.npy --c-in C0_big.npy --beta -1 --host-mem 256K --vectors 4 --rows 8
+if [ $? -eq 0 ] && grep -q '^verify: Freivalds with 4 random vectors.*: PASS$' out; then
+    pass "verify: Freivalds mode with 4 vectors: $(grep '^verify:' out | sed 's/^verify: //')"
+else
+    fail "verify: Freivalds mode"
+fi
+
+# ---- verify of a corrupted C fails with exit 1 ----
+cp C1.npy Cbad.npy
+size=$(stat -c %s Cbad.npy)
+printf 'XXXXXXXXXXXXXXXX' | dd of=Cbad.npy bs=1 seek=$((size / 2)) conv=notrunc status=none
+oc verify A_d.npy B_dF.npy Cbad.npy
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q ': FAIL$' out; then
+    pass "verify: corrupted C (exact): exit 1, $(grep '^verify:' out | sed 's/^verify: //')"
+else
+    fail "verify: corrupted C: exit $rc, expected 1"
+fi
+cp C6.npy Cbad6.npy
+size=$(stat -c %s Cbad6.npy)
+printf 'XXXXXXXX' | dd of=Cbad6.npy bs=1 seek=$((size / 2 + 3)) conv=notrunc status=none
+oc verify A_big.npy B_big.npy Cbad6.npy --c-in C0_big.npy --beta -1 --host-mem 256K
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'Freivalds.*: FAIL$' out; then
+    pass "verify: corrupted C (Freivalds): exit 1"
+else
+    fail "verify: corrupted C (Freivalds): exit $rc, expected 1"
+fi
+oc multiply A_d.npy B_dF.npy -o Cq.npy --backend host --no-floor -q --alpha 2
+oc verify A_d.npy B_dF.npy Cq.npy -q
+rc=$?
+if [ "$rc" -eq 1 ] && [ ! -s out ] && [ -s err ]; then pass "verify -q: wrong alpha fails, message on stderr only"; else fail "verify -q: exit $rc"; fi
+
+# ---- bad inputs: documented status, a message, nothing written ----
+printf 'not a matrix at all, just text\n' >text.bin
+cp A_d.npy trunc.npy
+truncate -s 100000 trunc.npy
+# hand-made headers (10 + header length + 1 is a multiple of 64)
+npy_header() { # DESCR SHAPE
+    local dict="{'descr': '$1', 'fortran_order': False, 'shape': $2, }"
+    local len=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 - 10 ))
+    printf '\223NUMPY\001\000'
+    printf "\\$(printf '%03o' $((len % 256)))\\$(printf '%03o' $((len / 256)))"
+    printf '%s' "$dict"
+    printf '%*s\n' $((len - ${#dict} - 1)) ''
+}
+{ npy_header '>f8' '(200, 170)'; head -c $((200 * 170 * 8)) /dev/zero; } >big_endian.npy
+{ npy_header '<i4' '(200, 170)'; head -c $((200 * 170 * 4)) /dev/zero; } >int32.npy
+{ npy_header '<f8' '(200, 170'; head -c $((200 * 170 * 8)) /dev/zero; } >malformed.npy
+{ printf '\223NUMPY\001\000\377\377{'; head -c 100 /dev/zero; } >short_header.npy
+head -c 1000 /dev/zero >short.bin
+
+bad "nonexistent input" 4 X1.npy multiply missing.npy B_dF.npy -o X1.npy --backend host
+bad "not .npy, no raw shape" 4 X2.npy multiply text.bin B_dF.npy -o X2.npy --backend host
+bad "truncated .npy" 4 X3.npy multiply trunc.npy B_dF.npy -o X3.npy --backend host
+bad "big-endian .npy" 4 X4.npy multiply A_d.npy big_endian.npy -o X4.npy --backend host
+bad "<i4 .npy" 4 X5.npy multiply A_d.npy int32.npy -o X5.npy --backend host
+bad "malformed header" 4 X6.npy multiply A_d.npy malformed.npy -o X6.npy --backend host
+bad "header longer than the file" 4 X7.npy multiply short_header.npy B_dF.npy -o X7.npy --backend host
+bad "raw shorter than its shape" 4 X8.npy multiply short.bin:100x100:d B_dF.npy -o X8.npy --backend host
+bad "k mismatch" 5 X9.npy multiply A_d.npy A_d.npy -o X9.npy --backend host
+bad "dtype mismatch (float32 A, float64 B)" 5 X10.npy multiply AT_sF.npy B_dF.npy -o X10.npy --backend host --transa T
+bad "C0 shape mismatch" 5 X11.npy multiply A_d.npy B_dF.npy --c-in C0_big.npy -o X11.npy --backend host
+bad "conj operand in the other order than --out-order" 5 X12.npy multiply AH_zF.npy BT_z.npy --transa C --transb T \
+    --out-order C -o X12.npy --backend host
+bad "--devices 0,1" 2 X13.npy multiply A_d.npy B_dF.npy -o X13.npy --backend host --devices 0,1
+bad "--beta without --c-in" 2 X14.npy multiply A_d.npy B_dF.npy -o X14.npy --beta 2
+bad "bad raw dtype" 2 X15.npy multiply A_c.bin:210x120:q B_cF.bin:130x120:c:F -o X15.npy
+bad "missing -o" 2 "" multiply A_d.npy B_dF.npy
+bad "output directory missing" 6 nodir/X16.npy multiply A_d.npy B_dF.npy -o nodir/X16.npy --backend host
+bad "verify: missing C" 4 "" verify A_d.npy B_dF.npy missing.npy
+bad "verify: C of another shape" 5 "" verify A_d.npy B_dF.npy C6.npy
+bad "gen: no --rows" 2 X17.npy gen X17.npy --cols 5
+bad "gen: into a missing directory" 6 nodir/X18.npy gen nodir/X18.npy --rows 5 --cols 5
+if ls ./*.ooc-tmp ./*.ooc-journal >/dev/null 2>&1; then
+    fail "leftover temporary files: $(ls ./*.ooc-tmp ./*.ooc-journal 2>/dev/null | tr '\n' ' ')"
+else
+    pass "no temporary file or journal left by the failures"
+fi
+
+# ---- --json ----
+oc multiply A_d.npy B_dF.npy -o J.npy --backend host --json --verify --no-progress --disk-read-bw 2 --disk-write-bw 1 \
+    --bw-h2d 50 --bw-d2h 50 --rate 10
+rc=$?
+if [ "$rc" -ne 0 ] || [ "$(wc -l <out)" -ne 1 ]; then
+    fail "json: exit $rc or not one line"
+elif command -v python3 >/dev/null 2>&1; then
+    if python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+for key in ("command", "files", "shape", "dtype", "backend", "seconds", "tflops", "bytes_read", "bytes_written",
+            "host_staging_bytes", "peak_rss_bytes", "floor_s", "floor_over_time", "io_bound_s", "bound_over_time",
+            "verify", "exit_status"):
+    assert key in o, key
+assert o["command"] == "multiply" and o["exit_status"] == 0 and o["backend"] == "host"
+assert o["shape"] == {"m": 300, "n": 170, "k": 200}, o["shape"]
+assert o["verify"]["passed"] is True and o["io_bound_s"] > 0 and o["floor_s"] > 0
+assert o["bytes_read"] > 0 and o["bytes_written"] >= 300 * 170 * 8
+' <out 2>err; then
+        pass "json: one object with every field"
+    else
+        fail "json: does not parse or misses a field"
+    fi
+else
+    pass "json: one line (no python3 to parse it)"
+fi
+oc multiply missing.npy B_dF.npy -o J2.npy --backend host --json
+rc=$?
+if [ "$rc" -eq 4 ] && grep -q '"exit_status":4' out && grep -q '"error":' out; then
+    pass "json: a failure is an object with error and exit_status 4"
+else
+    fail "json: failure object (exit $rc)"
+fi
+
+# ---- quiet, and plain progress lines when stderr is not a terminal ----
+oc multiply A_d.npy B_dF.npy -o Q.npy --backend host -q
+rc=$?
+if [ "$rc" -eq 0 ] && [ ! -s out ] && [ ! -s err ]; then pass "quiet: no output"; else fail "quiet: exit $rc or output"; fi
+oc multiply A_big.npy B_big.npy -o P.npy --backend host --device-mem 256K --no-floor
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^oocgemm: 100% (' err && ! grep -q $'\r' err; then
+    pass "progress: plain lines on a pipe ($(wc -l <err) lines)"
+else
+    fail "progress: exit $rc or no plain lines"
+fi
+
+# ---- resume after kill -9 ----
+gen RA.npy --rows 2000 --cols 300 --seed 21
+gen RB.npy --rows 300 --cols 200 --order F --seed 22
+ok "resume: reference run" multiply RA.npy RB.npy -o Rref.npy --backend host --device-mem 256K --no-floor -q
+OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RC.npy --backend host --device-mem 256K --no-floor -q \
+    >out 2>err &
+bgpid=$!
+for _ in $(seq 1 200); do # until a block is recorded (10 s at most)
+    if [ -f RC.npy.ooc-journal ] && grep -q '^done ' RC.npy.ooc-journal; then break; fi
+    sleep 0.05
+done
+kill -9 "$bgpid" 2>/dev/null
+wait "$bgpid" 2>/dev/null
+bgpid=
+blocks=$(grep -c '^done ' RC.npy.ooc-journal 2>/dev/null)
+if [ -e RC.npy ]; then
+    fail "resume: the killed run left the target RC.npy (it finished before the kill?)"
+elif [ ! -f RC.npy.ooc-tmp ] || [ ! -f RC.npy.ooc-journal ]; then
+    fail "resume: no temporary file or journal after kill -9"
+else
+    pass "resume: killed after ${blocks:-0} recorded blocks: RC.npy.ooc-tmp and the journal are there, RC.npy is not"
+    oc multiply RA.npy RB.npy -o RC.npy --backend host --device-mem 256K --no-floor --resume
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        fail "resume: exit $rc"
+    elif [ -e RC.npy.ooc-tmp ] || [ -e RC.npy.ooc-journal ]; then
+        fail "resume: temporary file or journal left"
+    elif ! cmp -s RC.npy Rref.npy; then
+        fail "resume: RC.npy differs from the uninterrupted run"
+    else
+        pass "resume: byte-identical to the uninterrupted run ($(grep -o 'resumed after [0-9]* of [0-9]* blocks' out))"
+    fi
+fi
+
+# resume after an input changed: refused (exit 6), files kept; without --resume it starts over
+OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor -q \
+    >out 2>err &
+bgpid=$!
+for _ in $(seq 1 200); do
+    if [ -f RD.npy.ooc-journal ] && grep -q '^done ' RD.npy.ooc-journal; then break; fi
+    sleep 0.05
+done
+kill -9 "$bgpid" 2>/dev/null
+wait "$bgpid" 2>/dev/null
+bgpid=
+gen RA.npy --rows 2000 --cols 300 --seed 23
+oc multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor --resume
+rc=$?
+if [ "$rc" -eq 6 ] && [ -f RD.npy.ooc-tmp ] && [ -f RD.npy.ooc-journal ] && [ ! -e RD.npy ]; then
+    pass "resume: changed input refused with exit 6, files kept: $(head -n 1 err | cut -c1-100)"
+else
+    fail "resume: changed input: exit $rc, expected 6 with the files kept"
+fi
+oc multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor --verify
+rc=$?
+if [ "$rc" -eq 0 ] && [ ! -e RD.npy.ooc-tmp ] && [ ! -e RD.npy.ooc-journal ] && grep -q ': PASS$' out; then
+    pass "resume: a run without --resume starts over and cleans up"
+else
+    fail "resume: start over: exit $rc"
+fi
+
+# ---- help ----
+for c in gen multiply verify info run; do
+    oc "$c" --help
+    rc=$?
+    if [ "$rc" -eq 0 ] && grep -q '^Usage: oocgemm '"$c" out && grep -q '^Exit status:' out && grep -q '  6  ' out; then
+        pass "$c --help"
+    else
+        fail "$c --help: exit $rc"
+    fi
+done
+oc help multiply
+if [ $? -eq 0 ] && grep -q -- '--resume' out; then pass "help multiply"; else fail "help multiply"; fi
+oc info --no-measure
+if [ $? -eq 0 ] && grep -q '^libooc_gemm ' out; then pass "info: $(tail -n 1 out)"; else fail "info"; fi
+
+echo "$cases cases, $failures failed"
+[ "$failures" -eq 0 ]

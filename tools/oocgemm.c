@@ -66,7 +66,7 @@ static const struct {
     {RC_OK, "success"},
     {RC_CHECK_FAILED, "verification failed: C does not match OpenBLAS within the tolerance"},
     {RC_USAGE, "bad command line (unknown command or option, missing or bad value)"},
-    {RC_RUNTIME, "run-time failure: a libooc_gemm error (GPU, memory budget), or out of host memory"},
+    {RC_RUNTIME, "run-time failure: a libooc_gemm error (GPU, memory budget) or no host memory"},
     {RC_INPUT, "input file error: cannot open or read, malformed, truncated, big-endian or\n"
                "     unsupported element type"},
     {RC_SHAPE, "the operands' shapes or element types do not match"},
@@ -1502,10 +1502,10 @@ static int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, o
     op_shape(&B->spec, tb, &bk, &bn);
     if (ak != bk)
         return fail(RC_SHAPE,
-                    "inner dimensions differ: op(A) is %lld x %lld (%s %s is %lld x %lld, op %c), op(B) is %lld x %lld "
-                    "(%s %s is %lld x %lld, op %c)",
-                    (long long)am, (long long)ak, A->name, A->path, (long long)A->spec.rows, (long long)A->spec.cols,
-                    op_letter(ta), (long long)bk, (long long)bn, B->name, B->path, (long long)B->spec.rows,
+                    "inner dimensions differ: op(A) is %lld x %lld but op(B) is %lld x %lld (A: %s, %lld x %lld, op "
+                    "%c; B: %s, %lld x %lld, op %c)",
+                    (long long)am, (long long)ak, (long long)bk, (long long)bn, A->path, (long long)A->spec.rows,
+                    (long long)A->spec.cols, op_letter(ta), B->path, (long long)B->spec.rows,
                     (long long)B->spec.cols, op_letter(tb));
     for (int i = 2; i < 4; i++)
         if (all[i] && (all[i]->spec.rows != am || all[i]->spec.cols != bn))
@@ -1831,6 +1831,14 @@ typedef struct {
     int calls;
 } progress_t;
 
+/* "1.23 TFLOP/s", or GFLOP/s below 1 TFLOP/s */
+static const char *format_rate(double flops_per_s, char *buf, size_t len)
+{
+    if (flops_per_s >= 1e12 || !isfinite(flops_per_s)) snprintf(buf, len, "%.3g TFLOP/s", flops_per_s / 1e12);
+    else snprintf(buf, len, "%.3g GFLOP/s", flops_per_s / 1e9);
+    return buf;
+}
+
 /* "1:02:03", "4:05", or "--" */
 static const char *format_eta(double s, char *buf, size_t len)
 {
@@ -1863,25 +1871,27 @@ static void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_
     double frac = total > 0 ? (double)done / (double)total : 1.0;
     int64_t ran = done - p->base; /* blocks finished by this run */
     double gbps = el > 0 ? (double)(p->bytes_read + p->bytes_written) / el / 1e9 : 0.0;
-    double tflops = el > 0 && total > 0 ? p->flops * (double)ran / (double)total / el / 1e12 : 0.0;
+    double rate = el > 0 && total > 0 ? p->flops * (double)ran / (double)total / el : 0.0;
     double eta = ran > 0 ? el * (double)(total - done) / (double)ran : NAN;
-    char etab[32];
+    char etab[32], rateb[32];
     if (p->mode == PROGRESS_TTY && (now - p->last_print >= 0.1 || done >= total)) {
         enum { WIDTH = 24 };
         char bar[WIDTH + 1];
         int fill = (int)(frac * WIDTH);
         for (int i = 0; i < WIDTH; i++) bar[i] = i < fill ? '#' : '.';
         bar[WIDTH] = '\0';
-        fprintf(stderr, "\r[%s] %5.1f%%  %lld/%lld blocks  %.3g GB/s  %.3g TFLOP/s  ETA %s\033[K", bar, 100.0 * frac,
-                (long long)done, (long long)total, gbps, tflops, format_eta(eta, etab, sizeof etab));
+        fprintf(stderr, "\r[%s] %5.1f%%  %lld/%lld blocks  %.3g GB/s  %s  ETA %s\033[K", bar, 100.0 * frac,
+                (long long)done, (long long)total, gbps, format_rate(rate, rateb, sizeof rateb),
+                format_eta(eta, etab, sizeof etab));
         fflush(stderr);
         p->drawn = 1;
         p->last_print = now;
     } else if (p->mode == PROGRESS_LINES) {
         int pct = (int)(100.0 * frac);
         if (pct >= p->next_pct || now - p->last_print >= 10.0 || done >= total) {
-            fprintf(stderr, "%s: %3d%% (%lld/%lld blocks) %.1f s, %.3g GB/s, %.3g TFLOP/s, ETA %s\n", progname, pct,
-                    (long long)done, (long long)total, el, gbps, tflops, format_eta(eta, etab, sizeof etab));
+            fprintf(stderr, "%s: %3d%% (%lld/%lld blocks) %.1f s, %.3g GB/s, %s, ETA %s\n", progname, pct,
+                    (long long)done, (long long)total, el, gbps, format_rate(rate, rateb, sizeof rateb),
+                    format_eta(eta, etab, sizeof etab));
             p->last_print = now;
             while (p->next_pct <= pct) p->next_pct += 5;
         }
@@ -2360,7 +2370,12 @@ static int cmd_multiply(int argc, char **argv)
             floor_compute(&fl, t, m, n, k, o.c_in != NULL && o.beta != 0.0);
         }
         double br = (double)prog.bytes_read, bw = (double)prog.bytes_written;
-        double tflops = secs > 0 ? prog.flops / secs / 1e12 : INFINITY;
+        /* a resumed run did only the blocks the journal did not have */
+        int64_t resumed = o.resume && prog.have_base ? prog.base : 0;
+        double run_flops = prog.flops;
+        if (resumed > 0 && prog.total > 0)
+            run_flops = prog.flops * (double)(prog.total - prog.base) / (double)prog.total;
+        double tflops = secs > 0 ? run_flops / secs / 1e12 : INFINITY;
         int have_io = o.disk_read_bw > 0 || o.disk_write_bw > 0;
         double io_bound = 0;
         if (o.disk_read_bw > 0) io_bound = br / (o.disk_read_bw * 1e9);
@@ -2381,9 +2396,9 @@ static int cmd_multiply(int argc, char **argv)
             json_str(stdout, o.out);
             printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\","
                    "\"transb\":\"%c\",\"alpha\":%.17g,\"beta\":%.17g,\"out_order\":\"%s\",\"backend\":\"%s\","
-                   "\"resumed\":%s",
+                   "\"resumed\":%s,\"blocks_before_resume\":%lld",
                    (long long)m, (long long)n, (long long)k, dtype_name(t), op_letter(o.ta), op_letter(o.tb), o.alpha,
-                   o.beta, order_name(o.out_layout), backend, o.resume ? "true" : "false");
+                   o.beta, order_name(o.out_layout), backend, resumed > 0 ? "true" : "false", (long long)resumed);
             json_num(stdout, "seconds", secs, 1);
             json_num(stdout, "tflops", tflops, 1);
             printf(",\"bytes_read\":%" PRIu64 ",\"bytes_written\":%" PRIu64, prog.bytes_read, prog.bytes_written);
@@ -2407,19 +2422,18 @@ static int cmd_multiply(int argc, char **argv)
             printf(",\"exit_status\":%d}\n", rc);
         } else if (!o.quiet) {
             char b1[32], b2[32];
-            printf("oocgemm %s: %s = %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s, alpha=%g beta=%g%s\n", PACKAGE_VERSION,
+            printf("oocgemm %s: %s = %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s, alpha=%g beta=%g\n", PACKAGE_VERSION,
                    o.out, o.ta == OOC_OP_N ? "" : o.ta == OOC_OP_T ? "T:" : "H:", A.path,
                    o.tb == OOC_OP_N ? "" : o.tb == OOC_OP_T ? "T:" : "H:", B.path, o.c_in ? " + beta x " : "",
-                   o.c_in ? C0.path : "", (long long)m, (long long)n, (long long)k, dtype_name(t), o.alpha, o.beta,
-                   o.resume ? " (resumed)" : "");
+                   o.c_in ? C0.path : "", (long long)m, (long long)n, (long long)k, dtype_name(t), o.alpha, o.beta);
             char d1[128], d2[128], d3[128];
             printf("files: A %s; B %s", describe_spec(&A.spec, d1, sizeof d1), describe_spec(&B.spec, d2, sizeof d2));
             if (o.c_in) printf("; C0 %s", describe_spec(&C0.spec, d3, sizeof d3));
             printf("; C %s\n", describe_spec(&cspec, d3, sizeof d3));
             print_plan(stdout, backend, &stats);
-            printf("time: %.3g s", secs);
-            if (tflops >= 1.0 || !isfinite(tflops)) printf("   rate: %.3g TFLOP/s", tflops);
-            else printf("   rate: %.3g GFLOP/s", tflops * 1e3);
+            printf("time: %.3g s   rate: %s", secs, format_rate(tflops * 1e12, b1, sizeof b1));
+            if (resumed > 0)
+                printf("   (resumed after %lld of %lld blocks)", (long long)resumed, (long long)prog.total);
             printf("\n");
             printf("disk: read %s (%.3g GB/s), written %s (%.3g GB/s)\n", human_bytes(prog.bytes_read, b1, sizeof b1),
                    secs > 0 ? br / secs / 1e9 : 0.0, human_bytes(prog.bytes_written, b2, sizeof b2),
