@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,23 +93,74 @@ static ooc_status_t job_line(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const vo
     return OOC_SUCCESS;
 }
 
+/* Making finished blocks durable. The writer thread hands each written
+ * block over and goes on; a flusher thread flushes C (one fdatasync covers
+ * every block written so far) and then records those blocks in the journal,
+ * so disk write-back overlaps the reads, the multiplies and the next writes. */
 typedef struct {
     ooc_journal_t journal;
     const ooc_file_t *C;
     int64_t total;
     const ooc_files_opts_t *opts;
-} hook_ctx_t;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t written;  /* blocks [0, written) are in C (numbered as the pipeline does) */
+    int64_t recorded; /* blocks [0, recorded) are flushed and in the journal */
+    int stop;
+    ooc_err_t err;    /* the flusher's failure, if any */
+} flush_t;
 
-/* After a block of C is written: flush it, record it, report progress. */
+static void *flusher_main(void *arg)
+{
+    flush_t *x = arg;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        while (x->written == x->recorded && !x->stop && x->err.status == OOC_SUCCESS)
+            pthread_cond_wait(&x->cv, &x->mu);
+        if (x->written == x->recorded || x->err.status != OOC_SUCCESS) break;
+        int64_t upto = x->written;
+        pthread_mutex_unlock(&x->mu);
+        ooc_err_t e;
+        ooc_err_clear(&e);
+        ooc_status_t st = OOC_SUCCESS;
+        if (fdatasync(x->C->fd) != 0)
+            st = OOC_ERR(&e, OOC_ERR_IO, "fdatasync %s: %s", x->C->tmp_path ? x->C->tmp_path : x->C->path,
+                         strerror(errno));
+        for (int64_t g = x->recorded; st == OOC_SUCCESS && g < upto; g++) st = ooc_journal_done(&x->journal, g, &e);
+        pthread_mutex_lock(&x->mu);
+        if (st != OOC_SUCCESS) ooc_err_merge(&x->err, &e);
+        else x->recorded = upto;
+        pthread_cond_broadcast(&x->cv);
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+/* The pipeline's hook, on its writer thread, after block g is written. */
 static ooc_status_t block_done(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err)
 {
-    hook_ctx_t *x = user;
-    OOC_RETURN_ERROR_IF(fdatasync(x->C->fd) != 0, err, OOC_ERR_IO, "fdatasync %s: %s",
-                        x->C->tmp_path ? x->C->tmp_path : x->C->path, strerror(errno));
-    OOC_FORWARD(ooc_journal_done(&x->journal, g, err));
-    if (x->opts && x->opts->progress)
+    flush_t *x = user;
+    pthread_mutex_lock(&x->mu);
+    x->written = g + 1;
+    ooc_status_t st = x->err.status;
+    if (st != OOC_SUCCESS) ooc_err_merge(err, &x->err); /* stop the run */
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+    if (st == OOC_SUCCESS && x->opts && x->opts->progress)
         x->opts->progress(x->opts->progress_user, g + 1, x->total, so_far->bytes_staged_in, so_far->bytes_staged_out);
-    return OOC_SUCCESS;
+    return st;
+}
+
+/* Let the flusher record everything written, and stop it. */
+static ooc_status_t flusher_finish(flush_t *x, pthread_t thread, ooc_err_t *err)
+{
+    pthread_mutex_lock(&x->mu);
+    x->stop = 1;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+    pthread_join(thread, NULL);
+    ooc_err_merge(err, &x->err);
+    return x->err.status;
 }
 
 static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
@@ -224,7 +276,13 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
         OOC_FORWARD(ooc_api_plan(h, &p, NULL, &plan));
     }
 
-    hook_ctx_t x = {{-1, NULL}, C, plan.m_blocks * plan.n_panels * plan.k_panels, opts};
+    flush_t x;
+    memset(&x, 0, sizeof x);
+    x.journal.fd = -1;
+    x.C = C;
+    x.total = plan.m_blocks * plan.n_panels * plan.k_panels;
+    x.opts = opts;
+    x.written = x.recorded = start;
     if (start > 0) {
         OOC_FORWARD(ooc_journal_append_open(&x.journal, jpath, err));
     } else {
@@ -238,10 +296,20 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
         want.resumable = plan.k_panels == 1;
         OOC_FORWARD(ooc_journal_create(&x.journal, jpath, &want, err));
     }
-    ooc_pipe_hooks_t hooks = {start, block_done, &x};
-    ooc_status_t st = ooc_api_execute(h, &p, &plan, &hooks);
-    if (st == OOC_SUCCESS && start < x.total && x.total > 0 && fdatasync(C->fd) != 0)
-        st = OOC_ERR(err, OOC_ERR_IO, "fdatasync %s: %s", C->tmp_path ? C->tmp_path : C->path, strerror(errno));
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_cond_init(&x.cv, NULL);
+    pthread_t flusher;
+    int rc = pthread_create(&flusher, NULL, flusher_main, &x);
+    ooc_status_t st = rc == 0 ? OOC_SUCCESS : OOC_ERR(err, OOC_ERR_THREAD, "pthread_create: error %d (flusher)", rc);
+    if (st == OOC_SUCCESS) {
+        ooc_pipe_hooks_t hooks = {start, block_done, &x};
+        st = ooc_api_execute(h, &p, &plan, &hooks);
+        /* after a failure too: what was written is recorded, for a resume */
+        ooc_status_t fst = flusher_finish(&x, flusher, err);
+        if (st == OOC_SUCCESS) st = fst;
+    }
+    pthread_cond_destroy(&x.cv);
+    pthread_mutex_destroy(&x.mu);
     ooc_journal_close(&x.journal, st == OOC_SUCCESS);
     if (st != OOC_SUCCESS) return st;
     h->stats.seconds = ooc_now() - t0;

@@ -8,10 +8,12 @@
  * Z = alpha*op(A)*(op(B)*X) + beta*C0*X for a few random vectors X (all at
  * once, so each file is read once), each element of W - Z measured against
  * the bound |alpha| |op(A)| (|op(B)| |X|) + |beta| |C0| |X| computed in the
- * same passes; plus exact recomputation of sampled rows of C.
+ * same passes; plus exact recomputation of sampled rows of C, whose rows of
+ * op(A) are read first when they are stored lines (then the pass over B
+ * serves both), else gathered in the pass over A (then B is read again).
  *
  * Files are read with pread in chunks of whole stored lines (a C-order row,
- * a Fortran-order column) that fit a quarter of the host budget; each chunk
+ * a Fortran-order column) within a quarter of the host budget; each chunk
  * is converted to double (conjugated when op is C), which makes every stored
  * chunk either a block of rows of op(X) or the transpose of a block of its
  * columns, whatever the file's layout and op: one gemm per chunk handles
@@ -66,6 +68,7 @@ static void op_shape(const ooc_file_t *f, ooc_op_t op, int64_t *r, int64_t *c)
 /* one scalar of dtype t as (re, im) doubles */
 static void scalar(ooc_dtype_t t, const void *x, double s[2])
 {
+    s[0] = s[1] = 0;
     switch (t) {
     case OOC_R32: s[0] = ((const float *)x)[0]; s[1] = 0; break;
     case OOC_R64: s[0] = ((const double *)x)[0]; s[1] = 0; break;
@@ -175,7 +178,8 @@ static ooc_status_t stream_read(stream_t *s, int64_t l0, int64_t nl)
     uint64_t off = f->spec.layout == OOC_ROW_MAJOR ? ooc_file_elem_offset(f, l0, 0, s->e)
                                                    : ooc_file_elem_offset(f, 0, l0, s->e);
     size_t count = (size_t)nl * (size_t)s->len, bytes = count * s->e;
-    OOC_FORWARD(ooc_io_pread(f->fd, s->raw, bytes, off, f->path, &s->h->err));
+    /* a created file not yet committed has its bytes in tmp_path */
+    OOC_FORWARD(ooc_io_pread(f->fd, s->raw, bytes, off, f->tmp_path ? f->tmp_path : f->path, &s->h->err));
     *s->bytes_read += bytes;
     size_t reals = count * (s->cplx ? 2 : 1);
     if (f->spec.dtype == OOC_R32 || f->spec.dtype == OOC_C32) {
@@ -377,7 +381,7 @@ static double next_uniform(uint64_t *s)
 static ooc_status_t check_args(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                const ooc_file_t *A, const ooc_file_t *B, const void *beta,
                                const ooc_file_t *C0, const ooc_file_t *C, int vectors,
-                               int64_t sample_rows, const ooc_verify_result_t *res, int beta_zero)
+                               int64_t sample_rows, const ooc_verify_result_t *res, int *beta_zero)
 {
     ooc_err_t *err = &h->err;
     const char *fn = "ooc_verify_files";
@@ -391,7 +395,10 @@ static ooc_status_t check_args(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const 
     OOC_RETURN_ERROR_IF(alpha == NULL, err, OOC_ERR_NULL_ARG, "%s: alpha is NULL", fn);
     OOC_RETURN_ERROR_IF(beta == NULL, err, OOC_ERR_NULL_ARG, "%s: beta is NULL", fn);
     OOC_RETURN_ERROR_IF(res == NULL, err, OOC_ERR_NULL_ARG, "%s: res is NULL", fn);
-    OOC_RETURN_ERROR_IF(C0 == NULL && !beta_zero, err, OOC_ERR_NULL_ARG,
+    double be[2];
+    scalar(A->spec.dtype, beta, be);
+    *beta_zero = be[0] == 0 && be[1] == 0;
+    OOC_RETURN_ERROR_IF(C0 == NULL && !*beta_zero, err, OOC_ERR_NULL_ARG,
                         "%s: beta is not zero but C0 is NULL", fn);
     OOC_RETURN_ERROR_IF(vectors < 0, err, OOC_ERR_PARAM_RANGE, "%s: vectors = %d is negative", fn, vectors);
     OOC_RETURN_ERROR_IF(sample_rows < 0, err, OOC_ERR_PARAM_RANGE, "%s: sample_rows = %lld is negative",
@@ -440,13 +447,13 @@ ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t tr
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
 
-    double al[2] = {0, 0}, be[2] = {0, 0};
-    ooc_dtype_t t = A ? A->spec.dtype : OOC_R64;
-    if (beta) scalar(t, beta, be);
-    int beta_zero = be[0] == 0 && be[1] == 0;
+    int beta_zero = 1;
     OOC_FORWARD(check_args(h, transa, transb, alpha, A, B, beta, C0, C, vectors, sample_rows, res,
-                           beta_zero));
+                           &beta_zero));
+    ooc_dtype_t t = A->spec.dtype;
+    double al[2], be[2];
     scalar(t, alpha, al);
+    scalar(t, beta, be);
 
     int cplx = is_cplx(t);
     int64_t ce = cplx ? 2 : 1, m, n, k;

@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -478,6 +479,41 @@ static void test_special_values(void)
     free(c0.x);
 }
 
+/* ---- C as ooc_gemm_files leaves it: created, written, not yet committed ---- */
+
+static void test_uncommitted(void)
+{
+    enum { M = 12, N = 10, K = 9 };
+    uint64_t seed = 47;
+    const ooc_dtype_t t = OOC_C64;
+    mat_t a = mat_new(t, OOC_COL_MAJOR, K, M, &seed), b = mat_new(t, OOC_ROW_MAJOR, K, N, &seed);
+    mat_t c = product(OOC_OP_C, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_COL_MAJOR);
+    ooc_file_t *fa = put(&a), *fb = put(&b), *fc = NULL;
+    char path[128];
+    snprintf(path, sizeof path, "%s/uncommitted.npy", Dir);
+    ooc_file_spec_t spec = {OOC_FORMAT_NPY, M, N, t, OOC_COL_MAJOR};
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path, &spec, 0, &fc), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_write(H, fc, 0, c.x, M * N), OOC_SUCCESS);
+    scal_t one = scal(t, 1, 0), zero = scal(t, 0, 0);
+    for (int budget = 0; budget < 2; budget++) {
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, budget ? 4 << 10 : 0), OOC_SUCCESS);
+        ooc_verify_result_t r = check(OOC_OP_C, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 2, 3);
+        CU_ASSERT_EQUAL(r.exact, !budget);
+        CU_ASSERT_EQUAL(r.passed, 1);
+        /* conjugation matters: op T instead of C fails */
+        r = check(OOC_OP_T, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 2, 3);
+        CU_ASSERT_EQUAL(r.passed, 0);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+    ooc_file_close(fc, 1); /* discard: removes the temporary file */
+    CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+    ooc_file_close(fa, 0);
+    ooc_file_close(fb, 0);
+    free(a.x);
+    free(b.x);
+    free(c.x);
+}
+
 /* ---- bad arguments and read errors: a status, a message, res untouched ---- */
 
 static ooc_verify_result_t Sentinel;
@@ -567,12 +603,19 @@ static void test_errors(void)
 
 /* ---- temporary directory ---- */
 
+/* everything in it (temporary files of a test stopped half-way too), then it */
 static void remove_dir(void)
 {
-    char path[128];
-    for (int i = 0; i < Nfiles; i++) {
-        snprintf(path, sizeof path, "%s/m%d.npy", Dir, i);
-        unlink(path);
+    DIR *d = opendir(Dir);
+    if (d != NULL) {
+        struct dirent *e;
+        char path[512];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            snprintf(path, sizeof path, "%s/%s", Dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
     }
     rmdir(Dir);
 }
@@ -588,6 +631,7 @@ int main(void)
     CU_add_test(s, "Freivalds: correct, one element, one row", test_freivalds);
     CU_add_test(s, "sampled rows", test_sample_rows);
     CU_add_test(s, "NaN, alpha = 0, beta = 0", test_special_values);
+    CU_add_test(s, "C created and not yet committed", test_uncommitted);
     CU_add_test(s, "bad arguments and read errors", test_errors);
     int rc = tu_run();
     ooc_destroy(H);

@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -419,7 +420,7 @@ enum {
     /* file commands */
     OPT_ROWS, OPT_COLS, OPT_ORDER, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
     OPT_JOURNAL, OPT_DEVICES, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_ORDER, OPT_DISK_READ_BW,
-    OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE
+    OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK
 };
 
 /* Library options shared by run and multiply (0: the library chooses). */
@@ -1991,6 +1992,12 @@ static void multiply_usage(FILE *f)
             "  --no-floor            do not measure or show the floor\n"
             "  --bw-h2d GB/s, --bw-d2h GB/s, --rate TFLOP/s\n"
             "                        use these figures for the floor instead of measuring\n"
+            "  --measure-disk        before the multiply, measure the disk with the page\n"
+            "                        cache bypassed (O_DIRECT): read up to 4 GiB of A,\n"
+            "                        write and flush a 2 GiB scratch file beside the\n"
+            "                        output, then both at once; the first two are used\n"
+            "                        as the figures below, the third gives the shared-\n"
+            "                        disk bound (bytes read + written) / (both at once)\n"
             "  --disk-read-bw GB/s, --disk-write-bw GB/s\n"
             "                        disk bandwidths measured separately: then\n"
             "                        io_bound = max(bytes read / read bw, bytes written /\n"
@@ -2013,8 +2020,77 @@ typedef struct {
     ooc_layout_t out_layout;
     int have_out_layout;
     double disk_read_bw, disk_write_bw; /* GB/s; 0: not given */
+    int measure_disk;                   /* measure them before the multiply */
     double bw_h2d, bw_d2h, rate;        /* floor figures given; 0: measure */
 } mul_opts_t;
+
+/* Disk bandwidth with the page cache bypassed (O_DIRECT, 16 MiB requests). */
+enum { DISK_REQ = 16 << 20 };
+
+typedef struct {
+    int fd, write;
+    uint64_t limit, done;
+    void *buf;
+} disk_job_t;
+
+static void *disk_run(void *arg)
+{
+    disk_job_t *j = arg;
+    while (j->done < j->limit) {
+        ssize_t got = j->write ? pwrite(j->fd, j->buf, DISK_REQ, (off_t)j->done)
+                               : pread(j->fd, j->buf, DISK_REQ, (off_t)j->done);
+        if (got <= 0) break;
+        j->done += (uint64_t)got;
+        if (got < DISK_REQ) break;
+    }
+    if (j->write && fdatasync(j->fd) != 0) j->done = 0;
+    return NULL;
+}
+
+/* Read up to 4 GiB of `sample` (an input), write 2 GiB to a scratch file
+ * beside `out`, each alone, then both at once (one thread each): GB/s, 0 on
+ * failure; *both_gbs counts the bytes of both directions. */
+static void measure_disk(const char *sample, const char *out, double *read_gbs, double *write_gbs, double *both_gbs)
+{
+    const uint64_t read_max = (uint64_t)4 << 30, write_total = (uint64_t)2 << 30;
+    void *rbuf = NULL, *wbuf = NULL;
+    char *scratch = NULL;
+    *read_gbs = *write_gbs = *both_gbs = 0;
+    if (posix_memalign(&rbuf, 4096, DISK_REQ) != 0 || posix_memalign(&wbuf, 4096, DISK_REQ) != 0 ||
+        asprintf(&scratch, "%s.ooc-disktest", out) < 0) {
+        free(rbuf);
+        free(wbuf);
+        return;
+    }
+    fill_random(OOC_R64, wbuf, DISK_REQ / 8, 1, 7);
+    int rfd = open(sample, O_RDONLY | O_DIRECT), wfd = open(scratch, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+    if (rfd >= 0 && wfd >= 0) {
+        disk_job_t r = {rfd, 0, read_max, 0, rbuf}, w = {wfd, 1, write_total, 0, wbuf};
+        double t0 = now_seconds();
+        disk_run(&r);
+        double t1 = now_seconds();
+        disk_run(&w);
+        double t2 = now_seconds();
+        if (r.done >= DISK_REQ) *read_gbs = (double)r.done / (t1 - t0) / 1e9;
+        if (w.done == write_total) *write_gbs = (double)w.done / (t2 - t1) / 1e9;
+        /* both at once, on the same amounts (the read from the start again) */
+        disk_job_t r2 = {rfd, 0, r.done, 0, rbuf}, w2 = {wfd, 1, write_total, 0, wbuf};
+        pthread_t th;
+        double t3 = now_seconds();
+        if (pthread_create(&th, NULL, disk_run, &r2) == 0) {
+            disk_run(&w2);
+            pthread_join(th, NULL);
+            double dt = now_seconds() - t3;
+            if (w2.done == write_total && r2.done == r.done) *both_gbs = (double)(r2.done + w2.done) / dt / 1e9;
+        }
+    }
+    if (rfd >= 0) close(rfd);
+    if (wfd >= 0) close(wfd);
+    unlink(scratch);
+    free(scratch);
+    free(rbuf);
+    free(wbuf);
+}
 
 /* --devices LIST: one index (OOC_PARAM_DEVICE); several are refused. */
 static int parse_devices(const char *cmd, const char *s, int64_t *device)
@@ -2059,6 +2135,7 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         {"bw-d2h", required_argument, NULL, OPT_BW_D2H},
         {"rate", required_argument, NULL, OPT_RATE},
         {"disk-read-bw", required_argument, NULL, OPT_DISK_READ_BW},
+        {"measure-disk", no_argument, NULL, OPT_MEASURE_DISK},
         {"disk-write-bw", required_argument, NULL, OPT_DISK_WRITE_BW},
         {"quiet", no_argument, NULL, 'q'},
         {"json", no_argument, NULL, OPT_JSON},
@@ -2146,6 +2223,7 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         case OPT_DISK_READ_BW:
             if (parse_real(cmd, "--disk-read-bw", optarg, 1, &o->disk_read_bw)) return RC_USAGE;
             break;
+        case OPT_MEASURE_DISK: o->measure_disk = 1; break;
         case OPT_DISK_WRITE_BW:
             if (parse_real(cmd, "--disk-write-bw", optarg, 1, &o->disk_write_bw)) return RC_USAGE;
             break;
@@ -2292,6 +2370,16 @@ static int cmd_multiply(int argc, char **argv)
      * not outlive the temporary file that ooc_file_create() now empties (a
      * failure before the library rewrites it would leave it describing
      * blocks that are gone). */
+    double disk_both = 0;
+    if (o.measure_disk) {
+        double rd, wr;
+        measure_disk(A.path, o.out, &rd, &wr, &disk_both);
+        if (o.disk_read_bw <= 0) o.disk_read_bw = rd;
+        if (o.disk_write_bw <= 0) o.disk_write_bw = wr;
+        if (!o.quiet && !o.json)
+            printf("disk (O_DIRECT, measured now): read %.3g GB/s, write %.3g GB/s, both at once %.3g GB/s in "
+                   "all%s\n", rd, wr, disk_both, rd > 0 && wr > 0 ? "" : " (0: could not measure)");
+    }
     if (!o.resume && unlink(journal_path) != 0 && errno != ENOENT) {
         rc = fail(RC_OUTPUT, "cannot remove the old journal %s: %s", journal_path, strerror(errno));
         goto out;
@@ -2411,6 +2499,8 @@ static int cmd_multiply(int argc, char **argv)
             json_num(stdout, "floor_s", fl.floor_s, fl.have);
             json_num(stdout, "floor_over_time", secs > 0 ? fl.floor_s / secs : INFINITY, fl.have);
             json_num(stdout, "io_bound_s", io_bound, have_io);
+            json_num(stdout, "disk_both_gbps", disk_both, disk_both > 0);
+            json_num(stdout, "shared_disk_bound_s", (br + bw) / (disk_both * 1e9), disk_both > 0);
             json_num(stdout, "bound_s", bound, have_bound);
             json_num(stdout, "bound_over_time", secs > 0 ? bound / secs : INFINITY, have_bound);
             printf(",\"plan\":{\"block_rows\":%lld,\"panel_cols\":%lld,\"panel_depth\":%lld,\"blocks\":%lld,"
@@ -2451,6 +2541,9 @@ static int cmd_multiply(int argc, char **argv)
             if (have_bound)
                 printf("bound: max(floor, io bound) = %.3g s  bound/time: %.2f\n", bound,
                        secs > 0 ? bound / secs : INFINITY);
+            if (disk_both > 0)
+                printf("shared-disk bound: (read + written) / both-at-once bandwidth = %.3g s  ratio to time: %.2f\n",
+                       (br + bw) / (disk_both * 1e9), secs > 0 ? (br + bw) / (disk_both * 1e9) / secs : INFINITY);
             if (verified) print_verify(stdout, &vr, m, n);
         }
         if (verified && !vr.passed && (o.quiet || o.json))
