@@ -141,7 +141,9 @@ typedef enum {
     OOC_PARAM_RING_DEPTH = 6,     /**< device buffers in the ring (>= 2); 0: planner's choice */
     OOC_PARAM_STAGING_THREADS = 7, /**< host threads copying pageable memory; 0: automatic */
     OOC_PARAM_MATH_MODE = 8,      /**< ::ooc_math_t (default STRICT) */
-    OOC_PARAM_STREAMS = 9         /**< CUDA streams used by the pipeline (>= 2); 0: planner's choice */
+    OOC_PARAM_STREAMS = 9,        /**< CUDA streams used by the pipeline (>= 3); 0: planner's choice */
+    OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice */
+    OOC_PARAM_B_CHUNKS = 11       /**< chunks of op(B)'s upload overlapped with the first block (1..8); 0: planner's choice */
 } ooc_param_t;
 
 /**
@@ -252,7 +254,24 @@ typedef struct {
     uint64_t bytes_h2d;    /**< bytes copied host to device */
     uint64_t bytes_d2h;    /**< bytes copied device to host */
     double seconds;        /**< wall time of the multiply */
+    /* filled only when a trace was taken (ooc_set_trace), else 0: */
+    int32_t traced;
+    double trace_wall;     /**< first device op's start to last one's end, seconds */
+    double busy_h2d, busy_compute, busy_d2h; /**< seconds each engine was busy */
+    double busy_read, busy_write;            /**< seconds the staging threads were busy */
+    double overlap_efficiency; /**< (serial sum - measured) / (serial sum - largest part); 1 = perfect overlap */
 } ooc_stats_t;
+
+/**
+ * @brief Take a timeline of every following multiply on this handle: each
+ * copy and multiply per stream and each staging step per thread, written
+ * after the multiply to @p path as Chrome trace JSON (opens in Perfetto), with
+ * NVTX ranges for Nsight on the CUDA backend, and the busy times and overlap
+ * efficiency in ooc_get_stats(). Timing every op costs a little; NULL or ""
+ * stops tracing.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_set_trace(ooc_handle_t *handle, const char *path);
 
 /** @brief Copy the statistics of the last successful multiply. */
 OOC_API ooc_status_t ooc_get_stats(const ooc_handle_t *handle, ooc_stats_t *stats);

@@ -74,6 +74,13 @@ typedef struct {
     ooc_status_t (*event_record)(ooc_be_t *be, ooc_event_t ev, ooc_stream_t s, ooc_err_t *err);
     ooc_status_t (*stream_wait)(ooc_be_t *be, ooc_stream_t s, ooc_event_t ev, ooc_err_t *err);
     ooc_status_t (*event_sync)(ooc_be_t *be, ooc_event_t ev, ooc_err_t *err);
+    /* events that also take a timestamp when reached (for the trace) */
+    ooc_status_t (*event_create_timed)(ooc_be_t *be, ooc_event_t *ev, ooc_err_t *err);
+    /* milliseconds from timed event a to timed event b, both complete */
+    ooc_status_t (*event_elapsed)(ooc_be_t *be, ooc_event_t a, ooc_event_t b, float *ms, ooc_err_t *err);
+    /* named ranges for profilers (NVTX on CUDA); no-ops elsewhere */
+    void (*range_push)(ooc_be_t *be, const char *name);
+    void (*range_pop)(ooc_be_t *be);
     /* 2-D async copy: height rows of width bytes, pitches in bytes */
     ooc_status_t (*copy2d)(ooc_be_t *be, void *dst, size_t dpitch, const void *src, size_t spitch,
                            size_t width, size_t height, ooc_copy_dir_t dir, ooc_stream_t s,

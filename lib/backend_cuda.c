@@ -12,6 +12,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "backend.h"
 
@@ -244,6 +245,34 @@ static ooc_status_t c_event_sync(ooc_be_t *b, ooc_event_t ev, ooc_err_t *err)
     return OOC_SUCCESS;
 }
 
+static ooc_status_t c_event_create_timed(ooc_be_t *b, ooc_event_t *ev, ooc_err_t *err)
+{
+    (void)b;
+    cudaEvent_t e;
+    CU(err, "cudaEventCreate", cudaEventCreate(&e));
+    *ev = e;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_event_elapsed(ooc_be_t *b, ooc_event_t a, ooc_event_t e, float *ms, ooc_err_t *err)
+{
+    (void)b;
+    CU(err, "cudaEventElapsedTime", cudaEventElapsedTime(ms, (cudaEvent_t)a, (cudaEvent_t)e));
+    return OOC_SUCCESS;
+}
+
+static void c_range_push(ooc_be_t *b, const char *name)
+{
+    (void)b;
+    nvtxRangePushA(name);
+}
+
+static void c_range_pop(ooc_be_t *b)
+{
+    (void)b;
+    nvtxRangePop();
+}
+
 static ooc_status_t c_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *src, size_t spitch,
                              size_t width, size_t height, ooc_copy_dir_t dir, ooc_stream_t s,
                              ooc_err_t *err)
@@ -307,6 +336,10 @@ const ooc_be_ops_t ooc_backend_cuda_ops = {
     .event_record = c_event_record,
     .stream_wait = c_stream_wait,
     .event_sync = c_event_sync,
+    .event_create_timed = c_event_create_timed,
+    .event_elapsed = c_event_elapsed,
+    .range_push = c_range_push,
+    .range_pop = c_range_pop,
     .copy2d = c_copy2d,
     .gemm = c_gemm,
 };

@@ -22,9 +22,10 @@
 
 #include "backend.h"
 
-typedef enum { OP_COPY, OP_GEMM, OP_WAIT } op_kind_t;
+typedef enum { OP_COPY, OP_GEMM, OP_WAIT, OP_STAMP } op_kind_t;
 
 typedef struct hstream hstream_t;
+typedef struct hevent hevent_t;
 
 typedef struct hop {
     op_kind_t kind;
@@ -43,6 +44,7 @@ typedef struct hop {
             hstream_t *s;
             uint64_t target;
         } wait;
+        hevent_t *stamp; /* timed event reached: note the time */
     } u;
 } hop_t;
 
@@ -58,10 +60,12 @@ struct hstream {
     int stop;
 };
 
-typedef struct {
+struct hevent {
     hstream_t *s; /* NULL: never recorded (complete) */
     uint64_t target;
-} hevent_t;
+    int timed;
+    double stamp; /* seconds, when a timed event was reached */
+};
 
 typedef struct {
     const char *p;
@@ -150,6 +154,12 @@ static void *stream_main(void *arg)
             break;
         case OP_GEMM: gemm_now(&op->u.gemm.g); break;
         case OP_WAIT: wait_done(op->u.wait.s, op->u.wait.target); break;
+        case OP_STAMP: {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            op->u.stamp->stamp = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+            break;
+        }
         }
         free(op);
 
@@ -356,15 +366,44 @@ static void h_event_destroy(ooc_be_t *b, ooc_event_t ev)
 static ooc_status_t h_event_record(ooc_be_t *b, ooc_event_t ev, ooc_stream_t st, ooc_err_t *err)
 {
     (void)b;
-    (void)err;
     hevent_t *e = ev;
     hstream_t *s = st;
+    if (e->timed) {
+        hop_t *op;
+        OOC_FORWARD(new_op(OP_STAMP, &op, err));
+        op->u.stamp = e;
+        OOC_FORWARD(enqueue(s, op));
+    }
     pthread_mutex_lock(&s->mu);
     e->s = s;
     e->target = s->enqueued;
     pthread_mutex_unlock(&s->mu);
     return OOC_SUCCESS;
 }
+
+static ooc_status_t h_event_create_timed(ooc_be_t *b, ooc_event_t *ev, ooc_err_t *err)
+{
+    OOC_FORWARD(h_event_create(b, ev, err));
+    ((hevent_t *)*ev)->timed = 1;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_event_elapsed(ooc_be_t *b, ooc_event_t a, ooc_event_t e, float *ms, ooc_err_t *err)
+{
+    (void)b;
+    const hevent_t *x = a, *y = e;
+    OOC_RETURN_ERROR_IF(!x->timed || !y->timed, err, OOC_ERR_INTERNAL, "event_elapsed: event without timing");
+    *ms = (float)((y->stamp - x->stamp) * 1e3);
+    return OOC_SUCCESS;
+}
+
+static void h_range_push(ooc_be_t *b, const char *name)
+{
+    (void)b;
+    (void)name;
+}
+
+static void h_range_pop(ooc_be_t *b) { (void)b; }
 
 static ooc_status_t h_stream_wait(ooc_be_t *b, ooc_stream_t st, ooc_event_t ev, ooc_err_t *err)
 {
@@ -439,6 +478,10 @@ const ooc_be_ops_t ooc_backend_host_ops = {
     .event_record = h_event_record,
     .stream_wait = h_stream_wait,
     .event_sync = h_event_sync,
+    .event_create_timed = h_event_create_timed,
+    .event_elapsed = h_event_elapsed,
+    .range_push = h_range_push,
+    .range_pop = h_range_pop,
     .copy2d = h_copy2d,
     .gemm = h_gemm,
 };

@@ -302,7 +302,7 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
     int rc = pthread_create(&flusher, NULL, flusher_main, &x);
     ooc_status_t st = rc == 0 ? OOC_SUCCESS : OOC_ERR(err, OOC_ERR_THREAD, "pthread_create: error %d (flusher)", rc);
     if (st == OOC_SUCCESS) {
-        ooc_pipe_hooks_t hooks = {start, block_done, &x};
+        ooc_pipe_hooks_t hooks = {start, block_done, &x, 0, NULL};
         st = ooc_api_execute(h, &p, &plan, &hooks);
         /* after a failure too: what was written is recorded, for a resume */
         ooc_status_t fst = flusher_finish(&x, flusher, err);

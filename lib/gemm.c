@@ -167,7 +167,8 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,
                           dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
-                          h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1};
+                          h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1,
+                          (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS]};
     *in = x;
     *dev_budget = dev;
     *host_budget = host;
@@ -207,8 +208,13 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     }
     OOC_FORWARD(ooc_res_reserve(h->be, &h->res, plan, err));
 
+    ooc_pipe_hooks_t hk;
+    memset(&hk, 0, sizeof hk);
+    if (hooks) hk = *hooks;
+    hk.trace = h->trace_path != NULL;
+    hk.trace_path = h->trace_path;
     ooc_pipe_stats_t ps;
-    OOC_FORWARD(ooc_pipeline_run(h->be, &h->res, h->pool, p, plan, hooks, &ps, err));
+    OOC_FORWARD(ooc_pipeline_run(h->be, &h->res, h->pool, p, plan, &hk, &ps, err));
 
     ooc_stats_t *s = &h->stats;
     s->block_rows = plan->mb;
@@ -224,6 +230,16 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     s->host_bytes = plan->host_bytes;
     s->bytes_h2d = ps.bytes_h2d;
     s->bytes_d2h = ps.bytes_d2h;
+    s->traced = ps.traced;
+    if (ps.traced) {
+        s->trace_wall = ps.trace.wall;
+        s->busy_h2d = ps.trace.busy[OOC_LANE_IN];
+        s->busy_compute = ps.trace.busy[OOC_LANE_COMPUTE];
+        s->busy_d2h = ps.trace.busy[OOC_LANE_OUT];
+        s->busy_read = ps.trace.busy[OOC_LANE_READ];
+        s->busy_write = ps.trace.busy[OOC_LANE_WRITE];
+        s->overlap_efficiency = ps.trace.overlap_efficiency;
+    }
     return OOC_SUCCESS;
 }
 

@@ -42,6 +42,7 @@ void ooc_destroy(ooc_handle_t *h)
     if (h == NULL) return;
     ooc_pool_destroy(h->pool);
     close_backend(h);
+    free(h->trace_path);
     free(h);
 }
 
@@ -58,6 +59,8 @@ static int bounds(ooc_param_t p, int64_t *lo, int64_t *hi)
     case OOC_PARAM_STAGING_THREADS: *lo = 1; *hi = 256; return 1;
     case OOC_PARAM_MATH_MODE: *lo = OOC_MATH_STRICT; *hi = OOC_MATH_TF32; return 1;
     case OOC_PARAM_STREAMS: *lo = 3; *hi = OOC_MAX_STREAMS; return 1;
+    case OOC_PARAM_TAIL: *lo = 1; *hi = 6; return 1;
+    case OOC_PARAM_B_CHUNKS: *lo = 1; *hi = OOC_MAX_B_CHUNKS; return 1;
     }
     return 0;
 }
@@ -106,6 +109,18 @@ const char *ooc_last_error(const ooc_handle_t *h)
 const char *ooc_backend_name(const ooc_handle_t *h)
 {
     return (h && h->be) ? h->be->ops->name : "none";
+}
+
+ooc_status_t ooc_set_trace(ooc_handle_t *h, const char *path)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    char *copy = NULL;
+    if (path && *path && (copy = strdup(path)) == NULL)
+        return OOC_ERR(&h->err, OOC_ERR_HOST_MEMORY, "ooc_set_trace: out of memory");
+    free(h->trace_path);
+    h->trace_path = copy;
+    return OOC_SUCCESS;
 }
 
 ooc_status_t ooc_get_stats(const ooc_handle_t *h, ooc_stats_t *stats)

@@ -11,7 +11,7 @@
 #include "pipeline.h"
 #include "stage.h"
 
-#define OOC_PARAM_LAST OOC_PARAM_STREAMS
+#define OOC_PARAM_LAST OOC_PARAM_B_CHUNKS
 
 struct ooc_handle_s {
     int64_t param[OOC_PARAM_LAST + 1]; /* indexed by ooc_param_t; 0: automatic */
@@ -23,6 +23,7 @@ struct ooc_handle_s {
     ooc_pool_t *pool;  /* staging threads, created when first needed */
     ooc_stats_t stats;
     int have_stats;
+    char *trace_path;  /* ooc_set_trace: NULL when not tracing */
 };
 
 /* Open (or keep) the backend the options ask for. */

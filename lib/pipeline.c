@@ -73,7 +73,7 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
         res->nstreams++;
     }
-    while (res->nevents < 3 * pl->ring) {
+    while (res->nevents < 3 * pl->ring + OOC_MAX_B_CHUNKS) {
         OOC_FORWARD(o->event_create(be, &res->events[res->nevents], err));
         res->nevents++;
     }
@@ -155,6 +155,8 @@ typedef struct {
     char *dB, *dA[OOC_MAX_RING], *dC[OOC_MAX_RING];
     char *pin_in[OOC_MAX_RING], *pin_out[OOC_MAX_RING];
     ooc_event_t ev_in[OOC_MAX_RING], ev_gemm[OOC_MAX_RING], ev_out[OOC_MAX_RING];
+    ooc_event_t ev_b[OOC_MAX_B_CHUNKS]; /* chunk j of op(B)'s panel is on the device */
+    const void *unit;    /* 1 in the element type */
     ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
     int ncomp;
     /* the panel being run */
@@ -171,10 +173,37 @@ typedef struct {
     int64_t issued_in;   /* blocks whose H2D was issued (ev_in recorded) */
     int64_t issued;      /* blocks whose D2H was issued (ev_out recorded) */
     int64_t written;     /* blocks the writer copied out of pinned slots */
+    int64_t b_staged;    /* 1: op(B)'s panel no longer needs the pinned slots */
     int abort;
     ooc_err_t err;       /* first failure of any thread */
     ooc_pipe_stats_t stats; /* bus bytes: issuing thread; staged bytes: under mu */
+    ooc_trace_t *T;      /* NULL: not tracing */
 } pipe_t;
+
+/* Bracket a device op on stream s for the trace (no-ops when not tracing). */
+#define TR_START(P, s) ((P)->T ? ooc_trace_start((P)->T, (s)) : -1)
+#define TR_END(P, s, h, name, lane, blk)                                                           \
+    do {                                                                                           \
+        if ((P)->T) ooc_trace_end((P)->T, (s), (h), (name), (lane), (blk));                        \
+    } while (0)
+
+/* A host staging step, timed for the trace and named for profilers. */
+typedef struct {
+    double t0;
+} host_step_t;
+
+static host_step_t step_begin(pipe_t *P, const char *name)
+{
+    P->o->range_push(P->be, name);
+    host_step_t h = {P->T ? ooc_trace_now() : 0};
+    return h;
+}
+
+static void step_end(pipe_t *P, host_step_t h, const char *name, int lane, int64_t block)
+{
+    P->o->range_pop(P->be);
+    if (P->T) ooc_trace_host(P->T, name, lane, block, h.t0, ooc_trace_now());
+}
 
 static void fail(pipe_t *P, const ooc_err_t *e)
 {
@@ -211,11 +240,7 @@ static void count_staged(pipe_t *P, uint64_t in, uint64_t out)
     pthread_mutex_unlock(&P->mu);
 }
 
-static void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1)
-{
-    *r0 = i * P->pl->mb;
-    *r1 = *r0 + P->pl->mb < P->p->m ? *r0 + P->pl->mb : P->p->m;
-}
+static void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1) { ooc_plan_block(P->pl, i, r0, r1); }
 
 /* Slot of block i: blocks are numbered from the panel's first block run. */
 static int slot_of(const pipe_t *P, int64_t i) { return (int)((i - P->first) % P->R); }
@@ -268,16 +293,20 @@ static void *reader_main(void *arg)
         int s = slot_of(P, i);
         int64_t r0, r1;
         block_rows(P, i, &r0, &r1);
-        if (reuses_slot(P, i)) { /* slot s still feeds the H2D of block i - R */
-            if (!await(P, &P->issued_in, i - P->R + 1)) return NULL;
-            if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
-        }
+        /* the first block is staged at once; the others after op(B)'s chunks,
+         * which go through the same slots */
+        if (i > P->first && !await(P, &P->b_staged, 1)) return NULL;
+        /* slot s still feeds the H2D of block i - R, or of a chunk of op(B) */
+        if (reuses_slot(P, i) && !await(P, &P->issued_in, i - P->R + 1)) return NULL;
+        if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
         rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+        host_step_t hs = step_begin(P, "stage A");
         if (P->stage_a && stage_in(P, P->pin_in[s], &ra, &err) != OOC_SUCCESS) goto failed;
         if (P->stage_cin) {
             rect_t rc = rect(&P->vcin, r0, r1, P->c0, P->c1);
             if (stage_in(P, P->pin_in[s] + a_part(P, &ra), &rc, &err) != OOC_SUCCESS) goto failed;
         }
+        step_end(P, hs, P->stage_cin ? (P->stage_a ? "stage A+C" : "stage C") : "stage A", OOC_LANE_READ, P->g0 + i);
         advance(P, &P->staged, i + 1);
     }
     return NULL;
@@ -298,7 +327,9 @@ static void *writer_main(void *arg)
         if (!await(P, &P->issued, i + 1)) return NULL;
         if (P->o->event_sync(P->be, P->ev_out[s], &err) != OOC_SUCCESS) goto failed;
         rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+        host_step_t hs = step_begin(P, "unstage C");
         if (stage_out(P, &rc, P->pin_out[s], &err) != OOC_SUCCESS) goto failed;
+        step_end(P, hs, "unstage C", OOC_LANE_WRITE, P->g0 + i);
         if (P->hooks && P->hooks->block_done) {
             pthread_mutex_lock(&P->mu);
             ooc_pipe_stats_t so_far = P->stats;
@@ -313,40 +344,62 @@ failed:
     return NULL;
 }
 
-/* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in). */
+/* Lines [l0, l1) of op(B)'s panel rectangle that chunk j holds. */
+static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, size_t *l1)
+{
+    *l0 = height * (size_t)j / (size_t)P->pl->b_chunks;
+    *l1 = height * (size_t)(j + 1) / (size_t)P->pl->b_chunks;
+}
+
+/* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in), chunk
+ * by chunk, recording ev_b[j] when chunk j is there. */
 static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
 {
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
-    if (P->p->B.pinned) {
-        OOC_FORWARD(P->o->copy2d(P->be, P->dB, rb.width, rb.ptr, rb.pitch, rb.width, rb.height, OOC_H2D, P->s_in, err));
-        P->stats.bytes_h2d += rb.width * rb.height;
-        return OOC_SUCCESS;
-    }
-    /* pageable or a file: in chunks of whole lines through the pinned
-     * in-slots, the host copy of chunk j+1 overlapping the H2D of chunk j */
-    size_t lines = P->pl->pin_in_slot_bytes / rb.width;
+    size_t lines = P->p->B.pinned ? rb.height : P->pl->pin_in_slot_bytes / rb.width;
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
                         (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
-    int64_t j = 0;
-    for (size_t l0 = 0; l0 < rb.height; l0 += lines, j++) {
-        int s = (int)(j % P->R);
-        size_t h = rb.height - l0 < lines ? rb.height - l0 : lines;
-        rect_t chunk = rb;
-        chunk.height = h;
-        if (chunk.ptr) chunk.ptr += l0 * rb.pitch;
-        chunk.off += l0 * rb.pitch;
-        OOC_FORWARD(P->o->event_sync(P->be, P->ev_in[s], err));
-        OOC_FORWARD(stage_in(P, P->pin_in[s], &chunk, err));
-        OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, P->pin_in[s], rb.width, rb.width, h, OOC_H2D, P->s_in, err));
-        OOC_FORWARD(P->o->event_record(P->be, P->ev_in[s], P->s_in, err));
-        P->stats.bytes_h2d += rb.width * h;
+    int64_t used = 0; /* slots used by staged pieces */
+    for (int j = 0; j < P->pl->b_chunks; j++) {
+        size_t c0, c1;
+        b_chunk_lines(P, rb.height, j, &c0, &c1);
+        /* pageable or a file: pieces of whole lines through the pinned in-slots,
+         * the host copy of piece p+1 overlapping the H2D of piece p */
+        for (size_t l0 = c0; l0 < c1; l0 += lines) {
+            size_t h = c1 - l0 < lines ? c1 - l0 : lines;
+            rect_t piece = rb;
+            piece.height = h;
+            if (piece.ptr) piece.ptr += l0 * rb.pitch;
+            piece.off += l0 * rb.pitch;
+            const char *src = piece.ptr;
+            size_t spitch = rb.pitch;
+            if (!P->p->B.pinned) {
+                int s = (int)(used++ % P->R);
+                OOC_FORWARD(P->o->event_sync(P->be, P->ev_in[s], err));
+                host_step_t hs = step_begin(P, "stage B");
+                OOC_FORWARD(stage_in(P, P->pin_in[s], &piece, err));
+                step_end(P, hs, "stage B", OOC_LANE_READ, P->g0);
+                src = P->pin_in[s];
+                spitch = rb.width;
+                int tr = TR_START(P, P->s_in);
+                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
+                TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
+                OOC_FORWARD(P->o->event_record(P->be, P->ev_in[s], P->s_in, err));
+            } else {
+                int tr = TR_START(P, P->s_in);
+                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
+                TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
+            }
+            P->stats.bytes_h2d += rb.width * h;
+        }
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_in, err));
     }
-    /* the reader refills these slots from the first block on: let the chunks land first */
-    return P->o->stream_sync(P->be, P->s_in, err);
+    advance(P, &P->b_staged, 1);
+    return OOC_SUCCESS;
 }
 
-/* Issue block i on the device. */
-static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
+/* Block i's copy-in (stream in): A's rows and, when read, C's. */
+static ooc_status_t issue_in(pipe_t *P, int64_t i, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
     ooc_be_t *be = P->be;
@@ -354,16 +407,15 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
     int64_t r0, r1;
     block_rows(P, i, &r0, &r1);
     rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
-    rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
-    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
 
     if ((P->stage_a || P->stage_cin) && !await(P, &P->staged, i + 1)) return OOC_ERR_INTERNAL; /* aborted */
 
-    /* in: slot s must be free of block i - R (its gemm read A; its D2H read C) */
+    /* slot s must be free of block i - R (its gemm read A; its D2H read C) */
     if (reuses_slot(P, i)) {
         OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_gemm[s], err));
         if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
     }
+    int tr = TR_START(P, P->s_in);
     if (P->stage_a)
         OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, P->pin_in[s], ra.width, ra.width, ra.height, OOC_H2D, P->s_in, err));
     else
@@ -377,10 +429,25 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
             OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, rci.ptr, rci.pitch, rci.width, rci.height, OOC_H2D, P->s_in, err));
         P->stats.bytes_h2d += rci.width * rci.height;
     }
+    TR_END(P, P->s_in, tr, P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
     advance(P, &P->issued_in, i + 1);
+    return OOC_SUCCESS;
+}
 
-    /* compute */
+/* Block i's multiply and copy-out. With split, the multiply goes chunk by
+ * chunk of op(B) as each arrives (the first block, issued before op(B)). */
+static ooc_status_t issue_rest(pipe_t *P, int64_t i, int split, ooc_err_t *err)
+{
+    const ooc_be_ops_t *o = P->o;
+    ooc_be_t *be = P->be;
+    int s = slot_of(P, i);
+    int64_t r0, r1;
+    block_rows(P, i, &r0, &r1);
+    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+    rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+
     ooc_stream_t sc = P->s_comp[i % P->ncomp];
     OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err));
     if (reuses_slot(P, i) && !P->c_read) /* C part of slot s still being copied out */
@@ -389,17 +456,41 @@ static ooc_status_t issue_block(pipe_t *P, int64_t i, ooc_err_t *err)
     ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(r1 - r0), (int)(P->c1 - P->c0),
                          (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
                          (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
-    OOC_FORWARD(o->gemm(be, sc, &g, err));
+    int chunks = split ? P->pl->b_chunks : 1;
+    for (int j = 0; j < chunks; j++) {
+        ooc_tile_gemm_t q = g;
+        if (split) {
+            OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[j], err));
+            size_t l0, l1;
+            b_chunk_lines(P, rb.height, j, &l0, &l1);
+            if (l1 == l0) continue;
+            q.B = P->dB + l0 * rb.width;
+            if (P->vb.rows_contig) { /* lines of op(B) are its columns: C[:, l0:l1] = A B[:, l0:l1] */
+                q.n = (int)(l1 - l0);
+                q.C = P->dC[s] + (P->vc.rows_contig ? l0 * rc.width : l0 * P->e);
+            } else { /* lines are rows: C += A[:, l0:l1] B[l0:l1, :], beta only the first time */
+                q.k = (int)(l1 - l0);
+                q.A = P->dA[s] + (P->va.rows_contig ? l0 * ra.width : l0 * P->e);
+                if (j > 0) q.beta = P->unit;
+            }
+        } else if (i == P->first) {
+            OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[P->pl->b_chunks - 1], err));
+        }
+        int tr = TR_START(P, sc);
+        OOC_FORWARD(o->gemm(be, sc, &q, err));
+        TR_END(P, sc, tr, split ? "gemm (chunk of B)" : "gemm", OOC_LANE_COMPUTE, P->g0 + i);
+    }
     OOC_FORWARD(o->event_record(be, P->ev_gemm[s], sc, err));
 
     /* out */
     OOC_FORWARD(o->stream_wait(be, P->s_out, P->ev_gemm[s], err));
-    if (P->stage_cout) {
-        if (reuses_slot(P, i) && !await(P, &P->written, i - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
+    if (P->stage_cout && reuses_slot(P, i) && !await(P, &P->written, i - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
+    int tr = TR_START(P, P->s_out);
+    if (P->stage_cout)
         OOC_FORWARD(o->copy2d(be, P->pin_out[s], rc.width, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
-    } else {
+    else
         OOC_FORWARD(o->copy2d(be, (char *)rc.ptr, rc.pitch, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
-    }
+    TR_END(P, P->s_out, tr, "D2H C", OOC_LANE_OUT, P->g0 + i);
     P->stats.bytes_d2h += rc.width * rc.height;
     OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
     advance(P, &P->issued, i + 1);
@@ -423,11 +514,12 @@ static ooc_status_t run_panel(pipe_t *P)
     ooc_err_t err;
     ooc_err_clear(&err);
     P->staged = P->issued_in = P->issued = P->written = P->first;
+    P->b_staged = 0;
     pthread_t reader, writer;
     int have_reader = 0, have_writer = 0;
 
-    ooc_status_t st = upload_b(P, &err);
-    if (st == OOC_SUCCESS && (P->stage_a || P->stage_cin)) {
+    ooc_status_t st = OOC_SUCCESS;
+    if (P->stage_a || P->stage_cin) {
         int rc = pthread_create(&reader, NULL, reader_main, P);
         if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (reader)", rc);
         have_reader = rc == 0;
@@ -437,7 +529,15 @@ static ooc_status_t run_panel(pipe_t *P)
         if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (writer)", rc);
         have_writer = rc == 0;
     }
-    for (int64_t i = P->first; st == OOC_SUCCESS && i < P->pl->m_blocks; i++) st = issue_block(P, i, &err);
+    /* the first block's copy-in, then op(B) in chunks, the first block's
+     * multiply following the chunks, then the other blocks */
+    if (st == OOC_SUCCESS) st = issue_in(P, P->first, &err);
+    if (st == OOC_SUCCESS) st = upload_b(P, &err);
+    if (st == OOC_SUCCESS) st = issue_rest(P, P->first, P->pl->b_chunks > 1, &err);
+    for (int64_t i = P->first + 1; st == OOC_SUCCESS && i < P->pl->m_blocks; i++) {
+        st = issue_in(P, i, &err);
+        if (st == OOC_SUCCESS) st = issue_rest(P, i, 0, &err);
+    }
     if (st != OOC_SUCCESS) fail(P, &err); /* stop the reader and writer */
     if (have_reader) pthread_join(reader, NULL);
     if (have_writer) pthread_join(writer, NULL);
@@ -468,7 +568,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.vb = make_view(&p->B, p->layout, p->tb, P.e);
     P.vc = make_view(&p->C, p->layout, OOC_OP_N, P.e);
     P.vcin = make_view(&p->c_in, p->layout, OOC_OP_N, P.e);
-    OOC_RETURN_ERROR_IF(res->nstreams < pl->streams || res->nevents < 3 * pl->ring || pl->streams < 3,
+    OOC_RETURN_ERROR_IF(res->nstreams < pl->streams || res->nevents < 3 * pl->ring + OOC_MAX_B_CHUNKS || pl->streams < 3,
                         err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
     OOC_RETURN_ERROR_IF((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL,
                         err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
@@ -487,6 +587,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.ev_gemm[s] = res->events[3 * s + 1];
         P.ev_out[s] = res->events[3 * s + 2];
     }
+    for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) P.ev_b[j] = res->events[3 * P.R + j];
     char *h = res->pin;
     for (int s = 0; h && s < P.R; s++) {
         P.pin_in[s] = h;
@@ -501,8 +602,25 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.cv, NULL);
 
+    ooc_trace_t trace;
+    if (hooks && hooks->trace) {
+        /* every block's three ops and every chunk of B, within reason */
+        uint64_t lines_b = (uint64_t)(pl->kb > pl->nb ? pl->kb : pl->nb);
+        uint64_t chunk = pl->pin_in_slot_bytes / (P.e * (uint64_t)(pl->kb < pl->nb ? pl->kb : pl->nb) + 1) + 1;
+        uint64_t ops = 3 * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
+                       (uint64_t)(pl->n_panels * pl->k_panels) * (lines_b / chunk + 2);
+        if (ops > ((uint64_t)1 << 16)) ops = (uint64_t)1 << 16;
+        ooc_status_t st = ooc_trace_begin(&trace, be, (int)ops, P.s_in, err);
+        if (st != OOC_SUCCESS) {
+            pthread_cond_destroy(&P.cv);
+            pthread_mutex_destroy(&P.mu);
+            return st;
+        }
+        P.T = &trace;
+    }
     int64_t start = hooks ? hooks->start : 0;
     const void *unit = (p->dtype == OOC_R32 || p->dtype == OOC_C32) ? (const void *)onef : (const void *)one;
+    P.unit = unit;
     for (int64_t kp = 0; kp < pl->k_panels && P.err.status == OOC_SUCCESS; kp++) {
         P.k0 = kp * pl->kb;
         P.k1 = P.k0 + pl->kb < p->k ? P.k0 + pl->kb : p->k;
@@ -525,8 +643,13 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     pthread_cond_destroy(&P.cv);
     pthread_mutex_destroy(&P.mu);
     if (P.err.status != OOC_SUCCESS) {
+        if (P.T) ooc_trace_discard(P.T);
         ooc_err_merge(err, &P.err);
         return P.err.status;
+    }
+    if (P.T) {
+        OOC_FORWARD(ooc_trace_finish(P.T, hooks->trace_path, &P.stats.trace, err));
+        P.stats.traced = 1;
     }
     if (stats) *stats = P.stats;
     return OOC_SUCCESS;

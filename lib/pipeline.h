@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "plan.h"
 #include "stage.h"
+#include "trace.h"
 
 #define OOC_MAX_RING 16
 #define OOC_MAX_STREAMS 8
@@ -67,6 +68,8 @@ void ooc_res_release(ooc_be_t *be, ooc_res_t *res);
 typedef struct {
     uint64_t bytes_h2d, bytes_d2h;     /* over the bus */
     uint64_t bytes_staged_in, bytes_staged_out; /* through the pinned ring (memcpy or file I/O) */
+    int traced;
+    ooc_trace_summary_t trace;         /* when traced */
 } ooc_pipe_stats_t;
 
 /* Blocks are numbered in the order they complete: g = (k_panel * n_panels +
@@ -78,6 +81,8 @@ typedef struct {
     int64_t start;
     ooc_status_t (*block_done)(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err);
     void *user;
+    int trace;              /* time every op (trace.h) */
+    const char *trace_path; /* and write the timeline there (NULL: summary only) */
 } ooc_pipe_hooks_t;
 
 /* Run problem p with plan pl. pool may be NULL when nothing is staged; hooks

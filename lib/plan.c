@@ -19,12 +19,15 @@
 #define MIN_BLOCK_ROWS 256   /* below this a tile GEMM is launch-bound */
 #define MAX_AUTO_BLOCK_ROWS 8192
 #define TARGET_BLOCKS 32     /* blocks per panel: fill/drain cost ~ 2/TARGET_BLOCKS */
+#define TAIL_STEPS 3         /* the last blocks: mb/2, mb/4, mb/8 */
+#define B_CHUNK_MIN ((uint64_t)32 << 20) /* op(B) panels smaller than this go up in one piece */
 
 typedef struct {
     int64_t m, n, k;
     uint64_t e;
     int c_in, sa, sb, sc, ring;
     uint64_t dev_budget, host_budget;
+    int tail, b_chunks; /* as requested (0: choose) */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -153,6 +156,32 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     p->pin_out_slot_bytes = r.pin_out;
     p->host_bytes = r.host;
     p->traffic_bytes = traffic(c, nb, kb);
+    /* a shrinking tail shortens the drain (the last copy-out); only when the
+     * blocks stay large and there are enough of them */
+    int t = c->tail ? c->tail - 1 : TAIL_STEPS;
+    while (t > 0 && ((mb >> t) < 32 || m < 4 * mb)) t--;
+    p->tail = t;
+    int64_t tail_rows = mb - (mb >> t); /* mb/2 + mb/4 + ... + mb/2^t */
+    p->m_blocks = t ? ceil_div(m - tail_rows, mb) + t : ceil_div(m, mb);
+    /* op(B) in chunks, so that the first block starts on the first chunk */
+    int64_t lines = min64(kb, nb); /* lines of the panel, whichever way it is stored */
+    int q = c->b_chunks ? c->b_chunks : (r.b >= B_CHUNK_MIN ? OOC_MAX_B_CHUNKS : 1);
+    if (q > OOC_MAX_B_CHUNKS) q = OOC_MAX_B_CHUNKS;
+    if (q > lines) q = (int)lines;
+    p->b_chunks = q < 1 ? 1 : q;
+}
+
+void ooc_plan_block(const ooc_plan_t *p, int64_t i, int64_t *r0, int64_t *r1)
+{
+    int64_t body = p->m - (p->mb - (p->mb >> p->tail)), body_blocks = p->m_blocks - p->tail;
+    if (i < body_blocks) {
+        *r0 = i * p->mb;
+        *r1 = *r0 + p->mb < body ? *r0 + p->mb : body;
+        return;
+    }
+    int j = (int)(i - body_blocks); /* tail block j has mb >> (j + 1) rows */
+    *r0 = body + (p->mb - (p->mb >> j));
+    *r1 = *r0 + (p->mb >> (j + 1));
 }
 
 
@@ -206,7 +235,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
 {
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
-               in->device_budget, in->host_budget};
+               in->device_budget, in->host_budget, in->tail, in->b_chunks};
     return c;
 }
 

@@ -30,13 +30,18 @@ typedef struct {
     int ring;                 /* device slots, 0: choose (>= 2 otherwise) */
     int streams;              /* streams, 0: choose (>= 2 otherwise) */
     int allow_swap;           /* may the planner keep op(A) resident instead (transpose the problem)? */
+    int tail;                 /* shrinking last blocks: 0 choose, 1 none, t+1: t of them */
+    int b_chunks;             /* chunks of op(B)'s upload: 0 choose, else that many (at most 8) */
 } ooc_plan_input_t;
 
 typedef struct {
     int swap;                 /* 1: solve C^T = op(B)^T op(A)^T; m/n, A/B swapped below */
     int64_t m, n, k;          /* the problem as planned (after swap) */
-    int64_t mb, nb, kb;       /* block rows, panel columns, panel depth */
+    int64_t mb, nb, kb;       /* block rows (the most a block has), panel columns, panel depth */
     int64_t m_blocks, n_panels, k_panels;
+    int tail;                 /* the last `tail` blocks shrink: mb/2, mb/4, ... (a shorter drain) */
+    int b_chunks;             /* op(B)'s panel is uploaded in this many chunks, the first block
+                               * multiplied chunk by chunk as they arrive */
     int ring, streams;
     int c_read;               /* some panel reads C in (beta != 0 or k_panels > 1) */
     /* device bytes: resident panel, one ring slot's A and C parts, total */
@@ -46,6 +51,11 @@ typedef struct {
     uint64_t pin_in_slot_bytes, pin_out_slot_bytes, host_bytes;
     uint64_t traffic_bytes;   /* bytes moved over the bus by this plan */
 } ooc_plan_t;
+
+#define OOC_MAX_B_CHUNKS 8
+
+/* Rows [*r0, *r1) of block i (0 <= i < m_blocks) of the plan. */
+void ooc_plan_block(const ooc_plan_t *plan, int64_t i, int64_t *r0, int64_t *r1);
 
 /* Largest value the planner gives any block dimension (cuBLAS takes int). */
 #define OOC_PLAN_MAX_DIM ((int64_t)1 << 30)

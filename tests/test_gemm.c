@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -246,6 +247,71 @@ static void test_degenerate_shapes(void)
         }
 }
 
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what)) n++;
+    return n;
+}
+
+/* The timeline: one record per copy and multiply, staging steps, busy times. */
+static void test_trace(void)
+{
+    char path[] = "/tmp/ooc_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_EQUAL(ooc_set_trace(H, path), OOC_SUCCESS);
+    case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1000, 120, 150, 0, 1.0, 0.0,
+                MEM_PAGEABLE, MEM_PINNED, MEM_PAGEABLE, 0, 100, 0, 0, 0};
+    ooc_stats_t s = run_case(&c);
+    CU_ASSERT_EQUAL(ooc_set_trace(H, NULL), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(s.traced, 1);
+    CU_ASSERT(s.blocks >= 10);
+    CU_ASSERT(s.busy_h2d > 0 && s.busy_compute > 0 && s.busy_d2h > 0);
+    CU_ASSERT(s.busy_read > 0 && s.busy_write > 0); /* A and C were staged */
+    CU_ASSERT(s.trace_wall > 0 && s.trace_wall <= s.seconds);
+    CU_ASSERT(s.overlap_efficiency == s.overlap_efficiency && s.overlap_efficiency <= 1.0001);
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    fclose(f);
+    unlink(path);
+    CU_ASSERT(strncmp(text, "{\"displayTimeUnit\"", 18) == 0);
+    CU_ASSERT(strstr(text, "\"overlap_efficiency\"") != NULL);
+    CU_ASSERT_EQUAL(count(text, "\"name\":\"gemm\""), s.blocks);
+    CU_ASSERT_EQUAL(count(text, "\"name\":\"H2D A\""), s.blocks);
+    CU_ASSERT_EQUAL(count(text, "\"name\":\"D2H C\""), s.blocks);
+    CU_ASSERT_EQUAL(count(text, "\"name\":\"unstage C\""), s.blocks);
+    CU_ASSERT_EQUAL(count(text, "\"name\":\"H2D B\""), 1);
+    /* not tracing any more: no file written */
+    run_case(&c);
+    CU_ASSERT_EQUAL(access(path, F_OK), -1);
+}
+
+/* op(B) uploaded in chunks with the first block multiplied chunk by chunk
+ * (split along n or along k, depending on how B is stored), and a tail of
+ * shrinking blocks, for every layout and op pair, pinned and staged. */
+static void test_chunks_and_tail(void)
+{
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 3), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_TAIL, 4), OOC_SUCCESS);
+    for (int l = 0; l < 2; l++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                mem_t mem = (a + b + l) % 2 ? MEM_PINNED : MEM_PAGEABLE;
+                case_t c = {OOC_C64, LAYOUTS[l], OPS[a], OPS[b], 1400, 53, 61, 0, 1.5, (a + b) % 2 ? 0.0 : 0.5,
+                            mem, mem, mem, 0, 256, 0, 0, 0};
+                ooc_stats_t st = run_case(&c);
+                /* 1400 rows in blocks of 256 with a tail of 128, 64, 32: 5 + 3 blocks */
+                CU_ASSERT_EQUAL(st.blocks, 8);
+            }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_TAIL, 0), OOC_SUCCESS);
+}
+
 /* Skip (77) when the backend under test cannot run here. */
 static int backend_runs(void)
 {
@@ -286,6 +352,8 @@ int main(void)
     CU_add_test(s, "wide problems", test_wide);
     CU_add_test(s, "one handle, many sizes", test_reuse);
     CU_add_test(s, "degenerate shapes", test_degenerate_shapes);
+    CU_add_test(s, "timeline trace", test_trace);
+    CU_add_test(s, "chunked upload of B, shrinking tail", test_chunks_and_tail);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;

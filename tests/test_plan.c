@@ -46,7 +46,20 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     REQUIRE(p->mb >= 1 && p->mb <= m && p->mb <= OOC_PLAN_MAX_DIM);
     REQUIRE(p->nb >= 1 && p->nb <= n && p->nb <= OOC_PLAN_MAX_DIM);
     REQUIRE(p->kb >= 1 && p->kb <= in->k && p->kb <= OOC_PLAN_MAX_DIM);
-    REQUIRE(p->m_blocks * p->mb >= m && (p->m_blocks - 1) * p->mb < m);
+    /* the blocks tile [0, m) in order, none larger than mb, the last ones shrinking */
+    int64_t at = 0, prev = p->mb, tiled = 1;
+    for (int64_t i = 0; i < p->m_blocks && tiled; i++) {
+        int64_t r0, r1;
+        ooc_plan_block(p, i, &r0, &r1);
+        tiled = r0 == at && r1 > r0 && r1 - r0 <= p->mb;
+        if (i >= p->m_blocks - p->tail) /* mb/2, mb/4, ... after the (maybe partial) last full block */
+            tiled = tiled && r1 - r0 == (i == p->m_blocks - p->tail ? p->mb / 2 : prev / 2);
+        prev = r1 - r0;
+        at = r1;
+    }
+    REQUIRE(tiled && at == m);
+    REQUIRE(p->tail >= 0 && p->tail <= 3 && (p->tail == 0 || (p->mb >> p->tail) >= 32));
+    REQUIRE(p->b_chunks >= 1 && p->b_chunks <= OOC_MAX_B_CHUNKS && p->b_chunks <= (p->kb < p->nb ? p->kb : p->nb));
     REQUIRE(p->n_panels * p->nb >= n && (p->n_panels - 1) * p->nb < n);
     REQUIRE(p->k_panels * p->kb >= in->k && (p->k_panels - 1) * p->kb < in->k);
     REQUIRE(p->ring >= 2 && p->streams >= 3);
@@ -130,6 +143,8 @@ static void test_s1_fits(void)
     CU_ASSERT_EQUAL(p.k_panels, 1);
     CU_ASSERT(p.m_blocks >= 8);
     CU_ASSERT(p.mb % 256 == 0);
+    CU_ASSERT_EQUAL(p.tail, 3);      /* drain: the last blocks shrink */
+    CU_ASSERT_EQUAL(p.b_chunks, 8);  /* B (2 GiB) goes up in chunks */
     /* traffic: A, B and C once each */
     CU_ASSERT_EQUAL(p.traffic_bytes, 8ull * (65536ull * 16384 + 16384ull * 16384 + 65536ull * 16384));
 }

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.c: the multiply's timeline (see trace.h). Device ops are bracketed
+ * by timed events; host ops carry host timestamps; both are put on one time
+ * axis by a base event synchronised before the run starts.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "trace.h"
+
+static const char *const lane_names[OOC_LANES] = {"copy in (H2D)", "compute", "copy out (D2H)",
+                                                  "reader (to pinned)", "writer (from pinned)"};
+
+double ooc_trace_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void ooc_trace_discard(ooc_trace_t *t)
+{
+    for (int i = 0; i < t->pool_size; i++)
+        if (t->pool[i]) t->be->ops->event_destroy(t->be, t->pool[i]);
+    free(t->pool);
+    free(t->recs);
+    pthread_mutex_destroy(&t->mu);
+    memset(t, 0, sizeof *t);
+}
+
+ooc_status_t ooc_trace_begin(ooc_trace_t *t, ooc_be_t *be, int max_ops, ooc_stream_t s, ooc_err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    t->be = be;
+    pthread_mutex_init(&t->mu, NULL);
+    t->pool_size = 1 + 2 * max_ops; /* event 0 is the base */
+    t->pool = calloc((size_t)t->pool_size, sizeof *t->pool);
+    t->cap = 2 * max_ops + 64;
+    t->recs = malloc((size_t)t->cap * sizeof *t->recs);
+    ooc_status_t st = t->pool && t->recs ? OOC_SUCCESS
+                                         : OOC_ERR(err, OOC_ERR_HOST_MEMORY, "trace: out of memory for %d ops", max_ops);
+    for (int i = 0; st == OOC_SUCCESS && i < t->pool_size; i++) st = be->ops->event_create_timed(be, &t->pool[i], err);
+    if (st == OOC_SUCCESS) st = be->ops->event_record(be, t->pool[0], s, err);
+    if (st == OOC_SUCCESS) st = be->ops->event_sync(be, t->pool[0], err);
+    if (st != OOC_SUCCESS) {
+        ooc_trace_discard(t);
+        return st;
+    }
+    t->base_host = ooc_trace_now();
+    t->used = 1;
+    return OOC_SUCCESS;
+}
+
+static void add(ooc_trace_t *t, const ooc_trace_rec_t *r)
+{
+    pthread_mutex_lock(&t->mu);
+    if (t->nrec == t->cap) {
+        ooc_trace_rec_t *n = realloc(t->recs, 2 * (size_t)t->cap * sizeof *n);
+        if (n) {
+            t->recs = n;
+            t->cap *= 2;
+        }
+    }
+    if (t->nrec < t->cap) t->recs[t->nrec++] = *r;
+    else t->dropped++;
+    pthread_mutex_unlock(&t->mu);
+}
+
+int ooc_trace_start(ooc_trace_t *t, ooc_stream_t s)
+{
+    ooc_err_t e;
+    ooc_err_clear(&e);
+    if (t->used + 2 > t->pool_size) {
+        t->dropped++;
+        return -1;
+    }
+    int h = t->used;
+    if (t->be->ops->event_record(t->be, t->pool[h], s, &e) != OOC_SUCCESS) return -1;
+    t->used += 2;
+    return h;
+}
+
+void ooc_trace_end(ooc_trace_t *t, ooc_stream_t s, int handle, const char *name, int lane, int64_t block)
+{
+    ooc_err_t e;
+    ooc_err_clear(&e);
+    if (handle < 0 || t->be->ops->event_record(t->be, t->pool[handle + 1], s, &e) != OOC_SUCCESS) return;
+    ooc_trace_rec_t r = {name, lane, block, handle, 0, 0};
+    add(t, &r);
+}
+
+void ooc_trace_host(ooc_trace_t *t, const char *name, int lane, int64_t block, double t0, double t1)
+{
+    ooc_trace_rec_t r = {name, lane, block, -1, t0, t1};
+    add(t, &r);
+}
+
+/* seconds since the base of record r: start and end */
+static int times(ooc_trace_t *t, const ooc_trace_rec_t *r, double *a, double *b, ooc_err_t *err)
+{
+    if (r->ev < 0) {
+        *a = r->t0 - t->base_host;
+        *b = r->t1 - t->base_host;
+        return 1;
+    }
+    float ms0, ms1;
+    if (t->be->ops->event_elapsed(t->be, t->pool[0], t->pool[r->ev], &ms0, err) != OOC_SUCCESS ||
+        t->be->ops->event_elapsed(t->be, t->pool[0], t->pool[r->ev + 1], &ms1, err) != OOC_SUCCESS)
+        return 0;
+    *a = 1e-3 * ms0;
+    *b = 1e-3 * ms1;
+    return 1;
+}
+
+ooc_status_t ooc_trace_finish(ooc_trace_t *t, const char *path, ooc_trace_summary_t *sum, ooc_err_t *err)
+{
+    memset(sum, 0, sizeof *sum);
+    FILE *f = NULL;
+    ooc_status_t st = OOC_SUCCESS;
+    if (path && *path) {
+        f = fopen(path, "w");
+        if (f == NULL) st = OOC_ERR(err, OOC_ERR_IO, "trace: cannot create %s: %s", path, strerror(errno));
+    }
+    if (f) {
+        fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+        fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"libooc_gemm\"}}");
+        for (int l = 0; l < OOC_LANES; l++)
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", l,
+                    lane_names[l]);
+    }
+    double first = INFINITY, last = -INFINITY;
+    ooc_err_t e;
+    ooc_err_clear(&e);
+    for (int i = 0; i < t->nrec; i++) {
+        const ooc_trace_rec_t *r = &t->recs[i];
+        double a, b;
+        if (!times(t, r, &a, &b, &e)) continue;
+        sum->busy[r->lane] += b - a;
+        if (r->ev >= 0) {
+            if (a < first) first = a;
+            if (b > last) last = b;
+        }
+        if (f)
+            fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                       "\"args\":{\"block\":%lld}}",
+                    r->name, r->ev >= 0 ? "device" : "host", r->lane, 1e6 * a, 1e6 * (b - a), (long long)r->block);
+    }
+    sum->wall = last > first ? last - first : 0;
+    double serial = sum->busy[OOC_LANE_IN] + sum->busy[OOC_LANE_COMPUTE] + sum->busy[OOC_LANE_OUT];
+    double part = fmax(sum->busy[OOC_LANE_IN], fmax(sum->busy[OOC_LANE_COMPUTE], sum->busy[OOC_LANE_OUT]));
+    sum->overlap_efficiency = serial - part > 0 ? (serial - sum->wall) / (serial - part) : NAN;
+    if (f) {
+        fprintf(f, "\n],\"otherData\":{\"wall_s\":%.6f,\"busy_h2d_s\":%.6f,\"busy_compute_s\":%.6f,"
+                   "\"busy_d2h_s\":%.6f,\"busy_read_s\":%.6f,\"busy_write_s\":%.6f,\"overlap_efficiency\":%.4f,"
+                   "\"ops_not_traced\":%d}}\n",
+                sum->wall, sum->busy[OOC_LANE_IN], sum->busy[OOC_LANE_COMPUTE], sum->busy[OOC_LANE_OUT],
+                sum->busy[OOC_LANE_READ], sum->busy[OOC_LANE_WRITE],
+                isnan(sum->overlap_efficiency) ? -1.0 : sum->overlap_efficiency, t->dropped);
+        if (fclose(f) != 0 && st == OOC_SUCCESS) st = OOC_ERR(err, OOC_ERR_IO, "trace: writing %s: %s", path, strerror(errno));
+    }
+    ooc_trace_discard(t);
+    return st;
+}
