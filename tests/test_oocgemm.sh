@@ -146,5 +146,29 @@ else
     fail "--version"
 fi
 
+# ---- the timeline trace ----
+if "$OOCGEMM" run --backend host -m 900 -n 130 -k 170 --block-rows 100 --memory pageable --b-chunks 3 \
+        --trace "$tmp/trace.json" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q 'overlap efficiency' "$tmp/out" && grep -q '"traceEvents"' "$tmp/trace.json" &&
+    [ "$(grep -c '"name":"gemm' "$tmp/trace.json")" -ge 9 ] && grep -q 'PASS' "$tmp/out"; then
+    pass "run --trace: $(grep -c '"ph":"X"' "$tmp/trace.json") ops on the timeline"
+else
+    fail "run --trace" "$(cat "$tmp/out" "$tmp/err")"
+fi
+
+# ---- bench (the peers need a GPU; ours and the floor run on the host backend) ----
+if "$OOCGEMM" bench -m 300 -n 200 -k 100 --backend host --repeat 1 >"$tmp/out" 2>"$tmp/err" &&
+    grep -q '^  ours .* PASS' "$tmp/out" && grep -q 'peers skipped' "$tmp/out"; then
+    pass "bench --backend host"
+else
+    fail "bench --backend host" "$(cat "$tmp/out" "$tmp/err")"
+fi
+if "$OOCGEMM" bench -m 200 -n 100 -k 50 --backend host --repeat 1 --csv >"$tmp/out" 2>"$tmp/err" &&
+    [ "$(head -n 1 "$tmp/out" | tr -cd ',' | wc -c)" -eq "$(sed -n 2p "$tmp/out" | tr -cd ',' | wc -c)" ]; then
+    pass "bench --csv"
+else
+    fail "bench --csv" "$(cat "$tmp/out" "$tmp/err")"
+fi
+
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

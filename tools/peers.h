@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * peers.h: the methods `oocgemm bench` times beside libooc_gemm, on the same
+ * host buffers:
+ *   peer_serial    the serial loop: op(B) uploaded whole, then for each row
+ *                  block of op(A): synchronous copy in, cuBLAS gemm,
+ *                  synchronous copy out; one stream, no overlap
+ *   peer_cublasxt  cublasXt's gemm on one GPU at a block dim (0: its default),
+ *                  pinning mode off or on
+ *   peer_incore    cuBLAS on operands held whole in device memory (when they
+ *                  fit): the multiply alone, timed with CUDA events
+ *
+ * Implemented in peers_cuda.c (plain C calling the CUDA runtime, cuBLAS and
+ * cublasXt); without CUDA (HAVE_CUDA undefined) every function is a stub
+ * answering PEER_UNAVAILABLE. Nothing here prints or exits: each function
+ * returns a status and, unless PEER_OK, a message in msg naming the failed
+ * call ("cublasXtDgemm: CUBLAS_STATUS_ALLOC_FAILED") or the reason for
+ * skipping. Everything a function allocates is freed before it returns,
+ * except what the context holds (cuBLAS and cublasXt handles) until
+ * peer_close().
+ */
+#ifndef OOC_PEERS_H
+#define OOC_PEERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ooc_gemm.h"
+
+/** Statuses of the peer functions. */
+enum {
+    PEER_OK = 0,          /* ran; times written */
+    PEER_UNSUPPORTED = 1, /* valid request this peer cannot do (does not fit, a size beyond int) */
+    PEER_UNAVAILABLE = 2, /* built without CUDA */
+    PEER_FAILED = 3       /* a CUDA or cuBLAS call failed (msg names it) */
+};
+
+/** Room for a message. */
+#define PEER_MSG_LEN 512
+
+/**
+ * One multiply, C = alpha*op(A)*op(B) + beta*C, BLAS semantics, as ooc_gemm()
+ * takes it: host pointers (pinned or pageable), alpha and beta pointing to
+ * one element of dtype.
+ */
+typedef struct {
+    ooc_dtype_t dtype;
+    ooc_layout_t layout;
+    ooc_op_t ta, tb;
+    int64_t m, n, k;
+    const void *alpha, *beta;
+    const void *A;
+    int64_t lda;
+    const void *B;
+    int64_t ldb;
+    void *C;
+    int64_t ldc;
+} peer_gemm_t;
+
+/** Per-shape state: the device, a cuBLAS handle, a cublasXt handle (made at the first use). */
+typedef struct peer_ctx_s peer_ctx_t;
+
+#ifdef HAVE_CUDA
+
+/** Open a context on CUDA device @p device; @p tf32 allows TF32 in the cuBLAS
+ * multiplies of peer_serial and peer_incore (cublasXt has no math mode). */
+int peer_open(int device, int tf32, peer_ctx_t **ctx, char *msg, size_t len);
+
+/** Release the context and its handles (NULL is ignored). */
+void peer_close(peer_ctx_t *ctx);
+
+/** One run of the serial loop with @p block_rows rows of op(A) per block;
+ * *seconds: wall time from B's upload to the last block's copy back
+ * (device allocations not included). */
+int peer_serial(peer_ctx_t *ctx, const peer_gemm_t *g, int64_t block_rows, double *seconds, char *msg,
+                size_t len);
+
+/** One cublasXt gemm at @p block_dim (0: cublasXtSetBlockDim is not called,
+ * or the default is restored if an earlier call set another), pinning mode
+ * on when @p pinning; *seconds: wall time of the gemm call alone. Row-major
+ * problems are given to it as C^T = op(B)^T op(A)^T. */
+int peer_cublasxt(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinning, double *seconds,
+                  char *msg, size_t len);
+
+/** cublasXt's default block dim (after the first peer_cublasxt call; 0 before). */
+int peer_cublasxt_default_dim(const peer_ctx_t *ctx);
+
+/** In-core cuBLAS: when A, B and C fit in free device memory (with a margin),
+ * upload them (untimed), run one warm-up and @p reps timed multiplies (CUDA
+ * events; C re-uploaded untimed before each when beta != 0), copy C back.
+ * times[0..reps-1] receive the seconds of each. PEER_UNSUPPORTED when they
+ * do not fit. */
+int peer_incore(peer_ctx_t *ctx, const peer_gemm_t *g, int reps, double *times, char *msg, size_t len);
+
+#else /* !HAVE_CUDA: stubs */
+
+static inline int peer_unavailable(char *msg, size_t len)
+{
+    if (msg && len) snprintf(msg, len, "not available: built without CUDA");
+    return PEER_UNAVAILABLE;
+}
+static inline int peer_open(int device, int tf32, peer_ctx_t **ctx, char *msg, size_t len)
+{
+    (void)device, (void)tf32;
+    if (ctx) *ctx = NULL;
+    return peer_unavailable(msg, len);
+}
+static inline void peer_close(peer_ctx_t *ctx) { (void)ctx; }
+static inline int peer_serial(peer_ctx_t *ctx, const peer_gemm_t *g, int64_t block_rows, double *seconds,
+                              char *msg, size_t len)
+{
+    (void)ctx, (void)g, (void)block_rows, (void)seconds;
+    return peer_unavailable(msg, len);
+}
+static inline int peer_cublasxt(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinning,
+                                double *seconds, char *msg, size_t len)
+{
+    (void)ctx, (void)g, (void)block_dim, (void)pinning, (void)seconds;
+    return peer_unavailable(msg, len);
+}
+static inline int peer_cublasxt_default_dim(const peer_ctx_t *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+static inline int peer_incore(peer_ctx_t *ctx, const peer_gemm_t *g, int reps, double *times, char *msg,
+                              size_t len)
+{
+    (void)ctx, (void)g, (void)reps, (void)times;
+    return peer_unavailable(msg, len);
+}
+
+#endif /* HAVE_CUDA */
+#endif /* OOC_PEERS_H */
