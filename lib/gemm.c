@@ -168,7 +168,8 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,
                           dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1,
-                          (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS]};
+                          (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS],
+                          p->dtype == OOC_C32 || p->dtype == OOC_C64};
     *in = x;
     *dev_budget = dev;
     *host_budget = host;

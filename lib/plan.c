@@ -104,11 +104,27 @@ static int64_t even_split(int64_t total, int64_t most)
     return ceil_div(total, ceil_div(total, most));
 }
 
-static int64_t auto_block_rows(int64_t m)
+/* Block rows when the caller does not say. Three things set it:
+ *  - enough blocks for the pipeline to fill and drain cheaply (TARGET_BLOCKS);
+ *  - the first block's multiply must last as long as op(B)'s upload, which it
+ *    overlaps chunk by chunk: 2 rows x n x k flops per row against k x n x e
+ *    bytes, so rows >= R e / (2 BW) (e / 8 more for complex: 8 flops per
+ *    multiply-add), with R / BW about 1000 flop/byte on H100/H200 (50 TFLOP/s
+ *    over 55 GB/s);
+ *  - when copies, not the multiply, bound the problem (k or n small against
+ *    that same 1000 flop/byte), copied lines of at least 64 KiB, which the
+ *    copy engines move at full rate (narrower 2-D copies measured slower). */
+#define FLOP_PER_BYTE 1000
+#define WIDE_LINE_BYTES ((int64_t)64 << 10)
+static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int complex_type)
 {
     int64_t t = ceil_div(m, TARGET_BLOCKS);
     t = ceil_div(t, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
     t = max64(t, 4 * MIN_BLOCK_ROWS);
+    int64_t head = FLOP_PER_BYTE * (int64_t)e / (complex_type ? 8 : 2);
+    head = ceil_div(head, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
+    t = max64(t, head);
+    if (min64(n, k) * (complex_type ? 4 : 1) < FLOP_PER_BYTE * 4) t = max64(t, WIDE_LINE_BYTES / (int64_t)e);
     t = min64(t, MAX_AUTO_BLOCK_ROWS);
     return min64(t, m);
 }
@@ -270,7 +286,8 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     int streams = in->streams ? in->streams : DEFAULT_STREAMS;
 
     ooc_plan_t best, alt;
-    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m);
+    int cplx = in->complex_type != 0;
+    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx);
     int have = plan_one(&c, target, &best);
     best.swap = 0;
 
@@ -280,10 +297,13 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
         s.n = c.m;
         s.sa = c.sb;
         s.sb = c.sa;
-        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m);
+        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx);
         if (plan_one(&s, target, &alt)) {
             alt.swap = 1;
-            if (!have || alt.traffic_bytes < best.traffic_bytes) {
+            /* fewer bytes moved wins; on a tie, the smaller resident operand,
+             * whose upload the pipeline cannot hide */
+            if (!have || alt.traffic_bytes < best.traffic_bytes ||
+                (alt.traffic_bytes == best.traffic_bytes && alt.dev_b_bytes < best.dev_b_bytes)) {
                 best = alt;
                 have = 1;
             }

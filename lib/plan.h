@@ -32,6 +32,7 @@ typedef struct {
     int allow_swap;           /* may the planner keep op(A) resident instead (transpose the problem)? */
     int tail;                 /* shrinking last blocks: 0 choose, 1 none, t+1: t of them */
     int b_chunks;             /* chunks of op(B)'s upload: 0 choose, else that many (at most 8) */
+    int complex_type;         /* elements are complex (8 flops per multiply-add) */
 } ooc_plan_input_t;
 
 typedef struct {

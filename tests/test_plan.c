@@ -318,6 +318,36 @@ static void test_fixed(void)
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, 0, 10, 0, 30, &q), OOC_ERR_INTERNAL);
 }
 
+/* The automatic block rows and orientation follow the rules in plan.c. */
+static void test_auto_shape_rules(void)
+{
+    ooc_plan_t p;
+    /* S1: the first block's multiply (4096 rows) covers op(B)'s upload */
+    ooc_plan_input_t in = input(65536, 16384, 16384, 8, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 4096);
+    in.elem = 4; /* single precision: half the rows */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 2048);
+    /* small k: copy-bound, 64 KiB lines */
+    in = input(65536, 16384, 256, 8, (uint64_t)76 << 30);
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 8192);
+    /* wide, equal traffic either way: the smaller operand stays resident */
+    in = input(4096, 131072, 4096, 8, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT_EQUAL(p.swap, 1);
+    CU_ASSERT_EQUAL(p.dev_b_bytes, 8ull * 4096 * 4096);
+    /* tall: B is already the smaller */
+    in = input(131072, 4096, 4096, 8, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.swap, 0);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -333,5 +363,6 @@ int main(void)
     CU_add_test(s, "pinned staging budget", test_host_budget);
     CU_add_test(s, "explicit options", test_explicit);
     CU_add_test(s, "a fixed plan reproduces the planner's", test_fixed);
+    CU_add_test(s, "automatic block rows and orientation", test_auto_shape_rules);
     return tu_run();
 }
