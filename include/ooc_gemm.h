@@ -249,6 +249,7 @@ typedef struct {
     int32_t streams;       /**< streams used */
     int32_t staged_a;      /**< A went through the pinned staging ring (pageable) */
     int32_t staged_c;      /**< C went through the pinned staging ring (pageable) */
+    int32_t a_resident;    /**< the planner kept op(A) resident and streamed op(B) (C^T = op(B)^T op(A)^T) */
     uint64_t device_bytes; /**< device memory the plan used */
     uint64_t host_bytes;   /**< pinned staging memory the plan used */
     uint64_t bytes_h2d;    /**< bytes copied host to device */

@@ -227,6 +227,7 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     s->streams = plan->streams;
     s->staged_a = !p->A.pinned;
     s->staged_c = !p->C.pinned;
+    s->a_resident = plan->swap;
     s->device_bytes = plan->device_bytes;
     s->host_bytes = plan->host_bytes;
     s->bytes_h2d = ps.bytes_h2d;

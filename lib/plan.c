@@ -110,7 +110,7 @@ static int64_t even_split(int64_t total, int64_t most)
  *    overlaps chunk by chunk: 2 rows x n x k flops per row against k x n x e
  *    bytes, so rows >= R e / (2 BW) (e / 8 more for complex: 8 flops per
  *    multiply-add), with R / BW about 1000 flop/byte on H100/H200 (50 TFLOP/s
- *    over 55 GB/s);
+ *    over 55 GB/s), as long as that leaves some 8 blocks to pipeline;
  *  - when copies, not the multiply, bound the problem (k or n small against
  *    that same 1000 flop/byte), copied lines of at least 64 KiB, which the
  *    copy engines move at full rate (narrower 2-D copies measured slower). */
@@ -122,6 +122,7 @@ static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int 
     t = ceil_div(t, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
     t = max64(t, 4 * MIN_BLOCK_ROWS);
     int64_t head = FLOP_PER_BYTE * (int64_t)e / (complex_type ? 8 : 2);
+    head = min64(head, ceil_div(m, 8)); /* but keep at least ~8 blocks to pipeline */
     head = ceil_div(head, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
     t = max64(t, head);
     if (min64(n, k) * (complex_type ? 4 : 1) < FLOP_PER_BYTE * 4) t = max64(t, WIDE_LINE_BYTES / (int64_t)e);

@@ -190,6 +190,20 @@ static void test_small_budgets(void)
     run_fcase(&c);
 }
 
+/* Wide: op(A) is the smaller operand, so it stays resident and op(B)'s
+ * columns stream (the transposed orientation), from files in both orders. */
+static void test_wide_files(void)
+{
+    ooc_layout_t ls[3][3] = {{RM, RM, RM}, {CM, CM, CM}, {RM, CM, CM}};
+    for (int l = 0; l < 3; l++) {
+        fcase_t c = {OOC_R64, l == 2 ? OOC_OP_T : OOC_OP_N, OOC_OP_N, ls[l][0], ls[l][1], ls[l][2],
+                     OOC_FORMAT_NPY, 40, 1100, 50, l == 1 ? 0.5 : 0.0, 0, 64 << 10};
+        ooc_stats_t s = run_fcase(&c);
+        CU_ASSERT_EQUAL(s.a_resident, 1);
+        CU_ASSERT(s.blocks > 1);
+    }
+}
+
 /* Bad combinations: a clear status, no output file, no temporary file. */
 static void test_errors(void)
 {
@@ -398,6 +412,7 @@ int main(void)
     CU_add_test(s, "element types, orders, transposes, beta", test_orders_types);
     CU_add_test(s, "conjugate transposes", test_conjugate);
     CU_add_test(s, "operands larger than the budgets", test_small_budgets);
+    CU_add_test(s, "wide: op(A) resident", test_wide_files);
     CU_add_test(s, "errors leave no output", test_errors);
     /* fork() after CUDA is initialised is not allowed: the host build tests the kill */
     if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);

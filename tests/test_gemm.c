@@ -218,7 +218,7 @@ static void test_wide(void)
 {
     case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 37, 2003, 61, 0, 1.0, 0.0,
                 MEM_PINNED, MEM_PAGEABLE, MEM_PAGEABLE, 96 << 10, 0, 0, 0, 0};
-    run_case(&c);
+    CU_ASSERT_EQUAL(run_case(&c).a_resident, 1);
     c.layout = OOC_ROW_MAJOR;
     c.ta = OOC_OP_T;
     run_case(&c);

@@ -330,6 +330,10 @@ static void test_auto_shape_rules(void)
     in.elem = 4; /* single precision: half the rows */
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 2048);
+    /* a mid-size problem keeps ~8 blocks rather than one long first block */
+    in = input(8000, 8000, 8000, 8, (uint64_t)76 << 30);
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 1024);
     /* small k: copy-bound, 64 KiB lines */
     in = input(65536, 16384, 256, 8, (uint64_t)76 << 30);
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);

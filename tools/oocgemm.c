@@ -731,9 +731,10 @@ static void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
         fprintf(out, "backend: %s   plan: none (alpha = 0: nothing to multiply)\n", backend);
     else
         fprintf(out,
-                "backend: %s   plan: block rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
+                "backend: %s   plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
                 "ring %d, streams %d, staged A/C: %s/%s, device %s, staging %s\n",
-                backend, (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
+                backend, st->a_resident ? "op(A) resident, op(B) streamed (C^T = op(B)^T op(A)^T): " : "",
+                (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
                 (long long)st->panels, (long long)st->blocks, (int)st->ring_depth, (int)st->streams,
                 st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no",
                 human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2));
