@@ -384,23 +384,10 @@ static void test_resume_after_kill(void)
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
 }
 
-/* Skip (77) when the backend under test cannot run here. */
-static int backend_runs(void)
-{
-    double a = 1, b = 2, c = 0;
-    ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
-    ooc_status_t st = ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1);
-    if (st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE) {
-        printf("backend %d not usable here (%s): skipping\n", OOC_TEST_BACKEND, ooc_last_error(H));
-        return 0;
-    }
-    return st == OOC_SUCCESS && c == 2.0 ? 1 : -1;
-}
-
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
-    int ok = backend_runs();
+    int ok = tu_backend_runs(H, OOC_TEST_BACKEND);
     if (ok <= 0) {
         ooc_destroy(H);
         return ok == 0 ? 77 : 1;

@@ -312,28 +312,10 @@ static void test_chunks_and_tail(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_TAIL, 0), OOC_SUCCESS);
 }
 
-/* Skip (77) when the backend under test cannot run here. */
-static int backend_runs(void)
-{
-    double a = 1, b = 2, c = 0;
-    ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
-    ooc_status_t st = ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1);
-    if (st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE) {
-        printf("backend %d not usable here (%s): skipping\n", OOC_TEST_BACKEND, ooc_last_error(H));
-        return 0;
-    }
-    if (st != OOC_SUCCESS || c != 2.0) {
-        printf("1x1x1 multiply failed: %s: %s\n", ooc_status_string(st), ooc_last_error(H));
-        return -1;
-    }
-    printf("backend under test: %s\n", ooc_backend_name(H));
-    return 1;
-}
-
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
-    int ok = backend_runs();
+    int ok = tu_backend_runs(H, OOC_TEST_BACKEND);
     if (ok <= 0) {
         ooc_destroy(H);
         return ok == 0 ? 77 : 1;

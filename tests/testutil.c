@@ -7,6 +7,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,23 @@ int tu_run(void)
     unsigned bad = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
     CU_cleanup_registry();
     return bad ? 1 : 0;
+}
+
+int tu_backend_runs(ooc_handle_t *h, int kind)
+{
+    double a = 1, b = 2, c = 0;
+    ooc_set(h, OOC_PARAM_BACKEND, kind);
+    ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1);
+    if (st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE) {
+        printf("backend %d not usable here (%s): skipping\n", kind, ooc_last_error(h));
+        return 0;
+    }
+    if (st != OOC_SUCCESS || c != 2.0) {
+        printf("1x1x1 multiply failed: %s: %s\n", ooc_status_string(st), ooc_last_error(h));
+        return -1;
+    }
+    printf("backend under test: %s\n", ooc_backend_name(h));
+    return 1;
 }
 
 size_t tu_elem(ooc_dtype_t t) { return t == OOC_R32 ? 4 : t == OOC_R64 ? 8 : t == OOC_C32 ? 8 : 16; }

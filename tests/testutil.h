@@ -39,4 +39,9 @@ int64_t tu_check(ooc_dtype_t t, ooc_layout_t layout, ooc_op_t ta, ooc_op_t tb, i
                  const void *B, int64_t ldb, const void *beta, const void *C0, const void *C,
                  int64_t ldc, double *worst);
 
+/* Set handle h to backend `kind` and multiply 1x1x1 with it: 1 when it runs,
+ * 0 when it cannot run here (no GPU, not built: print why; the suite then
+ * exits 77), -1 when it runs wrong. */
+int tu_backend_runs(ooc_handle_t *h, int kind);
+
 #endif
