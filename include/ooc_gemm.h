@@ -117,7 +117,7 @@ OOC_API void ooc_destroy(ooc_handle_t *handle);
 typedef enum {
     OOC_BACKEND_AUTO = 0,   /**< CUDA when a GPU is present, else host */
     OOC_BACKEND_CUBLAS = 1, /**< CUDA with cuBLAS tile multiplies */
-    OOC_BACKEND_CUSTOM = 2, /**< CUDA with libooc_gemm's own kernels (not in this version) */
+    OOC_BACKEND_CUSTOM = 2, /**< CUDA with libooc_gemm's own kernels (kernels/) for real (S, D) tiles; complex tiles use cuBLAS */
     OOC_BACKEND_HOST = 3    /**< the CPU, with OpenBLAS: same pipeline, no GPU */
 } ooc_backend_t;
 

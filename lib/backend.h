@@ -2,7 +2,7 @@
 /*
  * backend.h: the ops table the pipeline drives. One implementation per
  * backend: CUDA (backend_cuda.c: cuBLAS, device memory, CUDA streams and
- * events) and host (backend_host.c: OpenBLAS, ordinary memory, streams as
+ * events), custom (backend_cuda.c too: our kernels for real tiles) and host (backend_host.c: OpenBLAS, ordinary memory, streams as
  * worker threads with the same ordering semantics as CUDA streams).
  *
  * Semantics every backend keeps (they are CUDA's):
@@ -96,6 +96,9 @@ struct ooc_be {
 extern const ooc_be_ops_t ooc_backend_host_ops;
 #ifdef HAVE_CUDA
 extern const ooc_be_ops_t ooc_backend_cuda_ops;
+/* "custom": the CUDA backend with libooc_gemm's own kernels (kernels/) for
+ * R32 and R64 tiles; C32 and C64 tiles still go to cuBLAS. */
+extern const ooc_be_ops_t ooc_backend_custom_ops;
 /* 1 when the CUDA runtime sees at least one GPU (0 with no driver) */
 int ooc_backend_cuda_available(void);
 /* name, memory, engines, bus id of one GPU (not the PCIe link: device.c reads that) */

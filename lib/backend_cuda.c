@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backend_cuda.c: the CUDA backend: device memory, pinned host memory,
- * non-blocking streams, events and cuBLAS tile multiplies (backend.h).
+ * non-blocking streams, events and cuBLAS tile multiplies (backend.h); and
+ * the `custom` backend: the same, but real tile multiplies on our own kernels
+ * (kernels/kernels.h).
  * The only file of lib/ that includes CUDA headers. Every CUDA or cuBLAS
  * failure becomes a status plus a message naming the call; nothing aborts.
  */
@@ -15,6 +17,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "backend.h"
+#include "../kernels/kernels.h"
 
 #define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's recommendation for Hopper */
 
@@ -118,11 +121,12 @@ static ooc_status_t c_open_into(cbe_t *be, int device, int math, ooc_err_t *err)
     return OOC_SUCCESS;
 }
 
-static ooc_status_t c_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
+static ooc_status_t c_open_ops(ooc_be_t **out, const ooc_be_ops_t *ops, int device, int math,
+                               ooc_err_t *err)
 {
     cbe_t *be = calloc(1, sizeof *be);
     OOC_RETURN_ERROR_IF(be == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (CUDA backend)");
-    be->base.ops = &ooc_backend_cuda_ops;
+    be->base.ops = ops;
     ooc_status_t st = c_open_into(be, device, math, err);
     if (st != OOC_SUCCESS) {
         c_close(&be->base);
@@ -130,6 +134,17 @@ static ooc_status_t c_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     }
     *out = &be->base;
     return OOC_SUCCESS;
+}
+
+static ooc_status_t c_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
+{
+    return c_open_ops(out, &ooc_backend_cuda_ops, device, math, err);
+}
+
+/* the custom backend keeps a cuBLAS handle too: complex tiles still go to cuBLAS */
+static ooc_status_t k_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
+{
+    return c_open_ops(out, &ooc_backend_custom_ops, device, math, err);
 }
 
 static ooc_status_t c_activate(ooc_be_t *b, ooc_err_t *err)
@@ -317,6 +332,32 @@ static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     return OOC_SUCCESS;
 }
 
+/* Our kernels are column-major like cuBLAS, so a row-major tile is the same
+ * operand swap as in c_gemm. Real dtypes only: op C is op T there. Complex
+ * tiles fall back to cuBLAS (no own complex kernels yet). */
+static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
+{
+    if (g->dtype != OOC_R32 && g->dtype != OOC_R64) return c_gemm(b, s, g, err);
+    int rm = g->layout == OOC_ROW_MAJOR;
+    int o1 = (rm ? g->tb : g->ta) != OOC_OP_N, o2 = (rm ? g->ta : g->tb) != OOC_OP_N;
+    int m = rm ? g->n : g->m, n = rm ? g->m : g->n;
+    const void *X = rm ? g->B : g->A, *Y = rm ? g->A : g->B;
+    int ldx = rm ? g->ldb : g->lda, ldy = rm ? g->lda : g->ldb;
+    int e;
+    const char *name;
+    if (g->dtype == OOC_R64) {
+        name = "ooc_kernel_dgemm";
+        e = ooc_kernel_dgemm(s, o1, o2, m, n, g->k, *(const double *)g->alpha, X, ldx, Y, ldy,
+                             *(const double *)g->beta, g->C, g->ldc);
+    } else {
+        name = "ooc_kernel_sgemm";
+        e = ooc_kernel_sgemm(s, o1, o2, m, n, g->k, *(const float *)g->alpha, X, ldx, Y, ldy,
+                             *(const float *)g->beta, g->C, g->ldc);
+    }
+    if (e != 0) return cuda_fail(err, OOC_ERR_CUDA, (cudaError_t)e, name, __FILE__, __LINE__);
+    return OOC_SUCCESS;
+}
+
 const ooc_be_ops_t ooc_backend_cuda_ops = {
     .name = "cublas",
     .open = c_open,
@@ -342,4 +383,33 @@ const ooc_be_ops_t ooc_backend_cuda_ops = {
     .range_pop = c_range_pop,
     .copy2d = c_copy2d,
     .gemm = c_gemm,
+};
+
+/* Identical to the cuBLAS table but for open (which table the instance
+ * carries) and gemm (our kernels for real dtypes). */
+const ooc_be_ops_t ooc_backend_custom_ops = {
+    .name = "custom",
+    .open = k_open,
+    .close = c_close,
+    .activate = c_activate,
+    .mem_info = c_mem_info,
+    .dev_alloc = c_dev_alloc,
+    .dev_free = c_dev_free,
+    .host_alloc = c_host_alloc,
+    .host_free = c_host_free,
+    .classify = c_classify,
+    .stream_create = c_stream_create,
+    .stream_destroy = c_stream_destroy,
+    .stream_sync = c_stream_sync,
+    .event_create = c_event_create,
+    .event_destroy = c_event_destroy,
+    .event_record = c_event_record,
+    .stream_wait = c_stream_wait,
+    .event_sync = c_event_sync,
+    .event_create_timed = c_event_create_timed,
+    .event_elapsed = c_event_elapsed,
+    .range_push = c_range_push,
+    .range_pop = c_range_pop,
+    .copy2d = c_copy2d,
+    .gemm = k_gemm,
 };

@@ -28,6 +28,7 @@ ooc_status_t ooc_device_count(ooc_handle_t *h, int *count)
     return OOC_SUCCESS;
 }
 
+#ifdef HAVE_CUDA
 /* First line of a sysfs file of the GPU's PCI function, or "" */
 static void sysfs_read(const char *bus_id, const char *what, char *out, size_t cap)
 {
@@ -49,6 +50,8 @@ static int pcie_gen(const char *speed)
     double gts = atof(speed);
     return gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : gts >= 2 ? 1 : 0;
 }
+
+#endif
 
 ooc_status_t ooc_device_info(ooc_handle_t *h, int device, ooc_device_info_t *info)
 {

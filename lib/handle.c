@@ -157,8 +157,14 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
                        "backend cublas: this libooc_gemm was built without CUDA (--without-cuda)");
 #endif
     case OOC_BACKEND_CUSTOM:
-        return OOC_ERR(&h->err, OOC_ERR_NOT_SUPPORTED,
-                       "backend custom (own kernels) is not in libooc_gemm %s", ooc_version_string());
+#ifdef HAVE_CUDA
+        /* our kernels for real tiles; complex tiles still go to cuBLAS */
+        ops = &ooc_backend_custom_ops;
+        break;
+#else
+        return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE,
+                       "backend custom: this libooc_gemm was built without CUDA (--without-cuda)");
+#endif
     default: return OOC_ERR(&h->err, OOC_ERR_INTERNAL, "backend %d", kind);
     }
     if (h->be && h->be_kind == kind && h->be_device == device && h->be_math == math) return OOC_SUCCESS;
