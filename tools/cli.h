@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h: what the subcommands of oocgemm share: the exit statuses, the long
+ * option codes and the library options (LIB_LONG_OPTS), the option and size
+ * parsers, the seeded random fill, the PCIe/compute floor, the OpenBLAS row
+ * check, matrix allocation, and the JSON and printing helpers (cli.c), and
+ * the subcommands themselves (cmd_run.c, cmd_files.c, cmd_bench.c), for the
+ * table in oocgemm.c.
+ */
+#ifndef OOCGEMM_CLI_H
+#define OOCGEMM_CLI_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include <cblas.h>
+
+#include "ooc_gemm.h"
+
+/* ------------------------------------------------------------------------ */
+/* Exit statuses: the one place they are defined (and listed in --help).    */
+
+enum {
+    RC_OK = 0,           /* success */
+    RC_CHECK_FAILED = 1, /* the result check against OpenBLAS failed */
+    RC_USAGE = 2,        /* bad command line (unknown command or option, bad value) */
+    RC_RUNTIME = 3,      /* the library reported an error, or host memory ran out */
+    RC_INPUT = 4,        /* an input file cannot be opened or read, or is malformed */
+    RC_SHAPE = 5,        /* the operands' shapes or element types do not match */
+    RC_OUTPUT = 6        /* the output or the journal cannot be written; resume impossible */
+};
+
+/* Where a library call failed, for exit_status_for(). */
+typedef enum {
+    AT_INPUT,  /* opening or reading an input file (A, B, C0, or C being verified) */
+    AT_OUTPUT, /* creating, writing or committing the output */
+    AT_RUN,    /* inside ooc_gemm_files(): inputs and output both in play */
+    AT_OTHER   /* anything else (handle, options, devices, measurements) */
+} stage_t;
+
+/* Long options of every command share one set of codes. */
+enum {
+    OPT_DTYPE = 256, OPT_LAYOUT, OPT_TRANSA, OPT_TRANSB, OPT_ALPHA, OPT_BETA, OPT_MEMORY,
+    OPT_BACKEND, OPT_DEVICE, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
+    OPT_STAGING_THREADS, OPT_TF32, OPT_REPEAT, OPT_SEED, OPT_CHECK_ROWS, OPT_NO_CHECK, OPT_BW_H2D,
+    OPT_BW_D2H, OPT_RATE, OPT_NO_FLOOR, OPT_JSON,
+    /* file commands */
+    OPT_ROWS, OPT_COLS, OPT_ORDER, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
+    OPT_JOURNAL, OPT_DEVICES, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_ORDER, OPT_DISK_READ_BW,
+    OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK,
+    /* bench */
+    OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
+    OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE
+};
+
+/* Library options shared by run and multiply (0: the library chooses). */
+typedef struct {
+    int64_t backend;
+    int64_t device, device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
+    int tf32;
+    const char *trace; /* --trace FILE: the timeline of the (last) multiply */
+} lib_opts_t;
+
+#define LIB_LONG_OPTS                                                                                 \
+    {"backend", required_argument, NULL, OPT_BACKEND},                                                \
+    {"device-mem", required_argument, NULL, OPT_DEVICE_MEM},                                          \
+    {"host-mem", required_argument, NULL, OPT_HOST_MEM},                                              \
+    {"block-rows", required_argument, NULL, OPT_BLOCK_ROWS},                                          \
+    {"ring", required_argument, NULL, OPT_RING},                                                      \
+    {"streams", required_argument, NULL, OPT_STREAMS},                                                \
+    {"staging-threads", required_argument, NULL, OPT_STAGING_THREADS},                                \
+    {"tail", required_argument, NULL, OPT_TAIL},                                                      \
+    {"b-chunks", required_argument, NULL, OPT_B_CHUNKS},                                              \
+    {"trace", required_argument, NULL, OPT_TRACE},                                                    \
+    {"tf32", no_argument, NULL, OPT_TF32}
+
+/* ------------------------------------------------------------------------ */
+/* The floor of docs/PERFORMANCE.md, shared by run and multiply              */
+
+typedef struct {
+    double bw_h2d, bw_d2h; /* GB/s; <= 0 before floor_measure(): measure it */
+    double rate;           /* in-core TFLOP/s; likewise */
+    int measured_bw, measured_rate;
+    int64_t pm, pn, pk;    /* the in-core shape measured */
+    int have;              /* all three figures known: the times below are valid */
+    double t_in, t_out, t_math, floor_s;
+} floor_t;
+
+/* ------------------------------------------------------------------------ */
+/* The options of run (bench reuses them per shape), in-memory matrices      */
+
+typedef struct {
+    int64_t m, n, k;
+    ooc_dtype_t dtype;
+    ooc_layout_t layout;
+    ooc_op_t ta, tb;
+    double alpha, beta;
+    int pinned;
+    lib_opts_t lib;
+    int64_t repeat;
+    uint64_t seed;
+    int64_t check_rows; /* 0: no check */
+    double bw_h2d, bw_d2h, rate; /* 0: not given: measured in the same run */
+    int no_floor;
+    int quiet, json;
+} run_opts_t;
+
+/* One stored matrix: op(X) is rows x cols. */
+typedef struct {
+    void *p;
+    int64_t ld;    /* leading dimension: stored rows (col-major) or columns (row-major) */
+    size_t elems;  /* elements stored */
+    size_t bytes;
+} matrix_t;
+
+/* The reference for the check: the r checked rows of C recomputed with
+ * OpenBLAS, and the bound on the terms summed for each row. */
+typedef struct {
+    void *R;      /* r x n, layout order, exact leading dimension */
+    double *arow; /* |alpha| * sum_l |op(A)[i,l]| * b_l, b_l = max_j |op(B)[l,j]| */
+} check_ref_t;
+
+/* ------------------------------------------------------------------------ */
+/* Random matrices: splitmix64, each element a pure function of (seed,       */
+/* matrix, index), so that a fill can later be split across threads.        */
+
+#define SPLITMIX_GAMMA UINT64_C(0x9e3779b97f4a7c15)
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* The stream of matrix `which` (1: A, 2: B, 3: C) for this seed. */
+static inline uint64_t stream_key(uint64_t seed, unsigned which)
+{
+    return mix64(seed + SPLITMIX_GAMMA) ^ mix64((uint64_t)which * SPLITMIX_GAMMA + 0x5851f42d4c957f2dULL);
+}
+
+/* The q-th output of splitmix64 started at `key`. */
+static inline uint64_t rand_at(uint64_t key, uint64_t q) { return mix64(key + (q + 1) * SPLITMIX_GAMMA); }
+
+/* The q-th real of the stream, uniform in [-1, 1), never 0. */
+static inline double rand_double(uint64_t key, uint64_t q)
+{
+    double v = (double)(rand_at(key, q) >> 11) * 0x1.0p-52 - 1.0;
+    return v != 0.0 ? v : 0x1.0p-53;
+}
+
+static inline float rand_float(uint64_t key, uint64_t q)
+{
+    float v = (float)(rand_at(key, q) >> 40) * 0x1.0p-23f - 1.0f;
+    return v != 0.0f ? v : 0x1.0p-24f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers defined in cli.c                                                  */
+
+extern const char *progname;
+extern char fail_msg[2048];
+
+void print_exit_codes(FILE *f);
+int exit_status_for(ooc_status_t st, stage_t at, const char *detail, const char *tmp_path,
+                    const char *journal_path);
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int library_error(const ooc_handle_t *h, ooc_status_t st);
+double now_seconds(void);
+size_t dtype_size(ooc_dtype_t t);
+int dtype_complex(ooc_dtype_t t);
+int dtype_double(ooc_dtype_t t);
+char dtype_letter(ooc_dtype_t t);
+char op_letter(ooc_op_t op);
+const char *human_bytes(uint64_t b, char *buf, size_t len);
+int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
+             const char *journal_path, const char *what);
+void json_str(FILE *f, const char *s);
+const char *dtype_name(ooc_dtype_t t);
+int dtype_parse(const char *s, ooc_dtype_t *t);
+int order_parse(const char *s, ooc_layout_t *l);
+const char *order_name(ooc_layout_t l);
+int has_npy_ext(const char *path);
+int parse_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
+              int64_t *out);
+int parse_bytes(const char *cmd, const char *opt, const char *s, int64_t *out);
+int parse_real(const char *cmd, const char *opt, const char *s, int positive, double *out);
+int parse_op(const char *cmd, const char *opt, const char *s, ooc_op_t *op);
+int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t param,
+                int bytes, int64_t *out);
+int parse_seed(const char *cmd, const char *s, uint64_t *out);
+int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l);
+ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v);
+ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l);
+int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
+void fill_random(ooc_dtype_t t, void *x, size_t count, uint64_t seed, unsigned which);
+void fill_nan(ooc_dtype_t t, void *x, size_t count);
+void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                   floor_t *f);
+void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
+void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
+void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);
+int matrix_shape(const char *cmd, const char *name, const run_opts_t *o, ooc_op_t op, int64_t rows,
+                 int64_t cols, matrix_t *x);
+int matrix_alloc(ooc_handle_t *h, int pinned, matrix_t *x, const char *name, char *err, size_t len);
+void matrix_free(ooc_handle_t *h, int pinned, matrix_t *x);
+void pick_rows(int64_t m, int64_t r, int64_t *rows);
+void save_rows(const run_opts_t *o, const void *C, const int64_t *rows, int64_t r, void *c0);
+void check_ref_free(check_ref_t *ref);
+int check_ref(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const void *c0,
+              const int64_t *rows, int64_t r, check_ref_t *ref);
+double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t *C, const void *c0,
+                     const int64_t *rows, int64_t r);
+int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
+            const void *c0, const int64_t *rows, int64_t r, double *max_err);
+double check_tolerance(const run_opts_t *o);
+void times_summary(double *times, int64_t n, double *best, double *median);
+void json_num(FILE *f, const char *key, double v, int available);
+
+/* ------------------------------------------------------------------------ */
+/* The subcommands: cmd_run.c, cmd_files.c (gen, multiply, verify, info),    */
+/* cmd_bench.c                                                               */
+
+int cmd_run(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_multiply(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif /* OOCGEMM_CLI_H */
