@@ -358,58 +358,29 @@ static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     return OOC_SUCCESS;
 }
 
+/* What the cuBLAS and custom tables share: everything but open and gemm. */
+#define CUDA_COMMON_OPS                                                                            \
+    .close = c_close, .activate = c_activate, .mem_info = c_mem_info, .dev_alloc = c_dev_alloc,    \
+    .dev_free = c_dev_free, .host_alloc = c_host_alloc, .host_free = c_host_free,                 \
+    .classify = c_classify, .stream_create = c_stream_create,                                      \
+    .stream_destroy = c_stream_destroy, .stream_sync = c_stream_sync,                             \
+    .event_create = c_event_create, .event_destroy = c_event_destroy,                              \
+    .event_record = c_event_record, .stream_wait = c_stream_wait, .event_sync = c_event_sync,      \
+    .event_create_timed = c_event_create_timed, .event_elapsed = c_event_elapsed,                  \
+    .range_push = c_range_push, .range_pop = c_range_pop, .copy2d = c_copy2d
+
 const ooc_be_ops_t ooc_backend_cuda_ops = {
     .name = "cublas",
     .open = c_open,
-    .close = c_close,
-    .activate = c_activate,
-    .mem_info = c_mem_info,
-    .dev_alloc = c_dev_alloc,
-    .dev_free = c_dev_free,
-    .host_alloc = c_host_alloc,
-    .host_free = c_host_free,
-    .classify = c_classify,
-    .stream_create = c_stream_create,
-    .stream_destroy = c_stream_destroy,
-    .stream_sync = c_stream_sync,
-    .event_create = c_event_create,
-    .event_destroy = c_event_destroy,
-    .event_record = c_event_record,
-    .stream_wait = c_stream_wait,
-    .event_sync = c_event_sync,
-    .event_create_timed = c_event_create_timed,
-    .event_elapsed = c_event_elapsed,
-    .range_push = c_range_push,
-    .range_pop = c_range_pop,
-    .copy2d = c_copy2d,
+    CUDA_COMMON_OPS,
     .gemm = c_gemm,
 };
 
-/* Identical to the cuBLAS table but for open (which table the instance
- * carries) and gemm (our kernels for real dtypes). */
+/* The cuBLAS table but for open (which table the instance carries) and gemm
+ * (our kernels for real dtypes). */
 const ooc_be_ops_t ooc_backend_custom_ops = {
     .name = "custom",
     .open = k_open,
-    .close = c_close,
-    .activate = c_activate,
-    .mem_info = c_mem_info,
-    .dev_alloc = c_dev_alloc,
-    .dev_free = c_dev_free,
-    .host_alloc = c_host_alloc,
-    .host_free = c_host_free,
-    .classify = c_classify,
-    .stream_create = c_stream_create,
-    .stream_destroy = c_stream_destroy,
-    .stream_sync = c_stream_sync,
-    .event_create = c_event_create,
-    .event_destroy = c_event_destroy,
-    .event_record = c_event_record,
-    .stream_wait = c_stream_wait,
-    .event_sync = c_event_sync,
-    .event_create_timed = c_event_create_timed,
-    .event_elapsed = c_event_elapsed,
-    .range_push = c_range_push,
-    .range_pop = c_range_pop,
-    .copy2d = c_copy2d,
+    CUDA_COMMON_OPS,
     .gemm = k_gemm,
 };

@@ -354,6 +354,17 @@ int parse_seed(const char *cmd, const char *s, uint64_t *out)
     return 0;
 }
 
+int floor_opt_parse(const char *cmd, int c, const char *arg, floor_opts_t *f)
+{
+    switch (c) {
+    case OPT_NO_FLOOR: f->no_floor = 1; return 1;
+    case OPT_BW_H2D: return parse_real(cmd, "--bw-h2d", arg, 1, &f->bw_h2d) ? -1 : 1;
+    case OPT_BW_D2H: return parse_real(cmd, "--bw-d2h", arg, 1, &f->bw_d2h) ? -1 : 1;
+    case OPT_RATE: return parse_real(cmd, "--rate", arg, 1, &f->rate) ? -1 : 1;
+    default: return 0;
+    }
+}
+
 /* getopt code c, if it is a library option, into *l: 1 when it was one, 0
  * when not, -1 on a bad value (message printed). */
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l)

@@ -106,6 +106,12 @@ typedef struct {
 /* ------------------------------------------------------------------------ */
 /* The options of run (bench reuses them per shape), in-memory matrices      */
 
+/* The floor's figures given on the command line (run and multiply). */
+typedef struct {
+    double bw_h2d, bw_d2h, rate; /* GB/s, GB/s, TFLOP/s; 0: not given: measured in the same run */
+    int no_floor;                /* neither measure nor show the floor */
+} floor_opts_t;
+
 typedef struct {
     int64_t m, n, k;
     ooc_dtype_t dtype;
@@ -117,8 +123,7 @@ typedef struct {
     int64_t repeat;
     uint64_t seed;
     int64_t check_rows; /* 0: no check */
-    double bw_h2d, bw_d2h, rate; /* 0: not given: measured in the same run */
-    int no_floor;
+    floor_opts_t floor;
     int quiet, json;
 } run_opts_t;
 
@@ -208,6 +213,17 @@ int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t par
                 int bytes, int64_t *out);
 int parse_seed(const char *cmd, const char *s, uint64_t *out);
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l);
+
+
+#define FLOOR_LONG_OPTS                                                                               \
+    {"bw-h2d", required_argument, NULL, OPT_BW_H2D},                                                  \
+    {"bw-d2h", required_argument, NULL, OPT_BW_D2H},                                                  \
+    {"rate", required_argument, NULL, OPT_RATE},                                                      \
+    {"no-floor", no_argument, NULL, OPT_NO_FLOOR}
+
+/* getopt code c, if it is a floor option, into *f: 1 when it was one, 0 when
+ * not, -1 on a bad value (message printed). */
+int floor_opt_parse(const char *cmd, int c, const char *arg, floor_opts_t *f);
 ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v);
 ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l);
 int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);

@@ -692,7 +692,7 @@ typedef struct {
     ooc_op_t ta, tb;
     double alpha, beta;
     int have_beta;
-    int verify, resume, quiet, json, no_progress, no_floor;
+    int verify, resume, quiet, json, no_progress;
     lib_opts_t lib;
     raw_defaults_t raw;
     ooc_format_t out_format; /* AUTO: from the extension */
@@ -700,7 +700,7 @@ typedef struct {
     int have_out_layout;
     double disk_read_bw, disk_write_bw; /* GB/s; 0: not given */
     int measure_disk;                   /* measure them before the multiply */
-    double bw_h2d, bw_d2h, rate;        /* floor figures given; 0: measure */
+    floor_opts_t floor;
 } mul_opts_t;
 
 /* Disk bandwidth with the page cache bypassed (O_DIRECT, 16 MiB requests). */
@@ -809,10 +809,7 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         {"out-format", required_argument, NULL, OPT_OUT_FORMAT},
         {"out-order", required_argument, NULL, OPT_OUT_ORDER},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-        {"no-floor", no_argument, NULL, OPT_NO_FLOOR},
-        {"bw-h2d", required_argument, NULL, OPT_BW_H2D},
-        {"bw-d2h", required_argument, NULL, OPT_BW_D2H},
-        {"rate", required_argument, NULL, OPT_RATE},
+        FLOOR_LONG_OPTS,
         {"disk-read-bw", required_argument, NULL, OPT_DISK_READ_BW},
         {"measure-disk", no_argument, NULL, OPT_MEASURE_DISK},
         {"disk-write-bw", required_argument, NULL, OPT_DISK_WRITE_BW},
@@ -839,6 +836,7 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         char optname[64] = "";
         if (longind >= 0) snprintf(optname, sizeof optname, "--%s", opts[longind].name);
         int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (lib == 0) lib = floor_opt_parse(cmd, c, optarg, &o->floor);
         if (lib < 0) return RC_USAGE;
         if (lib > 0) continue;
         switch (c) {
@@ -889,16 +887,6 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
             o->have_out_layout = 1;
             break;
         case OPT_NO_PROGRESS: o->no_progress = 1; break;
-        case OPT_NO_FLOOR: o->no_floor = 1; break;
-        case OPT_BW_H2D:
-            if (parse_real(cmd, "--bw-h2d", optarg, 1, &o->bw_h2d)) return RC_USAGE;
-            break;
-        case OPT_BW_D2H:
-            if (parse_real(cmd, "--bw-d2h", optarg, 1, &o->bw_d2h)) return RC_USAGE;
-            break;
-        case OPT_RATE:
-            if (parse_real(cmd, "--rate", optarg, 1, &o->rate)) return RC_USAGE;
-            break;
         case OPT_DISK_READ_BW:
             if (parse_real(cmd, "--disk-read-bw", optarg, 1, &o->disk_read_bw)) return RC_USAGE;
             break;
@@ -1130,9 +1118,9 @@ int cmd_multiply(int argc, char **argv)
 
     /* the summary */
     {
-        floor_t fl = {.bw_h2d = o.bw_h2d, .bw_d2h = o.bw_d2h, .rate = o.rate};
+        floor_t fl = {.bw_h2d = o.floor.bw_h2d, .bw_d2h = o.floor.bw_d2h, .rate = o.floor.rate};
         int report = o.json || !o.quiet;
-        if (report && !o.no_floor) {
+        if (report && !o.floor.no_floor) {
             floor_measure(h, t, m, n, k, o.quiet || o.json, &fl);
             floor_compute(&fl, t, m, n, k, o.c_in != NULL && o.beta != 0.0);
         }
@@ -1209,7 +1197,7 @@ int cmd_multiply(int argc, char **argv)
                    secs > 0 ? bw / secs / 1e9 : 0.0);
             printf("memory: host staging %s, peak RSS %s\n", human_bytes(stats.host_bytes, b1, sizeof b1),
                    human_bytes(rss, b2, sizeof b2));
-            if (o.no_floor) printf("floor: not measured (--no-floor)\n");
+            if (o.floor.no_floor) printf("floor: not measured (--no-floor)\n");
             else floor_print(stdout, &fl, t, secs);
             if (have_io)
                 printf("io bound: %.3g s (read %.3g GB at %s GB/s, written %.3g GB at %s GB/s)\n", io_bound, br / 1e9,

@@ -114,10 +114,7 @@ static const struct option run_long_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"check-rows", required_argument, NULL, OPT_CHECK_ROWS},
     {"no-check", no_argument, NULL, OPT_NO_CHECK},
-    {"bw-h2d", required_argument, NULL, OPT_BW_H2D},
-    {"bw-d2h", required_argument, NULL, OPT_BW_D2H},
-    {"rate", required_argument, NULL, OPT_RATE},
-    {"no-floor", no_argument, NULL, OPT_NO_FLOOR},
+    FLOOR_LONG_OPTS,
     {"quiet", no_argument, NULL, 'q'},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
@@ -153,6 +150,7 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
         char optname[64] = "";
         if (longind >= 0) snprintf(optname, sizeof optname, "--%s", run_long_opts[longind].name);
         int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (lib == 0) lib = floor_opt_parse(cmd, c, optarg, &o->floor);
         if (lib < 0) return RC_USAGE;
         if (lib > 0) continue;
         switch (c) {
@@ -208,16 +206,6 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
             o->check_rows = v;
             break;
         case OPT_NO_CHECK: o->check_rows = 0; break;
-        case OPT_NO_FLOOR: o->no_floor = 1; break;
-        case OPT_BW_H2D:
-            if (parse_real(cmd, "--bw-h2d", optarg, 1, &o->bw_h2d)) return RC_USAGE;
-            break;
-        case OPT_BW_D2H:
-            if (parse_real(cmd, "--bw-d2h", optarg, 1, &o->bw_d2h)) return RC_USAGE;
-            break;
-        case OPT_RATE:
-            if (parse_real(cmd, "--rate", optarg, 1, &o->rate)) return RC_USAGE;
-            break;
         case 'q': o->quiet = 1; break;
         case OPT_JSON: o->json = 1; break;
         case 'h': run_usage(stdout); return -1;
@@ -326,8 +314,8 @@ int cmd_run(int argc, char **argv)
     double tflops = best > 0 ? flops / best / 1e12 : INFINITY;
 
     /* what the floor is made of, measured now unless given */
-    floor_t fl = {.bw_h2d = o.bw_h2d, .bw_d2h = o.bw_d2h, .rate = o.rate};
-    if (!o.no_floor) {
+    floor_t fl = {.bw_h2d = o.floor.bw_h2d, .bw_d2h = o.floor.bw_d2h, .rate = o.floor.rate};
+    if (!o.floor.no_floor) {
         floor_measure(h, t, o.m, o.n, o.k, o.quiet, &fl);
         floor_compute(&fl, t, o.m, o.n, o.k, o.beta != 0.0);
     }
