@@ -332,9 +332,34 @@ static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     return OOC_SUCCESS;
 }
 
+/* A DGEMM operand our kernel would read across its leading dimension (op T)
+ * is transposed on the device first when the other dimension is at least
+ * this: the transpose (~3.9 TB/s on an H200) then costs under 3% of the
+ * multiply and the NN kernel is 10-20% faster than the T ones
+ * (docs/PERFORMANCE.md). */
+#define K_TRANSPOSE_MIN 2048
+
+/* X (stored k x m when op T, ldx) as an m x k copy in stream-ordered scratch
+ * memory; NULL (the caller reads X in place) when that memory cannot be had */
+static void *k_untranspose(cudaStream_t st, const void *X, int ldx, int m, int k)
+{
+    void *t = NULL;
+    if (cudaMallocAsync(&t, (size_t)m * (size_t)k * sizeof(double), st) != cudaSuccess) {
+        (void)cudaGetLastError(); /* out of device memory: not an error, the T kernel runs instead */
+        return NULL;
+    }
+    if (ooc_kernel_transpose(st, OOC_KT_D, 0, k, m, X, ldx, t, m) != 0) {
+        (void)cudaGetLastError();
+        (void)cudaFreeAsync(t, st);
+        return NULL;
+    }
+    return t;
+}
+
 /* Our kernels are column-major like cuBLAS, so a row-major tile is the same
  * operand swap as in c_gemm. Real dtypes only: op C is op T there. Complex
- * tiles fall back to cuBLAS (no own complex kernels yet). */
+ * tiles fall back to cuBLAS (no own complex kernels yet). k == 0 is the
+ * scale helper (C = beta*C). */
 static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
 {
     if (g->dtype != OOC_R32 && g->dtype != OOC_R64) return c_gemm(b, s, g, err);
@@ -343,16 +368,34 @@ static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     int m = rm ? g->n : g->m, n = rm ? g->m : g->n;
     const void *X = rm ? g->B : g->A, *Y = rm ? g->A : g->B;
     int ldx = rm ? g->ldb : g->lda, ldy = rm ? g->lda : g->ldb;
+    int ldc = g->ldc;
+    cudaStream_t st = (cudaStream_t)s;
     int e;
     const char *name;
-    if (g->dtype == OOC_R64) {
+    if (g->k == 0) {
+        name = "ooc_kernel_scale";
+        e = ooc_kernel_scale(s, g->dtype == OOC_R64 ? OOC_KT_D : OOC_KT_S, m, n, g->beta, g->C, ldc);
+    } else if (g->dtype == OOC_R64) {
+        void *tx = NULL, *ty = NULL;
+        if (o1 && n >= K_TRANSPOSE_MIN && (tx = k_untranspose(st, X, ldx, m, g->k)) != NULL) {
+            X = tx;
+            ldx = m;
+            o1 = 0;
+        }
+        if (o2 && m >= K_TRANSPOSE_MIN && (ty = k_untranspose(st, Y, ldy, g->k, n)) != NULL) {
+            Y = ty;
+            ldy = g->k;
+            o2 = 0;
+        }
         name = "ooc_kernel_dgemm";
         e = ooc_kernel_dgemm(s, o1, o2, m, n, g->k, *(const double *)g->alpha, X, ldx, Y, ldy,
-                             *(const double *)g->beta, g->C, g->ldc);
+                             *(const double *)g->beta, g->C, ldc);
+        if (tx) (void)cudaFreeAsync(tx, st);
+        if (ty) (void)cudaFreeAsync(ty, st);
     } else {
         name = "ooc_kernel_sgemm";
         e = ooc_kernel_sgemm(s, o1, o2, m, n, g->k, *(const float *)g->alpha, X, ldx, Y, ldy,
-                             *(const float *)g->beta, g->C, g->ldc);
+                             *(const float *)g->beta, g->C, ldc);
     }
     if (e != 0) return cuda_fail(err, OOC_ERR_CUDA, (cudaError_t)e, name, __FILE__, __LINE__);
     return OOC_SUCCESS;
