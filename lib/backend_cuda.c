@@ -333,9 +333,9 @@ static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
 }
 
 /* A DGEMM operand our kernel would read across its leading dimension (op T)
- * is transposed on the device first when the other dimension is at least
- * this: the transpose (~3.9 TB/s on an H200) then costs under 3% of the
- * multiply and the NN kernel is 10-20% faster than the T ones
+ * is transposed on the device first when the other dimension n is at least
+ * this: the transpose (~3.9 TB/s on an H200) costs about 117/n of the
+ * multiply (5.7% here) and the NN kernel is 12-22% faster than the T ones
  * (docs/PERFORMANCE.md). */
 #define K_TRANSPOSE_MIN 2048
 

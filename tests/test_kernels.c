@@ -3,7 +3,9 @@
  * test_kernels.c: the CUnit suite of our own CUDA kernels (kernels/): the
  * DGEMM and SGEMM launchers against OpenBLAS on random data at odd sizes,
  * all four op combinations, alpha/beta (beta == 0 with NaN in C), padded
- * leading dimensions; and the `custom` backend's gemm op (row-major too).
+ * leading dimensions (16-byte and element-wise load paths); the `custom`
+ * backend's gemm op (row-major too, k == 0, DGEMM operands transposed on the
+ * device); the scale and transpose helpers (helpers.cu).
  * Exits 77 (skip) without a GPU. With OOC_KERNEL_BENCH=1 it also times our
  * kernels beside cuBLAS in core (CUDA events) and prints TFLOP/s
  * (OOC_KERNEL_BENCH=only: the bench alone); the bench is never part of
