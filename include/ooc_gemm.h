@@ -449,7 +449,12 @@ typedef struct {
  * @p vectors random vectors (C x against alpha A (B x) + beta C0 x) plus exact
  * recomputation of @p sample_rows rows of C. A failed check is OOC_SUCCESS
  * with res->passed == 0.
- * @return OOC_SUCCESS, the argument and shape statuses, OOC_ERR_IO, OOC_ERR_HOST_MEMORY
+ * @return OOC_SUCCESS; OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_TRANSA/_TRANSB,
+ *         OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_SHAPE (files that do not fit
+ *         together); OOC_ERR_PARAM_RANGE (@p vectors or @p sample_rows
+ *         negative, or both 0 for a non-empty C); OOC_ERR_OVERFLOW; OOC_ERR_IO;
+ *         OOC_ERR_FORMAT (a file shorter than its header says);
+ *         OOC_ERR_HOST_MEMORY
  */
 OOC_API ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                                       const void *alpha, ooc_file_t *A, ooc_file_t *B,
