@@ -34,6 +34,13 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int byt
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
 }
 
+/* cp.async of 16 bytes, all read (interior tiles) */
+__device__ __forceinline__ void cp_async16_full(void *smem, const void *gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+
 /* cp.async of one double; pred false zero-fills the slot without reading global memory */
 __device__ __forceinline__ void cp_async8(void *smem, const void *gmem, bool pred)
 {
@@ -112,25 +119,24 @@ __device__ __forceinline__ void dload(double *s, const double *__restrict__ P, i
 #pragma unroll
         for (int j = 0; j < PER; j++) {
             const int o = KC ? doff<R, true>(r + j * DJ, kk) : doff<R, false>(r, kk + j * DJ);
-            unsigned d = (unsigned)__cvta_generic_to_shared(s + o);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(g + j * step) : "memory");
+            cp_async16_full(s + o, g + j * step);
         }
     } else {
 #pragma unroll
-    for (int j = 0; j < PER; j++) {
-        const int rj = KC ? r + j * DJ : r, kj = KC ? kk : kk + j * DJ;
-        const int gr = r0 + rj, gk = k0 + kj;
-        int nv = KC ? (gr < rmax ? min(2, kmax - gk) : 0) : (gk < kmax ? min(2, rmax - gr) : 0);
-        nv = max(nv, 0);
-        const double *g = KC ? P + (size_t)gr * ld + gk : P + (size_t)gk * ld + gr;
-        double *d = s + doff<R, KC>(rj, kj);
-        if (VEC) {
-            cp_async16(d, nv > 0 ? g : P, nv * 8);
-        } else {
-            cp_async8(d, nv > 0 ? g : P, nv > 0);
-            cp_async8(d + 1, nv > 1 ? g + 1 : P, nv > 1);
+        for (int j = 0; j < PER; j++) {
+            const int rj = KC ? r + j * DJ : r, kj = KC ? kk : kk + j * DJ;
+            const int gr = r0 + rj, gk = k0 + kj;
+            int nv = KC ? (gr < rmax ? min(2, kmax - gk) : 0) : (gk < kmax ? min(2, rmax - gr) : 0);
+            nv = max(nv, 0);
+            const double *g = KC ? P + (size_t)gr * ld + gk : P + (size_t)gk * ld + gr;
+            double *d = s + doff<R, KC>(rj, kj);
+            if (VEC) {
+                cp_async16(d, nv > 0 ? g : P, nv * 8);
+            } else {
+                cp_async8(d, nv > 0 ? g : P, nv > 0);
+                cp_async8(d + 1, nv > 1 ? g + 1 : P, nv > 1);
+            }
         }
-    }
     }
 }
 
@@ -251,16 +257,17 @@ dgemm_kernel(int m, int n, int k, double alpha, const double *__restrict__ A, in
         }
 #pragma unroll
         for (int sub = 0; sub < KS; sub++) {
-        const double *as = As + ((kt % STAGES) * KS + sub) * DBK * BM, *bs = Bs + ((kt % STAGES) * KS + sub) * DBK * BN;
-        double b[NJ][4], a[2][8];
-        load_b(bs, b);
-        load_a(as, 0, a[0]);
+            const int slice = (kt % STAGES) * KS + sub;
+            const double *as = As + slice * DBK * BM, *bs = Bs + slice * DBK * BN;
+            double b[NJ][4], a[2][8];
+            load_b(bs, b);
+            load_a(as, 0, a[0]);
 #pragma unroll
-        for (int i = 0; i < MI; i++) {
-            if (i + 1 < MI) load_a(as, i + 1, a[(i + 1) & 1]); /* in flight while tile i multiplies */
+            for (int i = 0; i < MI; i++) {
+                if (i + 1 < MI) load_a(as, i + 1, a[(i + 1) & 1]); /* in flight while tile i multiplies */
 #pragma unroll
-            for (int j = 0; j < NJ; j++) mma16816(acc[i][j], a[i & 1], b[j]);
-        }
+                for (int j = 0; j < NJ; j++) mma16816(acc[i][j], a[i & 1], b[j]);
+            }
         }
     }
     cp_async_wait<0>();

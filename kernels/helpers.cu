@@ -24,11 +24,13 @@ template <>
 struct elem<float> {
     static __device__ __forceinline__ float mul(float a, float b) { return a * b; }
     static __device__ __forceinline__ float conj(float a) { return a; }
+    static bool is_zero(float a) { return a == 0; }
 };
 template <>
 struct elem<double> {
     static __device__ __forceinline__ double mul(double a, double b) { return a * b; }
     static __device__ __forceinline__ double conj(double a) { return a; }
+    static bool is_zero(double a) { return a == 0; }
 };
 template <>
 struct elem<float2> {
@@ -37,6 +39,7 @@ struct elem<float2> {
         return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
     }
     static __device__ __forceinline__ float2 conj(float2 a) { return make_float2(a.x, -a.y); }
+    static bool is_zero(float2 a) { return a.x == 0 && a.y == 0; }
 };
 template <>
 struct elem<double2> {
@@ -45,6 +48,7 @@ struct elem<double2> {
         return make_double2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
     }
     static __device__ __forceinline__ double2 conj(double2 a) { return make_double2(a.x, -a.y); }
+    static bool is_zero(double2 a) { return a.x == 0 && a.y == 0; }
 };
 
 /* a 32-row by 8-column block of threads walks its columns with a stride */
@@ -79,11 +83,6 @@ __global__ void transpose_kernel(int m, int n, const T *__restrict__ A, int lda,
     }
 }
 
-bool is_zero(float x) { return x == 0; }
-bool is_zero(double x) { return x == 0; }
-bool is_zero(float2 x) { return x.x == 0 && x.y == 0; }
-bool is_zero(double2 x) { return x.x == 0 && x.y == 0; }
-
 dim3 grid2(int m, int n, int rows, int cols)
 {
     unsigned gy = (unsigned)((n + cols - 1) / cols);
@@ -94,7 +93,7 @@ template <typename T>
 int scale_t(void *stream, int m, int n, const void *beta, void *C, int ldc)
 {
     const T b = *(const T *)beta;
-    const bool zero = is_zero(b);
+    const bool zero = elem<T>::is_zero(b);
     scale_kernel<T><<<grid2(m, n, 32, 8), dim3(32, 8), 0, (cudaStream_t)stream>>>(m, n, b, zero, (T *)C, ldc);
     return (int)cudaGetLastError();
 }

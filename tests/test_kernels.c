@@ -311,23 +311,39 @@ static void test_transpose(void)
 }
 
 /* ---- in-core benchmark (OOC_KERNEL_BENCH=1): ours beside cuBLAS ---- */
-static double bench_one(int dbl, int ours, int variant, cublasHandle_t h, int ta, int tb, int m, int n, int k,
-                        void *A, void *B, void *C, int reps)
+/* one launch of the benchmark: ours (a variant) or cuBLAS, or the transpose helper */
+typedef struct {
+    int what; /* 0 cuBLAS, 1 ours, 2 transpose A (m x k) into C */
+    int dbl, variant, ta, tb, m, n, k;
+    cublasHandle_t h;
+    void *A, *B, *C;
+} launch_t;
+
+static void launch(const launch_t *l)
+{
+    double one = 1.0, zero = 0.0;
+    float fone = 1.0f, fzero = 0.0f;
+    int m = l->m, n = l->n, k = l->k, lda = l->ta ? k : m, ldb = l->tb ? n : k;
+    cublasOperation_t oa = l->ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = l->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (l->what == 2) ooc_kernel_transpose(NULL, l->dbl ? OOC_KT_D : OOC_KT_S, 0, m, k, l->A, m, l->C, k);
+    else if (l->what == 1 && l->dbl)
+        ooc_kernel_dgemm_variant(l->variant, NULL, l->ta, l->tb, m, n, k, 1.0, l->A, lda, l->B, ldb, 0.0, l->C, m);
+    else if (l->what == 1)
+        ooc_kernel_sgemm_variant(l->variant, NULL, l->ta, l->tb, m, n, k, 1.0f, l->A, lda, l->B, ldb, 0.0f, l->C, m);
+    else if (l->dbl) cublasDgemm(l->h, oa, ob, m, n, k, &one, l->A, lda, l->B, ldb, &zero, l->C, m);
+    else cublasSgemm(l->h, oa, ob, m, n, k, &fone, l->A, lda, l->B, ldb, &fzero, l->C, m);
+}
+
+/* best of reps launches after a warm-up, in milliseconds (CUDA events) */
+static double best_ms(const launch_t *l, int reps)
 {
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
-    double one = 1.0, zero = 0.0;
-    float fone = 1.0f, fzero = 0.0f;
     float best = 1e30f;
-    int lda = ta ? k : m, ldb = tb ? n : k;
-    cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     for (int r = 0; r <= reps; r++) { /* r == 0: warm-up */
         cudaEventRecord(e0, NULL);
-        if (ours && dbl) ooc_kernel_dgemm_variant(variant, NULL, ta, tb, m, n, k, 1.0, A, lda, B, ldb, 0.0, C, m);
-        else if (ours) ooc_kernel_sgemm_variant(variant, NULL, ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, m);
-        else if (dbl) cublasDgemm(h, oa, ob, m, n, k, &one, A, lda, B, ldb, &zero, C, m);
-        else cublasSgemm(h, oa, ob, m, n, k, &fone, A, lda, B, ldb, &fzero, C, m);
+        launch(l);
         cudaEventRecord(e1, NULL);
         cudaEventSynchronize(e1);
         float ms = 0;
@@ -336,8 +352,10 @@ static double bench_one(int dbl, int ours, int variant, cublasHandle_t h, int ta
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    return 2.0 * m * n * (double)k / (best * 1e-3) / 1e12;
+    return best;
 }
+
+static double tflops(int m, int n, int k, double ms) { return 2.0 * m * n * (double)k / (ms * 1e-3) / 1e12; }
 
 static void bench(void)
 {
@@ -368,10 +386,12 @@ static void bench(void)
             int nv = dbl ? OOC_KERNEL_DGEMM_VARIANTS : OOC_KERNEL_SGEMM_VARIANTS;
             for (int op = 0; op < 4; op++) { /* NN: every variant; TN, NT, TT: the default */
             int ta = op & 1, tb = op >> 1;
-            double theirs = bench_one(dbl, 0, 0, h, ta, tb, m, n, k, A, B, C2, 5);
+            launch_t l = {0, dbl, 0, ta, tb, m, n, k, h, A, B, C2};
+            double theirs = tflops(m, n, k, best_ms(&l, 5));
             for (int v = op ? 0 : nv - 1; v >= 0; v--) { /* variant 0 last: its C is spot-checked */
             if (only >= 0 && v != only) continue;
-            double ours = bench_one(dbl, 1, v, h, ta, tb, m, n, k, A, B, C, 5);
+            launch_t lo = {1, dbl, v, ta, tb, m, n, k, h, A, B, C};
+            double ours = tflops(m, n, k, best_ms(&lo, 5));
             /* spot check: ours equals cuBLAS on the first 4096 elements */
             double worst = 0;
             size_t cnt = 4096;
@@ -391,23 +411,10 @@ static void bench(void)
             }
             }
             if (only <= 0) { /* the transpose helper on A (m x k), for the docs' comparison with T kernels */
-                cudaEvent_t e0, e1;
-                cudaEventCreate(&e0);
-                cudaEventCreate(&e1);
-                float best = 1e30f;
-                for (int r = 0; r <= 5; r++) {
-                    cudaEventRecord(e0, NULL);
-                    ooc_kernel_transpose(NULL, dbl ? OOC_KT_D : OOC_KT_S, 0, m, k, A, m, C, k);
-                    cudaEventRecord(e1, NULL);
-                    cudaEventSynchronize(e1);
-                    float ms = 0;
-                    cudaEventElapsedTime(&ms, e0, e1);
-                    if (r > 0 && ms < best) best = ms;
-                }
+                launch_t lt = {2, dbl, 0, 0, 0, m, n, k, h, A, B, C};
+                double best = best_ms(&lt, 5);
                 printf("%ctranspose %dx%d: %.3f ms, %.0f GB/s (read + write)\n", dbl ? 'd' : 's', m, k, best,
                        2.0 * es * m * (double)k / (best * 1e-3) / 1e9);
-                cudaEventDestroy(e0);
-                cudaEventDestroy(e1);
             }
             cudaFree(A);
             cudaFree(B);
