@@ -78,7 +78,11 @@ typedef enum {
     OOC_ERR_IO = 29,             /**< reading or writing a file failed (ooc_last_error() names the file and call) */
     OOC_ERR_FORMAT = 30,         /**< a file is malformed, truncated, big-endian or of an unsupported type */
     OOC_ERR_SHAPE = 31,          /**< operand shapes or element types do not match each other */
-    OOC_ERR_JOURNAL = 32         /**< the resume journal does not describe this job, or is damaged */
+    OOC_ERR_JOURNAL = 32,        /**< the resume journal does not describe this job, or is damaged */
+    OOC_ERR_NO_SPACE = 33,       /**< writing a file failed for lack of room: the file system is full, a quota
+                                      or the process's file-size limit was reached (ooc_last_error_path() names the file) */
+    OOC_ERR_CANCELLED = 34,      /**< ooc_cancel() stopped the multiply; a file multiply can be resumed */
+    OOC_ERR_BUSY = 35            /**< another job is writing the same output (its temporary file is locked) */
 } ooc_status_t;
 
 /** @brief Fixed English description of a status ("lda is too small", ...); never NULL. */
@@ -153,7 +157,8 @@ typedef enum {
 OOC_API ooc_status_t ooc_set(ooc_handle_t *handle, ooc_param_t param, int64_t value);
 
 /**
- * @brief Read an option's current value (0 for "automatic").
+ * @brief Read an option's current value (0 for "automatic"). Like every call
+ * it replaces ooc_last_error() (with "" on success).
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_PARAM, OOC_ERR_NULL_ARG
  */
 OOC_API ooc_status_t ooc_get(const ooc_handle_t *handle, ooc_param_t param, int64_t *value);
@@ -170,6 +175,25 @@ OOC_API ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t
  * or "" if the last call succeeded. Valid until the next call on the handle.
  */
 OOC_API const char *ooc_last_error(const ooc_handle_t *handle);
+
+/**
+ * @brief The file the last failure concerns (an input, the output's temporary
+ * file, the journal, the trace), as the caller named it, or NULL when the last
+ * failure concerns no file. Valid until the next call on the handle. Lets a
+ * caller tell an input's fault from the output's without parsing messages.
+ */
+OOC_API const char *ooc_last_error_path(const ooc_handle_t *handle);
+
+/**
+ * @brief Ask the multiply running on @p handle (or the next one to start) to
+ * stop: no new row block is started, the blocks in flight are finished or
+ * abandoned, and the multiply returns OOC_ERR_CANCELLED with every finished
+ * block of a file multiply recorded in its journal (resumable). The request is
+ * consumed by that return. The one function that may be called while another
+ * thread uses the handle, and from a signal handler (async-signal-safe).
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE
+ */
+OOC_API ooc_status_t ooc_cancel(ooc_handle_t *handle);
 
 /**
  * @brief Name of the backend the last multiply ran on ("cublas", "host"), or
@@ -261,6 +285,10 @@ typedef struct {
     double busy_h2d, busy_compute, busy_d2h; /**< seconds each engine was busy */
     double busy_read, busy_write;            /**< seconds the staging threads were busy */
     double overlap_efficiency; /**< (serial sum - measured) / (serial sum - largest part); 1 = perfect overlap */
+    int32_t trace_status;  /**< writing the trace file: OOC_SUCCESS, or why it failed (the multiply itself
+                                succeeded: a trace is never worth a result) */
+    char trace_error[256]; /**< the message of that failure, "" when none */
+    int64_t blocks_resumed; /**< file multiplies: row blocks a resumed run found done in the journal */
 } ooc_stats_t;
 
 /**
@@ -274,15 +302,17 @@ typedef struct {
  */
 OOC_API ooc_status_t ooc_set_trace(ooc_handle_t *handle, const char *path);
 
-/** @brief Copy the statistics of the last successful multiply. */
+/** @brief Copy the statistics of the last successful multiply.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG */
 OOC_API ooc_status_t ooc_get_stats(const ooc_handle_t *handle, ooc_stats_t *stats);
 
 /**
  * @brief Measure pinned host<->device copy bandwidth on the handle's backend:
  * @p bytes each way, best of three, in bytes per second (the floor's BW_h2d
  * and BW_d2h in docs/PERFORMANCE.md). Allocates and frees its own buffers.
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_DEVICE_MEMORY,
- *         OOC_ERR_HOST_MEMORY, OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_PARAM_RANGE (bytes 0),
+ *         OOC_ERR_DEVICE_MEMORY, OOC_ERR_HOST_MEMORY, OOC_ERR_NO_DEVICE,
+ *         OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA, OOC_ERR_CUBLAS, OOC_ERR_THREAD
  */
 OOC_API ooc_status_t ooc_measure_bandwidth(ooc_handle_t *handle, size_t bytes, double *h2d,
                                            double *d2h);
@@ -292,7 +322,8 @@ OOC_API ooc_status_t ooc_measure_bandwidth(ooc_handle_t *handle, size_t bytes, d
  * m x n x k problem held entirely in device memory (random data, column-major
  * NN, beta = 0): best of @p reps after one warm-up, in (real) flop per second,
  * counting 2mnk for real and 8mnk for complex types (the floor's R_incore).
- * @return as ooc_measure_bandwidth(), plus OOC_ERR_INVALID_DTYPE, _M, _N, _K, OOC_ERR_OVERFLOW
+ * @return as ooc_measure_bandwidth(), plus OOC_ERR_INVALID_DTYPE, _M, _N, _K (not positive),
+ *         OOC_ERR_PARAM_RANGE (a dimension above 2^31 - 1), OOC_ERR_OVERFLOW
  */
 OOC_API ooc_status_t ooc_measure_gemm_rate(ooc_handle_t *handle, ooc_dtype_t dtype, int64_t m,
                                            int64_t n, int64_t k, int reps, double *flops);
@@ -344,10 +375,12 @@ typedef struct {
 
 /**
  * @brief Open a matrix file for reading, checking its header and that its size
- * matches the shape (a truncated file is an error).
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO (cannot open),
- *         OOC_ERR_FORMAT (malformed, truncated, big-endian, unsupported dtype or
- *         shape, raw spec missing), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
+ * matches the shape (a truncated file is an error). Only regular files: a
+ * FIFO, a device or a directory is refused at once (never waited on).
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO (cannot open,
+ *         not a regular file), OOC_ERR_FORMAT (malformed, truncated, big-endian,
+ *         unsupported dtype or shape, raw spec missing), OOC_ERR_OVERFLOW (the
+ *         shape's byte count does not fit in 64 bits), OOC_ERR_HOST_MEMORY
  */
 OOC_API ooc_status_t ooc_file_open(ooc_handle_t *handle, const char *path,
                                    const ooc_file_spec_t *spec, ooc_file_t **file);
@@ -359,10 +392,23 @@ enum {
 
 /**
  * @brief Create the output matrix file @p path. Data goes to a temporary file
- * beside it ("PATH.ooc-tmp"), made at full size with its header; the target
- * appears only at ooc_file_commit(). Nothing is written to @p path itself.
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO,
- *         OOC_ERR_FORMAT (spec not writable), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
+ * beside it ("PATH.ooc-tmp"), made at full size with its header and its space
+ * reserved on the disk (so that a full disk fails here, not hours later); the
+ * target appears only at ooc_file_commit(). Nothing is written to @p path
+ * itself, which must be absent or a regular file (a directory, a device, a
+ * FIFO or a symbolic link there is refused before anything is done).
+ *
+ * The temporary file is this job's alone: it is opened without following a
+ * symbolic link, made exclusively when new, and locked until the file is
+ * closed; another job creating the same output gets OOC_ERR_BUSY. Without
+ * OOC_FILE_RESUME, or when the temporary file left there does not match, it is
+ * started afresh and the default journal ("PATH.ooc-journal") is removed.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
+ *         (unknown flags), OOC_ERR_IO (the target or temporary file is not a
+ *         regular file, cannot be created), OOC_ERR_NO_SPACE (the space cannot
+ *         be reserved), OOC_ERR_BUSY, OOC_ERR_JOURNAL (a file that is not a
+ *         journal sits at the default journal path), OOC_ERR_FORMAT (spec not
+ *         writable), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
  */
 OOC_API ooc_status_t ooc_file_create(ooc_handle_t *handle, const char *path,
                                      const ooc_file_spec_t *spec, unsigned flags,
@@ -370,13 +416,17 @@ OOC_API ooc_status_t ooc_file_create(ooc_handle_t *handle, const char *path,
 
 /**
  * @brief Flush a created file to disk and rename it onto its target path
- * (then flush the directory). After this the file is read-only.
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO
+ * (then flush the directory). After this the file is read-only. The target
+ * is checked again: it must still be absent or a regular file.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
+ *         (not a created file), OOC_ERR_IO, OOC_ERR_NO_SPACE
  */
 OOC_API ooc_status_t ooc_file_commit(ooc_handle_t *handle, ooc_file_t *file);
 
-/** @brief Close a file. A created file that was not committed keeps its
- * temporary file (so that a later run can resume it) unless @p discard. */
+/** @brief Close a file (and release a created file's lock). A created file
+ * that was not committed keeps its temporary file (so that a later run can
+ * resume it) unless @p discard; a temporary file is only ever removed while
+ * it is still the one this job made. */
 OOC_API void ooc_file_close(ooc_file_t *file, int discard);
 
 /** @brief What the file holds. @return OOC_SUCCESS, OOC_ERR_NULL_ARG */
@@ -420,26 +470,61 @@ typedef struct {
  * after success). C0 may be NULL when beta == 0, and may be the file C will
  * replace. All element types must be equal; A and B may be in either order,
  * but C0, and an operand with op = OOC_OP_C, must be in C's order
- * (OOC_ERR_NOT_SUPPORTED otherwise). Without opts->resume any journal at the
- * journal path is removed first. Every finished row block of C is flushed and recorded in the
- * journal, so a run killed part-way can be resumed (opts->resume) with a
- * byte-identical result. The journal is removed on success.
- * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL
+ * (OOC_ERR_NOT_SUPPORTED otherwise).
+ *
+ * The journal (opts->journal, else "<C's path>.ooc-journal") must be a file
+ * of its own: never an operand or the output (OOC_ERR_JOURNAL). Without
+ * opts->resume the journal at its path is removed first; a file there that is
+ * not a journal is refused, never removed. Every finished row block of C is
+ * flushed and recorded in the journal with a checksum tied to the job, so a
+ * run killed part-way, failed or cancelled (ooc_cancel()) can be resumed
+ * (opts->resume) with a byte-identical result: every block is computed the
+ * same way whichever run computes it. A resume refuses (OOC_ERR_JOURNAL) a
+ * journal of another job or one that is damaged or edited; it starts afresh
+ * when there is no journal or the temporary file is not the one the journal
+ * recorded. On success the journal is kept, marked complete with the
+ * output's identity, so that ooc_gemm_files_finished() can tell a resumed
+ * batch job that there is nothing left to do; a fresh run replaces it.
+ * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL,
+ *         OOC_ERR_NO_SPACE, OOC_ERR_BUSY (another job holds the journal), OOC_ERR_CANCELLED
+ *         (ooc_last_error_path() names the file an I/O failure concerns)
  */
 OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                                     const void *alpha, ooc_file_t *A, ooc_file_t *B,
                                     const void *beta, ooc_file_t *C0, ooc_file_t *C,
                                     const ooc_files_opts_t *opts);
 
+/**
+ * @brief Whether the job ooc_gemm_files() would run has already finished and
+ * been committed: its journal (opts->journal, else "<c_path>.ooc-journal")
+ * records this very job (the same inputs, unchanged, the same ops, scalars,
+ * output shape, type, order and format) as complete, and the file at @p c_path
+ * is the output it committed, unchanged since. A resumed batch job calls this
+ * first and does nothing when *finished is 1. *finished is 0 when there is no
+ * journal, or it is of another job, incomplete, or the output has changed.
+ * @param[in] c_spec the output as ooc_file_create() would be given it
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_NULL_A, OOC_ERR_NULL_B,
+ *         OOC_ERR_INVALID_DTYPE, OOC_ERR_JOURNAL (the journal is damaged), OOC_ERR_IO,
+ *         OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                             const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                             const void *beta, ooc_file_t *C0, const char *c_path,
+                                             const ooc_file_spec_t *c_spec, const ooc_files_opts_t *opts,
+                                             int *finished);
+
 /** Result of a verification. */
 typedef struct {
     int exact;              /**< 1: every element compared with a full OpenBLAS product */
     int vectors;            /**< Freivalds vectors used (0 when exact) */
     int64_t rows_checked;   /**< rows of C recomputed exactly (all when exact) */
-    double max_rel_err;     /**< largest |error| / bound over everything compared */
+    double max_rel_err;     /**< largest |error| / bound over everything compared (infinite when a
+                                 NaN or infinity of C does not match the reference's) */
     double tolerance;       /**< pass when max_rel_err <= tolerance (derived from k and eps) */
     int passed;
     uint64_t bytes_read;
+    int64_t nonfinite;      /**< values that are NaN or infinite in both C and the reference, alike
+                                 (NaN or Inf in the inputs): consistent, counted, not measured */
 } ooc_verify_result_t;
 
 /**
@@ -448,13 +533,15 @@ typedef struct {
  * Exact when the product is small; otherwise a Freivalds check with
  * @p vectors random vectors (C x against alpha A (B x) + beta C0 x) plus exact
  * recomputation of @p sample_rows rows of C. A failed check is OOC_SUCCESS
- * with res->passed == 0.
+ * with res->passed == 0. NaN and infinities in the inputs are allowed: C must
+ * then hold NaN where the reference does and the same infinities. The check
+ * stops with OOC_ERR_CANCELLED after ooc_cancel().
  * @return OOC_SUCCESS; OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_TRANSA/_TRANSB,
  *         OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_SHAPE (files that do not fit
  *         together); OOC_ERR_PARAM_RANGE (@p vectors or @p sample_rows
  *         negative, or both 0 for a non-empty C); OOC_ERR_OVERFLOW; OOC_ERR_IO;
  *         OOC_ERR_FORMAT (a file shorter than its header says);
- *         OOC_ERR_HOST_MEMORY
+ *         OOC_ERR_HOST_MEMORY; OOC_ERR_CANCELLED
  */
 OOC_API ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                                       const void *alpha, ooc_file_t *A, ooc_file_t *B,

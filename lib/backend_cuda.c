@@ -17,6 +17,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "backend.h"
+#include "fault.h"
 #include "../kernels/kernels.h"
 
 #define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's recommendation for Hopper */
@@ -163,6 +164,8 @@ static ooc_status_t c_mem_info(ooc_be_t *b, size_t *free_bytes, size_t *total_by
 static ooc_status_t c_dev_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
 {
     (void)b;
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_DEV_ALLOC), err, OOC_ERR_DEVICE_MEMORY,
+                        "cudaMalloc (%zu bytes): out of memory, injected by OOC_FAULT=dev_alloc", bytes);
     CU_AS(err, OOC_ERR_DEVICE_MEMORY, "cudaMalloc", cudaMalloc(ptr, bytes ? bytes : 1));
     return OOC_SUCCESS;
 }
@@ -176,6 +179,8 @@ static void c_dev_free(ooc_be_t *b, void *ptr)
 static ooc_status_t c_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
 {
     (void)b;
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_HOST_ALLOC), err, OOC_ERR_HOST_MEMORY,
+                        "cudaHostAlloc (%zu bytes): out of memory, injected by OOC_FAULT=host_alloc", bytes);
     CU_AS(err, OOC_ERR_HOST_MEMORY, "cudaHostAlloc", cudaHostAlloc(ptr, bytes ? bytes : 1, cudaHostAllocPortable));
     return OOC_SUCCESS;
 }
@@ -293,6 +298,8 @@ static ooc_status_t c_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *
                              ooc_err_t *err)
 {
     (void)b;
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_COPY), err, OOC_ERR_CUDA,
+                        "cudaMemcpy2DAsync: failure injected by OOC_FAULT=copy");
     enum cudaMemcpyKind kind = dir == OOC_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
     if (dpitch == width && spitch == width)
         CU(err, "cudaMemcpyAsync", cudaMemcpyAsync(dst, src, width * height, kind, (cudaStream_t)s));
@@ -304,6 +311,8 @@ static ooc_status_t c_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *
 
 static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
 {
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUBLAS,
+                        "cublasGemmEx: failure injected by OOC_FAULT=gemm");
     cbe_t *be = (cbe_t *)b;
     cublasHandle_t h = be->blas;
     CUBLAS(err, "cublasSetStream", cublasSetStream(h, (cudaStream_t)s));
@@ -363,6 +372,8 @@ static void *k_untranspose(cudaStream_t st, const void *X, int ldx, int m, int k
 static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
 {
     if (g->dtype != OOC_R32 && g->dtype != OOC_R64) return c_gemm(b, s, g, err);
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUDA,
+                        "ooc_kernel_gemm launch: failure injected by OOC_FAULT=gemm");
     int rm = g->layout == OOC_ROW_MAJOR;
     int o1 = (rm ? g->tb : g->ta) != OOC_OP_N, o2 = (rm ? g->ta : g->tb) != OOC_OP_N;
     int m = rm ? g->n : g->m, n = rm ? g->m : g->n;

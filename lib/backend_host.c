@@ -8,11 +8,15 @@
  * result in the tests.
  *
  * Setting OOC_HOST_JITTER_US=N in the environment delays every queued op by
- * a random 0..N microseconds, to shake out ordering bugs in tests.
+ * a random 0..N microseconds, to shake out ordering bugs in tests. OOC_FAULT
+ * (fault.h) makes an allocation, a copy or a multiply fail when enqueued, or
+ * an op fail while it runs: that failure is sticky, as CUDA's are: every
+ * later op is skipped and every synchronisation reports it.
  */
 #include "config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +25,7 @@
 #include <cblas.h>
 
 #include "backend.h"
+#include "fault.h"
 
 typedef enum { OP_COPY, OP_GEMM, OP_WAIT, OP_STAMP } op_kind_t;
 
@@ -78,7 +83,16 @@ struct hbe {
     region_t *pinned;
     size_t npinned, cap;
     unsigned jitter_us;
+    atomic_int failed;  /* an op failed while running: sticky, as a CUDA error */
 };
+
+/* The sticky failure, once an op has failed while running. */
+static ooc_status_t sticky(hbe_t *be, const char *call, ooc_err_t *err)
+{
+    if (!atomic_load(&be->failed)) return OOC_SUCCESS;
+    return OOC_ERR(err, OOC_ERR_CUDA,
+                   "%s: an earlier operation failed while it ran (host backend, injected by OOC_FAULT=exec)", call);
+}
 
 static void jitter(hbe_t *be)
 {
@@ -147,6 +161,18 @@ static void *stream_main(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         jitter(s->be);
+        /* an op failing as it runs: it and every later op are skipped (their
+         * results are never produced), and every sync reports it */
+        if (op->kind != OP_WAIT && op->kind != OP_STAMP && ooc_fault_hit(OOC_FAULT_EXEC))
+            atomic_store(&s->be->failed, 1);
+        if (atomic_load(&s->be->failed) && op->kind != OP_WAIT && op->kind != OP_STAMP) {
+            free(op);
+            pthread_mutex_lock(&s->mu);
+            s->done++;
+            pthread_cond_broadcast(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+            continue;
+        }
         switch (op->kind) {
         case OP_COPY:
             copy2d_now(op->u.copy.dst, op->u.copy.dpitch, op->u.copy.src, op->u.copy.spitch,
@@ -201,6 +227,7 @@ static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     OOC_RETURN_ERROR_IF(be == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (host backend)");
     be->base.ops = &ooc_backend_host_ops;
     pthread_mutex_init(&be->mu, NULL);
+    atomic_init(&be->failed, 0);
     const char *j = getenv("OOC_HOST_JITTER_US");
     if (j != NULL) be->jitter_us = (unsigned)strtoul(j, NULL, 10);
     *out = &be->base;
@@ -240,7 +267,7 @@ static ooc_status_t h_mem_info(ooc_be_t *b, size_t *free_bytes, size_t *total_by
 static ooc_status_t h_dev_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
 {
     (void)b;
-    *ptr = malloc(bytes ? bytes : 1);
+    *ptr = ooc_fault_hit(OOC_FAULT_DEV_ALLOC) ? NULL : malloc(bytes ? bytes : 1);
     OOC_RETURN_ERROR_IF(*ptr == NULL, err, OOC_ERR_DEVICE_MEMORY,
                         "malloc: cannot allocate %zu bytes of host-backend device memory", bytes);
     return OOC_SUCCESS;
@@ -255,7 +282,7 @@ static void h_dev_free(ooc_be_t *b, void *ptr)
 static ooc_status_t h_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
 {
     hbe_t *be = (hbe_t *)b;
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = ooc_fault_hit(OOC_FAULT_HOST_ALLOC) ? NULL : malloc(bytes ? bytes : 1);
     OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY,
                         "malloc: cannot allocate %zu bytes of pinned host memory", bytes);
     pthread_mutex_lock(&be->mu);
@@ -339,13 +366,11 @@ static void h_stream_destroy(ooc_be_t *b, ooc_stream_t st)
 
 static ooc_status_t h_stream_sync(ooc_be_t *b, ooc_stream_t st, ooc_err_t *err)
 {
-    (void)b;
-    (void)err;
     hstream_t *s = st;
     pthread_mutex_lock(&s->mu);
     while (s->done < s->enqueued) pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
-    return OOC_SUCCESS;
+    return sticky((hbe_t *)b, "stream_sync", err);
 }
 
 static ooc_status_t h_event_create(ooc_be_t *b, ooc_event_t *ev, ooc_err_t *err)
@@ -419,19 +444,19 @@ static ooc_status_t h_stream_wait(ooc_be_t *b, ooc_stream_t st, ooc_event_t ev, 
 
 static ooc_status_t h_event_sync(ooc_be_t *b, ooc_event_t ev, ooc_err_t *err)
 {
-    (void)b;
-    (void)err;
     hevent_t *e = ev;
     if (e->s != NULL) wait_done(e->s, e->target);
-    return OOC_SUCCESS;
+    return sticky((hbe_t *)b, "event_sync", err);
 }
 
 static ooc_status_t h_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *src, size_t spitch,
                              size_t width, size_t height, ooc_copy_dir_t dir, ooc_stream_t st,
                              ooc_err_t *err)
 {
-    (void)b;
-    (void)dir;
+    OOC_FORWARD(sticky((hbe_t *)b, "copy2d", err));
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_COPY), err, OOC_ERR_CUDA,
+                        "copy2d (%s, %zu x %zu bytes): failure injected by OOC_FAULT=copy (host backend)",
+                        dir == OOC_H2D ? "to the device" : "to the host", height, width);
     OOC_RETURN_ERROR_IF(dpitch < width || spitch < width, err, OOC_ERR_INTERNAL,
                         "copy2d: pitch (%zu, %zu) smaller than width %zu", dpitch, spitch, width);
     hop_t *op;
@@ -447,7 +472,9 @@ static ooc_status_t h_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *
 
 static ooc_status_t h_gemm(ooc_be_t *b, ooc_stream_t st, const ooc_tile_gemm_t *g, ooc_err_t *err)
 {
-    (void)b;
+    OOC_FORWARD(sticky((hbe_t *)b, "gemm", err));
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUBLAS,
+                        "gemm (%d x %d x %d): failure injected by OOC_FAULT=gemm (host backend)", g->m, g->n, g->k);
     hop_t *op;
     OOC_FORWARD(new_op(OP_GEMM, &op, err));
     op->u.gemm.g = *g;

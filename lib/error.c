@@ -5,27 +5,58 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
 
+static void set_v(ooc_err_t *err, ooc_status_t status, const char *file, int line, const char *fmt,
+                  va_list ap)
+{
+    err->status = status;
+    err->path[0] = '\0';
+    /* name the source as the project does ("lib/x.c"), whatever the build directory */
+    const char *rel = strstr(file, "lib/");
+    if (rel) file = rel;
+    int used = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    if (used >= 0 && (size_t)used < sizeof err->msg)
+        snprintf(err->msg + used, sizeof err->msg - (size_t)used, " at %s:%d", file, line);
+}
+
 ooc_status_t ooc_err_set(ooc_err_t *err, ooc_status_t status, const char *file, int line,
                          const char *fmt, ...)
 {
     if (err == NULL || err->status != OOC_SUCCESS) return status;
-    err->status = status;
-    /* name the source as the project does ("lib/x.c"), whatever the build directory */
-    const char *rel = strstr(file, "lib/");
-    if (rel) file = rel;
     va_list ap;
     va_start(ap, fmt);
-    int used = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    set_v(err, status, file, line, fmt, ap);
     va_end(ap);
-    if (used >= 0 && (size_t)used < sizeof err->msg)
-        snprintf(err->msg + used, sizeof err->msg - (size_t)used, " at %s:%d", file, line);
     return status;
+}
+
+ooc_status_t ooc_err_file(ooc_err_t *err, ooc_status_t status, const char *path, const char *file,
+                          int line, const char *fmt, ...)
+{
+    if (err == NULL || err->status != OOC_SUCCESS) return status;
+    va_list ap;
+    va_start(ap, fmt);
+    set_v(err, status, file, line, fmt, ap);
+    va_end(ap);
+    ooc_err_path(err, path);
+    return status;
+}
+
+void ooc_err_path(ooc_err_t *err, const char *path)
+{
+    if (err == NULL || err->status == OOC_SUCCESS || err->path[0] != '\0' || path == NULL) return;
+    snprintf(err->path, sizeof err->path, "%s", path);
+}
+
+ooc_status_t ooc_errno_status(int e)
+{
+    return e == ENOSPC || e == EDQUOT || e == EFBIG ? OOC_ERR_NO_SPACE : OOC_ERR_IO;
 }
 
 void ooc_err_merge(ooc_err_t *dst, const ooc_err_t *src)
@@ -68,7 +99,10 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_IO: return "file input/output failed";
     case OOC_ERR_FORMAT: return "malformed or unsupported matrix file";
     case OOC_ERR_SHAPE: return "operand shapes or types do not match";
-    case OOC_ERR_JOURNAL: return "resume journal does not match this job";
+    case OOC_ERR_JOURNAL: return "resume journal does not match this job, or is damaged";
+    case OOC_ERR_NO_SPACE: return "no space left for a file (file system full, quota or file-size limit)";
+    case OOC_ERR_CANCELLED: return "cancelled (ooc_cancel); a file multiply can be resumed";
+    case OOC_ERR_BUSY: return "the output is being written by another job";
     }
     return "unknown status";
 }

@@ -15,12 +15,21 @@
 typedef struct {
     ooc_status_t status;
     char msg[512];
+    char path[4096]; /* the file the failure concerns ("" when none): ooc_last_error_path() */
 } ooc_err_t;
 
 /* Record status and a printf-style message (with " at file:line") unless an
  * error is already recorded. Returns status. */
 ooc_status_t ooc_err_set(ooc_err_t *err, ooc_status_t status, const char *file, int line,
                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Name the file the recorded error concerns, if the error has none yet. */
+void ooc_err_path(ooc_err_t *err, const char *path);
+
+/* The status of a failed file operation from its errno: OOC_ERR_NO_SPACE for
+ * a full file system, a quota or the file-size limit (ENOSPC, EDQUOT, EFBIG),
+ * else OOC_ERR_IO. */
+ooc_status_t ooc_errno_status(int e);
 
 /* Copy the first error of src into dst (if dst has none). */
 void ooc_err_merge(ooc_err_t *dst, const ooc_err_t *src);
@@ -29,9 +38,17 @@ static inline void ooc_err_clear(ooc_err_t *err)
 {
     err->status = OOC_SUCCESS;
     err->msg[0] = '\0';
+    err->path[0] = '\0';
 }
 
 #define OOC_ERR(err, status, ...) ooc_err_set((err), (status), __FILE__, __LINE__, __VA_ARGS__)
+
+/* OOC_ERR for a failure concerning the file at path (recorded for
+ * ooc_last_error_path()). */
+#define OOC_ERR_FILE(err, status, path, ...)                                                       \
+    ooc_err_file((err), (status), (path), __FILE__, __LINE__, __VA_ARGS__)
+ooc_status_t ooc_err_file(ooc_err_t *err, ooc_status_t status, const char *path, const char *file,
+                          int line, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* return the status (recorded with a message) if cond holds */
 #define OOC_RETURN_ERROR_IF(cond, err, status, ...)                                                \

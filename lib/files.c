@@ -69,17 +69,18 @@ static void hex(const void *x, size_t n, char *out)
     for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", ((const unsigned char *)x)[i]);
 }
 
-static ooc_status_t job_line(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
-                             const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_t *C,
+/* The job's identity line: types, ops, scalars, the output's shape and
+ * format, and each input's identity. */
+static ooc_status_t job_line(ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
+                             const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_spec_t *cs,
                              char *job, size_t cap)
 {
-    size_t e = ooc_dtype_size(C->spec.dtype), used = 0;
+    size_t e = ooc_dtype_size(cs->dtype), used = 0;
     char a[40] = "", b[40] = "";
     hex(alpha, e, a);
     hex(beta, e, b);
     int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d",
-                     (int)C->spec.dtype, (int)ta, (int)tb, a, b, C->spec.rows, C->spec.cols,
-                     (int)C->spec.layout, (int)C->spec.format);
+                     (int)cs->dtype, (int)ta, (int)tb, a, b, cs->rows, cs->cols, (int)cs->layout, (int)cs->format);
     const ooc_file_t *in[3] = {A, B, C0};
     const char *roles[3] = {"A", "B", "C0"};
     for (int i = 0; n >= 0 && i < 3; i++) {
@@ -87,9 +88,38 @@ static ooc_status_t job_line(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const vo
         if (used >= cap) break;
         n = identity(roles[i], in[i], job + used, cap - used);
     }
-    OOC_RETURN_ERROR_IF(n < 0 || used + (size_t)n >= cap, &h->err, OOC_ERR_IO,
+    OOC_RETURN_ERROR_IF(n < 0 || used + (size_t)n >= cap, err, OOC_ERR_IO,
                         "fstat of an input failed or the job description is too long: %s",
                         n < 0 ? strerror(errno) : "too long");
+    return OOC_SUCCESS;
+}
+
+/* The journal's path: opts->journal, else "<C's path>.ooc-journal". */
+static ooc_status_t journal_path(ooc_err_t *err, const char *c_path, const ooc_files_opts_t *opts, char *buf,
+                                 size_t cap)
+{
+    int len = opts && opts->journal ? snprintf(buf, cap, "%s", opts->journal)
+                                    : snprintf(buf, cap, "%s" OOC_JOURNAL_SUFFIX, c_path);
+    OOC_RETURN_ERROR_IF(len <= 0 || (size_t)len >= cap, err, OOC_ERR_IO, "journal path too long or empty");
+    return OOC_SUCCESS;
+}
+
+/* The journal must be a file of its own: never an operand, the output or its
+ * temporary file (a fresh run removes the journal, a run appends to it). */
+static ooc_status_t journal_apart(ooc_err_t *err, const char *jpath, const ooc_file_t *A, const ooc_file_t *B,
+                                  const ooc_file_t *C0, const ooc_file_t *C)
+{
+    struct stat j, o;
+    if (stat(jpath, &j) != 0) return OOC_SUCCESS; /* nothing there (yet) */
+    const ooc_file_t *ops[4] = {A, B, C0, C};
+    const char *roles[4] = {"the input A", "the input B", "the input C0", "the output's temporary file"};
+    for (int i = 0; i < 4; i++)
+        if (ops[i] && fstat(ops[i]->fd, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+            return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "the journal path %s is %s (%s): refusing to use it",
+                                jpath, roles[i], i == 3 ? C->tmp_path : ops[i]->path);
+    if (stat(C->path, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "the journal path %s is the output %s: refusing to use it",
+                            jpath, C->path);
     return OOC_SUCCESS;
 }
 
@@ -123,9 +153,14 @@ static void *flusher_main(void *arg)
         ooc_err_t e;
         ooc_err_clear(&e);
         ooc_status_t st = OOC_SUCCESS;
-        if (fdatasync(x->C->fd) != 0)
-            st = OOC_ERR(&e, OOC_ERR_IO, "fdatasync %s: %s", x->C->tmp_path ? x->C->tmp_path : x->C->path,
-                         strerror(errno));
+        int rc;
+        do rc = fdatasync(x->C->fd);
+        while (rc != 0 && errno == EINTR);
+        if (rc != 0) {
+            int en = errno;
+            const char *where = x->C->tmp_path ? x->C->tmp_path : x->C->path;
+            st = OOC_ERR_FILE(&e, ooc_errno_status(en), where, "fdatasync %s: %s", where, strerror(en));
+        }
         for (int64_t g = x->recorded; st == OOC_SUCCESS && g < upto; g++) st = ooc_journal_done(&x->journal, g, &e);
         pthread_mutex_lock(&x->mu);
         if (st != OOC_SUCCESS) ooc_err_merge(&x->err, &e);
@@ -211,13 +246,20 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
     return OOC_SUCCESS;
 }
 
-ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
-                            ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                            const ooc_files_opts_t *opts)
+/* Whether the journal read as `have` may resume this job into C: the same
+ * job, a plan that can be resumed, the very temporary file it recorded, and
+ * that file kept (matching header and size). */
+static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
 {
-    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
-    ooc_err_clear(&h->err);
-    h->have_stats = 0;
+    struct stat sb;
+    return have->head.resumable && C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
+           (uint64_t)sb.st_ino == have->head.out_ino;
+}
+
+static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                              ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                              const ooc_files_opts_t *opts)
+{
     ooc_err_t *err = &h->err;
     int64_t m = 0, n = 0, k = 0;
     OOC_FORWARD(check_files(h, ta, tb, alpha, A, B, beta, C0, C, &m, &n, &k));
@@ -235,45 +277,67 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
     OOC_FORWARD(as_source(h, "B", B, layout, &p.tb, &p.B));
     ooc_op_t n_op = OOC_OP_N;
     OOC_FORWARD(as_source(h, "C", C, layout, &n_op, &p.C));
+    p.C.name = C->tmp_path; /* where C's bytes go until the commit: failures name it */
     p.c_in = p.C;
     if (C0) OOC_FORWARD(as_source(h, "C0", C0, layout, &n_op, &p.c_in));
 
     /* the journal: the same job and a kept output file resume; else start over */
     char jpath[4096];
-    int len = opts && opts->journal ? snprintf(jpath, sizeof jpath, "%s", opts->journal)
-                                    : snprintf(jpath, sizeof jpath, "%s" OOC_JOURNAL_SUFFIX, C->path);
-    OOC_RETURN_ERROR_IF(len < 0 || (size_t)len >= sizeof jpath, err, OOC_ERR_IO, "journal path too long");
+    OOC_FORWARD(journal_path(err, C->path, opts, jpath, sizeof jpath));
+    OOC_FORWARD(journal_apart(err, jpath, A, B, C0, C));
+    int resume = opts && opts->resume;
     /* a fresh run invalidates any old journal at once: were it kept and this
      * run failed before writing its own, a later resume would trust it */
-    if (!(opts && opts->resume) && unlink(jpath) != 0 && errno != ENOENT)
-        return OOC_ERR(err, OOC_ERR_IO, "unlink %s: %s", jpath, strerror(errno));
-    ooc_journal_info_t want, have;
+    if (!resume) OOC_FORWARD(ooc_journal_remove(jpath, err));
+    ooc_journal_head_t want;
     memset(&want, 0, sizeof want);
-    OOC_FORWARD(job_line(h, ta, tb, alpha, A, B, beta, C0, C, want.job, sizeof want.job));
-    int exists = 0, resume = opts && opts->resume;
+    OOC_FORWARD(job_line(err, ta, tb, alpha, A, B, beta, C0, &C->spec, want.job, sizeof want.job));
+    ooc_journal_info_t have;
+    memset(&have, 0, sizeof have);
+    int exists = 0;
     if (resume) {
+        /* a journal that cannot be trusted is refused, never used or removed */
         OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
-        OOC_RETURN_ERROR_IF(exists && strcmp(have.job, want.job) != 0, err, OOC_ERR_JOURNAL,
-                            "journal %s describes another job (an input file, a shape, alpha or beta changed "
-                            "since it was written): remove it, or run without resuming", jpath);
+        if (exists && strcmp(have.head.job, want.job) != 0) {
+            ooc_journal_info_free(&have);
+            return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath,
+                                "journal %s describes another job (an input file, a shape, alpha or beta changed "
+                                "since it was written): remove it, or run without resuming", jpath);
+        }
     }
-
-    OOC_FORWARD(ooc_handle_backend(h));
-    OOC_FORWARD(h->be->ops->activate(h->be, err));
-    ooc_plan_t plan, fixed;
+    int usable = resume && exists && journal_usable(&have, C);
+    ooc_status_t st = ooc_handle_backend(h);
+    if (st == OOC_SUCCESS) st = h->be->ops->activate(h->be, err);
+    ooc_plan_t plan;
     int64_t start = 0;
-    if (resume && exists && have.resumable && C->resumed && have.done > 0) {
-        fixed.swap = have.swap;
-        fixed.mb = have.mb;
-        fixed.nb = have.nb;
-        fixed.kb = have.kb;
-        OOC_FORWARD(ooc_api_plan(h, &p, &fixed, &plan));
-        OOC_RETURN_ERROR_IF(plan.m_blocks * plan.n_panels * plan.k_panels != have.total, err, OOC_ERR_JOURNAL,
-                            "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64, jpath, have.total,
-                            plan.m_blocks * plan.n_panels * plan.k_panels);
-        start = have.done;
-    } else {
-        OOC_FORWARD(ooc_api_plan(h, &p, NULL, &plan));
+    if (st == OOC_SUCCESS && usable) {
+        ooc_plan_t fixed;
+        memset(&fixed, 0, sizeof fixed);
+        fixed.swap = have.head.swap;
+        fixed.mb = have.head.mb;
+        fixed.nb = have.head.nb;
+        fixed.kb = have.head.kb;
+        fixed.tail = have.head.tail;
+        fixed.b_chunks = have.head.b_chunks;
+        st = ooc_api_plan(h, &p, &fixed, &plan);
+        if (st == OOC_ERR_INTERNAL) {
+            ooc_err_clear(err);
+            st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath,
+                              "journal %s: its plan (swap %d, %" PRId64 " x %" PRId64 " x %" PRId64 " blocks, tail %d, %d "
+                              "chunks) is not a valid plan for this job",
+                              jpath, have.head.swap, have.head.mb, have.head.nb, have.head.kb, have.head.tail,
+                              have.head.b_chunks);
+        }
+        if (st == OOC_SUCCESS && plan.m_blocks * plan.n_panels * plan.k_panels != have.head.total)
+            st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64,
+                              jpath, have.head.total, plan.m_blocks * plan.n_panels * plan.k_panels);
+        start = have.prefix; /* blocks recorded beyond the first gap are redone: byte-identical anyway */
+    } else if (st == OOC_SUCCESS) {
+        st = ooc_api_plan(h, &p, NULL, &plan);
+    }
+    if (st != OOC_SUCCESS) {
+        ooc_journal_info_free(&have);
+        return st;
     }
 
     flush_t x;
@@ -283,36 +347,116 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
     x.total = plan.m_blocks * plan.n_panels * plan.k_panels;
     x.opts = opts;
     x.written = x.recorded = start;
-    if (start > 0) {
-        OOC_FORWARD(ooc_journal_append_open(&x.journal, jpath, err));
+    if (usable) {
+        st = ooc_journal_append_open(&x.journal, jpath, &have, err);
     } else {
+        /* starting over: a journal a resume could not use goes (it is one:
+         * ooc_journal_read parsed it) */
+        if (exists) st = ooc_journal_remove(jpath, err);
+        struct stat sb;
+        if (st == OOC_SUCCESS && fstat(C->fd, &sb) != 0)
+            st = OOC_ERR_FILE(err, OOC_ERR_IO, C->tmp_path, "fstat %s: %s", C->tmp_path, strerror(errno));
         want.swap = plan.swap;
         want.mb = plan.mb;
         want.nb = plan.nb;
         want.kb = plan.kb;
+        want.tail = plan.tail;
+        want.b_chunks = plan.b_chunks;
         want.total = x.total;
         /* with several row panels C is read back: a block torn by a kill
          * would be added twice, so such jobs restart from scratch */
         want.resumable = plan.k_panels == 1;
-        OOC_FORWARD(ooc_journal_create(&x.journal, jpath, &want, err));
+        want.out_dev = (uint64_t)sb.st_dev;
+        want.out_ino = (uint64_t)sb.st_ino;
+        if (st == OOC_SUCCESS) st = ooc_journal_create(&x.journal, jpath, &want, err);
     }
+    ooc_journal_info_free(&have);
+    if (st != OOC_SUCCESS) return st;
     pthread_mutex_init(&x.mu, NULL);
     pthread_cond_init(&x.cv, NULL);
     pthread_t flusher;
     int rc = pthread_create(&flusher, NULL, flusher_main, &x);
-    ooc_status_t st = rc == 0 ? OOC_SUCCESS : OOC_ERR(err, OOC_ERR_THREAD, "pthread_create: error %d (flusher)", rc);
+    st = rc == 0 ? OOC_SUCCESS : OOC_ERR(err, OOC_ERR_THREAD, "pthread_create: error %d (flusher)", rc);
     if (st == OOC_SUCCESS) {
-        ooc_pipe_hooks_t hooks = {start, block_done, &x, 0, NULL};
-        st = ooc_api_execute(h, &p, &plan, &hooks);
+        if (start < x.total) {
+            ooc_pipe_hooks_t hooks = {start, block_done, &x, NULL, 0, NULL};
+            st = ooc_api_execute(h, &p, &plan, &hooks);
+        }
         /* after a failure too: what was written is recorded, for a resume */
         ooc_status_t fst = flusher_finish(&x, flusher, err);
         if (st == OOC_SUCCESS) st = fst;
     }
     pthread_cond_destroy(&x.cv);
     pthread_mutex_destroy(&x.mu);
-    ooc_journal_close(&x.journal, st == OOC_SUCCESS);
+    if (st == OOC_SUCCESS) {
+        /* every block is flushed: record the finished output's identity, so
+         * that a resume of the finished (and committed) job does nothing */
+        struct stat sb;
+        int rcs;
+        do rcs = fdatasync(C->fd);
+        while (rcs != 0 && errno == EINTR);
+        if (rcs != 0 || fstat(C->fd, &sb) != 0)
+            st = OOC_ERR_FILE(err, ooc_errno_status(errno), C->tmp_path, "fdatasync %s: %s", C->tmp_path,
+                              strerror(errno));
+        else
+            st = ooc_journal_complete(&x.journal, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec,
+                                      sb.st_mtim.tv_nsec, err);
+    }
+    ooc_journal_close(&x.journal, 0);
     if (st != OOC_SUCCESS) return st;
     h->stats.seconds = ooc_now() - t0;
+    h->stats.blocks_resumed = start;
+    if (start >= x.total) { /* nothing was left to run: say what the plan was */
+        h->stats.block_rows = plan.mb;
+        h->stats.panel_cols = plan.nb;
+        h->stats.panel_depth = plan.kb;
+        h->stats.blocks = plan.m_blocks;
+        h->stats.panels = plan.n_panels * plan.k_panels;
+        h->stats.a_resident = plan.swap;
+    }
     h->have_stats = 1;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                            ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                            const ooc_files_opts_t *opts)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    h->have_stats = 0;
+    return ooc_handle_done(h, files_run(h, ta, tb, alpha, A, B, beta, C0, C, opts));
+}
+
+ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,
+                                     ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0,
+                                     const char *c_path, const ooc_file_spec_t *c_spec,
+                                     const ooc_files_opts_t *opts, int *finished)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(alpha == NULL || beta == NULL || c_path == NULL || c_spec == NULL || finished == NULL, err,
+                        OOC_ERR_NULL_ARG, "ooc_gemm_files_finished: a pointer argument is NULL");
+    OOC_RETURN_ERROR_IF(A == NULL, err, OOC_ERR_NULL_A, "ooc_gemm_files_finished: A is NULL");
+    OOC_RETURN_ERROR_IF(B == NULL, err, OOC_ERR_NULL_B, "ooc_gemm_files_finished: B is NULL");
+    OOC_RETURN_ERROR_IF(c_spec->dtype < OOC_R32 || c_spec->dtype > OOC_C64, err, OOC_ERR_INVALID_DTYPE,
+                        "ooc_gemm_files_finished: unknown dtype %d", (int)c_spec->dtype);
+    *finished = 0;
+    ooc_file_spec_t cs = *c_spec;
+    if (cs.format == OOC_FORMAT_AUTO) cs.format = OOC_FORMAT_NPY; /* as ooc_file_create resolves it */
+    char jpath[4096], job[OOC_JOURNAL_JOB_MAX];
+    OOC_FORWARD(journal_path(err, c_path, opts, jpath, sizeof jpath));
+    OOC_FORWARD(job_line(err, ta, tb, alpha, A, B, beta, C0, &cs, job, sizeof job));
+    ooc_journal_info_t have;
+    int exists = 0;
+    OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
+    struct stat sb;
+    if (exists && have.complete && strcmp(have.head.job, job) == 0 && lstat(c_path, &sb) == 0 &&
+        S_ISREG(sb.st_mode) && (uint64_t)sb.st_dev == have.head.out_dev && (uint64_t)sb.st_ino == have.head.out_ino &&
+        (uint64_t)sb.st_size == have.out_size && (int64_t)sb.st_mtim.tv_sec == have.out_mtime_sec &&
+        sb.st_mtim.tv_nsec == have.out_mtime_nsec)
+        *finished = 1;
+    ooc_journal_info_free(&have);
     return OOC_SUCCESS;
 }

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -181,8 +182,7 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     ooc_plan_input_t in;
     uint64_t dev, host;
     OOC_FORWARD(plan_input(h, p, &in, &dev, &host));
-    ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed->swap, fixed->mb, fixed->nb, fixed->kb, plan)
-                            : ooc_plan_make(&in, plan);
+    ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed, plan) : ooc_plan_make(&in, plan);
     OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, &h->err, st,
                         "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
                         "and %llu bytes of pinned staging%s",
@@ -214,6 +214,7 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     if (hooks) hk = *hooks;
     hk.trace = h->trace_path != NULL;
     hk.trace_path = h->trace_path;
+    hk.cancel = &h->cancel;
     ooc_pipe_stats_t ps;
     OOC_FORWARD(ooc_pipeline_run(h->be, &h->res, h->pool, p, plan, &hk, &ps, err));
 
@@ -233,6 +234,8 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     s->bytes_h2d = ps.bytes_h2d;
     s->bytes_d2h = ps.bytes_d2h;
     s->traced = ps.traced;
+    s->trace_status = ps.trace_status;
+    snprintf(s->trace_error, sizeof s->trace_error, "%s", ps.trace_error);
     if (ps.traced) {
         s->trace_wall = ps.trace.wall;
         s->busy_h2d = ps.trace.busy[OOC_LANE_IN];
@@ -279,7 +282,7 @@ ooc_status_t ooc_gemm(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, o
         ooc_problem_t p = {dtype, layout, transa, transb, m, n, k, alpha, beta, ooc_is_zero(dtype, beta),
                            {A, -1, 0, "A", lda, 0}, {B, -1, 0, "B", ldb, 0}, {C, -1, 0, "C", ldc, 0},
                            {C, -1, 0, "C", ldc, 0}};
-        OOC_FORWARD(run(h, &p));
+        OOC_FORWARD(ooc_handle_done(h, run(h, &p)));
     }
     h->stats.seconds = ooc_now() - t0;
     h->have_stats = 1;

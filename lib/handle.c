@@ -26,6 +26,7 @@ ooc_status_t ooc_create(ooc_handle_t **handle)
     if (handle == NULL) return OOC_ERR_NULL_ARG;
     ooc_handle_t *h = calloc(1, sizeof *h);
     if (h == NULL) return OOC_ERR_HOST_MEMORY;
+    atomic_init(&h->cancel, 0);
     *handle = h;
     return OOC_SUCCESS;
 }
@@ -94,8 +95,11 @@ ooc_status_t ooc_get(const ooc_handle_t *h, ooc_param_t param, int64_t *value)
 {
     int64_t lo, hi;
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
-    if (!bounds(param, &lo, &hi)) return OOC_ERR_INVALID_PARAM;
-    if (value == NULL) return OOC_ERR_NULL_ARG;
+    ooc_err_t *err = ooc_handle_err(h);
+    ooc_err_clear(err);
+    if (!bounds(param, &lo, &hi))
+        return OOC_ERR(err, OOC_ERR_INVALID_PARAM, "ooc_get: unknown parameter %d", (int)param);
+    OOC_RETURN_ERROR_IF(value == NULL, err, OOC_ERR_NULL_ARG, "ooc_get: value is NULL");
     *value = h->param[param];
     return OOC_SUCCESS;
 }
@@ -104,6 +108,19 @@ const char *ooc_last_error(const ooc_handle_t *h)
 {
     if (h == NULL) return "invalid handle (NULL)";
     return h->err.msg;
+}
+
+const char *ooc_last_error_path(const ooc_handle_t *h)
+{
+    if (h == NULL || h->err.status == OOC_SUCCESS || h->err.path[0] == '\0') return NULL;
+    return h->err.path;
+}
+
+ooc_status_t ooc_cancel(ooc_handle_t *h)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    atomic_store(&h->cancel, 1); /* lock-free: safe in a signal handler */
+    return OOC_SUCCESS;
 }
 
 const char *ooc_backend_name(const ooc_handle_t *h)
@@ -126,7 +143,8 @@ ooc_status_t ooc_set_trace(ooc_handle_t *h, const char *path)
 ooc_status_t ooc_get_stats(const ooc_handle_t *h, ooc_stats_t *stats)
 {
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
-    if (stats == NULL) return OOC_ERR_NULL_ARG;
+    ooc_err_clear(ooc_handle_err(h));
+    OOC_RETURN_ERROR_IF(stats == NULL, ooc_handle_err(h), OOC_ERR_NULL_ARG, "ooc_get_stats: stats is NULL");
     if (!h->have_stats) memset(stats, 0, sizeof *stats);
     else *stats = h->stats;
     return OOC_SUCCESS;

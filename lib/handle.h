@@ -6,6 +6,8 @@
 #ifndef OOC_HANDLE_H
 #define OOC_HANDLE_H
 
+#include <stdatomic.h>
+
 #include "backend.h"
 #include "error.h"
 #include "pipeline.h"
@@ -24,7 +26,21 @@ struct ooc_handle_s {
     ooc_stats_t stats;
     int have_stats;
     char *trace_path;  /* ooc_set_trace: NULL when not tracing */
+    atomic_int cancel; /* ooc_cancel() asked the running (or next) multiply to stop */
 };
+
+/* A failure recorded on a handle the public API passes as const (ooc_get,
+ * ooc_get_stats): handles are only ever made by ooc_create, never const
+ * objects, so writing the error record through this is defined. */
+static inline ooc_err_t *ooc_handle_err(const ooc_handle_t *h) { return (ooc_err_t *)&h->err; }
+
+/* The multiply ended with status st: a cancellation request is consumed by
+ * the OOC_ERR_CANCELLED it caused. */
+static inline ooc_status_t ooc_handle_done(ooc_handle_t *h, ooc_status_t st)
+{
+    if (st == OOC_ERR_CANCELLED) atomic_store(&h->cancel, 0);
+    return st;
+}
 
 /* Open (or keep) the backend the options ask for. */
 ooc_status_t ooc_handle_backend(ooc_handle_t *h);

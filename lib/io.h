@@ -47,6 +47,19 @@ static inline int64_t ooc_file_ld(const ooc_file_t *f)
 ooc_status_t ooc_io_pread(int fd, void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err);
 ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err);
 
+/* Lock an open file for this job (an open-file-description lock, released
+ * when the descriptor is closed; fd open for writing). 0, or the errno value:
+ * EAGAIN/EACCES when another job holds it. */
+int ooc_fd_lock(int fd);
+
+/* 1 when path names (without following a final symbolic link) the very file
+ * open as fd; 0 otherwise (removed, renamed, replaced). */
+int ooc_fd_is_path(int fd, const char *path);
+
+/* "a FIFO", "a directory", "a character device", ...: what a non-regular
+ * file is, for messages. */
+const char *ooc_file_kind(unsigned mode);
+
 /* ---- .npy header codec (io_npy.c): pure functions on bytes ---- */
 
 /* Bytes of the NumPy magic string "\x93NUMPY". */

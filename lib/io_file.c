@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_file.c: matrix files (see io.h and ooc_file_t in ooc_gemm.h). Complete
- * positioned reads and writes; opening a .npy or raw file and checking its
- * size against its shape; creating an output file as "PATH.ooc-tmp" at full
- * size (reused by a resumed run when its header matches) and committing it
- * with fdatasync, rename and a directory fsync. Every failure names the file,
- * the call and what is wrong.
+ * positioned reads and writes; opening a .npy or raw file (a regular file
+ * only: a FIFO or a device is refused without blocking) and checking its size
+ * against its shape; creating an output file as "PATH.ooc-tmp" at full size
+ * with its space reserved, exclusively and locked against other jobs, never
+ * through a symbolic link (reused by a resumed run when its header matches),
+ * and committing it with fdatasync, rename and a directory fsync onto a
+ * target that must be a regular file or absent. Every failure names the
+ * file, the call and what is wrong.
  */
 #include "config.h"
 
@@ -15,13 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "backend.h"
+#include "fault.h"
 #include "handle.h"
 #include "io.h"
+#include "journal.h"
 
 _Static_assert(sizeof(off_t) >= 8, "io_file.c needs a 64-bit off_t (large file support)");
 
@@ -52,12 +58,12 @@ ooc_status_t ooc_io_pread(int fd, void *buf, size_t len, uint64_t off, const cha
         if (n < 0) {
             if (errno == EINTR) continue;
             char eb[128];
-            return OOC_ERR(err, OOC_ERR_IO, "pread %s: %s (offset %llu)", path,
-                           errtext(errno, eb, sizeof eb), (unsigned long long)(off + done));
+            return OOC_ERR_FILE(err, OOC_ERR_IO, path, "pread %s: %s (offset %llu)", path,
+                                errtext(errno, eb, sizeof eb), (unsigned long long)(off + done));
         }
         if (n == 0)
-            return OOC_ERR(err, OOC_ERR_FORMAT, "%s: truncated: read %zu of %zu bytes at offset %llu",
-                           path, done, len, (unsigned long long)off);
+            return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: truncated: read %zu of %zu bytes at offset %llu",
+                                path, done, len, (unsigned long long)off);
         done += (size_t)n;
     }
     return OOC_SUCCESS;
@@ -77,12 +83,13 @@ ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, co
         if (n < 0) {
             if (errno == EINTR) continue;
             char eb[128];
-            return OOC_ERR(err, OOC_ERR_IO, "pwrite %s: %s (offset %llu)", path,
-                           errtext(errno, eb, sizeof eb), (unsigned long long)(off + done));
+            int e = errno;
+            return OOC_ERR_FILE(err, ooc_errno_status(e), path, "pwrite %s: %s (offset %llu)", path,
+                                errtext(e, eb, sizeof eb), (unsigned long long)(off + done));
         }
         if (n == 0)
-            return OOC_ERR(err, OOC_ERR_IO, "pwrite %s: wrote nothing (offset %llu, %zu of %zu bytes done)",
-                           path, (unsigned long long)(off + done), done, len);
+            return OOC_ERR_FILE(err, OOC_ERR_IO, path, "pwrite %s: wrote nothing (offset %llu, %zu of %zu bytes done)",
+                                path, (unsigned long long)(off + done), done, len);
         done += (size_t)n;
     }
     return OOC_SUCCESS;
@@ -94,8 +101,51 @@ static ooc_status_t relay(ooc_err_t *dst, const ooc_err_t *src, const char *path
     if (dst->status == OOC_SUCCESS) {
         dst->status = src->status;
         if (snprintf(dst->msg, sizeof dst->msg, "%s: %s", path, src->msg) < 0) dst->msg[0] = '\0';
+        dst->path[0] = '\0';
+        ooc_err_path(dst, path);
     }
     return src->status;
+}
+
+int ooc_fd_lock(int fd)
+{
+#ifdef F_OFD_SETLK
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
+    if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
+    if (errno != EINVAL) return errno;
+    /* a file system without OFD locks: fall through to flock */
+#endif
+    return flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
+}
+
+int ooc_fd_is_path(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+const char *ooc_file_kind(unsigned mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFIFO: return "a FIFO (named pipe)";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+    }
+    return "not a regular file";
+}
+
+/* Clear O_NONBLOCK (opened with it so that a FIFO cannot hang the open). */
+static void blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 }
 
 static int valid_dtype(ooc_dtype_t t) { return t >= OOC_R32 && t <= OOC_C64; }
@@ -121,11 +171,10 @@ static ooc_status_t data_size(ooc_err_t *err, const char *path, const ooc_file_s
                               uint64_t off, uint64_t *bytes)
 {
     uint64_t elems;
-    OOC_RETURN_ERROR_IF(__builtin_mul_overflow((uint64_t)s->rows, (uint64_t)s->cols, &elems) ||
-                            __builtin_mul_overflow(elems, (uint64_t)ooc_dtype_size(s->dtype), bytes) ||
-                            *bytes > (uint64_t)INT64_MAX - off,
-                        err, OOC_ERR_OVERFLOW, "%s: %lld x %lld elements: the size does not fit in 64 bits",
-                        path, (long long)s->rows, (long long)s->cols);
+    if (__builtin_mul_overflow((uint64_t)s->rows, (uint64_t)s->cols, &elems) ||
+        __builtin_mul_overflow(elems, (uint64_t)ooc_dtype_size(s->dtype), bytes) || *bytes > (uint64_t)INT64_MAX - off)
+        return OOC_ERR_FILE(err, OOC_ERR_OVERFLOW, path, "%s: %lld x %lld elements: the size does not fit in 64 bits",
+                            path, (long long)s->rows, (long long)s->cols);
     return OOC_SUCCESS;
 }
 
@@ -157,7 +206,7 @@ static ooc_status_t read_header(int fd, const char *path, uint64_t size, ooc_for
         }
         size_t m = got < OOC_NPY_MAGIC_LEN ? got : OOC_NPY_MAGIC_LEN;
         if (fmt == OOC_FORMAT_AUTO && (got == 0 || memcmp(buf, npy_magic, m) != 0)) {
-            st = OOC_ERR(err, OOC_ERR_FORMAT,
+            st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
                          "%s: not a .npy file (%s); for raw binary give the raw format with its "
                          "shape, dtype and order (--rows/--cols/--dtype/--order)",
                          path, got == 0 ? "empty" : "no NumPy magic \\x93NUMPY");
@@ -198,20 +247,22 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         char eb[128];
-        return OOC_ERR(err, OOC_ERR_IO, "open %s: %s", path, errtext(errno, eb, sizeof eb));
+        return OOC_ERR_FILE(err, OOC_ERR_IO, path, "open %s: %s", path, errtext(errno, eb, sizeof eb));
     }
     ooc_status_t st;
     ooc_file_t *f = NULL;
     struct stat sb;
     char eb[128];
     if (fstat(fd, &sb) != 0) {
-        st = OOC_ERR(err, OOC_ERR_IO, "fstat %s: %s", path, errtext(errno, eb, sizeof eb));
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "fstat %s: %s", path, errtext(errno, eb, sizeof eb));
         goto fail;
     }
     if (!S_ISREG(sb.st_mode)) {
-        st = OOC_ERR(err, OOC_ERR_IO, "%s: not a regular file", path);
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "%s is %s, not a regular file: matrices are read from files",
+                          path, ooc_file_kind(sb.st_mode));
         goto fail;
     }
+    blocking(fd);
     uint64_t size = (uint64_t)sb.st_size, off = 0, bytes;
     if (s.format != OOC_FORMAT_RAW) {
         st = read_header(fd, path, size, s.format, &s, &off, err);
@@ -221,18 +272,18 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
     if (st != OOC_SUCCESS) goto fail;
     int npy = s.format == OOC_FORMAT_NPY;
     if (size < off + bytes) {
-        st = OOC_ERR(err, OOC_ERR_FORMAT, "%s: truncated: %llu bytes, %s says %llu", path,
+        st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: truncated: %llu bytes, %s says %llu", path,
                      (unsigned long long)size, npy ? "the header" : "the raw shape",
                      (unsigned long long)(off + bytes));
         goto fail;
     }
     if (size > off + bytes) {
         if (npy)
-            st = OOC_ERR(err, OOC_ERR_FORMAT, "%s: %llu trailing bytes: the file has %llu, the header says %llu",
-                         path, (unsigned long long)(size - off - bytes), (unsigned long long)size,
+            st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
+                              "%s: %llu trailing bytes: the file has %llu, the header says %llu", path, (unsigned long long)(size - off - bytes), (unsigned long long)size,
                          (unsigned long long)(off + bytes));
         else
-            st = OOC_ERR(err, OOC_ERR_FORMAT,
+            st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
                          "%s: shape mismatch: the file has %llu bytes, %lld x %lld elements of %zu "
                          "bytes are %llu",
                          path, (unsigned long long)size, (long long)s.rows, (long long)s.cols,
@@ -263,24 +314,131 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* OOC_FILE_RESUME: the temporary file a previous run left, opened for writing
- * without truncation, if it has exactly the size and header expected; else -1. */
-static int reuse_tmp(const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen)
+/* The target of an output may be absent or a regular file, nothing else: a
+ * rename would replace a device node, a FIFO or a symbolic link itself, and
+ * cannot replace a directory. Checked at create (so that nothing is computed
+ * for an output that cannot be committed) and again at commit. */
+static ooc_status_t check_target(ooc_err_t *err, const char *path)
 {
-    int fd = open(tmp, O_RDWR | O_CLOEXEC);
-    if (fd < 0) return -1;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != size) goto no;
-    if (hlen > 0) {
-        unsigned char cur[HEADER_CAP];
-        ooc_err_t e;
-        ooc_err_clear(&e);
-        if (ooc_io_pread(fd, cur, hlen, 0, tmp, &e) != OOC_SUCCESS || memcmp(cur, hdr, hlen) != 0) goto no;
+    char eb[128];
+    if (lstat(path, &sb) != 0) {
+        if (errno == ENOENT) return OOC_SUCCESS;
+        return OOC_ERR_FILE(err, OOC_ERR_IO, path, "output %s: %s", path, errtext(errno, eb, sizeof eb));
     }
-    return fd;
-no:
-    close(fd);
-    return -1;
+    if (S_ISREG(sb.st_mode)) return OOC_SUCCESS;
+    if (S_ISLNK(sb.st_mode))
+        return OOC_ERR_FILE(err, OOC_ERR_IO, path,
+                            "output %s is a symbolic link: refusing to replace it (name the file it points to)", path);
+    return OOC_ERR_FILE(err, OOC_ERR_IO, path, "output %s is %s: refusing to replace it with a matrix file", path,
+                        ooc_file_kind(sb.st_mode));
+}
+
+/* Open the temporary file tmp for this job alone: an existing one (left by
+ * an earlier run) or a new one made exclusively, never through a symbolic
+ * link, a regular file, locked (OOC_ERR_BUSY when another job holds it), and
+ * still the file the name means once locked. *created says which. */
+static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *created)
+{
+    char eb[128];
+    for (int attempt = 0; attempt < 8; attempt++) {
+        *created = 0;
+        int fd = open(tmp, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) {
+            fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+            if (fd < 0 && errno == EEXIST) continue; /* made meanwhile: look again */
+            *created = fd >= 0;
+        }
+        if (fd < 0) {
+            int e = errno;
+            if (e == ELOOP)
+                return OOC_ERR_FILE(err, OOC_ERR_IO, tmp,
+                                    "%s is a symbolic link: refusing to write through it (remove it)", tmp);
+            return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "open %s: %s", tmp, errtext(e, eb, sizeof eb));
+        }
+        struct stat sb;
+        if (fstat(fd, &sb) != 0) {
+            int e = errno;
+            close(fd);
+            return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "fstat %s: %s", tmp, errtext(e, eb, sizeof eb));
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            close(fd);
+            return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "%s is %s: refusing to use it as the temporary output", tmp,
+                                ooc_file_kind(sb.st_mode));
+        }
+        blocking(fd);
+        int e = ooc_fd_lock(fd);
+        if (e != 0) {
+            close(fd);
+            if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)
+                return OOC_ERR_FILE(err, OOC_ERR_BUSY, tmp,
+                                    "another job is writing this output: %s is locked by it", tmp);
+            return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "lock %s: %s", tmp, errtext(e, eb, sizeof eb));
+        }
+        if (!ooc_fd_is_path(fd, tmp)) { /* renamed or removed before we locked it: look again */
+            close(fd);
+            continue;
+        }
+        *fd_out = fd;
+        return OOC_SUCCESS;
+    }
+    return OOC_ERR_FILE(err, OOC_ERR_BUSY, tmp, "%s keeps changing: another job is creating this output", tmp);
+}
+
+/* A temporary file a previous run left, with exactly the size and header
+ * expected: its blocks may be reused. */
+static int tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) return 0;
+    if (hlen == 0) return 1;
+    unsigned char cur[HEADER_CAP];
+    ooc_err_t e;
+    ooc_err_clear(&e);
+    return ooc_io_pread(fd, cur, hlen, 0, tmp, &e) == OOC_SUCCESS && memcmp(cur, hdr, hlen) == 0;
+}
+
+/* Make fd (locked, ours) hold the header and room for size bytes in all,
+ * reserved on the disk where the file system can, so that a full disk fails
+ * here and not after hours of work. */
+static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsigned char *hdr, size_t hlen,
+                             uint64_t size)
+{
+    char eb[128];
+    if (ftruncate(fd, 0) != 0)
+        return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "ftruncate %s: %s", tmp, errtext(errno, eb, sizeof eb));
+    OOC_FORWARD(ooc_io_pwrite(fd, hdr, hlen, 0, tmp, err));
+    int rc = ooc_fault_errno(OOC_FAULT_RESERVE);
+    if (rc == 0) {
+        do {
+            rc = fallocate(fd, 0, 0, (off_t)size) == 0 ? 0 : errno;
+        } while (rc == EINTR);
+    }
+    if (rc == EOPNOTSUPP || rc == ENOSYS) rc = 0; /* cannot reserve here: sparse, checked at each write */
+    if (rc != 0) {
+        char sz[32];
+        snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
+        return OOC_ERR_FILE(err, ooc_errno_status(rc), tmp, "reserving %s bytes for %s: %s", sz, tmp,
+                            errtext(rc, eb, sizeof eb));
+    }
+    if (ftruncate(fd, (off_t)size) != 0)
+        return OOC_ERR_FILE(err, ooc_errno_status(errno), tmp, "ftruncate %s to %llu bytes: %s", tmp,
+                            (unsigned long long)size, errtext(errno, eb, sizeof eb));
+    return OOC_SUCCESS;
+}
+
+/* Remove the default journal of path (PATH.ooc-journal): the data it
+ * vouched for is being overwritten. */
+static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path)
+{
+    char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
+    OOC_RETURN_ERROR_IF(journal == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
+    strcpy(journal, path);
+    strcat(journal, OOC_JOURNAL_SUFFIX);
+    ooc_status_t st = ooc_journal_remove(journal, err);
+    free(journal);
+    return st;
 }
 
 ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_spec_t *spec,
@@ -291,16 +449,21 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     ooc_err_t *err = &h->err;
     OOC_RETURN_ERROR_IF(path == NULL || spec == NULL || file == NULL, err, OOC_ERR_NULL_ARG,
                         "ooc_file_create: path, spec or file is NULL");
+    OOC_RETURN_ERROR_IF((flags & ~(unsigned)OOC_FILE_RESUME) != 0, err, OOC_ERR_INVALID_PARAM,
+                        "ooc_file_create: unknown flags 0x%x", flags);
     ooc_file_spec_t s = *spec;
     if (s.format == OOC_FORMAT_AUTO) {
-        OOC_RETURN_ERROR_IF(!ends_with(path, ".npy"), err, OOC_ERR_FORMAT,
-                            "%s: cannot create: no format given and the name does not end in .npy "
-                            "(choose npy or raw)", path);
+        if (!ends_with(path, ".npy"))
+            return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
+                                "%s: cannot create: no format given and the name does not end in .npy "
+                                "(choose npy or raw)", path);
         s.format = OOC_FORMAT_NPY;
     }
-    OOC_RETURN_ERROR_IF(s.format != OOC_FORMAT_NPY && s.format != OOC_FORMAT_RAW, err, OOC_ERR_FORMAT,
-                        "%s: cannot create: unknown file format %d", path, (int)s.format);
+    if (s.format != OOC_FORMAT_NPY && s.format != OOC_FORMAT_RAW)
+        return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: cannot create: unknown file format %d", path,
+                            (int)s.format);
     OOC_FORWARD(check_spec(err, path, &s, "cannot create: it needs"));
+    OOC_FORWARD(check_target(err, path));
 
     unsigned char hdr[HEADER_CAP];
     size_t hlen = 0;
@@ -313,8 +476,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     OOC_FORWARD(data_size(err, path, &s, hlen, &bytes));
 
     ooc_status_t st;
-    char eb[128];
-    int fd = -1;
+    int fd = -1, created = 0;
     ooc_file_t *f = calloc(1, sizeof *f);
     if (f == NULL || (f->path = strdup(path)) == NULL ||
         (f->tmp_path = malloc(strlen(path) + sizeof TMP_SUFFIX)) == NULL) {
@@ -325,31 +487,17 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     strcat(f->tmp_path, TMP_SUFFIX);
     const char *tmp = f->tmp_path;
 
-    if (flags & OOC_FILE_RESUME) fd = reuse_tmp(tmp, hlen + bytes, hdr, hlen);
-    f->resumed = fd >= 0;
-    if (fd < 0) {
-        fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            st = OOC_ERR(err, OOC_ERR_IO, "open %s: %s", tmp, errtext(errno, eb, sizeof eb));
-            goto fail;
-        }
-        st = ooc_io_pwrite(fd, hdr, hlen, 0, tmp, err);
-        if (st == OOC_SUCCESS && ftruncate(fd, (off_t)(hlen + bytes)) != 0)
-            st = OOC_ERR(err, OOC_ERR_IO, "ftruncate %s to %llu bytes: %s", tmp,
-                         (unsigned long long)(hlen + bytes), errtext(errno, eb, sizeof eb));
+    st = open_tmp(err, tmp, &fd, &created);
+    if (st != OOC_SUCCESS) goto fail;
+    f->resumed = (flags & OOC_FILE_RESUME) && !created && tmp_matches(fd, tmp, hlen + bytes, hdr, hlen);
+    if (!f->resumed) {
+        /* starting over: the data a default journal vouched for is about to go */
+        st = drop_default_journal(err, path);
+        if (st == OOC_SUCCESS) st = init_tmp(err, fd, tmp, hdr, hlen, hlen + bytes);
         if (st != OOC_SUCCESS) {
+            if (ooc_fd_is_path(fd, tmp)) unlink(tmp); /* ours, locked: emptied or made above */
             close(fd);
-            fd = -1;
-            unlink(tmp); /* ours: we just created or emptied it */
             goto fail;
-        }
-        /* the data a default journal vouched for is gone: so must the journal be */
-        char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
-        if (journal) {
-            strcpy(journal, path);
-            strcat(journal, OOC_JOURNAL_SUFFIX);
-            unlink(journal);
-            free(journal);
         }
     }
     f->fd = fd;
@@ -405,11 +553,16 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     char eb[128];
     while (fdatasync(f->fd) != 0) {
         if (errno == EINTR) continue;
-        return OOC_ERR(err, OOC_ERR_IO, "fdatasync %s: %s", f->tmp_path, errtext(errno, eb, sizeof eb));
+        int e = errno;
+        return OOC_ERR_FILE(err, ooc_errno_status(e), f->tmp_path, "fdatasync %s: %s", f->tmp_path,
+                            errtext(e, eb, sizeof eb));
     }
+    OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
+                        "commit %s: the temporary file %s was removed or replaced meanwhile", f->path, f->tmp_path);
+    OOC_FORWARD(check_target(err, f->path)); /* a device or directory may have appeared there since */
     if (rename(f->tmp_path, f->path) != 0)
-        return OOC_ERR(err, OOC_ERR_IO, "rename %s to %s: %s", f->tmp_path, f->path,
-                       errtext(errno, eb, sizeof eb));
+        return OOC_ERR_FILE(err, OOC_ERR_IO, f->path, "rename %s to %s: %s", f->tmp_path, f->path,
+                            errtext(errno, eb, sizeof eb));
     /* the target exists now: the file is committed even if the directory sync fails */
     free(f->tmp_path);
     f->tmp_path = NULL;
@@ -421,8 +574,10 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
 void ooc_file_close(ooc_file_t *f, int discard)
 {
     if (f == NULL) return;
+    /* only our own temporary file: never one another job made at that name since */
+    if (f->tmp_path != NULL && !f->committed && discard && f->writable && ooc_fd_is_path(f->fd, f->tmp_path))
+        unlink(f->tmp_path);
     if (f->fd >= 0) close(f->fd);
-    if (f->tmp_path != NULL && !f->committed && discard) unlink(f->tmp_path);
     free(f->tmp_path);
     free(f->path);
     free(f);

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * journal.c: the resume journal (see journal.h). Format, version 1:
+ * journal.c: the resume journal (see journal.h). Format, version 2, one
+ * record per line:
  *
- *   oocgemm-journal 1
+ *   oocgemm-journal 2
  *   job <identity>
- *   plan <swap> <mb> <nb> <kb> <total> <resumable>
- *   done 0
- *   done 1
- *   ...
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO
+ *   head <H>                          H = hash of the three lines above
+ *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
+ *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
  *
- * Every write is followed by fdatasync: a line in the journal means the
- * block is on disk.
+ * hashes as 16 lower-case hex digits. Every write is followed by fdatasync: a
+ * record in the journal means the block is on disk. The parser accepts only
+ * the exact bytes the writer produces (each record is re-formatted and
+ * compared), so a stray NUL, a sign, a leading zero or an edited number is
+ * damage, never a different block.
  */
 #include "config.h"
 
@@ -20,124 +24,375 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fault.h"
+#include "io.h"
 #include "journal.h"
 
-#define MAGIC "oocgemm-journal 1\n"
+#define MAGIC "oocgemm-journal 2\n"
+#define MAGIC_ANY "oocgemm-journal "
+#define MAX_BYTES ((size_t)1 << 31) /* larger than any journal of OOC_JOURNAL_MAX_BLOCKS blocks needs */
+#define LINE_MAX_BYTES (OOC_JOURNAL_JOB_MAX + 64)
+#define HEAD_MAX_BYTES (OOC_JOURNAL_JOB_MAX + 1024) /* magic, job, plan and head lines */
 
-static ooc_status_t write_all(int fd, const char *s, size_t len, const char *path, ooc_err_t *err)
+uint64_t ooc_journal_hash(uint64_t seed, const void *bytes, size_t n)
 {
-    while (len > 0) {
-        ssize_t w = write(fd, s, len);
-        if (w < 0 && errno == EINTR) continue;
-        OOC_RETURN_ERROR_IF(w <= 0, err, OOC_ERR_IO, "write %s: %s", path, strerror(errno ? errno : EIO));
-        s += w;
-        len -= (size_t)w;
+    uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+    const unsigned char *p = bytes;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
     }
-    OOC_RETURN_ERROR_IF(fdatasync(fd) != 0, err, OOC_ERR_IO, "fdatasync %s: %s", path, strerror(errno));
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 31);
+}
+
+static uint64_t record_hash(uint64_t digest, const char *text) { return ooc_journal_hash(digest, text, strlen(text)); }
+
+/* The header's text (magic, job and plan lines) into buf; its length, or -1. */
+static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap,
+                     MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
+                           " resumable=%d out=%" PRIu64 ":%" PRIu64 "\n",
+                     h->job, h->swap, h->mb, h->nb, h->kb, h->tail, h->b_chunks, h->total, h->resumable, h->out_dev,
+                     h->out_ino);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+static int format_done(uint64_t digest, int64_t g, char *buf, size_t cap)
+{
+    char text[40];
+    snprintf(text, sizeof text, "done %" PRId64, g);
+    return snprintf(buf, cap, "%s %016" PRIx64 "\n", text, record_hash(digest, text));
+}
+
+static int format_complete(uint64_t digest, uint64_t size, int64_t sec, long nsec, char *buf, size_t cap)
+{
+    char text[80];
+    snprintf(text, sizeof text, "complete %" PRIu64 ":%" PRId64 ".%09ld", size, sec, nsec);
+    return snprintf(buf, cap, "%s %016" PRIx64 "\n", text, record_hash(digest, text));
+}
+
+void ooc_journal_info_free(ooc_journal_info_t *info)
+{
+    if (info == NULL) return;
+    free(info->done);
+    info->done = NULL;
+}
+
+/* The next line of buf from *at: a NUL-terminated copy in line (cap bytes,
+ * newline kept). 1: a complete line; 0: end of buffer; -1: a torn last line
+ * (no newline); -2: the line is longer than cap - 1 or holds a NUL. */
+static int next_line(const char *buf, size_t len, size_t *at, char *line, size_t cap)
+{
+    if (*at >= len) return 0;
+    const char *start = buf + *at;
+    size_t rest = len - *at;
+    const char *nl = memchr(start, '\n', rest);
+    size_t n = nl ? (size_t)(nl - start) + 1 : rest;
+    *at += n;
+    if (nl == NULL) return -1;
+    if (n >= cap || memchr(start, '\0', n) != NULL) return -2;
+    memcpy(line, start, n);
+    line[n] = '\0';
+    return 1;
+}
+
+ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, ooc_journal_info_t *info,
+                               ooc_err_t *err)
+{
+    memset(info, 0, sizeof *info);
+    ooc_journal_head_t *h = &info->head;
+    char line[LINE_MAX_BYTES], want[HEAD_MAX_BYTES];
+    size_t at = 0;
+
+    /* the header: magic, job, plan, head */
+    if (len < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1) != 0) {
+        if (len >= sizeof MAGIC_ANY - 1 && memcmp(buf, MAGIC_ANY, sizeof MAGIC_ANY - 1) == 0)
+            return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name,
+                                "%s: a journal of another version of libooc_gemm: it cannot be resumed by this one",
+                                name);
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name, "%s: not a libooc_gemm journal", name);
+    }
+    at = sizeof MAGIC - 1;
+    int r = next_line(buf, len, &at, line, sizeof line);
+    if (r != 1 || strncmp(line, "job ", 4) != 0 || strlen(line) - 5 >= sizeof h->job)
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name, "%s: damaged: line 2 is not the job's identity", name);
+    memcpy(h->job, line + 4, strlen(line) - 5);
+    h->job[strlen(line) - 5] = '\0';
+    r = next_line(buf, len, &at, line, sizeof line);
+    int ok = r == 1 &&
+             sscanf(line, "plan swap=%d mb=%" SCNd64 " nb=%" SCNd64 " kb=%" SCNd64 " tail=%d chunks=%d blocks=%" SCNd64
+                          " resumable=%d out=%" SCNu64 ":%" SCNu64,
+                    &h->swap, &h->mb, &h->nb, &h->kb, &h->tail, &h->b_chunks, &h->total, &h->resumable, &h->out_dev,
+                    &h->out_ino) == 10;
+    ok = ok && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
+         h->tail <= 6 && h->b_chunks >= 1 && h->b_chunks <= 8 && h->total >= 1 &&
+         h->total <= OOC_JOURNAL_MAX_BLOCKS && (h->resumable == 0 || h->resumable == 1);
+    /* the header exactly as the writer formats it, and its checksum */
+    int hn = ok ? format_head(h, want, sizeof want) : -1;
+    ok = hn > 0 && (size_t)hn == at && memcmp(want, buf, (size_t)hn) == 0;
+    if (!ok) return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name, "%s: damaged: line 3 is not a plan", name);
+    uint64_t digest = ooc_journal_hash(0, buf, at);
+    r = next_line(buf, len, &at, line, sizeof line);
+    snprintf(want, sizeof want, "head %016" PRIx64 "\n", digest);
+    if (r != 1 || strcmp(line, want) != 0)
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name,
+                            "%s: damaged: the header's checksum does not match (edited or corrupted)", name);
+
+    info->done = calloc((size_t)(h->total + 7) / 8, 1);
+    OOC_RETURN_ERROR_IF(info->done == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory for %" PRId64 " blocks", name,
+                        h->total);
+    /* the records */
+    ooc_status_t st = OOC_SUCCESS;
+    for (int64_t lineno = 5;; lineno++) {
+        r = next_line(buf, len, &at, line, sizeof line);
+        if (r == 0 || r == -1) break; /* the end, or a torn last record: that block is simply redone */
+        int64_t g = -1;
+        uint64_t size = 0;
+        int64_t sec = 0;
+        long nsec = 0;
+        ok = 0;
+        if (r == 1 && !info->complete && sscanf(line, "done %" SCNd64, &g) == 1 && g >= 0 && g < h->total) {
+            format_done(digest, g, want, sizeof want);
+            ok = strcmp(line, want) == 0;
+            if (ok && !(info->done[g / 8] & (1u << (g % 8)))) {
+                info->done[g / 8] |= (unsigned char)(1u << (g % 8));
+                info->ndone++;
+            }
+        } else if (r == 1 && !info->complete &&
+                   sscanf(line, "complete %" SCNu64 ":%" SCNd64 ".%ld", &size, &sec, &nsec) == 3 && nsec >= 0 &&
+                   nsec < 1000000000L) {
+            format_complete(digest, size, sec, nsec, want, sizeof want);
+            ok = strcmp(line, want) == 0 && info->ndone == h->total;
+            if (ok) {
+                info->complete = 1;
+                info->out_size = size;
+                info->out_mtime_sec = sec;
+                info->out_mtime_nsec = nsec;
+            }
+        }
+        if (!ok) {
+            st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name,
+                              "%s: damaged: line %" PRId64 " is not a record of this job (edited or corrupted)%s",
+                              name, lineno, info->complete ? ": nothing may follow the completion record" : "");
+            break;
+        }
+    }
+    if (st != OOC_SUCCESS) {
+        ooc_journal_info_free(info);
+        return st;
+    }
+    while (info->prefix < h->total && (info->done[info->prefix / 8] & (1u << (info->prefix % 8)))) info->prefix++;
     return OOC_SUCCESS;
+}
+
+/* Open an existing file at path without following a symbolic link or
+ * blocking on a FIFO; it must be a regular file. -1 with errno (ENOENT: none;
+ * ELOOP: a symbolic link; EINVAL: not a regular file). */
+static int open_regular(const char *path, int flags)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+static ooc_status_t open_failed(const char *what, const char *path, ooc_err_t *err)
+{
+    int e = errno;
+    if (e == ELOOP)
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path, "%s %s: a symbolic link: refusing to follow it", what, path);
+    if (e == EINVAL)
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path, "%s %s: not a regular file: refusing to use it", what, path);
+    return OOC_ERR_FILE(err, ooc_errno_status(e), path, "%s %s: %s", what, path, strerror(e));
 }
 
 ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *exists, ooc_err_t *err)
 {
     memset(info, 0, sizeof *info);
     *exists = 0;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        OOC_RETURN_ERROR_IF(errno != ENOENT, err, OOC_ERR_IO, "open %s: %s", path, strerror(errno));
-        return OOC_SUCCESS;
+    int fd = open_regular(path, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ENOENT) return OOC_SUCCESS;
+        return open_failed("open journal", path, err);
     }
     *exists = 1;
-    char line[sizeof info->job + 16];
+    struct stat sb;
     ooc_status_t st = OOC_SUCCESS;
-    int ok = fgets(line, sizeof line, f) != NULL && strcmp(line, MAGIC) == 0;
-    ok = ok && fgets(line, sizeof line, f) != NULL && strncmp(line, "job ", 4) == 0 &&
-         line[strlen(line) - 1] == '\n';
-    if (ok) {
-        size_t n = strlen(line + 4) - 1; /* without the newline */
-        ok = n < sizeof info->job;
-        if (ok) {
-            memcpy(info->job, line + 4, n);
-            info->job[n] = '\0';
-        }
-    }
-    ok = ok && fgets(line, sizeof line, f) != NULL &&
-         sscanf(line, "plan %d %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %d", &info->swap, &info->mb,
-                &info->nb, &info->kb, &info->total, &info->resumable) == 6;
-    if (!ok) {
-        st = OOC_ERR(err, OOC_ERR_JOURNAL, "%s: not a libooc_gemm journal (version 1) or damaged header", path);
+    char *buf = NULL;
+    if (fstat(fd, &sb) != 0) {
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "fstat %s: %s", path, strerror(errno));
+    } else if ((uint64_t)sb.st_size > MAX_BYTES) {
+        st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path, "%s: damaged: %jd bytes is larger than any journal",
+                          path, (intmax_t)sb.st_size);
+    } else if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
+        st = OOC_ERR(err, OOC_ERR_HOST_MEMORY, "%s: out of memory for %jd bytes", path, (intmax_t)sb.st_size);
     } else {
-        /* "done G" lines, in order; a torn (unterminated) last line is ignored */
-        while (fgets(line, sizeof line, f) != NULL) {
-            int64_t g;
-            char end;
-            if (line[strlen(line) - 1] != '\n') break;
-            if (sscanf(line, "done %" SCNd64 "%c", &g, &end) != 2 || g != info->done || g >= info->total) {
-                st = OOC_ERR(err, OOC_ERR_JOURNAL, "%s: damaged: line '%.40s' after %" PRId64 " finished blocks",
-                             path, line, info->done);
-                break;
-            }
-            info->done++;
+        st = ooc_io_pread(fd, buf, (size_t)sb.st_size, 0, path, err);
+        if (st == OOC_SUCCESS) st = ooc_journal_parse(buf, (size_t)sb.st_size, path, info, err);
+    }
+    free(buf);
+    close(fd);
+    return st;
+}
+
+static ooc_status_t write_all(int fd, const char *s, size_t len, const char *path, ooc_err_t *err)
+{
+    int injected = ooc_fault_errno(OOC_FAULT_JOURNAL);
+    if (injected)
+        return OOC_ERR_FILE(err, ooc_errno_status(injected), path, "write %s: %s (injected by OOC_FAULT)", path,
+                            strerror(injected));
+    while (len > 0) {
+        ssize_t w = write(fd, s, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            return OOC_ERR_FILE(err, ooc_errno_status(e), path, "write %s: %s", path, strerror(e));
         }
+        s += w;
+        len -= (size_t)w;
     }
-    fclose(f);
-    return st;
-}
-
-ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_journal_info_t *info, ooc_err_t *err)
-{
-    j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
-    OOC_RETURN_ERROR_IF(j->fd < 0, err, OOC_ERR_IO, "create %s: %s", path, strerror(errno));
-    j->path = strdup(path);
-    if (j->path == NULL) {
-        ooc_journal_close(j, 1);
-        return OOC_ERR(err, OOC_ERR_HOST_MEMORY, "strdup: out of memory");
-    }
-    char head[sizeof info->job + 256];
-    int len = snprintf(head, sizeof head, MAGIC "job %s\nplan %d %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %d\n",
-                       info->job, info->swap, info->mb, info->nb, info->kb, info->total, info->resumable);
-    ooc_status_t st = write_all(j->fd, head, (size_t)len, path, err);
-    if (st != OOC_SUCCESS) ooc_journal_close(j, 1);
-    return st;
-}
-
-ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, ooc_err_t *err)
-{
-    j->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
-    OOC_RETURN_ERROR_IF(j->fd < 0, err, OOC_ERR_IO, "open %s: %s", path, strerror(errno));
-    j->path = strdup(path);
-    if (j->path == NULL) {
-        ooc_journal_close(j, 0);
-        return OOC_ERR(err, OOC_ERR_HOST_MEMORY, "strdup: out of memory");
-    }
-    /* cut a torn last line so that the next record starts on a line of its own */
-    char buf[4096];
-    off_t size = lseek(j->fd, 0, SEEK_END), from = size > (off_t)sizeof buf ? size - (off_t)sizeof buf : 0;
-    ssize_t got = size > 0 ? pread(j->fd, buf, (size_t)(size - from), from) : 0;
-    if (got > 0 && buf[got - 1] != '\n') {
-        off_t keep = from;
-        for (ssize_t i = got - 1; i >= 0; i--)
-            if (buf[i] == '\n') {
-                keep = from + i + 1;
-                break;
-            }
-        OOC_RETURN_ERROR_IF(ftruncate(j->fd, keep) != 0, err, OOC_ERR_IO, "ftruncate %s: %s", path, strerror(errno));
+    while (fdatasync(fd) != 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s", path, strerror(e));
     }
     return OOC_SUCCESS;
 }
 
+/* Lock fd for this job, or say who holds it. */
+static ooc_status_t lock(int fd, const char *path, ooc_err_t *err)
+{
+    int e = ooc_fd_lock(fd);
+    if (e == 0) return OOC_SUCCESS;
+    if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)
+        return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "journal %s is in use by another job (locked)", path);
+    return OOC_ERR_FILE(err, OOC_ERR_IO, path, "lock %s: %s", path, strerror(e));
+}
+
+ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
+{
+    int fd = open_regular(path, O_RDWR);
+    if (fd < 0) {
+        if (errno == ENOENT) return OOC_SUCCESS;
+        return open_failed("remove the old journal", path, err);
+    }
+    char head[sizeof MAGIC_ANY - 1];
+    ssize_t got = pread(fd, head, sizeof head, 0);
+    ooc_status_t st = OOC_SUCCESS;
+    if (got != (ssize_t)sizeof head || memcmp(head, MAGIC_ANY, sizeof head) != 0)
+        st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path,
+                          "%s is not a libooc_gemm journal: refusing to remove or overwrite it (is the journal path "
+                          "an input or another file by mistake?)",
+                          path);
+    if (st == OOC_SUCCESS) st = lock(fd, path, err);
+    /* ours now: remove it if the name still means this file */
+    if (st == OOC_SUCCESS && ooc_fd_is_path(fd, path) && unlink(path) != 0 && errno != ENOENT)
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "unlink %s: %s", path, strerror(errno));
+    close(fd);
+    return st;
+}
+
+static ooc_status_t keep_path(ooc_journal_t *j, const char *path, ooc_err_t *err)
+{
+    j->path = strdup(path);
+    OOC_RETURN_ERROR_IF(j->path == NULL, err, OOC_ERR_HOST_MEMORY, "strdup: out of memory");
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_journal_head_t *head, ooc_err_t *err)
+{
+    j->fd = -1;
+    j->path = NULL;
+    char buf[HEAD_MAX_BYTES];
+    int n = format_head(head, buf, sizeof buf - 32);
+    OOC_RETURN_ERROR_IF(n < 0 || strchr(head->job, '\n') != NULL, err, OOC_ERR_INTERNAL,
+                        "journal %s: the job's identity does not fit a line", path);
+    j->digest = ooc_journal_hash(0, buf, (size_t)n);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "head %016" PRIx64 "\n", j->digest);
+    j->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (j->fd < 0) {
+        int e = errno;
+        if (e == EEXIST)
+            return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "create journal %s: it appeared meanwhile (another job?)", path);
+        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "create journal %s: %s", path, strerror(e));
+    }
+    ooc_status_t st = keep_path(j, path, err);
+    if (st == OOC_SUCCESS) st = lock(j->fd, path, err);
+    if (st == OOC_SUCCESS) st = write_all(j->fd, buf, (size_t)n, path, err);
+    if (st != OOC_SUCCESS) {
+        close(j->fd);
+        j->fd = -1;
+        unlink(path); /* ours: created exclusively above */
+        free(j->path);
+        j->path = NULL;
+    }
+    return st;
+}
+
+ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const ooc_journal_info_t *info,
+                                     ooc_err_t *err)
+{
+    j->path = NULL;
+    j->fd = open_regular(path, O_RDWR | O_APPEND);
+    if (j->fd < 0) return open_failed("open journal", path, err);
+    char buf[HEAD_MAX_BYTES];
+    int n = format_head(&info->head, buf, sizeof buf);
+    j->digest = n > 0 ? ooc_journal_hash(0, buf, (size_t)n) : 0;
+    ooc_status_t st = keep_path(j, path, err);
+    if (st == OOC_SUCCESS) st = lock(j->fd, path, err);
+    if (st == OOC_SUCCESS) {
+        /* cut a torn last line so that the next record starts on a line of its own */
+        char tail[4096];
+        off_t size = lseek(j->fd, 0, SEEK_END), from = size > (off_t)sizeof tail ? size - (off_t)sizeof tail : 0;
+        ssize_t got = size > 0 ? pread(j->fd, tail, (size_t)(size - from), from) : 0;
+        if (got > 0 && tail[got - 1] != '\n') {
+            off_t keep = from;
+            for (ssize_t i = got - 1; i >= 0; i--)
+                if (tail[i] == '\n') {
+                    keep = from + i + 1;
+                    break;
+                }
+            if (ftruncate(j->fd, keep) != 0)
+                st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "ftruncate %s: %s", path, strerror(errno));
+        }
+    }
+    if (st != OOC_SUCCESS) ooc_journal_close(j, 0);
+    return st;
+}
+
 ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err)
 {
-    char line[48];
-    int len = snprintf(line, sizeof line, "done %" PRId64 "\n", g);
+    char line[64];
+    int len = format_done(j->digest, g, line, sizeof line);
+    return write_all(j->fd, line, (size_t)len, j->path, err);
+}
+
+ooc_status_t ooc_journal_complete(ooc_journal_t *j, uint64_t size, int64_t mtime_sec, long mtime_nsec, ooc_err_t *err)
+{
+    char line[128];
+    int len = format_complete(j->digest, size, mtime_sec, mtime_nsec, line, sizeof line);
     return write_all(j->fd, line, (size_t)len, j->path, err);
 }
 
 void ooc_journal_close(ooc_journal_t *j, int remove_file)
 {
+    if (remove_file && j->path && j->fd >= 0 && ooc_fd_is_path(j->fd, j->path)) unlink(j->path);
     if (j->fd >= 0) close(j->fd);
-    if (remove_file && j->path) unlink(j->path);
     free(j->path);
     j->fd = -1;
     j->path = NULL;

@@ -2,47 +2,98 @@
 /*
  * journal.h: the resume journal of a file multiply. A text file beside the
  * output: a header naming the job (input files' identities, shapes, types,
- * scalars) and its plan, then one "done G" line per finished row block,
- * appended after that block of C is flushed to disk. Knows nothing of CUDA
- * or the pipeline.
+ * scalars), its plan and the temporary output file it writes, sealed by a
+ * checksum; then one checksummed "done G" record per finished row block,
+ * appended after that block of C is flushed to disk, in any order; then,
+ * when every block is done, a "complete" record with the finished output's
+ * identity. A record whose checksum does not match its job is damage, and a
+ * resume refuses a damaged journal. Knows nothing of CUDA or the pipeline.
  */
 #ifndef OOC_JOURNAL_H
 #define OOC_JOURNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 
+/* Most blocks a journal may describe (bounds the memory a resume needs). */
+#define OOC_JOURNAL_MAX_BLOCKS ((int64_t)1 << 31)
+/* Longest job identity line. */
+#define OOC_JOURNAL_JOB_MAX 2048
+
+/* What the header says: the job and the plan that decides its blocks. */
+typedef struct {
+    char job[OOC_JOURNAL_JOB_MAX]; /* identity of the job: must match for a resume */
+    int swap;
+    int64_t mb, nb, kb;
+    int tail, b_chunks;
+    int64_t total;      /* blocks in the job */
+    int resumable;      /* 0: restart from scratch on resume (several k-panels) */
+    uint64_t out_dev, out_ino; /* the temporary output file the blocks are written into */
+} ooc_journal_head_t;
+
+/* A journal as read. */
+typedef struct {
+    ooc_journal_head_t head;
+    unsigned char *done; /* head.total bits: block g recorded as finished */
+    int64_t ndone;       /* distinct blocks recorded */
+    int64_t prefix;      /* blocks 0 .. prefix-1 are all recorded */
+    int complete;        /* the job finished: the output below holds its result */
+    uint64_t out_size;   /* the finished output's size and modification time */
+    int64_t out_mtime_sec;
+    long out_mtime_nsec;
+} ooc_journal_info_t;
+
+/* Parse a journal held in buf (len bytes; name for messages). A torn last
+ * line (no newline: a write cut by a crash) is ignored; anything else that
+ * is not exactly what ooc_journal_* writes is OOC_ERR_JOURNAL naming the line.
+ * On success info->done is allocated: free it with ooc_journal_info_free(). */
+ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, ooc_journal_info_t *info,
+                               ooc_err_t *err);
+
+/* Read the journal at path. *exists = 0 (and OOC_SUCCESS) when there is none;
+ * OOC_ERR_JOURNAL when it is not a journal of this version or is damaged. */
+ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *exists, ooc_err_t *err);
+void ooc_journal_info_free(ooc_journal_info_t *info);
+
+/* An open journal, locked against other jobs, for appending. */
 typedef struct {
     int fd;
     char *path;
+    uint64_t digest; /* of the header: every record's checksum starts from it */
 } ooc_journal_t;
 
-/* What a journal says about its job. */
-typedef struct {
-    char job[2048];         /* identity line: must match for a resume */
-    int swap;
-    int64_t mb, nb, kb;     /* the plan's sizes */
-    int64_t total;          /* blocks in the job */
-    int resumable;          /* 0: restart from scratch on resume (several k-panels) */
-    int64_t done;           /* blocks 0 .. done-1 recorded as finished */
-} ooc_journal_info_t;
+/* Remove the journal at path before a fresh run (it vouches for data that is
+ * about to be overwritten). Nothing there is fine. Refuses (OOC_ERR_JOURNAL,
+ * removing nothing) a path that is not a regular file holding a journal: a
+ * symbolic link, a device, an input named by mistake. OOC_ERR_BUSY when
+ * another job holds it. */
+ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err);
 
-/* Read the journal at path. *exists = 0 (and OOC_SUCCESS) when there is none;
- * OOC_ERR_JOURNAL when it is not a journal of this version or is damaged
- * (a torn last line is ignored: that block is simply redone). */
-ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *exists, ooc_err_t *err);
+/* Create the journal with head (exclusively: nothing may be at path), locked
+ * and flushed to disk. */
+ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_journal_head_t *head,
+                                ooc_err_t *err);
 
-/* Create (truncate) the journal with info's header, flushed to disk. */
-ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_journal_info_t *info, ooc_err_t *err);
-
-/* Reopen an existing journal to append to it. */
-ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, ooc_err_t *err);
+/* Reopen the journal read as info to append to it (locked; a torn last line
+ * is cut off so that the next record starts on a line of its own). */
+ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const ooc_journal_info_t *info,
+                                     ooc_err_t *err);
 
 /* Record block g as finished (flushed to disk before returning). */
 ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err);
 
-/* Close; with remove, delete the file too (the job finished). */
+/* Record the job as complete: its output, every block written and flushed,
+ * has this size and modification time. */
+ooc_status_t ooc_journal_complete(ooc_journal_t *j, uint64_t size, int64_t mtime_sec, long mtime_nsec,
+                                  ooc_err_t *err);
+
+/* Close (and release the lock); with remove, delete the file too. */
 void ooc_journal_close(ooc_journal_t *j, int remove_file);
+
+/* The 64-bit checksum the journal uses (FNV-1a then a mixing step), from
+ * seed over n bytes. */
+uint64_t ooc_journal_hash(uint64_t seed, const void *bytes, size_t n);
 
 #endif

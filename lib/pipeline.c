@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pipeline.h"
@@ -240,6 +241,16 @@ static void count_staged(pipe_t *P, uint64_t in, uint64_t out)
     pthread_mutex_unlock(&P->mu);
 }
 
+/* Bytes over the bus: under mu too, since the writer thread copies the stats
+ * for block_done while the issuing thread counts. */
+static void count_bus(pipe_t *P, uint64_t h2d, uint64_t d2h)
+{
+    pthread_mutex_lock(&P->mu);
+    P->stats.bytes_h2d += h2d;
+    P->stats.bytes_d2h += d2h;
+    pthread_mutex_unlock(&P->mu);
+}
+
 static void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1) { ooc_plan_block(P->pl, i, r0, r1); }
 
 /* Slot of block i: blocks are numbered from the panel's first block run. */
@@ -249,10 +260,10 @@ static int reuses_slot(const pipe_t *P, int64_t i) { return i - P->first >= P->R
 static ooc_status_t io_fail(int e, const char *what, const rect_t *r, ooc_err_t *err)
 {
     if (e == -1)
-        return OOC_ERR(err, OOC_ERR_FORMAT, "%s %s: file ended before byte %llu (truncated)", what,
-                       r->name, (unsigned long long)(r->off + (r->height - 1) * r->pitch + r->width));
-    return OOC_ERR(err, OOC_ERR_IO, "%s %s: %s (at byte %llu)", what, r->name, strerror(e),
-                   (unsigned long long)r->off);
+        return OOC_ERR_FILE(err, OOC_ERR_FORMAT, r->name, "%s %s: file ended before byte %llu (truncated)", what,
+                            r->name, (unsigned long long)(r->off + (r->height - 1) * r->pitch + r->width));
+    return OOC_ERR_FILE(err, ooc_errno_status(e), r->name, "%s %s: %s (at byte %llu)", what, r->name, strerror(e),
+                        (unsigned long long)r->off);
 }
 
 /* rectangle -> packed buffer (line pitch = width) */
@@ -390,7 +401,7 @@ static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
                 OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
                 TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
             }
-            P->stats.bytes_h2d += rb.width * h;
+            count_bus(P, rb.width * h, 0);
         }
         OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_in, err));
     }
@@ -420,14 +431,14 @@ static ooc_status_t issue_in(pipe_t *P, int64_t i, ooc_err_t *err)
         OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, P->pin_in[s], ra.width, ra.width, ra.height, OOC_H2D, P->s_in, err));
     else
         OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height, OOC_H2D, P->s_in, err));
-    P->stats.bytes_h2d += ra.width * ra.height;
+    count_bus(P, ra.width * ra.height, 0);
     if (P->c_read) {
         rect_t rci = rect(&P->vcin, r0, r1, P->c0, P->c1);
         if (P->stage_cin)
             OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, P->pin_in[s] + a_part(P, &ra), rci.width, rci.width, rci.height, OOC_H2D, P->s_in, err));
         else
             OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, rci.ptr, rci.pitch, rci.width, rci.height, OOC_H2D, P->s_in, err));
-        P->stats.bytes_h2d += rci.width * rci.height;
+        count_bus(P, rci.width * rci.height, 0);
     }
     TR_END(P, P->s_in, tr, P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
@@ -491,10 +502,18 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t i, int split, ooc_err_t *err)
     else
         OOC_FORWARD(o->copy2d(be, (char *)rc.ptr, rc.pitch, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
     TR_END(P, P->s_out, tr, "D2H C", OOC_LANE_OUT, P->g0 + i);
-    P->stats.bytes_d2h += rc.width * rc.height;
+    count_bus(P, 0, rc.width * rc.height);
     OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
     advance(P, &P->issued, i + 1);
     return OOC_SUCCESS;
+}
+
+/* Before block i is started: has the caller asked the run to stop? */
+static ooc_status_t check_cancel(pipe_t *P, int64_t i, ooc_err_t *err)
+{
+    if (P->hooks == NULL || P->hooks->cancel == NULL || !atomic_load(P->hooks->cancel)) return OOC_SUCCESS;
+    return OOC_ERR(err, OOC_ERR_CANCELLED, "cancelled before block %lld of %lld", (long long)(P->g0 + i),
+                   (long long)(P->pl->m_blocks * P->pl->n_panels * P->pl->k_panels));
 }
 
 /* Wait for everything queued on our streams (not the whole device). */
@@ -530,12 +549,15 @@ static ooc_status_t run_panel(pipe_t *P)
         have_writer = rc == 0;
     }
     /* the first block's copy-in, then op(B) in chunks, the first block's
-     * multiply following the chunks, then the other blocks */
+     * multiply (chunk by chunk for block 0 only: see pipeline.h), then the
+     * other blocks */
+    if (st == OOC_SUCCESS) st = check_cancel(P, P->first, &err);
     if (st == OOC_SUCCESS) st = issue_in(P, P->first, &err);
     if (st == OOC_SUCCESS) st = upload_b(P, &err);
-    if (st == OOC_SUCCESS) st = issue_rest(P, P->first, P->pl->b_chunks > 1, &err);
+    if (st == OOC_SUCCESS) st = issue_rest(P, P->first, P->first == 0 && P->pl->b_chunks > 1, &err);
     for (int64_t i = P->first + 1; st == OOC_SUCCESS && i < P->pl->m_blocks; i++) {
-        st = issue_in(P, i, &err);
+        st = check_cancel(P, i, &err);
+        if (st == OOC_SUCCESS) st = issue_in(P, i, &err);
         if (st == OOC_SUCCESS) st = issue_rest(P, i, 0, &err);
     }
     if (st != OOC_SUCCESS) fail(P, &err); /* stop the reader and writer */
@@ -648,7 +670,12 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         return P.err.status;
     }
     if (P.T) {
-        OOC_FORWARD(ooc_trace_finish(P.T, hooks->trace_path, &P.stats.trace, err));
+        /* the product is complete: a trace that cannot be written is reported
+         * in the stats, never allowed to throw the result away */
+        ooc_err_t terr;
+        ooc_err_clear(&terr);
+        P.stats.trace_status = ooc_trace_finish(P.T, hooks->trace_path, &P.stats.trace, &terr);
+        snprintf(P.stats.trace_error, sizeof P.stats.trace_error, "%s", terr.msg);
         P.stats.traced = 1;
     }
     if (stats) *stats = P.stats;

@@ -7,6 +7,7 @@
 #ifndef OOC_PIPELINE_H
 #define OOC_PIPELINE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "backend.h"
@@ -14,7 +15,7 @@
 #include "stage.h"
 #include "trace.h"
 
-#define OOC_MAX_RING 16
+#define OOC_MAX_RING OOC_PLAN_MAX_RING
 #define OOC_MAX_STREAMS 8
 
 /* Where an operand's elements are: host memory (fd < 0) or a file. */
@@ -53,7 +54,7 @@ typedef struct {
     size_t pin_bytes;
     ooc_stream_t streams[OOC_MAX_STREAMS];
     int nstreams;
-    ooc_event_t events[3 * OOC_MAX_RING];
+    ooc_event_t events[3 * OOC_MAX_RING + OOC_MAX_B_CHUNKS]; /* 3 per slot, 1 per chunk of op(B) */
     int nevents;
 } ooc_res_t;
 
@@ -70,17 +71,26 @@ typedef struct {
     uint64_t bytes_staged_in, bytes_staged_out; /* through the pinned ring (memcpy or file I/O) */
     int traced;
     ooc_trace_summary_t trace;         /* when traced */
+    ooc_status_t trace_status;         /* writing the trace file: a failure never fails the multiply */
+    char trace_error[256];
 } ooc_pipe_stats_t;
 
 /* Blocks are numbered in the order they complete: g = (k_panel * n_panels +
  * n_panel) * m_blocks + block. A run may start at block `start` (resuming):
  * blocks before it are taken as done. After block g of a staged C is written,
  * block_done(user, g, stats so far, err) is called from the writer thread; a
- * failure it returns stops the run. */
+ * failure it returns stops the run. When *cancel becomes non-zero no further
+ * block is started and the run ends with OOC_ERR_CANCELLED.
+ *
+ * Every block is computed the same way whichever run computes it: block 0 of
+ * a panel is multiplied chunk by chunk of op(B) as the chunks arrive (b_chunks
+ * of the plan), every other block in one multiply, whatever block a run
+ * starts at. A resumed run therefore writes byte-identical blocks. */
 typedef struct {
     int64_t start;
     ooc_status_t (*block_done)(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err);
     void *user;
+    const atomic_int *cancel; /* NULL: cannot be cancelled */
     int trace;              /* time every op (trace.h) */
     const char *trace_path; /* and write the timeline there (NULL: summary only) */
 } ooc_pipe_hooks_t;

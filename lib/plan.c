@@ -149,6 +149,15 @@ static uint64_t traffic(const ctx_t *c, int64_t nb, int64_t kb)
     return mulu(c->e, addu(addu(mulu(np, mulu(m, k)), mulu(k, n)), c_moves));
 }
 
+/* Rows of the first j blocks of a tail after blocks of mb rows: mb/2 + mb/4
+ * + ... + mb/2^j, each halving rounded down (so exact for any mb). */
+static int64_t tail_rows(int64_t mb, int j)
+{
+    int64_t r = 0;
+    for (int i = 1; i <= j; i++) r += mb >> i;
+    return r;
+}
+
 /* The plan's numbers for the chosen sizes. */
 static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_plan_t *p)
 {
@@ -178,8 +187,7 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     int t = c->tail ? c->tail - 1 : TAIL_STEPS;
     while (t > 0 && ((mb >> t) < 32 || m < 4 * mb)) t--;
     p->tail = t;
-    int64_t tail_rows = mb - (mb >> t); /* mb/2 + mb/4 + ... + mb/2^t */
-    p->m_blocks = t ? ceil_div(m - tail_rows, mb) + t : ceil_div(m, mb);
+    p->m_blocks = t ? ceil_div(m - tail_rows(mb, t), mb) + t : ceil_div(m, mb);
     /* op(B) in chunks, so that the first block starts on the first chunk */
     int64_t lines = min64(kb, nb); /* lines of the panel, whichever way it is stored */
     int q = c->b_chunks ? c->b_chunks : (r.b >= B_CHUNK_MIN ? OOC_MAX_B_CHUNKS : 1);
@@ -190,15 +198,31 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
 
 void ooc_plan_block(const ooc_plan_t *p, int64_t i, int64_t *r0, int64_t *r1)
 {
-    int64_t body = p->m - (p->mb - (p->mb >> p->tail)), body_blocks = p->m_blocks - p->tail;
+    int64_t body = p->m - tail_rows(p->mb, p->tail), body_blocks = p->m_blocks - p->tail;
     if (i < body_blocks) {
         *r0 = i * p->mb;
         *r1 = *r0 + p->mb < body ? *r0 + p->mb : body;
         return;
     }
     int j = (int)(i - body_blocks); /* tail block j has mb >> (j + 1) rows */
-    *r0 = body + (p->mb - (p->mb >> j));
+    *r0 = body + tail_rows(p->mb, j);
     *r1 = *r0 + (p->mb >> (j + 1));
+}
+
+ooc_status_t ooc_plan_check(const ooc_plan_t *p)
+{
+    if (p == NULL || p->m < 1 || p->n < 1 || p->k < 1 || p->mb < 1 || p->mb > p->m || p->nb < 1 ||
+        p->nb > p->n || p->kb < 1 || p->kb > p->k || p->tail < 0 || p->tail > 6 || p->ring < 2 ||
+        p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
+        p->b_chunks > min64(p->kb, p->nb))
+        return OOC_ERR_INTERNAL;
+    if (p->n_panels != ceil_div(p->n, p->nb) || p->k_panels != ceil_div(p->k, p->kb)) return OOC_ERR_INTERNAL;
+    /* the body's blocks of mb rows then the tail's shrinking ones tile [0, m)
+     * exactly, none empty */
+    int64_t body = p->m - tail_rows(p->mb, p->tail), body_blocks = p->m_blocks - p->tail;
+    if (p->tail > 0 && (p->mb >> p->tail) < 1) return OOC_ERR_INTERNAL;
+    if (body < 1 || body_blocks < 1 || body_blocks != ceil_div(body, p->mb)) return OOC_ERR_INTERNAL;
+    return OOC_SUCCESS;
 }
 
 
@@ -245,7 +269,7 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
 static int bad_input(const ooc_plan_input_t *in)
 {
     return in == NULL || in->m <= 0 || in->n <= 0 || in->k <= 0 || in->elem == 0 ||
-           (in->ring != 0 && in->ring < 2) || (in->streams != 0 && in->streams < 3) || in->block_rows < 0;
+           (in->ring != 0 && (in->ring < 2 || in->ring > OOC_PLAN_MAX_RING)) || (in->streams != 0 && in->streams < 3) || in->block_rows < 0;
 }
 
 static ctx_t make_ctx(const ooc_plan_input_t *in)
@@ -256,11 +280,17 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
     return c;
 }
 
-ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, int swap, int64_t mb, int64_t nb,
-                            int64_t kb, ooc_plan_t *plan)
+ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, ooc_plan_t *plan)
 {
-    if (bad_input(in) || plan == NULL) return OOC_ERR_INTERNAL;
+    if (bad_input(in) || want == NULL || plan == NULL) return OOC_ERR_INTERNAL;
+    int swap = want->swap;
+    int64_t mb = want->mb, nb = want->nb, kb = want->kb;
+    if (swap != 0 && swap != 1) return OOC_ERR_INTERNAL;
+    if (want->tail < 0 || want->tail > 6 || want->b_chunks < 1 || want->b_chunks > OOC_MAX_B_CHUNKS)
+        return OOC_ERR_INTERNAL;
     ctx_t c = make_ctx(in);
+    c.tail = want->tail + 1; /* exactly that tail and those chunks, unless they cannot be (checked below) */
+    c.b_chunks = want->b_chunks;
     if (swap) {
         c.m = in->n;
         c.n = in->m;
@@ -273,8 +303,10 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, int swap, int64_t mb, in
     if (!fits(&c, mb, nb, kb)) return OOC_ERR_BUDGET_TOO_SMALL;
     ooc_plan_t p;
     fill_plan(&c, mb, nb, kb, &p);
-    p.swap = swap != 0;
+    if (p.tail != want->tail || p.b_chunks != want->b_chunks) return OOC_ERR_INTERNAL;
+    p.swap = swap;
     p.streams = in->streams ? in->streams : DEFAULT_STREAMS;
+    if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = p;
     return OOC_SUCCESS;
 }
@@ -312,6 +344,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     }
     if (!have) return OOC_ERR_BUDGET_TOO_SMALL;
     best.streams = streams;
+    if (ooc_plan_check(&best) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = best;
     return OOC_SUCCESS;
 }

@@ -54,6 +54,8 @@ typedef struct {
 } ooc_plan_t;
 
 #define OOC_MAX_B_CHUNKS 8
+/* Most device slots a plan may have (the pipeline's OOC_MAX_RING). */
+#define OOC_PLAN_MAX_RING 16
 
 /* Rows [*r0, *r1) of block i (0 <= i < m_blocks) of the plan. */
 void ooc_plan_block(const ooc_plan_t *plan, int64_t i, int64_t *r0, int64_t *r1);
@@ -66,11 +68,16 @@ void ooc_plan_block(const ooc_plan_t *plan, int64_t i, int64_t *r0, int64_t *r1)
  * is written only on success. */
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
 
-/* The plan with block rows mb, panel nb x kb and orientation swap given
- * (a resumed job must reuse its plan): the same checks and byte counts as
- * ooc_plan_make, OOC_ERR_BUDGET_TOO_SMALL when it does not fit the budgets,
- * OOC_ERR_INTERNAL when the sizes are out of range for the problem. */
-ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, int swap, int64_t mb, int64_t nb,
-                            int64_t kb, ooc_plan_t *plan);
+/* The plan with the orientation, block rows, panel, tail and op(B) chunks of
+ * *want (a resumed job must reuse its plan: together they decide which rows
+ * each block holds and how it is computed): the same checks and byte counts
+ * as ooc_plan_make, OOC_ERR_BUDGET_TOO_SMALL when it does not fit the
+ * budgets, OOC_ERR_INTERNAL when those sizes are out of range for the problem
+ * or are not a plan the planner makes (a tail too long for mb, say). */
+ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, ooc_plan_t *plan);
+
+/* OOC_SUCCESS when the plan is consistent: sizes in range, and its blocks
+ * tile rows [0, m) exactly with none empty; else OOC_ERR_INTERNAL. */
+ooc_status_t ooc_plan_check(const ooc_plan_t *plan);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "stage.h"
 
 #define PIECE_MIN ((size_t)1 << 20)
@@ -46,6 +47,8 @@ struct ooc_pool {
 /* Move len bytes between memory and the file at off (kind PREAD or PWRITE). */
 static int io_all(job_kind_t kind, int fd, char *mem, size_t len, uint64_t off)
 {
+    int injected = ooc_fault_errno(kind == JOB_PREAD ? OOC_FAULT_READ : OOC_FAULT_WRITE);
+    if (injected) return injected;
     while (len > 0) {
         size_t n = len > IO_MAX ? IO_MAX : len;
         ssize_t got = kind == JOB_PREAD ? pread(fd, mem, n, (off_t)off) : pwrite(fd, mem, n, (off_t)off);

@@ -126,7 +126,8 @@ ooc_status_t ooc_trace_finish(ooc_trace_t *t, const char *path, ooc_trace_summar
     ooc_status_t st = OOC_SUCCESS;
     if (path && *path) {
         f = fopen(path, "w");
-        if (f == NULL) st = OOC_ERR(err, OOC_ERR_IO, "trace: cannot create %s: %s", path, strerror(errno));
+        if (f == NULL)
+            st = OOC_ERR_FILE(err, ooc_errno_status(errno), path, "trace: cannot create %s: %s", path, strerror(errno));
     }
     if (f) {
         fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
@@ -163,7 +164,13 @@ ooc_status_t ooc_trace_finish(ooc_trace_t *t, const char *path, ooc_trace_summar
                 sum->wall, sum->busy[OOC_LANE_IN], sum->busy[OOC_LANE_COMPUTE], sum->busy[OOC_LANE_OUT],
                 sum->busy[OOC_LANE_READ], sum->busy[OOC_LANE_WRITE],
                 isnan(sum->overlap_efficiency) ? -1.0 : sum->overlap_efficiency, t->dropped);
-        if (fclose(f) != 0 && st == OOC_SUCCESS) st = OOC_ERR(err, OOC_ERR_IO, "trace: writing %s: %s", path, strerror(errno));
+        int bad = ferror(f), why = errno ? errno : EIO;
+        if (fclose(f) != 0) {
+            bad = 1;
+            why = errno;
+        }
+        if (bad && st == OOC_SUCCESS)
+            st = OOC_ERR_FILE(err, ooc_errno_status(why), path, "trace: writing %s: %s", path, strerror(why));
     }
     ooc_trace_discard(t);
     return st;

@@ -287,6 +287,10 @@ static ooc_status_t run_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, 
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t l0 = 0; l0 < s.nlines && s.len > 0; l0 += s.cap) {
         int64_t nl = s.nlines - l0 < s.cap ? s.nlines - l0 : s.cap;
+        if (atomic_load(&h->cancel)) {
+            st = OOC_ERR(&h->err, OOC_ERR_CANCELLED, "verify: cancelled while reading %s", f->path);
+            break;
+        }
         if ((st = stream_read(&s, l0, nl)) != OOC_SUCCESS) break;
         pass_chunk(&s, p, l0, nl);
     }
@@ -322,22 +326,40 @@ static ooc_status_t gather_rows(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t o
 
 typedef struct {
     double worst;
-    int nan;
+    int mismatch;      /* a non-finite value where the reference has another */
+    int64_t nonfinite; /* NaN or infinite in both, alike: consistent, not measurable */
 } cmp_t;
 
-/* |x - ref| / bound element by element (count elements, complex pairs when cplx) */
+/* 0: finite; 1: +-Inf (no NaN); 2: NaN in a component */
+static int nonfinite_kind(int cplx, const double *x, size_t i)
+{
+    double a = cplx ? x[2 * i] : x[i], b = cplx ? x[2 * i + 1] : 0.0;
+    if (isnan(a) || isnan(b)) return 2;
+    return isinf(a) || isinf(b) ? 1 : 0;
+}
+
+/* |x - ref| / bound element by element (count elements, complex pairs when
+ * cplx). NaN or Inf in the inputs propagate into C: where the reference is
+ * NaN, C must be NaN too; where it is infinite, C must hold the same
+ * infinities; either way the element is counted, not measured. A bound that
+ * is NaN or infinite (non-finite inputs) bounds nothing: any finite error passes. */
 static void compare(int cplx, const double *x, const double *ref, const double *bound, size_t count,
                     cmp_t *r)
 {
     for (size_t i = 0; i < count; i++) {
+        int kx = nonfinite_kind(cplx, x, i), kr = nonfinite_kind(cplx, ref, i);
+        if (kx || kr) {
+            int alike = kx == kr && (kr == 2 || (cplx ? x[2 * i] == ref[2 * i] && x[2 * i + 1] == ref[2 * i + 1]
+                                                      : x[i] == ref[i]));
+            if (alike) r->nonfinite++;
+            else r->mismatch = 1;
+            continue;
+        }
         double diff = cplx ? hypot(x[2 * i] - ref[2 * i], x[2 * i + 1] - ref[2 * i + 1])
                            : fabs(x[i] - ref[i]);
         double b = bound[i];
-        if (isnan(diff) || isnan(b)) {
-            r->nan = 1;
-            continue;
-        }
-        double e = diff == 0 ? 0 : diff / b; /* b == 0 with diff != 0: infinite */
+        if (!isfinite(b) || diff == 0) continue;
+        double e = diff / b; /* b == 0 with diff != 0: infinite */
         if (e > r->worst) r->worst = e;
     }
 }
@@ -438,10 +460,23 @@ static ooc_status_t check_args(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const 
         }                                                                                          \
     } while (0)
 
+static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
+                               ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                               int vectors, int64_t sample_rows, ooc_verify_result_t *res);
+
 ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                               const void *alpha, ooc_file_t *A, ooc_file_t *B, const void *beta,
                               ooc_file_t *C0, ooc_file_t *C, int vectors, int64_t sample_rows,
                               ooc_verify_result_t *res)
+{
+    if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
+    return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, vectors,
+                                              sample_rows, res));
+}
+
+static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
+                               ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                               int vectors, int64_t sample_rows, ooc_verify_result_t *res)
 {
     ooc_handle_t *h = handle;
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
@@ -468,7 +503,7 @@ ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t tr
     uint64_t quarter = budget / 4, chunk = quarter < CHUNK_MAX ? quarter : CHUNK_MAX;
     uint64_t bytes = 0;
     ooc_status_t st = OOC_SUCCESS;
-    cmp_t cmp = {0, 0};
+    cmp_t cmp = {0, 0, 0};
     ooc_verify_result_t r;
     memset(&r, 0, sizeof r);
     r.tolerance = 4.0 * (double)(k + 2) * eps;
@@ -601,8 +636,9 @@ ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t tr
     r.exact = exact;
     r.vectors = (int)v;
     r.rows_checked = s;
-    r.max_rel_err = cmp.nan ? NAN : cmp.worst;
-    r.passed = !cmp.nan && cmp.worst <= r.tolerance;
+    r.max_rel_err = cmp.mismatch ? INFINITY : cmp.worst;
+    r.nonfinite = cmp.nonfinite;
+    r.passed = !cmp.mismatch && cmp.worst <= r.tolerance;
     r.bytes_read = bytes;
     *res = r;
 

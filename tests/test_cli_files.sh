@@ -327,8 +327,10 @@ else
     rc=$?
     if [ "$rc" -ne 0 ]; then
         fail "resume: exit $rc"
-    elif [ -e RC.npy.ooc-tmp ] || [ -e RC.npy.ooc-journal ]; then
-        fail "resume: temporary file or journal left"
+    elif [ -e RC.npy.ooc-tmp ]; then
+        fail "resume: temporary file left"
+    elif ! grep -q '^complete ' RC.npy.ooc-journal 2>/dev/null; then
+        fail "resume: the journal of a --resume run is not kept marked complete"
     elif ! cmp -s RC.npy Rref.npy; then
         fail "resume: RC.npy differs from the uninterrupted run"
     else

@@ -303,19 +303,73 @@ static void test_fixed(void)
         ooc_plan_t p, q;
         if (ooc_plan_make(&in, &p) != OOC_SUCCESS) continue;
         memset(&q, 0x3c, sizeof q);
-        CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, p.swap, p.mb, p.nb, p.kb, &q), OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &p, &q), OOC_SUCCESS);
         CU_ASSERT(same_plan(&p, &q));
+        CU_ASSERT(q.tail == p.tail && q.b_chunks == p.b_chunks);
+        /* whatever tail and chunks this run's options ask for: the recorded ones */
+        in.tail = 1 + (int)(next() % 6);
+        in.b_chunks = 1 + (int)(next() % OOC_MAX_B_CHUNKS);
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &p, &q), OOC_SUCCESS);
+        CU_ASSERT(same_plan(&p, &q) && q.tail == p.tail && q.b_chunks == p.b_chunks);
         reproduced++;
         /* the same sizes no longer fit a smaller budget */
         in.device_budget = p.device_bytes - 1;
-        CU_ASSERT_EQUAL(ooc_plan_fixed(&in, p.swap, p.mb, p.nb, p.kb, &q), OOC_ERR_BUDGET_TOO_SMALL);
+        CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &q), OOC_ERR_BUDGET_TOO_SMALL);
     }
     CU_ASSERT(reproduced > 1000);
     ooc_plan_input_t in = input(100, 50, 30, 8, 1 << 30);
-    ooc_plan_t q;
-    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, 0, 101, 50, 30, &q), OOC_ERR_INTERNAL); /* mb > m */
-    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, 1, 50, 100, 30, &q), OOC_SUCCESS);      /* swapped: m, n exchanged */
-    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, 0, 10, 0, 30, &q), OOC_ERR_INTERNAL);
+    ooc_plan_t q, w = {.swap = 0, .mb = 101, .nb = 50, .kb = 30, .tail = 0, .b_chunks = 1};
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* mb > m */
+    w = (ooc_plan_t){.swap = 1, .mb = 50, .nb = 100, .kb = 30, .tail = 0, .b_chunks = 1};
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS); /* swapped: m, n exchanged */
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 0, .kb = 30, .tail = 0, .b_chunks = 1};
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL);
+    w = (ooc_plan_t){.swap = 2, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 1};
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* swap is 0 or 1 */
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 2, .b_chunks = 1};
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* no tail for 10-row blocks of 100 */
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 9};
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* at most 8 chunks */
+}
+
+/* Any block rows, odd ones too, with any tail the planner allows: the blocks
+ * tile [0, m) exactly. A journal once named mb = 1001 with a tail of 3, and
+ * tail blocks counted as mb - (mb >> 3) rows left two rows uncomputed. */
+static void test_odd_block_rows_tile(void)
+{
+    int checked = 0;
+    for (int64_t mb = 33; mb < 3000; mb += 97) {
+        for (int tail = 0; tail <= 5; tail++) {
+            int64_t m = 4 * mb + (mb * 7) / 3; /* enough blocks for the tail */
+            ooc_plan_input_t in = input(m, 40, 30, 8, (uint64_t)1 << 40);
+            ooc_plan_t w = {.swap = 0, .mb = mb, .nb = 40, .kb = 30, .tail = tail, .b_chunks = 1}, q;
+            ooc_status_t st = ooc_plan_fixed(&in, &w, &q);
+            if ((mb >> tail) < 32) {
+                CU_ASSERT_EQUAL(st, OOC_ERR_INTERNAL);
+                continue;
+            }
+            CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
+            CU_ASSERT_EQUAL(ooc_plan_check(&q), OOC_SUCCESS);
+            int64_t at = 0;
+            for (int64_t i = 0; i < q.m_blocks; i++) {
+                int64_t r0, r1;
+                ooc_plan_block(&q, i, &r0, &r1);
+                CU_ASSERT(r0 == at && r1 > r0);
+                at = r1;
+            }
+            CU_ASSERT_EQUAL(at, m);
+            checked++;
+        }
+    }
+    CU_ASSERT(checked > 50);
+    /* a plan whose block count does not tile m is refused */
+    ooc_plan_input_t in = input(5000, 40, 30, 8, (uint64_t)1 << 40);
+    ooc_plan_t w = {.swap = 0, .mb = 1001, .nb = 40, .kb = 30, .tail = 3, .b_chunks = 1}, q;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS);
+    q.m_blocks++;
+    CU_ASSERT_EQUAL(ooc_plan_check(&q), OOC_ERR_INTERNAL);
+    q.m_blocks -= 2;
+    CU_ASSERT_EQUAL(ooc_plan_check(&q), OOC_ERR_INTERNAL);
 }
 
 /* The automatic block rows and orientation follow the rules in plan.c. */
@@ -367,6 +421,7 @@ int main(void)
     CU_add_test(s, "pinned staging budget", test_host_budget);
     CU_add_test(s, "explicit options", test_explicit);
     CU_add_test(s, "a fixed plan reproduces the planner's", test_fixed);
+    CU_add_test(s, "odd block rows and any tail tile m exactly", test_odd_block_rows_tile);
     CU_add_test(s, "automatic block rows and orientation", test_auto_shape_rules);
     return tu_run();
 }

@@ -24,8 +24,11 @@ static const struct {
     {RC_INPUT, "input file error: cannot open or read, malformed, truncated, big-endian or\n"
                "     unsupported element type"},
     {RC_SHAPE, "the operands' shapes or element types do not match"},
-    {RC_OUTPUT, "output error: cannot write the output or its journal, or the journal does\n"
-                "     not match the job (resume impossible)"},
+    {RC_OUTPUT, "output error: cannot write the output or its journal (a full disk too), the\n"
+                "     output is not a regular file or another job is writing it, or the\n"
+                "     journal does not match the job or is damaged (resume impossible)"},
+    {RC_INTERRUPTED, "interrupted by SIGTERM, SIGINT, SIGHUP or SIGUSR1: the finished row\n"
+                     "     blocks are kept; run the same command with --resume to finish"},
 };
 
 void print_exit_codes(FILE *f)
@@ -37,29 +40,36 @@ void print_exit_codes(FILE *f)
 
 /*
  * The one mapping from library statuses to exit statuses. A file error
- * (OOC_ERR_IO, OOC_ERR_FORMAT) is an input's (4) or the output's (6)
- * depending on the stage; inside ooc_gemm_files() it is the output's when the
- * library's message names the output's temporary file or the journal.
+ * (OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_OVERFLOW of a file's shape) is an
+ * input's (4) or the output's (6) depending on the stage; inside
+ * ooc_gemm_files() it is the output's when the file the library names
+ * (ooc_last_error_path) is the output's temporary file or the journal.
+ * Running out of room is always the output's, and so is a busy output.
  */
-int exit_status_for(ooc_status_t st, stage_t at, const char *detail, const char *tmp_path,
+int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const char *tmp_path,
                     const char *journal_path)
 {
     switch (st) {
     case OOC_SUCCESS: return RC_OK;
     case OOC_ERR_IO:
     case OOC_ERR_FORMAT:
+    case OOC_ERR_OVERFLOW:
         switch (at) {
         case AT_INPUT: return RC_INPUT;
         case AT_OUTPUT: return RC_OUTPUT;
         case AT_RUN:
-            if (detail && ((tmp_path && strstr(detail, tmp_path)) || (journal_path && strstr(detail, journal_path))))
+            if (err_path && ((tmp_path && strcmp(err_path, tmp_path) == 0) ||
+                             (journal_path && strcmp(err_path, journal_path) == 0)))
                 return RC_OUTPUT;
-            return RC_INPUT;
+            return err_path ? RC_INPUT : RC_RUNTIME;
         case AT_OTHER: break;
         }
         return RC_RUNTIME;
-    case OOC_ERR_SHAPE: return RC_SHAPE;
+    case OOC_ERR_NO_SPACE:
+    case OOC_ERR_BUSY:
     case OOC_ERR_JOURNAL: return RC_OUTPUT;
+    case OOC_ERR_SHAPE: return RC_SHAPE;
+    case OOC_ERR_CANCELLED: return RC_INTERRUPTED;
     case OOC_ERR_PARAM_RANGE: return RC_USAGE;
     default: return RC_RUNTIME;
     }
@@ -160,7 +170,7 @@ int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp
              const char *journal_path, const char *what)
 {
     const char *detail = h ? ooc_last_error(h) : "";
-    int rc = exit_status_for(st, at, detail, tmp_path, journal_path);
+    int rc = exit_status_for(st, at, h ? ooc_last_error_path(h) : NULL, tmp_path, journal_path);
     return fail(rc, "%s: %s%s%s", what, ooc_status_string(st), detail && *detail ? ": " : "",
                 detail ? detail : "");
 }

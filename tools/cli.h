@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -29,6 +30,7 @@
 
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cblas.h>
 
@@ -44,7 +46,8 @@ enum {
     RC_RUNTIME = 3,      /* the library reported an error, or host memory ran out */
     RC_INPUT = 4,        /* an input file cannot be opened or read, or is malformed */
     RC_SHAPE = 5,        /* the operands' shapes or element types do not match */
-    RC_OUTPUT = 6        /* the output or the journal cannot be written; resume impossible */
+    RC_OUTPUT = 6,       /* the output or the journal cannot be written; resume impossible */
+    RC_INTERRUPTED = 7   /* stopped by a signal: the finished blocks are kept, --resume continues */
 };
 
 /* Where a library call failed, for exit_status_for(). */
@@ -184,7 +187,7 @@ extern const char *progname;
 extern char fail_msg[2048];
 
 void print_exit_codes(FILE *f);
-int exit_status_for(ooc_status_t st, stage_t at, const char *detail, const char *tmp_path,
+int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const char *tmp_path,
                     const char *journal_path);
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int library_error(const ooc_handle_t *h, ooc_status_t st);

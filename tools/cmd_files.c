@@ -124,13 +124,26 @@ static int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
     } else {
         memset(&spec, 0, sizeof spec);
         spec.format = OOC_FORMAT_AUTO; /* unreadable: the library says why */
-        FILE *f = fopen(op->path, "rb");
-        if (f) {
+        /* a peek at the magic: never blocking (a FIFO), only a regular file */
+        int fd = open(op->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat sb;
+        if (fd >= 0 && fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+            close(fd);
+            return fail(RC_INPUT, "%s: %s is %s, not a regular file: matrices are read from files", what, op->path,
+                        S_ISFIFO(sb.st_mode)  ? "a FIFO (named pipe)"
+                        : S_ISDIR(sb.st_mode) ? "a directory"
+                        : S_ISCHR(sb.st_mode) ? "a character device"
+                        : S_ISBLK(sb.st_mode) ? "a block device"
+                                              : "a special file");
+        }
+        if (fd >= 0) {
             unsigned char magic[6];
-            size_t got = fread(magic, 1, sizeof magic, f);
-            int err = ferror(f);
-            fclose(f);
-            if (!err && (got < sizeof magic || memcmp(magic, "\x93NUMPY", 6) != 0)) {
+            ssize_t got = pread(fd, magic, sizeof magic, 0);
+            int err = got < 0;
+            close(fd);
+            if (got == 0)
+                return fail(RC_INPUT, "%s: %s is empty (0 bytes): not a matrix file", what, op->path);
+            if (!err && ((size_t)got < sizeof magic || memcmp(magic, "\x93NUMPY", 6) != 0)) {
                 if (d->rows <= 0 || d->cols <= 0)
                     return fail(RC_INPUT,
                                 "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
@@ -147,6 +160,21 @@ static int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
     }
     if ((st = ooc_file_describe(op->file, &op->spec)) != OOC_SUCCESS) return lib_fail(h, st, AT_INPUT, NULL, NULL, what);
     return RC_OK;
+}
+
+/* 1 when path is a regular file (not followed through a link) that holds a
+ * libooc_gemm journal: what a --resume can continue from. */
+static int is_journal(const char *path)
+{
+    if (path == NULL) return 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat sb;
+    char head[16];
+    int yes = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+              memcmp(head, "oocgemm-journal ", sizeof head) == 0;
+    close(fd);
+    return yes;
 }
 
 /* "100 x 50 float64, C order" */
@@ -441,7 +469,7 @@ int cmd_gen(int argc, char **argv)
     for (int64_t i = 0; i < threads; i++)
         if (created[i]) pthread_join(th[i], NULL);
     if (g.st != OOC_SUCCESS) {
-        int code = exit_status_for(g.st, AT_OUTPUT, g.msg, NULL, NULL);
+        int code = exit_status_for(g.st, AT_OUTPUT, NULL, NULL, NULL);
         rc = fail(code, "%s: %s%s%s", what, ooc_status_string(g.st), *g.msg ? ": " : "", g.msg);
         goto done;
     }
@@ -939,6 +967,73 @@ static void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64
             v->passed ? "PASS" : "FAIL");
 }
 
+/* ------------------------------------------------------------------------ */
+/* Stopping cleanly on a signal                                              */
+
+/* SIGTERM, SIGINT, SIGHUP and SIGUSR1 (Slurm's wall-time warning) ask the
+ * multiply to stop (ooc_cancel, async-signal-safe): the blocks in flight are
+ * finished or abandoned, the journal stays durable, and the command exits with
+ * RC_INTERRUPTED. A second SIGINT (Ctrl-C twice) kills at once. */
+static ooc_handle_t *volatile stop_handle;
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    if (stop_signal && sig == SIGINT) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    if (!stop_signal) stop_signal = sig;
+    ooc_handle_t *h = stop_handle;
+    if (h) ooc_cancel(h);
+}
+
+static void stop_signals_install(ooc_handle_t *h)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+    stop_handle = h;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+static void stop_signals_remove(void)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+    stop_handle = NULL;
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGUSR1: return "SIGUSR1";
+    }
+    return "a signal";
+}
+
+/* The journal must be a file of its own: not an operand, not the output.
+ * RC_OK, or RC_USAGE with a message (nothing is created before this). */
+static int journal_apart(const char *cmd, const char *journal, const char *out, const operand_t *const *ops, int n)
+{
+    struct stat j, o;
+    if (stat(journal, &j) != 0) return RC_OK;
+    for (int i = 0; i < n; i++)
+        if (ops[i] && ops[i]->path && stat(ops[i]->path, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+            return usage_error(cmd, "--journal %s is the input %s (%s): the journal must be a file of its own",
+                               journal, ops[i]->name, ops[i]->path);
+    if (stat(out, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+        return usage_error(cmd, "--journal %s is the output %s: the journal must be a file of its own", journal, out);
+    return RC_OK;
+}
+
 int cmd_multiply(int argc, char **argv)
 {
     mul_opts_t o;
@@ -962,7 +1057,7 @@ int cmd_multiply(int argc, char **argv)
     memset(&stats, 0, sizeof stats);
     ooc_verify_result_t vr;
     memset(&vr, 0, sizeof vr);
-    int verified = 0, multiplied = 0;
+    int verified = 0, multiplied = 0, already = 0, interrupted = 0;
     int64_t m = 0, n = 0, k = 0;
     ooc_dtype_t t = OOC_R64;
     double secs = 0;
@@ -988,6 +1083,7 @@ int cmd_multiply(int argc, char **argv)
         rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "options");
         goto out;
     }
+    stop_signals_install(h);
 
     /* every input opened and checked before the output exists */
     if ((rc = operand_open(h, &A, &o.raw)) != RC_OK || (rc = operand_open(h, &B, &o.raw)) != RC_OK ||
@@ -1047,10 +1143,30 @@ int cmd_multiply(int argc, char **argv)
             printf("disk (O_DIRECT, measured now): read %.3g GB/s, write %.3g GB/s, both at once %.3g GB/s in "
                    "all%s\n", rd, wr, disk_both, rd > 0 && wr > 0 ? "" : " (0: could not measure)");
     }
-    if (!o.resume && unlink(journal_path) != 0 && errno != ENOENT) {
-        rc = fail(RC_OUTPUT, "cannot remove the old journal %s: %s", journal_path, strerror(errno));
-        goto out;
+    {
+        const operand_t *ops[3] = {&A, &B, o.c_in ? &C0 : NULL};
+        if ((rc = journal_apart(cmd, journal_path, o.out, ops, 3)) != RC_OK) goto out;
     }
+    scalar_t alpha = scalar_of(o.alpha), beta = scalar_of(o.beta);
+    ooc_files_opts_t fo = {o.journal, o.resume, progress_cb, &prog};
+    if (o.resume) {
+        /* a requeued batch job whose work is done: nothing to do */
+        st = ooc_gemm_files_finished(h, o.ta, o.tb, scalar_ptr(&alpha, t), A.file, B.file, scalar_ptr(&beta, t),
+                                     o.c_in ? C0.file : NULL, o.out, &cspec, &fo, &already);
+        if (st != OOC_SUCCESS) {
+            rc = lib_fail(h, st, AT_OUTPUT, tmp_path, journal_path, "resume");
+            goto out;
+        }
+    }
+    if (already) {
+        multiplied = 1;
+        if (!o.quiet && !o.json)
+            printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
+                   "unchanged: nothing to do\n", o.out, journal_path, o.out);
+        goto verify;
+    }
+    /* The library removes a stale journal only when it is one (never an
+     * input named by mistake) and keeps the temporary file to itself. */
     if ((st = ooc_file_create(h, o.out, &cspec, o.resume ? OOC_FILE_RESUME : 0, &C)) != OOC_SUCCESS) {
         C = NULL;
         rc = lib_fail(h, st, AT_OUTPUT, tmp_path, journal_path, what);
@@ -1060,21 +1176,26 @@ int cmd_multiply(int argc, char **argv)
     prog.mode = o.quiet || o.no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
     prog.flops = (dtype_complex(t) ? 8.0 : 2.0) * (double)m * (double)n * (double)k;
     prog.next_pct = 5;
-    ooc_files_opts_t fo = {o.journal, o.resume, progress_cb, &prog};
-    scalar_t alpha = scalar_of(o.alpha), beta = scalar_of(o.beta);
     prog.t0 = prog.last_print = now_seconds();
     st = ooc_gemm_files(h, o.ta, o.tb, scalar_ptr(&alpha, t), A.file, B.file, scalar_ptr(&beta, t),
                         o.c_in ? C0.file : NULL, C, &fo);
     secs = now_seconds() - prog.t0;
     progress_end(&prog);
     if (st != OOC_SUCCESS) {
-        rc = lib_fail(h, st, AT_RUN, tmp_path, journal_path, "multiply");
-        /* keep what a later --resume can use: a journal of this job, or the
-         * files a refused resume found (they may belong to another job) */
-        int keep = st == OOC_ERR_JOURNAL || access(journal_path, F_OK) == 0;
+        interrupted = st == OOC_ERR_CANCELLED;
+        if (interrupted)
+            rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks: stopped cleanly, resumable",
+                      signal_name(stop_signal), (long long)prog.done, (long long)prog.total);
+        else
+            rc = lib_fail(h, st, AT_RUN, tmp_path, journal_path, "multiply");
+        /* keep what a later --resume can use: the journal this run keeps, or
+         * the files a refused resume found (they may belong to another job);
+         * a fresh run refused at its journal has nothing worth keeping */
+        int refused = st == OOC_ERR_JOURNAL || st == OOC_ERR_BUSY;
+        int keep = refused ? o.resume : is_journal(journal_path);
         ooc_file_close(C, !keep);
         C = NULL;
-        if (st == OOC_ERR_JOURNAL)
+        if (refused && o.resume)
             fprintf(stderr, "%s: %s and %s are left as they were: check the command, or run it without --resume to "
                     "start over\n", progname, tmp_path, journal_path);
         else if (keep)
@@ -1092,8 +1213,22 @@ int cmd_multiply(int argc, char **argv)
     }
     ooc_file_close(C, 0);
     C = NULL;
+    /* The journal now says "complete". A run with --resume (a batch script
+     * that may be requeued) keeps it, so that running it again finds the job
+     * finished; a plain run leaves nothing beside its output. */
+    if (!o.resume && is_journal(journal_path)) unlink(journal_path);
     if ((st = ooc_get_stats(h, &stats)) != OOC_SUCCESS) memset(&stats, 0, sizeof stats);
+    if (stats.trace_status != OOC_SUCCESS)
+        fprintf(stderr, "%s: warning: the trace was not written (%s): the result %s is complete\n", progname,
+                stats.trace_error, o.out);
 
+verify:
+    if (o.verify && stop_signal) {
+        interrupted = 1;
+        rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, but not verified",
+                  signal_name(stop_signal), o.out);
+        goto out;
+    }
     if (o.verify) {
         /* C read back from its target path, as a user would */
         Cv.name = "C";
@@ -1108,6 +1243,12 @@ int cmd_multiply(int argc, char **argv)
         if ((rc = operand_open(h, &Cv, &o.raw)) != RC_OK) goto out;
         st = ooc_verify_files(h, o.ta, o.tb, scalar_ptr(&alpha, t), A.file, B.file, scalar_ptr(&beta, t),
                               o.c_in ? C0.file : NULL, Cv.file, 3, 16, &vr);
+        if (st == OOC_ERR_CANCELLED) {
+            interrupted = 1;
+            rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, but not verified",
+                      signal_name(stop_signal), o.out);
+            goto out;
+        }
         if (st != OOC_SUCCESS) {
             rc = lib_fail(h, st, AT_INPUT, NULL, NULL, "verify");
             goto out;
@@ -1119,17 +1260,18 @@ int cmd_multiply(int argc, char **argv)
     /* the summary */
     {
         floor_t fl = {.bw_h2d = o.floor.bw_h2d, .bw_d2h = o.floor.bw_d2h, .rate = o.floor.rate};
-        int report = o.json || !o.quiet;
+        int report = (o.json || !o.quiet) && !already && !stop_signal;
         if (report && !o.floor.no_floor) {
             floor_measure(h, t, m, n, k, o.quiet || o.json, &fl);
             floor_compute(&fl, t, m, n, k, o.c_in != NULL && o.beta != 0.0);
         }
         double br = (double)prog.bytes_read, bw = (double)prog.bytes_written;
         /* a resumed run did only the blocks the journal did not have */
-        int64_t resumed = o.resume && prog.have_base ? prog.base : 0;
+        int64_t resumed = stats.blocks_resumed;
+        int64_t total_blocks = stats.blocks * stats.panels;
         double run_flops = prog.flops;
-        if (resumed > 0 && prog.total > 0)
-            run_flops = prog.flops * (double)(prog.total - prog.base) / (double)prog.total;
+        if (resumed > 0 && total_blocks > 0)
+            run_flops = prog.flops * (double)(total_blocks - resumed) / (double)total_blocks;
         double tflops = secs > 0 ? run_flops / secs / 1e12 : INFINITY;
         int have_io = o.disk_read_bw > 0 || o.disk_write_bw > 0;
         double io_bound = 0;
@@ -1151,9 +1293,10 @@ int cmd_multiply(int argc, char **argv)
             json_str(stdout, o.out);
             printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\","
                    "\"transb\":\"%c\",\"alpha\":%.17g,\"beta\":%.17g,\"out_order\":\"%s\",\"backend\":\"%s\","
-                   "\"resumed\":%s,\"blocks_before_resume\":%lld",
+                   "\"resumed\":%s,\"blocks_before_resume\":%lld,\"already_finished\":%s",
                    (long long)m, (long long)n, (long long)k, dtype_name(t), op_letter(o.ta), op_letter(o.tb), o.alpha,
-                   o.beta, order_name(o.out_layout), backend, resumed > 0 ? "true" : "false", (long long)resumed);
+                   o.beta, order_name(o.out_layout), backend, resumed > 0 ? "true" : "false", (long long)resumed,
+                   already ? "true" : "false");
             json_num(stdout, "seconds", secs, 1);
             json_num(stdout, "tflops", tflops, 1);
             printf(",\"bytes_read\":%" PRIu64 ",\"bytes_written\":%" PRIu64, prog.bytes_read, prog.bytes_written);
@@ -1177,6 +1320,8 @@ int cmd_multiply(int argc, char **argv)
                    stats.device_bytes);
             json_verify(stdout, &vr, verified);
             printf(",\"exit_status\":%d}\n", rc);
+        } else if (!o.quiet && already) {
+            if (verified) print_verify(stdout, &vr, m, n);
         } else if (!o.quiet) {
             char b1[32], b2[32];
             printf("oocgemm %s: %s = %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s, alpha=%g beta=%g\n", PACKAGE_VERSION,
@@ -1190,7 +1335,7 @@ int cmd_multiply(int argc, char **argv)
             print_plan(stdout, backend, &stats);
             printf("time: %.3g s   rate: %s", secs, format_rate(tflops * 1e12, b1, sizeof b1));
             if (resumed > 0)
-                printf("   (resumed after %lld of %lld blocks)", (long long)resumed, (long long)prog.total);
+                printf("   (resumed after %lld of %lld blocks)", (long long)resumed, (long long)total_blocks);
             printf("\n");
             printf("disk: read %s (%.3g GB/s), written %s (%.3g GB/s)\n", human_bytes(prog.bytes_read, b1, sizeof b1),
                    secs > 0 ? br / secs / 1e9 : 0.0, human_bytes(prog.bytes_written, b2, sizeof b2),
@@ -1219,6 +1364,7 @@ int cmd_multiply(int argc, char **argv)
     }
 
 out:
+    stop_signals_remove();
     if (rc != RC_OK && rc != RC_CHECK_FAILED && o.json) {
         printf("{\"command\":\"multiply\",\"version\":\"%s\",\"files\":{\"a\":", PACKAGE_VERSION);
         json_str(stdout, o.a);
@@ -1228,7 +1374,10 @@ out:
         json_str(stdout, o.c_in);
         printf(",\"c\":");
         json_str(stdout, o.out);
-        printf("},\"multiplied\":%s,\"error\":", multiplied ? "true" : "false");
+        printf("},\"multiplied\":%s,\"interrupted\":%s,\"resumable\":%s,\"signal\":", multiplied ? "true" : "false",
+               interrupted ? "true" : "false", !multiplied && is_journal(journal_path) ? "true" : "false");
+        json_str(stdout, stop_signal ? signal_name(stop_signal) : NULL);
+        printf(",\"error\":");
         json_str(stdout, fail_msg);
         printf(",\"exit_status\":%d}\n", rc);
     }

@@ -78,6 +78,9 @@ int main(int argc, char **argv)
         return RC_USAGE;
     }
     const char *cmd = argv[1];
+    /* past a file-size limit (ulimit -f) a write fails with EFBIG, reported
+     * as a full output, instead of the signal killing the process */
+    signal(SIGXFSZ, SIG_IGN);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         main_usage(stdout);
         return RC_OK;

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault.h: fault injection, for the tests of every failure path. With
+ * OOC_FAULT="KIND:N[:ERRNO][,KIND:N...]" in the environment, the N-th
+ * operation of that kind in the process (counting from 1) fails, once:
+ *
+ *   dev_alloc, host_alloc  a device or pinned-host allocation (out of memory)
+ *   copy, gemm             a copy or a tile multiply refused when enqueued
+ *                          (OOC_ERR_CUDA / OOC_ERR_CUBLAS, as CUDA reports them)
+ *   exec                   host backend only: the N-th operation a stream
+ *                          runs fails asynchronously, reported at the next
+ *                          synchronisation, and every later one is skipped
+ *                          (a sticky error, as CUDA's after a failed kernel)
+ *   read, write            a file read or write of the staging threads (EIO,
+ *                          ENOSPC unless ERRNO is given: EIO, ENOSPC, EDQUOT, EFBIG)
+ *   reserve                reserving the output file's space (ENOSPC)
+ *   journal                a write to the resume journal (ENOSPC)
+ *
+ * Nothing is read from the environment when OOC_FAULT is unset, and each
+ * check is one atomic load. Knows nothing of CUDA.
+ */
+#ifndef OOC_FAULT_H
+#define OOC_FAULT_H
+
+typedef enum {
+    OOC_FAULT_DEV_ALLOC,
+    OOC_FAULT_HOST_ALLOC,
+    OOC_FAULT_COPY,
+    OOC_FAULT_GEMM,
+    OOC_FAULT_EXEC,
+    OOC_FAULT_READ,
+    OOC_FAULT_WRITE,
+    OOC_FAULT_RESERVE,
+    OOC_FAULT_JOURNAL,
+    OOC_FAULT_KINDS
+} ooc_fault_t;
+
+/* 1 when this operation of the kind is the one to fail (counts it). */
+int ooc_fault_hit(ooc_fault_t kind);
+
+/* For file operations: the errno value to fail this one with, or 0. */
+int ooc_fault_errno(ooc_fault_t kind);
+
+/* Read OOC_FAULT again and restart every count (tests that set it). */
+void ooc_fault_reset(void);
+
+#endif
