@@ -210,34 +210,6 @@ const char *dtype_name(ooc_dtype_t t)
     return "unknown";
 }
 
-/* s|d|c|z, f4|f8|c8|c16 or NumPy's names; 0 on success, -1 if not one. */
-int dtype_parse(const char *s, ooc_dtype_t *t)
-{
-    static const struct {
-        const char *name;
-        ooc_dtype_t t;
-    } names[] = {
-        {"s", OOC_R32}, {"f4", OOC_R32}, {"float32", OOC_R32},     {"d", OOC_R64},  {"f8", OOC_R64},
-        {"float64", OOC_R64}, {"c", OOC_C32}, {"c8", OOC_C32}, {"complex64", OOC_C32}, {"z", OOC_C64},
-        {"c16", OOC_C64}, {"complex128", OOC_C64},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcasecmp(s, names[i].name) == 0) {
-            *t = names[i].t;
-            return 0;
-        }
-    return -1;
-}
-
-/* Storage order: C (row-major) or F (Fortran, column-major); also row|col. */
-int order_parse(const char *s, ooc_layout_t *l)
-{
-    if (strcasecmp(s, "C") == 0 || strcasecmp(s, "row") == 0) *l = OOC_ROW_MAJOR;
-    else if (strcasecmp(s, "F") == 0 || strcasecmp(s, "col") == 0) *l = OOC_COL_MAJOR;
-    else return -1;
-    return 0;
-}
-
 const char *order_name(ooc_layout_t l) { return l == OOC_ROW_MAJOR ? "C" : "F"; }
 
 /* Does the path end in ".npy" (any case)? */

@@ -35,6 +35,7 @@
 #include <cblas.h>
 
 #include "ooc_gemm.h"
+#include "spec.h"
 
 /* ------------------------------------------------------------------------ */
 /* Exit statuses: the one place they are defined (and listed in --help).    */
@@ -203,8 +204,6 @@ int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp
              const char *journal_path, const char *what);
 void json_str(FILE *f, const char *s);
 const char *dtype_name(ooc_dtype_t t);
-int dtype_parse(const char *s, ooc_dtype_t *t);
-int order_parse(const char *s, ooc_layout_t *l);
 const char *order_name(ooc_layout_t l);
 int has_npy_ext(const char *path);
 int parse_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,

@@ -38,28 +38,11 @@ static void operand_free(operand_t *op)
     op->path = NULL;
 }
 
-/* "ROWSxCOLS", both positive. */
-static int parse_shape(const char *s, int64_t *rows, int64_t *cols)
-{
-    char *end;
-    if (*s < '0' || *s > '9') return -1;
-    errno = 0;
-    long long r = strtoll(s, &end, 10);
-    if (errno || (*end != 'x' && *end != 'X') || r < 1) return -1;
-    s = end + 1;
-    if (*s < '0' || *s > '9') return -1;
-    long long c = strtoll(s, &end, 10);
-    if (errno || *end != '\0' || c < 1) return -1;
-    *rows = r;
-    *cols = c;
-    return 0;
-}
-
 /*
- * Split a raw-shape suffix off an operand: the last one, two or three
- * ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of them
- * is a shape; missing fields come from the defaults (--dtype, --order; else
- * d and C). Without such a suffix the whole argument is the path.
+ * Split a raw-shape suffix off an operand (spec.c: the last one, two or
+ * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
+ * them is a shape; missing fields come from the defaults --dtype, --order;
+ * else d and C). Without such a suffix the whole argument is the path.
  */
 static int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d,
                          operand_t *op)
@@ -67,43 +50,23 @@ static int operand_parse(const char *cmd, const char *name, const char *arg, con
     memset(op, 0, sizeof *op);
     op->name = name;
     op->arg = arg;
-    size_t len = strlen(arg);
-    for (int nf = 3; nf >= 1; nf--) {
-        const char *colon = NULL;
-        int found = 0;
-        for (const char *p = arg + len; p > arg;)
-            if (*--p == ':' && ++found == nf) {
-                colon = p;
-                break;
-            }
-        if (colon == NULL) continue;
-        char buf[128];
-        if (strlen(colon + 1) >= sizeof buf) continue;
-        strcpy(buf, colon + 1);
-        char *field[3] = {buf, NULL, NULL};
-        for (int i = 1; i < nf; i++) {
-            char *c = strchr(field[i - 1], ':');
-            *c = '\0';
-            field[i] = c + 1;
-        }
-        int64_t rows, cols;
-        if (parse_shape(field[0], &rows, &cols)) continue;
-        ooc_dtype_t t = d->dtype;
-        ooc_layout_t l = d->layout;
-        if (nf >= 2 && dtype_parse(field[1], &t))
-            return usage_error(cmd, "%s '%s': '%s' is not an element type (s, d, c, z, f4, f8, c8, c16)", name,
-                               arg, field[1]);
-        if (nf >= 3 && order_parse(field[2], &l))
-            return usage_error(cmd, "%s '%s': '%s' is not a storage order (C or F)", name, arg, field[2]);
-        if (colon == arg) return usage_error(cmd, "%s '%s': no file name before the shape", name, arg);
-        op->path = strndup(arg, (size_t)(colon - arg));
+    size_t path_len = 0, field = 0, field_len = 0;
+    switch (raw_spec_parse(arg, d->dtype, d->layout, &path_len, &op->spec, &field, &field_len)) {
+    case RAW_SPEC_OK:
+        op->path = strndup(arg, path_len);
         op->shaped = 1;
-        op->spec = (ooc_file_spec_t){OOC_FORMAT_RAW, rows, cols, t, l};
         break;
-    }
-    if (!op->shaped) {
+    case RAW_SPEC_NONE:
         if (*arg == '\0') return usage_error(cmd, "%s: empty file name", name);
         op->path = strdup(arg);
+        break;
+    case RAW_SPEC_BAD_DTYPE:
+        return usage_error(cmd, "%s '%s': '%.*s' is not an element type (s, d, c, z, f4, f8, c8, c16)", name, arg,
+                           (int)field_len, arg + field);
+    case RAW_SPEC_BAD_ORDER:
+        return usage_error(cmd, "%s '%s': '%.*s' is not a storage order (C or F)", name, arg, (int)field_len,
+                           arg + field);
+    case RAW_SPEC_NO_PATH: return usage_error(cmd, "%s '%s': no file name before the shape", name, arg);
     }
     if (op->path == NULL) return fail(RC_RUNTIME, "out of host memory");
     return RC_OK;
