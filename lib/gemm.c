@@ -216,7 +216,9 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     hk.trace_path = h->trace_path;
     hk.cancel = &h->cancel;
     ooc_pipe_stats_t ps;
-    OOC_FORWARD(ooc_pipeline_run(h->be, &h->res, h->pool, p, plan, &hk, &ps, err));
+    ooc_status_t st = ooc_pipeline_run(h->be, &h->res, h->pool, p, plan, &hk, &ps, err);
+    if (st == OOC_ERR_CUDA || st == OOC_ERR_CUBLAS) ooc_handle_close_backend(h); /* reopened by the next call */
+    if (st != OOC_SUCCESS) return st;
 
     ooc_stats_t *s = &h->stats;
     s->block_rows = plan->mb;

@@ -38,6 +38,8 @@ static void close_backend(ooc_handle_t *h)
     h->be = NULL;
 }
 
+void ooc_handle_close_backend(ooc_handle_t *h) { close_backend(h); }
+
 void ooc_destroy(ooc_handle_t *h)
 {
     if (h == NULL) return;

@@ -44,6 +44,9 @@ static inline ooc_status_t ooc_handle_done(ooc_handle_t *h, ooc_status_t st)
 
 /* Open (or keep) the backend the options ask for. */
 ooc_status_t ooc_handle_backend(ooc_handle_t *h);
+/* Release the backend and its buffers (after a device failure: the next
+ * multiply opens it afresh, as a failed CUDA context must not be reused). */
+void ooc_handle_close_backend(ooc_handle_t *h);
 
 /* (gemm.c) Plan problem p on the open backend within the handle's budgets;
  * with `fixed`, reuse its orientation and sizes (a resumed job). */

@@ -44,7 +44,7 @@ static void test_version(void)
 
 static void test_status_strings(void)
 {
-    for (int a = 0; a <= OOC_ERR_JOURNAL; a++) {
+    for (int a = 0; a <= OOC_ERR_BUSY; a++) {
         const char *sa = ooc_status_string((ooc_status_t)a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(sa);
         CU_ASSERT(strlen(sa) > 3);
@@ -264,6 +264,42 @@ static void test_measure(void)
     ooc_destroy(h);
 }
 
+/* Every call replaces the last error: a failed ooc_get says why, a good one
+ * clears what an earlier failure left (it used to leave it stale). */
+static void test_last_error(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    int64_t v = -1;
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_RING_DEPTH, 99), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT(strlen(ooc_last_error(h)) > 0);
+    CU_ASSERT_EQUAL(ooc_get(h, OOC_PARAM_RING_DEPTH, &v), OOC_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(h), "");
+    CU_ASSERT_EQUAL(ooc_get(h, (ooc_param_t)77, &v), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT(strstr(ooc_last_error(h), "77") != NULL);
+    CU_ASSERT_EQUAL(ooc_get(h, OOC_PARAM_RING_DEPTH, NULL), OOC_ERR_NULL_ARG);
+    CU_ASSERT(strstr(ooc_last_error(h), "NULL") != NULL);
+    CU_ASSERT_EQUAL(ooc_get_stats(h, NULL), OOC_ERR_NULL_ARG);
+    CU_ASSERT(strlen(ooc_last_error(h)) > 0);
+    ooc_stats_t st;
+    CU_ASSERT_EQUAL(ooc_get_stats(h, &st), OOC_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(h), "");
+    /* a failure that concerns no file names none; one that does names it */
+    CU_ASSERT_PTR_NULL(ooc_last_error_path(h));
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_RING_DEPTH, 99), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT_PTR_NULL(ooc_last_error_path(h));
+    ooc_file_t *f = NULL;
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+    CU_ASSERT_EQUAL(ooc_file_open(h, "/nonexistent/x.npy", &any, &f), OOC_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ooc_last_error_path(h));
+    CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h), "/nonexistent/x.npy");
+    CU_ASSERT_EQUAL(ooc_get(h, OOC_PARAM_RING_DEPTH, &v), OOC_SUCCESS);
+    CU_ASSERT_PTR_NULL(ooc_last_error_path(h));
+    CU_ASSERT_PTR_NULL(ooc_last_error_path(NULL));
+    CU_ASSERT_EQUAL(ooc_cancel(NULL), OOC_ERR_INVALID_HANDLE);
+    ooc_destroy(h);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -278,6 +314,7 @@ int main(void)
     CU_add_test(s, "quick returns", test_quick_returns);
     CU_add_test(s, "run-time failures", test_runtime_failures);
     CU_add_test(s, "measurements behind the floor", test_measure);
+    CU_add_test(s, "the last error is always the last call's", test_last_error);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;

@@ -5,10 +5,16 @@
  * without a GPU): .npy and raw files in C and Fortran order mixed, every
  * element type, transposes, beta with C0, budgets smaller than the operands,
  * errors that leave no output, and a run killed (SIGKILL) part-way then
- * resumed to a byte-identical result.
+ * resumed to a byte-identical result (also with op(B) uploaded in chunks,
+ * where block 0 is multiplied chunk by chunk). The output is this job's
+ * alone: a second job on it is refused, a symbolic link at its temporary
+ * file is never followed, a target that is not a regular file is refused
+ * before any work, a journal path naming an input is refused and the input
+ * kept, a FIFO is refused without waiting, and a finished job is recognised.
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +275,7 @@ static int64_t journal_done(const char *path)
 }
 
 static const char *kill_journal;
+static int64_t resume_chunks; /* OOC_PARAM_B_CHUNKS of every run (0: automatic) */
 
 /* SIGKILL ourselves once `kill_at` blocks are written and at least 3 are
  * recorded in the journal (its flusher lags the writer). */
@@ -294,6 +301,7 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
             if (ooc_create(&h2) != OOC_SUCCESS) _exit(2);
             ooc_set(h2, OOC_PARAM_BACKEND, OOC_BACKEND_HOST);
             ooc_set(h2, OOC_PARAM_DEVICE_MEM, 96 << 10);
+            ooc_set(h2, OOC_PARAM_B_CHUNKS, resume_chunks);
             ooc_file_t *a, *b, *c;
             ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM}, auto_spec = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
             if (ooc_file_open(h2, path_of("ra"), &auto_spec, &a) || ooc_file_open(h2, path_of("rb"), &auto_spec, &b) ||
@@ -317,11 +325,13 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
     ooc_status_t st = ooc_file_create(H, path_of(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
     if (st == OOC_SUCCESS) {
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
+        ooc_set(H, OOC_PARAM_B_CHUNKS, resume_chunks);
         ooc_files_opts_t o = {NULL, resume, note_first, NULL};
         first_done = 0;
         st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
         snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
+        ooc_set(H, OOC_PARAM_B_CHUNKS, 0);
         if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
         else fprintf(stderr, "\n    %s\n", ooc_last_error(H));
     }
@@ -384,6 +394,148 @@ static void test_resume_after_kill(void)
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
 }
 
+/* op(B) in 8 chunks, so block 0 is multiplied chunk by chunk (a different
+ * summation order): a resumed run must still compute every block as the
+ * uninterrupted run did. Before, the first block of every run was split,
+ * and the block after the resume point differed in its last bits. */
+static void test_resume_chunked(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    resume_chunks = 8;
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole8.npy", 0, 0), OOC_SUCCESS);
+    for (int64_t at = 3; at <= 9; at += 6) {
+        char name[32];
+        snprintf(name, sizeof name, "cut8_%lld.npy", (long long)at);
+        CU_ASSERT_EQUAL_FATAL(resume_run(name, at, 0), -1);
+        int64_t recorded = journal_done(path_of("cut8_3.npy.ooc-journal"));
+        CU_ASSERT(recorded >= 3);
+        CU_ASSERT_EQUAL(resume_run(name, 0, 1), OOC_SUCCESS);
+        CU_ASSERT(first_done > 1); /* resumed part-way, not from scratch */
+        CU_ASSERT_TRUE(same_bytes(path_of("whole8.npy"), path_of(name)));
+    }
+    /* the finished job is recognised as such, and no longer once C changes */
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    double one = 1, zero = 0, two = 2;
+    int fin = -1;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("cut8_3.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 1);
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &two, a, b, &zero, NULL, path_of("cut8_3.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 0); /* another alpha: another job */
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("nothing.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 0); /* no journal */
+    FILE *f = fopen(path_of("cut8_3.npy"), "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(0, f);
+    fclose(f);
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("cut8_3.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 0); /* written since: not the output it finished */
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    resume_chunks = 0;
+}
+
+static int same_content(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "rb");
+    char buf[256] = "";
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
+}
+
+/* The output is this job's alone; nothing is ever written through a link,
+ * onto a device, or into an input. */
+static void test_output_safety(void)
+{
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, 30, 10, OOC_R64, RM};
+    ooc_file_t *one = NULL, *two = NULL;
+    /* a second job on the same output: busy, and the first job's file intact */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("busy.npy"), &cs, 0, &one), OOC_SUCCESS);
+    ooc_handle_t *h2;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_create(h2, path_of("busy.npy"), &cs, 0, &two), OOC_ERR_BUSY);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h2), path_of("busy.npy.ooc-tmp"));
+    CU_ASSERT_EQUAL(ooc_file_create(h2, path_of("busy.npy"), &cs, OOC_FILE_RESUME, &two), OOC_ERR_BUSY);
+    CU_ASSERT_TRUE(exists(path_of("busy.npy.ooc-tmp")));
+    ooc_file_close(one, 1);
+    CU_ASSERT_FALSE(exists(path_of("busy.npy.ooc-tmp")));
+    CU_ASSERT_EQUAL(ooc_file_create(h2, path_of("busy.npy"), &cs, 0, &two), OOC_SUCCESS); /* free again */
+    ooc_file_close(two, 1);
+
+    /* a symbolic link planted at the temporary file's name: never followed */
+    FILE *v = fopen(path_of("victim"), "w");
+    fputs("precious", v);
+    fclose(v);
+    unlink(path_of("link.npy.ooc-tmp"));
+    CU_ASSERT_EQUAL_FATAL(symlink(path_of("victim"), path_of("link.npy.ooc-tmp")), 0);
+    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("link.npy"), &cs, 0, &one), OOC_ERR_IO);
+    CU_ASSERT(strstr(ooc_last_error(H), "symbolic link") != NULL);
+    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("link.npy"), &cs, OOC_FILE_RESUME, &one), OOC_ERR_IO);
+    CU_ASSERT_TRUE(same_content(path_of("victim"), "precious"));
+    /* targets that are not regular files: refused before anything is made */
+    unlink(path_of("fifo.npy"));
+    CU_ASSERT_EQUAL_FATAL(mkfifo(path_of("fifo.npy"), 0600), 0);
+    mkdir(path_of("dir.npy"), 0700);
+    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("fifo.npy"), &cs, 0, &one), OOC_ERR_IO);
+    CU_ASSERT(strstr(ooc_last_error(H), "FIFO") != NULL);
+    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("dir.npy"), &cs, 0, &one), OOC_ERR_IO);
+    CU_ASSERT(strstr(ooc_last_error(H), "directory") != NULL);
+    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("victim.npy"), &cs, 0, &one), OOC_SUCCESS);
+    ooc_file_close(one, 1);
+    unlink(path_of("victim.npy"));
+    CU_ASSERT_EQUAL_FATAL(symlink(path_of("victim"), path_of("victim.npy")), 0);
+    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("victim.npy"), &cs, 0, &one), OOC_ERR_IO); /* a link as target */
+    CU_ASSERT_FALSE(exists(path_of("fifo.npy.ooc-tmp")) || exists(path_of("dir.npy.ooc-tmp")) ||
+                    exists(path_of("victim.npy.ooc-tmp")));
+    struct stat sb;
+    CU_ASSERT(stat(path_of("fifo.npy"), &sb) == 0 && S_ISFIFO(sb.st_mode));
+    CU_ASSERT(lstat(path_of("victim.npy"), &sb) == 0 && S_ISLNK(sb.st_mode));
+    CU_ASSERT_TRUE(same_content(path_of("victim"), "precious"));
+
+    /* a FIFO as an input: refused at once, never waited on */
+    alarm(20);
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
+    CU_ASSERT_EQUAL(ooc_file_open(H, path_of("fifo.npy"), &any, &one), OOC_ERR_IO);
+    CU_ASSERT(strstr(ooc_last_error(H), "FIFO") != NULL);
+    ooc_file_spec_t raw = {OOC_FORMAT_RAW, 3, 3, OOC_R64, RM};
+    CU_ASSERT_EQUAL(ooc_file_open(H, path_of("fifo.npy"), &raw, &one), OOC_ERR_IO);
+    alarm(0);
+
+    /* the journal path naming an input, the output, or a file that is no
+     * journal: refused, and nothing removed */
+    free(make_file("ja", OOC_FORMAT_NPY, OOC_R64, RM, 30, 20));
+    free(make_file("jb", OOC_FORMAT_NPY, OOC_R64, RM, 20, 10));
+    ooc_file_t *a = open_file("ja", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("jb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("jc.npy"), &cs, 0, &one), OOC_SUCCESS);
+    double al = 1, be = 0;
+    const char *bad[] = {path_of("jb"), path_of("ja"), path_of("victim"), path_of("jc.npy.ooc-tmp")};
+    for (int i = 0; i < 4; i++) {
+        for (int resume = 0; resume < 2; resume++) {
+            ooc_files_opts_t o = {bad[i], resume, NULL, NULL};
+            CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_ERR_JOURNAL);
+        }
+        CU_ASSERT_TRUE(exists(bad[i]));
+    }
+    CU_ASSERT_TRUE(same_content(path_of("victim"), "precious"));
+    /* and the inputs are whole: the multiply still runs with a journal of its own */
+    ooc_files_opts_t o = {path_of("jc.journal"), 0, NULL, NULL};
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_SUCCESS);
+    ooc_file_close(one, 1);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    ooc_destroy(h2);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -402,7 +554,11 @@ int main(void)
     CU_add_test(s, "wide: op(A) resident", test_wide_files);
     CU_add_test(s, "errors leave no output", test_errors);
     /* fork() after CUDA is initialised is not allowed: the host build tests the kill */
-    if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
+    CU_add_test(s, "the output is this job's alone", test_output_safety);
+    if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) {
+        CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
+        CU_add_test(s, "resume after SIGKILL, op(B) in chunks", test_resume_chunked);
+    }
     int rc = tu_run();
     ooc_destroy(H);
     char cmd[128];

@@ -213,6 +213,24 @@ static void test_ring_streams_staging(void)
     CU_ASSERT(s.blocks >= 16);
 }
 
+/* Every ring depth ooc_param_bounds allows, with op(B) in the most chunks
+ * (each ring slot and each chunk has its events): ring 14 to 16 overran the
+ * event array before (SIGSEGV, a corrupted heap or a hang). */
+static void test_every_ring(void)
+{
+    int64_t lo, hi;
+    CU_ASSERT_EQUAL_FATAL(ooc_param_bounds(OOC_PARAM_RING_DEPTH, &lo, &hi), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 8), OOC_SUCCESS);
+    for (int64_t r = lo; r <= hi; r++) {
+        case_t c = {OOC_R64, OOC_ROW_MAJOR, OOC_OP_N, OOC_OP_T, 1301, 77, 59, 0, 1.0, -0.5,
+                    MEM_PAGEABLE, MEM_PINNED, MEM_PAGEABLE, 0, 40, (int)r, 0, 0};
+        ooc_stats_t s = run_case(&c);
+        CU_ASSERT_EQUAL(s.ring_depth, r);
+        CU_ASSERT(s.blocks > 2 * r); /* the ring wraps */
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
+}
+
 /* Wide problem: the planner may keep op(A) resident instead of op(B). */
 static void test_wide(void)
 {
@@ -331,6 +349,7 @@ int main(void)
     CU_add_test(s, "row panels of B, beta once", test_row_panels);
     CU_add_test(s, "complex conjugate transposes, panels", test_complex_panels);
     CU_add_test(s, "ring 2, five streams, small staging", test_ring_streams_staging);
+    CU_add_test(s, "every ring depth, op(B) in 8 chunks", test_every_ring);
     CU_add_test(s, "wide problems", test_wide);
     CU_add_test(s, "one handle, many sizes", test_reuse);
     CU_add_test(s, "degenerate shapes", test_degenerate_shapes);

@@ -124,6 +124,7 @@ static mat_t product(ooc_op_t ta, ooc_op_t tb, double alr, double ali, const mat
                 sr += ar * br - ai * bi;
                 si += ar * bi + ai * br;
             }
+            if (!cplx(A->t)) si = 0; /* real data: no imaginary parts (0 * Inf would make them NaN) */
             long double rr = alr * sr - ali * si, ri = alr * si + ali * sr;
             if (C0) {
                 long double cr, ci;
@@ -479,6 +480,68 @@ static void test_special_values(void)
     free(c0.x);
 }
 
+/* ---- NaN and Inf in the inputs: a correct C passes, exactly or not ----
+ * Before, any NaN in C failed the check even where the reference was NaN. */
+static void test_nonfinite_inputs(void)
+{
+    enum { M = 40, N = 30, K = 20 };
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        uint64_t seed = 77 + (uint64_t)ti;
+        mat_t a = mat_new(t, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(t, OOC_ROW_MAJOR, K, N, &seed);
+        set(&a, 3, 5, NAN, 0);      /* row 3 of C: NaN */
+        set(&a, 9, 2, INFINITY, 0); /* row 9: +-Inf (one infinite term per element) */
+        set(&b, 7, 11, -INFINITY, 0); /* column 11: +-Inf, NaN in rows 3 and 9 */
+        scal_t one = scal(t, 1, 0), zero = scal(t, 0, 0);
+        mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+        ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+        for (int budget = 0; budget < 2; budget++) {
+            CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, budget ? 4 << 10 : 0), OOC_SUCCESS);
+            ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 2, 5);
+            if (!r.passed)
+                fprintf(stderr, "\n    dtype %d budget %d: exact %d error %g nonfinite %lld\n", (int)t, budget,
+                        r.exact, r.max_rel_err, (long long)r.nonfinite);
+            CU_ASSERT_EQUAL(r.exact, !budget);
+            CU_ASSERT_EQUAL(r.passed, 1);
+            CU_ASSERT(r.nonfinite > 0);
+            CU_ASSERT(isfinite(r.max_rel_err));
+            /* C wrong around its non-finite values: a finite value where the reference is
+             * NaN, an infinity where it is finite, and (real data; complex alpha * Inf is NaN)
+             * an infinity of the other sign. Exact rows only: column 11 is infinite, so every
+             * product of a row with a random vector is, whatever else the row holds. */
+            for (int bad = 0; bad < 3 && !budget; bad++) {
+                if (bad == 2 && cplx(t)) continue;
+                mat_t d = mat_copy(&c);
+                if (bad == 0) set(&d, 3, 0, 1.0, 0);
+                if (bad == 1) set(&d, 1, 0, INFINITY, 0);
+                if (bad == 2) {
+                    long double re, im;
+                    get(&d, 0, 11, &re, &im);
+                    CU_ASSERT(isinf((double)re));
+                    set(&d, 0, 11, -re, im);
+                }
+                ooc_file_t *fd = put(&d);
+                r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fd, 2, M);
+                if (r.passed)
+                    fprintf(stderr, "\n    dtype %d budget %d bad %d: exact %d rows %lld error %g nonfinite %lld\n",
+                            (int)t, budget, bad, r.exact, (long long)r.rows_checked, r.max_rel_err,
+                            (long long)r.nonfinite);
+                CU_ASSERT_EQUAL(r.passed, 0);
+                CU_ASSERT(isinf(r.max_rel_err));
+                ooc_file_close(fd, 0);
+                free(d.x);
+            }
+        }
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+        ooc_file_close(fa, 0);
+        ooc_file_close(fb, 0);
+        ooc_file_close(fc, 0);
+        free(a.x);
+        free(b.x);
+        free(c.x);
+    }
+}
+
 /* ---- C as ooc_gemm_files leaves it: created, written, not yet committed ---- */
 
 static void test_uncommitted(void)
@@ -631,6 +694,7 @@ int main(void)
     CU_add_test(s, "Freivalds: correct, one element, one row", test_freivalds);
     CU_add_test(s, "sampled rows", test_sample_rows);
     CU_add_test(s, "NaN, alpha = 0, beta = 0", test_special_values);
+    CU_add_test(s, "NaN and Inf in the inputs", test_nonfinite_inputs);
     CU_add_test(s, "C created and not yet committed", test_uncommitted);
     CU_add_test(s, "bad arguments and read errors", test_errors);
     int rc = tu_run();

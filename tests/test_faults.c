@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_faults.c: every failure path of a file multiply, through the host
+ * backend with injected faults (OOC_FAULT, lib/fault.h): an allocation, a
+ * copy or a multiply refused, an operation failing while it runs (a sticky
+ * error, as CUDA's), a read of an input, a write of the output (disk full),
+ * the output's space reservation and a journal write. Each gives its
+ * documented status and names the file it concerns, never commits an output,
+ * and leaves a state that a resume finishes byte-identical to an
+ * uninterrupted run (or, when it failed before any work, nothing at all). A
+ * cancelled multiply likewise. In memory, a handle works again after a
+ * device failure.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "fault.h"
+#include "testutil.h"
+
+enum { FM = 1201, FN = 97, FK = 83 };
+#define DEVICE_MEM (96 << 10) /* a few dozen blocks */
+
+static char dir[64];
+static uint64_t seed = 7;
+
+static const char *path_of(const char *name)
+{
+    static char buf[8][256];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+static void fault(const char *spec)
+{
+    if (spec) setenv("OOC_FAULT", spec, 1);
+    else unsetenv("OOC_FAULT");
+    ooc_fault_reset();
+}
+
+static ooc_handle_t *new_handle(void)
+{
+    ooc_handle_t *h = NULL;
+    if (ooc_create(&h) != OOC_SUCCESS) abort();
+    ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST);
+    ooc_set(h, OOC_PARAM_DEVICE_MEM, DEVICE_MEM);
+    ooc_set(h, OOC_PARAM_B_CHUNKS, 4);
+    return h;
+}
+
+/* (no CUnit assertions: called from the suite's set-up) */
+static ooc_status_t make_input(const char *name, int64_t rows, int64_t cols)
+{
+    ooc_handle_t *h = NULL;
+    ooc_status_t st = ooc_create(&h);
+    size_t count = (size_t)(rows * cols);
+    double *x = malloc(count * sizeof *x);
+    if (x == NULL) st = OOC_ERR_HOST_MEMORY;
+    if (st == OOC_SUCCESS) tu_fill(OOC_R64, x, count, &seed);
+    ooc_file_spec_t spec = {OOC_FORMAT_NPY, rows, cols, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_t *f = NULL;
+    if (st == OOC_SUCCESS) st = ooc_file_create(h, path_of(name), &spec, 0, &f);
+    if (st == OOC_SUCCESS) st = ooc_file_write(h, f, 0, x, count);
+    if (st == OOC_SUCCESS) st = ooc_file_commit(h, f);
+    ooc_file_close(f, 0);
+    free(x);
+    ooc_destroy(h);
+    return st;
+}
+
+/* C = A B into name (resume: continue what is there). The status of the
+ * first failing call; *err_path the file it concerns (or ""). Like the tool,
+ * the temporary file is kept after a failure only when a journal is there. */
+static ooc_status_t multiply(const char *name, int resume, char *err_path, size_t cap)
+{
+    ooc_handle_t *h = new_handle();
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_t *a = NULL, *b = NULL, *c = NULL;
+    double one = 1, zero = 0;
+    ooc_status_t st = ooc_file_open(h, path_of("fa.npy"), &any, &a);
+    if (st == OOC_SUCCESS) st = ooc_file_open(h, path_of("fb.npy"), &any, &b);
+    if (st == OOC_SUCCESS) st = ooc_file_create(h, path_of(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    if (st == OOC_SUCCESS) {
+        ooc_files_opts_t o = {NULL, resume, NULL, NULL};
+        st = ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+    }
+    if (st == OOC_SUCCESS) st = ooc_file_commit(h, c);
+    const char *ep = ooc_last_error_path(h);
+    snprintf(err_path, cap, "%s", ep ? ep : "");
+    char jp[300];
+    snprintf(jp, sizeof jp, "%s.ooc-journal", path_of(name));
+    ooc_file_close(c, st != OOC_SUCCESS && !exists(jp));
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    ooc_destroy(h);
+    return st;
+}
+
+static int same_file(const char *p, const char *q)
+{
+    FILE *f = fopen(p, "rb"), *g = fopen(q, "rb");
+    int same = f && g;
+    while (same) {
+        int x = fgetc(f), y = fgetc(g);
+        if (x != y) same = 0;
+        if (x == EOF) break;
+    }
+    if (f) fclose(f);
+    if (g) fclose(g);
+    return same;
+}
+
+static int suite_init(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/ooc_test_faults_XXXXXX");
+    if (mkdtemp(dir) == NULL) return 1;
+    fault(NULL);
+    if (make_input("fa.npy", FM, FK) != OOC_SUCCESS || make_input("fb.npy", FK, FN) != OOC_SUCCESS) return 1;
+    char ep[4096];
+    return multiply("ref.npy", 0, ep, sizeof ep) != OOC_SUCCESS;
+}
+
+static int suite_clean(void)
+{
+    fault(NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) != 0;
+}
+
+typedef struct {
+    const char *spec;
+    ooc_status_t want;
+    const char *err_file; /* the file the failure must name: "tmp", "journal", "input", or NULL */
+    int leaves_state;     /* 1: tmp and journal kept for a resume; 0: nothing left at all */
+} fcase_t;
+
+static void run_case(const fcase_t *c, const char *name)
+{
+    char ep[4096], tmp[300], jp[300];
+    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", path_of(name));
+    snprintf(jp, sizeof jp, "%s.ooc-journal", path_of(name));
+    fault(c->spec);
+    ooc_status_t st = multiply(name, 0, ep, sizeof ep);
+    fault(NULL);
+    if (st != c->want)
+        fprintf(stderr, "\n    OOC_FAULT=%s: %s, expected %s\n", c->spec, ooc_status_string(st),
+                ooc_status_string(c->want));
+    CU_ASSERT_EQUAL(st, c->want);
+    CU_ASSERT_FALSE(exists(path_of(name))); /* never a committed output */
+    if (c->err_file && strcmp(c->err_file, "tmp") == 0) CU_ASSERT_STRING_EQUAL(ep, tmp);
+    if (c->err_file && strcmp(c->err_file, "journal") == 0) CU_ASSERT_STRING_EQUAL(ep, jp);
+    if (c->err_file && strcmp(c->err_file, "input") == 0)
+        CU_ASSERT(strcmp(ep, path_of("fa.npy")) == 0 || strcmp(ep, path_of("fb.npy")) == 0);
+    if (!c->leaves_state) {
+        CU_ASSERT_FALSE(exists(tmp));
+        CU_ASSERT_FALSE(exists(jp));
+        return;
+    }
+    CU_ASSERT_TRUE(exists(tmp));
+    CU_ASSERT_TRUE(exists(jp));
+    CU_ASSERT_EQUAL(multiply(name, 1, ep, sizeof ep), OOC_SUCCESS);
+    CU_ASSERT_TRUE(same_file(path_of(name), path_of("ref.npy")));
+}
+
+static void test_faults(void)
+{
+    static const fcase_t cases[] = {
+        {"dev_alloc:1", OOC_ERR_DEVICE_MEMORY, NULL, 1},
+        {"host_alloc:1", OOC_ERR_HOST_MEMORY, NULL, 1},
+        {"copy:1", OOC_ERR_CUDA, NULL, 1},
+        {"copy:40", OOC_ERR_CUDA, NULL, 1},
+        {"gemm:1", OOC_ERR_CUBLAS, NULL, 1},
+        {"gemm:9", OOC_ERR_CUBLAS, NULL, 1},
+        {"exec:2", OOC_ERR_CUDA, NULL, 1},
+        {"exec:60", OOC_ERR_CUDA, NULL, 1},
+        {"read:1", OOC_ERR_IO, "input", 1},
+        {"read:20", OOC_ERR_IO, "input", 1},
+        {"write:1", OOC_ERR_NO_SPACE, "tmp", 1},
+        {"write:7", OOC_ERR_NO_SPACE, "tmp", 1},
+        {"write:7:EIO", OOC_ERR_IO, "tmp", 1},
+        {"write:7:EDQUOT", OOC_ERR_NO_SPACE, "tmp", 1},
+        {"reserve:1", OOC_ERR_NO_SPACE, "tmp", 0},
+        {"journal:1", OOC_ERR_NO_SPACE, "journal", 0},
+        {"journal:4", OOC_ERR_NO_SPACE, "journal", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "c%zu.npy", i);
+        run_case(&cases[i], name);
+    }
+}
+
+/* ooc_cancel before the run and from the progress callback part-way:
+ * OOC_ERR_CANCELLED, the request consumed, the state resumable. */
+static ooc_handle_t *cancel_h;
+static int64_t cancel_at;
+static void cancel_cb(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)user, (void)total, (void)rd, (void)wr;
+    if (done >= cancel_at) ooc_cancel(cancel_h);
+}
+
+static void test_cancel(void)
+{
+    for (int when = 0; when < 2; when++) {
+        const char *name = when ? "cancel1.npy" : "cancel0.npy";
+        ooc_handle_t *h = new_handle();
+        cancel_h = h;
+        cancel_at = 5;
+        ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+        ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
+        ooc_file_t *a, *b, *c;
+        CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fa.npy"), &any, &a), OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fb.npy"), &any, &b), OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, path_of(name), &cs, 0, &c), OOC_SUCCESS);
+        if (when == 0) CU_ASSERT_EQUAL(ooc_cancel(h), OOC_SUCCESS);
+        double one = 1, zero = 0;
+        ooc_files_opts_t o = {NULL, 0, when ? cancel_cb : NULL, NULL};
+        CU_ASSERT_EQUAL(ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o), OOC_ERR_CANCELLED);
+        ooc_file_close(c, 0);
+        /* the request was consumed: the next call runs */
+        double x = 1, y = 0;
+        CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1, 1, 1, 1, &x, 1, &x, 1, 0, &y, 1),
+                        OOC_SUCCESS);
+        CU_ASSERT_EQUAL(y, 1.0);
+        ooc_file_close(a, 0);
+        ooc_file_close(b, 0);
+        ooc_destroy(h);
+        char ep[4096];
+        CU_ASSERT_EQUAL(multiply(name, 1, ep, sizeof ep), OOC_SUCCESS);
+        CU_ASSERT_TRUE(same_file(path_of(name), path_of("ref.npy")));
+    }
+    CU_ASSERT_EQUAL(ooc_cancel(NULL), OOC_ERR_INVALID_HANDLE);
+}
+
+/* In memory: a device failure fails that multiply only. */
+static void test_in_memory_recovers(void)
+{
+    enum { M = 700, N = 90, K = 60 };
+    double *A = malloc(sizeof(double) * M * K), *B = malloc(sizeof(double) * K * N), *C = malloc(sizeof(double) * M * N),
+           *C0 = malloc(sizeof(double) * M * N);
+    tu_fill(OOC_R64, A, M * K, &seed);
+    tu_fill(OOC_R64, B, K * N, &seed);
+    tu_fill(OOC_R64, C0, M * N, &seed);
+    static const char *specs[] = {"gemm:3", "copy:5", "exec:9", "dev_alloc:1", "host_alloc:1"};
+    static const ooc_status_t want[] = {OOC_ERR_CUBLAS, OOC_ERR_CUDA, OOC_ERR_CUDA, OOC_ERR_DEVICE_MEMORY,
+                                        OOC_ERR_HOST_MEMORY};
+    for (int i = 0; i < 5; i++) {
+        ooc_handle_t *h = new_handle();
+        ooc_set(h, OOC_PARAM_DEVICE_MEM, 64 << 10);
+        ooc_set(h, OOC_PARAM_HOST_MEM, 64 << 10);
+        memcpy(C, C0, sizeof(double) * M * N);
+        fault(specs[i]);
+        ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.5, A, M, B, K, 0.5, C, M);
+        fault(NULL);
+        CU_ASSERT_EQUAL(st, want[i]);
+        CU_ASSERT(strlen(ooc_last_error(h)) > 0);
+        memcpy(C, C0, sizeof(double) * M * N);
+        CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.5, A, M, B, K, 0.5, C, M),
+                        OOC_SUCCESS);
+        double alpha = 1.5, beta = 0.5, worst;
+        CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, &alpha, A, M, B, K, &beta, C0,
+                                 C, M, &worst),
+                        0);
+        ooc_destroy(h);
+    }
+    free(A);
+    free(B);
+    free(C);
+    free(C0);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("faults", suite_init, suite_clean);
+    CU_add_test(s, "each injected fault: its status, no output, resumable", test_faults);
+    CU_add_test(s, "cancelled before and part-way: resumable", test_cancel);
+    CU_add_test(s, "in memory: the handle works after a failure", test_in_memory_recovers);
+    return tu_run();
+}

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_journal.c: the resume journal (lib/journal.c) on its own: what the
+ * writer writes the parser reads back (blocks in any order, duplicates, a
+ * torn last record, the completion record); every kind of damage is refused
+ * naming the line, never read as other blocks (a forged record, a block past
+ * the end, a line starting with NUL, an edited plan, records after the
+ * completion); a stale journal is only ever removed when it is one (never an
+ * input named by mistake, a symbolic link or a FIFO), and never while another
+ * job holds it.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "journal.h"
+#include "testutil.h"
+
+static char dir[64];
+
+static const char *path_of(const char *name)
+{
+    static char buf[8][256];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+static ooc_journal_head_t head_of(int64_t total)
+{
+    ooc_journal_head_t h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.job, sizeof h.job, "dtype=2 ta=111 tb=111 A=1:2:3 B=4:5:6 C0=none");
+    h.swap = 0;
+    h.mb = 576;
+    h.nb = 2000;
+    h.kb = 2500;
+    h.tail = 3;
+    h.b_chunks = 8;
+    h.total = total;
+    h.resumable = 1;
+    h.out_dev = 65024;
+    h.out_ino = 1234567;
+    return h;
+}
+
+/* The whole file into a malloc'd buffer. */
+static char *slurp(const char *path, size_t *len)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    char *buf = malloc(1 << 20);
+    *len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+static void spit(const char *path, const char *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fwrite(buf, 1, len, f), len);
+    fclose(f);
+}
+
+/* A journal of 13 blocks with blocks `done` recorded, optionally complete. */
+static void write_journal(const char *path, const int64_t *done, int n, int complete)
+{
+    unlink(path);
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_head_t h = head_of(13);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, path, &h, &err), OOC_SUCCESS);
+    for (int i = 0; i < n; i++) CU_ASSERT_EQUAL(ooc_journal_done(&j, done[i], &err), OOC_SUCCESS);
+    if (complete) CU_ASSERT_EQUAL(ooc_journal_complete(&j, 96000128, 1795346696, 254749274, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+}
+
+static ooc_status_t parse_text(const char *buf, size_t len, ooc_journal_info_t *info, ooc_err_t *err)
+{
+    ooc_err_clear(err);
+    return ooc_journal_parse(buf, len, "j", info, err);
+}
+
+static void test_roundtrip(void)
+{
+    const char *p = path_of("j1");
+    int64_t done[] = {0, 1, 2, 5, 3, 3, 7}; /* any order, a duplicate */
+    write_journal(p, done, 7, 0);
+    ooc_journal_info_t info;
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    int exists = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(exists, 1);
+    ooc_journal_head_t h = head_of(13);
+    CU_ASSERT_STRING_EQUAL(info.head.job, h.job);
+    CU_ASSERT(info.head.mb == 576 && info.head.nb == 2000 && info.head.kb == 2500 && info.head.tail == 3 &&
+              info.head.b_chunks == 8 && info.head.total == 13 && info.head.resumable == 1 &&
+              info.head.out_dev == 65024 && info.head.out_ino == 1234567);
+    CU_ASSERT_EQUAL(info.ndone, 6);  /* 0 1 2 3 5 7 */
+    CU_ASSERT_EQUAL(info.prefix, 4); /* 0..3 without a gap */
+    CU_ASSERT_FALSE(info.complete);
+    ooc_journal_info_free(&info);
+
+    /* complete */
+    int64_t all[13];
+    for (int i = 0; i < 13; i++) all[i] = 12 - i;
+    write_journal(p, all, 13, 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT(info.complete && info.ndone == 13 && info.prefix == 13 && info.out_size == 96000128 &&
+              info.out_mtime_sec == 1795346696 && info.out_mtime_nsec == 254749274);
+    ooc_journal_info_free(&info);
+
+    /* none there */
+    CU_ASSERT_EQUAL(ooc_journal_read(path_of("nothing"), &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(exists, 0);
+}
+
+/* A record cut by a crash is ignored (that block is redone), and reopening
+ * to append cuts it off so the next record starts on a line of its own. */
+static void test_torn_record(void)
+{
+    const char *p = path_of("j2");
+    int64_t done[] = {0, 1, 2};
+    write_journal(p, done, 3, 0);
+    size_t len = 0;
+    char *buf = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    memcpy(buf + len, "done 3 0123", 11); /* torn: no newline */
+    spit(p, buf, len + 11);
+    ooc_journal_info_t info;
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    int exists;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(info.ndone, 3);
+    ooc_journal_t j;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_append_open(&j, p, &info, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 3, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    ooc_journal_info_free(&info);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(info.ndone, 4);
+    CU_ASSERT_EQUAL(info.prefix, 4);
+    ooc_journal_info_free(&info);
+    free(buf);
+}
+
+/* Every damaged variant of a good journal is refused with OOC_ERR_JOURNAL;
+ * before version 2 an added "done" line made rows never computed count as
+ * done, and a line starting with NUL was read out of bounds. */
+static void test_damage_refused(void)
+{
+    const char *p = path_of("j3");
+    int64_t done[] = {0, 1, 2, 3};
+    write_journal(p, done, 4, 0);
+    size_t len = 0;
+    char *good = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(good);
+    char *buf = malloc(len + 4096);
+    ooc_journal_info_t info;
+    ooc_err_t err;
+    CU_ASSERT_EQUAL_FATAL(parse_text(good, len, &info, &err), OOC_SUCCESS);
+    ooc_journal_info_free(&info);
+
+    static const char *appended[] = {
+        "done 4 0123456789abcdef\n",  /* forged: checksum of nothing */
+        "done 12\n",                  /* no checksum */
+        "done 13 0000000000000000\n", /* past the end */
+        "done -1 0000000000000000\n",
+        "\0done 5 x\n", /* a line starting with NUL (the fuzzer's find) */
+        "garbage\n",
+        "complete 1:2.3 0000000000000000\n", /* completion before every block, forged */
+        "\n",
+    };
+    static const size_t appended_len[] = {24, 8, 25, 25, 10, 8, 32, 1};
+    for (size_t i = 0; i < sizeof appended / sizeof appended[0]; i++) {
+        memcpy(buf, good, len);
+        memcpy(buf + len, appended[i], appended_len[i]);
+        ooc_status_t st = parse_text(buf, len + appended_len[i], &info, &err);
+        CU_ASSERT_EQUAL(st, OOC_ERR_JOURNAL);
+        CU_ASSERT(strstr(err.msg, "line 9") != NULL || strstr(err.msg, "damaged") != NULL);
+        if (st == OOC_SUCCESS) ooc_journal_info_free(&info);
+    }
+    /* a real record of block 4 copied from another journal of another job */
+    ooc_journal_head_t other = head_of(13);
+    other.mb = 577;
+    ooc_err_clear(&err);
+    unlink(path_of("j3o"));
+    ooc_journal_t j;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, path_of("j3o"), &other, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 4, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    size_t olen = 0;
+    char *o = slurp(path_of("j3o"), &olen);
+    const char *rec = strstr(o, "done 4 ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    memcpy(buf, good, len);
+    memcpy(buf + len, rec, strlen(rec));
+    CU_ASSERT_EQUAL(parse_text(buf, len + strlen(rec), &info, &err), OOC_ERR_JOURNAL);
+    free(o);
+
+    /* edits in the header: each byte changed somewhere in the first 4 lines */
+    const char *edits[][2] = {{"mb=576", "mb=577"}, {"mb=576", "mb=+76"}, {"tail=3", "tail=2"},
+                              {"chunks=8", "chunks=1"}, {"blocks=13", "blocks=14"}, {"out=65024", "out=65025"},
+                              {"ta=111", "ta=112"}, {"oocgemm-journal 2", "oocgemm-journal 1"}};
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        memcpy(buf, good, len);
+        char *at = memmem(buf, len, edits[i][0], strlen(edits[i][0]));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        memcpy(at, edits[i][1], strlen(edits[i][1]));
+        CU_ASSERT_EQUAL(parse_text(buf, len, &info, &err), OOC_ERR_JOURNAL);
+    }
+    /* a record with its number written differently */
+    memcpy(buf, good, len);
+    char *d3 = memmem(buf, len, "done 3 ", 7);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d3);
+    d3[5] = '+';
+    CU_ASSERT_EQUAL(parse_text(buf, len, &info, &err), OOC_ERR_JOURNAL);
+    /* nothing after the completion record */
+    int64_t all[13];
+    for (int i = 0; i < 13; i++) all[i] = i;
+    write_journal(p, all, 13, 1);
+    size_t clen = 0;
+    char *c = slurp(p, &clen);
+    char *rec0 = strstr(c, "done 0 ");
+    size_t r0 = (size_t)(strchr(rec0, '\n') - rec0) + 1;
+    memcpy(c + clen, rec0, r0);
+    CU_ASSERT_EQUAL(parse_text(c, clen + r0, &info, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "completion"));
+    /* not a journal, empty, another version */
+    CU_ASSERT_EQUAL(parse_text("", 0, &info, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_EQUAL(parse_text("hello\n", 6, &info, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_EQUAL(parse_text("oocgemm-journal 1\njob x\n", 24, &info, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "another version"));
+    /* the header alone, torn */
+    CU_ASSERT_EQUAL(parse_text(good, 30, &info, &err), OOC_ERR_JOURNAL);
+    free(c);
+    free(buf);
+    free(good);
+}
+
+/* Random single-byte corruptions of a good journal: never a crash, and
+ * never more blocks than were recorded. */
+static void test_random_corruption(void)
+{
+    const char *p = path_of("j4");
+    int64_t done[] = {0, 1, 2, 3, 4};
+    write_journal(p, done, 5, 0);
+    size_t len = 0;
+    char *good = slurp(p, &len);
+    char *buf = malloc(len);
+    uint64_t s = 12345;
+    int refused = 0, accepted = 0;
+    for (int t = 0; t < 4000; t++) {
+        memcpy(buf, good, len);
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t at = (size_t)(s >> 33) % len;
+        unsigned char v = (unsigned char)(s >> 20);
+        if (buf[at] == (char)v) continue;
+        buf[at] = (char)v;
+        ooc_journal_info_t info;
+        ooc_err_t err;
+        ooc_status_t st = parse_text(buf, len, &info, &err);
+        if (st == OOC_SUCCESS) {
+            /* only a change to the last record's bytes may leave it torn (ignored) */
+            CU_ASSERT(info.ndone <= 5 && info.prefix <= 5);
+            accepted++;
+            ooc_journal_info_free(&info);
+        } else {
+            CU_ASSERT_EQUAL(st, OOC_ERR_JOURNAL);
+            refused++;
+        }
+    }
+    CU_ASSERT(refused > 3000);
+    free(buf);
+    free(good);
+    (void)accepted;
+}
+
+/* Removing a stale journal removes only a journal. */
+static void test_remove_only_journals(void)
+{
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    /* an input named as the journal by mistake: refused, untouched */
+    const char *in = path_of("input.npy");
+    spit(in, "\x93NUMPY data data", 16);
+    CU_ASSERT_EQUAL(ooc_journal_remove(in, &err), OOC_ERR_JOURNAL);
+    struct stat sb;
+    CU_ASSERT_EQUAL(stat(in, &sb), 0);
+    CU_ASSERT_EQUAL(sb.st_size, 16);
+    /* a symbolic link to a journal: refused, neither removed */
+    const char *j = path_of("j5");
+    write_journal(j, NULL, 0, 0);
+    const char *link = path_of("j5link");
+    unlink(link);
+    CU_ASSERT_EQUAL_FATAL(symlink(j, link), 0);
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL(ooc_journal_remove(link, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_EQUAL(lstat(link, &sb), 0);
+    CU_ASSERT_EQUAL(stat(j, &sb), 0);
+    /* a FIFO: refused at once (never waited on) */
+    const char *fifo = path_of("fifo");
+    unlink(fifo);
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    alarm(10);
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL(ooc_journal_remove(fifo, &err), OOC_ERR_JOURNAL);
+    alarm(0);
+    /* a journal another job holds: busy, kept */
+    ooc_journal_t held;
+    ooc_journal_head_t h = head_of(13);
+    const char *j6 = path_of("j6");
+    unlink(j6);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&held, j6, &h, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_remove(j6, &err), OOC_ERR_BUSY);
+    CU_ASSERT_EQUAL(stat(j6, &sb), 0);
+    /* and it cannot be created twice */
+    ooc_journal_t again;
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL(ooc_journal_create(&again, j6, &h, &err), OOC_ERR_BUSY);
+    ooc_journal_close(&held, 0);
+    /* a journal: removed; nothing there: fine */
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL(ooc_journal_remove(j6, &err), OOC_SUCCESS);
+    CU_ASSERT_NOT_EQUAL(stat(j6, &sb), 0);
+    CU_ASSERT_EQUAL(ooc_journal_remove(j6, &err), OOC_SUCCESS);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/ooc_test_journal_XXXXXX");
+    if (mkdtemp(dir) == NULL) return 1;
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("journal", NULL, NULL);
+    CU_add_test(s, "what is written is read back, any order", test_roundtrip);
+    CU_add_test(s, "a torn last record is ignored and cut", test_torn_record);
+    CU_add_test(s, "damage and edits are refused", test_damage_refused);
+    CU_add_test(s, "random corruption: refused, never more blocks", test_random_corruption);
+    CU_add_test(s, "only a journal is ever removed", test_remove_only_journals);
+    int rc = tu_run();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) rc = 1;
+    return rc;
+}

@@ -1,0 +1,705 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test_reliability.sh: regression tests of issue 9 (never a wrong C, never a
+# lost file, byte-identical resume), end to end through oocgemm and the host
+# backend (make check):
+#    1. --ring 14, 15, 16 (run and multiply);
+#    2. resume byte-identical with op(B) in chunks (kill -9 at several points,
+#       SIGTERM), and the reported 6000 x 2500 x 2000 scenario;
+#    3. two jobs writing one output: the second is refused, the first is right;
+#    4. a symbolic link planted at C.ooc-tmp is never followed;
+#    5. -o onto a directory, a FIFO, a character device: refused at once;
+#    6. --journal naming an input or a file that is not a journal;
+#    7. a FIFO as A, B or C0: exit 4, no hang;
+#    8. a journal with a NUL byte: refused, files unchanged;
+#    9. edited journals (forged record, block out of range, plan changed):
+#       refused, files unchanged; the original journal then resumes;
+#   10. disk full (ulimit -f, OOC_FAULT=write), a trace that cannot be written;
+#   11. overflowing raw shape, empty and zero-size inputs, NaN and Inf, a
+#       directory as -o;
+#   12. SIGTERM, SIGINT, SIGHUP, SIGUSR1: exit 7, --json, resume, and a resume
+#       of the finished job does nothing;
+#   13. fault injection (OOC_FAULT) of every kind, and resume after it.
+# Run from the build directory; OOCGEMM overrides the tool's path.
+set -u
+
+OOCGEMM=${OOCGEMM:-./tools/oocgemm}
+failures=0
+cases=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_reliability.XXXXXX") || exit 99
+bgpid=
+cleanup() {
+    if [ -n "$bgpid" ]; then kill -9 "$bgpid" 2>/dev/null; fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ ! -x "$OOCGEMM" ]; then
+    echo "FAIL: $OOCGEMM is not an executable (set OOCGEMM=path/to/oocgemm)"
+    exit 1
+fi
+# the tool's path may be relative to the build directory: we cd into $tmp
+case $OOCGEMM in /*) ;; *) OOCGEMM=$(cd "$(dirname "$OOCGEMM")" && pwd)/$(basename "$OOCGEMM") ;; esac
+cd "$tmp" || exit 99
+unset OOC_HOST_JITTER_US OOC_FAULT
+
+have_python=0
+command -v python3 >/dev/null 2>&1 && have_python=1
+
+pass() { cases=$((cases + 1)); echo "PASS: $*"; }
+fail() {
+    cases=$((cases + 1))
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+    sed 's/^/    | /' out err 2>/dev/null | head -n 20
+}
+
+# oc ARGS...: run the tool, output in out/err
+oc() { timeout 60 "$OOCGEMM" "$@" >out 2>err; }
+
+# gen NAME ARGS...: write a matrix or fail the whole test
+gen() {
+    if ! oc gen "$@" -q; then
+        fail "gen $*: exit $?"
+        exit 1
+    fi
+}
+
+# first line of stderr, for the log
+e1() { head -n 1 err | cut -c1-160; }
+
+# nothing_left C: none of C, C.ooc-tmp, C.ooc-journal exists
+nothing_left() { [ ! -e "$1" ] && [ ! -L "$1.ooc-tmp" ] && [ ! -e "$1.ooc-tmp" ] && [ ! -e "$1.ooc-journal" ]; }
+
+# kept C: the temporary file and the journal are there, C is not
+kept() { [ ! -e "$1" ] && [ -f "$1.ooc-tmp" ] && [ -f "$1.ooc-journal" ]; }
+
+# ndone JOURNAL: number of done records
+ndone() { grep -a -c '^done ' "$1" 2>/dev/null || true; }
+
+# The host backend with no floor and no progress; small blocks (600 of them)
+H=(--backend host --no-floor --no-progress)
+S=("${H[@]}" --device-mem 256K)
+
+# ---- background runs (not under timeout(1): the signals must reach the tool
+# itself; bg_wait is the watchdog instead) ----
+# bg_start OUT ERR ARGS...: start the tool, slowed down by the jitter
+bg_start() {
+    local o=$1 e=$2
+    shift 2
+    OOC_HOST_JITTER_US=2000 "$OOCGEMM" "$@" >"$o" 2>"$e" &
+    bgpid=$!
+}
+# bg_wait_done JOURNAL N: until the journal has N done records, or the run
+# ended, or 20 s passed
+bg_wait_done() {
+    local i
+    for i in $(seq 1 400); do
+        if [ -f "$1" ] && [ "$(ndone "$1")" -ge "$2" ]; then return 0; fi
+        kill -0 "$bgpid" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+# bg_wait: the exit status of the background run in $bgrc (killed after 60 s)
+# (the shell's "Killed" notices go to /dev/null)
+bg_wait() {
+    {
+        local i
+        for i in $(seq 1 600); do
+            kill -0 "$bgpid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$bgpid" 2>/dev/null
+        wait "$bgpid"
+        bgrc=$?
+    } 2>/dev/null
+    bgpid=
+}
+# bg_kill SIG: send SIG, then bg_wait
+bg_kill() {
+    {
+        kill -"$1" "$bgpid"
+        bg_wait
+    } 2>/dev/null
+}
+
+# ---- inputs and references ----
+gen A.npy --rows 2000 --cols 300 --seed 21
+gen B.npy --rows 300 --cols 200 --seed 22
+gen B2.npy --rows 300 --cols 200 --seed 23
+oc multiply A.npy B.npy -o REF1.npy "${S[@]}" -q || { fail "reference run: exit $?"; exit 1; }
+oc multiply A.npy B.npy -o REF8.npy "${S[@]}" --b-chunks 8 -q || { fail "reference run, 8 chunks: exit $?"; exit 1; }
+oc multiply A.npy B2.npy -o REF2.npy "${S[@]}" -q || { fail "reference run, B2: exit $?"; exit 1; }
+if cmp -s REF1.npy REF2.npy; then
+    fail "references: B and B2 give the same C"
+    exit 1
+fi
+# a fresh run's plan: 600 blocks
+blocks=$(oc multiply A.npy B.npy -o P.npy "${S[@]}" --resume -q && sed -n 's/.* blocks=\([0-9]*\) .*/\1/p' P.npy.ooc-journal)
+rm -f P.npy P.npy.ooc-journal
+echo "# reference: 2000 x 200 x 300 float64, --device-mem 256K: ${blocks:-?} blocks"
+
+# kill9_run C ARGS...: start a slowed multiply into C, kill -9 it after the
+# first done record; true when C.ooc-tmp and the journal are left, C is not
+kill9_run() {
+    local c=$1
+    shift
+    rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+    bg_start bout berr multiply "$@" -o "$c" -q
+    bg_wait_done "$c.ooc-journal" 1
+    bg_kill 9
+    kept "$c"
+}
+
+# ====================================================================
+# 1. --ring 14..16 (the events array was too small: segfault)
+# ====================================================================
+for r in 14 15 16; do
+    oc run -m 3000 -n 500 -k 400 --backend host --ring "$r" --block-rows 100 --no-floor -q
+    rc=$?
+    if [ "$rc" -eq 0 ]; then
+        pass "1 ring: oocgemm run -m 3000 -n 500 -k 400 --ring $r --block-rows 100: exit 0 (check against OpenBLAS passed)"
+    else
+        fail "1 ring: oocgemm run --ring $r: exit $rc, expected 0"
+    fi
+done
+gen RA.npy --rows 3000 --cols 400 --seed 31
+gen RB.npy --rows 400 --cols 500 --seed 32
+oc multiply RA.npy RB.npy -o RC.npy "${H[@]}" --ring 16 --block-rows 100 --verify
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^verify: .*: PASS$' out; then
+    pass "1 ring: multiply --ring 16 --block-rows 100 --verify: exit 0, PASS"
+else
+    fail "1 ring: multiply --ring 16: exit $rc, expected 0 and a PASS line"
+fi
+rm -f RA.npy RB.npy RC.npy
+
+# ====================================================================
+# 2. resume byte-identical with op(B) in chunks
+# ====================================================================
+for at in 1 100 300; do
+    c=K$at.npy
+    rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+    bg_start bout berr multiply A.npy B.npy -o "$c" "${S[@]}" --b-chunks 8 -q
+    bg_wait_done "$c.ooc-journal" "$at"
+    bg_kill 9
+    if ! kept "$c"; then
+        fail "2 chunks: kill -9 after $at records: exit $bgrc, no C.ooc-tmp and journal, or C exists (finished before the kill?)"
+        continue
+    fi
+    had=$(ndone "$c.ooc-journal")
+    oc multiply A.npy B.npy -o "$c" "${S[@]}" --b-chunks 8 --resume -q
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        fail "2 chunks: resume after kill -9 at $had records: exit $rc"
+    elif ! cmp -s "$c" REF8.npy; then
+        fail "2 chunks: resume after kill -9 at $had records: C differs from the uninterrupted run ($(cmp "$c" REF8.npy 2>&1))"
+    else
+        pass "2 chunks: --b-chunks 8, kill -9 after $had of $blocks records, --resume: exit 0, byte-identical"
+    fi
+    rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+done
+c=KT.npy
+rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+bg_start bout berr multiply A.npy B.npy -o "$c" "${S[@]}" --b-chunks 8 -q
+bg_wait_done "$c.ooc-journal" 20
+bg_kill TERM
+had=$(ndone "$c.ooc-journal")
+if [ "$bgrc" -ne 7 ] || ! kept "$c"; then
+    cp berr err
+    fail "2 chunks: SIGTERM: exit $bgrc, expected 7 with C.ooc-tmp and the journal kept"
+else
+    oc multiply A.npy B.npy -o "$c" "${S[@]}" --b-chunks 8 --resume -q
+    rc=$?
+    if [ "$rc" -eq 0 ] && cmp -s "$c" REF8.npy; then
+        pass "2 chunks: SIGTERM after $had records: exit 7 ($(head -n 1 berr | cut -c1-100)); --resume: byte-identical"
+    else
+        fail "2 chunks: resume after SIGTERM: exit $rc, or C differs"
+    fi
+fi
+rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+
+# the reported scenario: 6000 x 2500 x 2000, --device-mem 100M, default plan
+gen BA.npy --rows 6000 --cols 2500 --seed 1
+gen BB.npy --rows 2500 --cols 2000 --seed 7
+t0=$SECONDS
+oc multiply BA.npy BB.npy -o BREF.npy "${H[@]}" --device-mem 100M -q
+rc=$?
+if [ "$rc" -ne 0 ]; then
+    fail "2 scenario: reference run 6000 x 2500 x 2000: exit $rc"
+else
+    rm -f BC.npy BC.npy.ooc-tmp BC.npy.ooc-journal
+    "$OOCGEMM" multiply BA.npy BB.npy -o BC.npy "${H[@]}" --device-mem 100M -q >bout 2>berr &
+    bgpid=$!
+    bg_wait_done BC.npy.ooc-journal 1
+    bg_kill 9
+    if ! kept BC.npy; then
+        fail "2 scenario: kill -9 after the first record: no C.ooc-tmp and journal, or C exists (exit $bgrc)"
+    else
+        had=$(ndone BC.npy.ooc-journal)
+        total=$(sed -n 's/.* blocks=\([0-9]*\) .*/\1/p' BC.npy.ooc-journal)
+        oc multiply BA.npy BB.npy -o BC.npy "${H[@]}" --device-mem 100M --resume -q
+        rc=$?
+        if [ "$rc" -eq 0 ] && cmp -s BC.npy BREF.npy; then
+            pass "2 scenario: A 6000x2500 B 2500x2000 --device-mem 100M, kill -9 after $had of $total records, --resume: byte-identical ($((SECONDS - t0)) s)"
+        else
+            fail "2 scenario: resume: exit $rc, or C differs from the uninterrupted run ($(cmp BC.npy BREF.npy 2>&1))"
+        fi
+    fi
+fi
+rm -f BA.npy BB.npy BREF.npy BC.npy BC.npy.ooc-tmp BC.npy.ooc-journal
+
+# ====================================================================
+# 3. two jobs, one output
+# ====================================================================
+rm -f T.npy T.npy.ooc-tmp T.npy.ooc-journal
+bg_start o1 e1 multiply A.npy B.npy -o T.npy "${S[@]}" -q
+for _ in $(seq 1 400); do
+    [ -e T.npy.ooc-tmp ] && break
+    kill -0 "$bgpid" 2>/dev/null || break
+    sleep 0.02
+done
+oc multiply A.npy B2.npy -o T.npy "${S[@]}" -q
+rc2=$?
+bg_wait
+if [ "$rc2" -ne 6 ] || ! grep -q 'another job' err; then
+    fail "3 two jobs: job 2 exit $rc2, expected 6 and \"another job\" (job 1 exit $bgrc)"
+elif [ "$bgrc" -ne 0 ]; then
+    fail "3 two jobs: job 1 exit $bgrc, expected 0: $(head -n 1 e1)"
+elif ! cmp -s T.npy REF1.npy; then
+    fail "3 two jobs: T.npy is not job 1's result"
+elif [ -e T.npy.ooc-tmp ] || [ -e T.npy.ooc-journal ]; then
+    fail "3 two jobs: temporary file or journal left"
+else
+    pass "3 two jobs: job 2 exit 6 ($(e1)); job 1 exit 0, C is job 1's"
+fi
+rm -f T.npy
+
+# ====================================================================
+# 4. symbolic link at C.ooc-tmp
+# ====================================================================
+printf 'the victim: must not be written\n' >victim.txt
+cp victim.txt victim.orig
+ln -s victim.txt V.npy.ooc-tmp
+oc multiply A.npy B.npy -o V.npy "${H[@]}"
+rc=$?
+if [ "$rc" -eq 6 ] && cmp -s victim.txt victim.orig && [ ! -e V.npy ] && [ ! -e V.npy.ooc-journal ]; then
+    pass "4 symlink at V.npy.ooc-tmp: exit 6, victim unchanged: $(e1)"
+else
+    fail "4 symlink at V.npy.ooc-tmp: exit $rc (expected 6), victim $(cmp -s victim.txt victim.orig && echo unchanged || echo CHANGED)"
+fi
+rm -f V.npy.ooc-tmp V.npy V.npy.ooc-journal
+
+# ====================================================================
+# 5. -o onto a directory, a FIFO, a character device
+# ====================================================================
+# not_regular NAME TEST WORDS: exit 6, message WORDS, node still TEST, nothing left
+not_regular() {
+    local node=$1 t=$2 words=$3
+    oc multiply A.npy B.npy -o "$node" "${H[@]}"
+    local rc=$?
+    if [ "$rc" -ne 6 ]; then
+        fail "5 -o $node ($words): exit $rc, expected 6"
+    elif ! grep -q "$words" err; then
+        fail "5 -o $node: the message does not say \"$words\""
+    elif ! test "$t" "$node"; then
+        fail "5 -o $node: no longer test $t ($words): replaced"
+    elif [ -e "$node.ooc-tmp" ] || [ -e "$node.ooc-journal" ]; then
+        fail "5 -o $node: $node.ooc-tmp or the journal left"
+    else
+        pass "5 -o $node: exit 6, still $words, nothing left: $(e1)"
+    fi
+}
+mkdir Dout.npy
+not_regular Dout.npy -d "is a directory"
+mkfifo Fout.npy
+not_regular Fout.npy -p "is a FIFO"
+if [ "$(id -u)" -eq 0 ]; then
+    if mknod cdev c 1 3 2>/dev/null; then
+        not_regular cdev -c "is a character device"
+        rm -f cdev
+    else
+        echo "# 5: mknod failed (no device nodes here): character device case skipped"
+    fi
+else
+    echo "# 5: not root: character device case skipped"
+fi
+rmdir Dout.npy
+rm -f Fout.npy
+
+# ====================================================================
+# 6. --journal naming an input, or a file that is not a journal
+# ====================================================================
+cp B.npy B.copy
+oc multiply A.npy B.npy -o J.npy "${H[@]}" --journal B.npy
+rc=$?
+if [ "$rc" -eq 2 ] && cmp -s B.npy B.copy && nothing_left J.npy; then
+    pass "6 --journal B.npy (an input): exit 2, B unchanged: $(e1)"
+else
+    fail "6 --journal B.npy: exit $rc (expected 2), B $(cmp -s B.npy B.copy && echo unchanged || echo CHANGED)"
+fi
+cp B.copy B.npy # whatever happened
+printf 'my notes\nline 2\n' >notes.txt
+cp notes.txt notes.orig
+oc multiply A.npy B.npy -o J.npy "${H[@]}" --journal notes.txt
+rc=$?
+if [ "$rc" -eq 6 ] && cmp -s notes.txt notes.orig && nothing_left J.npy; then
+    pass "6 --journal notes.txt (not a journal): exit 6, unchanged, nothing left: $(e1)"
+else
+    fail "6 --journal notes.txt: exit $rc (expected 6), notes $(cmp -s notes.txt notes.orig && echo unchanged || echo CHANGED)"
+fi
+rm -f J.npy J.npy.ooc-tmp J.npy.ooc-journal
+
+# ====================================================================
+# 7. a FIFO as an operand: exit 4, no hang
+# ====================================================================
+mkfifo P
+gen C0.npy --rows 2000 --cols 200 --seed 24
+fifo_in() {
+    local name=$1
+    shift
+    oc "$@" -o X7.npy "${H[@]}"
+    local rc=$?
+    if [ "$rc" -eq 4 ] && nothing_left X7.npy; then
+        pass "7 FIFO as $name: exit 4: $(e1)"
+    else
+        fail "7 FIFO as $name: exit $rc, expected 4 (124: it hung)"
+    fi
+}
+fifo_in A multiply P B.npy
+fifo_in B multiply A.npy P
+fifo_in "B (raw suffix)" multiply A.npy P:300x200:d
+fifo_in "--c-in" multiply A.npy B.npy --c-in P
+rm -f P
+
+# ====================================================================
+# 8. a journal with a NUL byte
+# ====================================================================
+if ! kill9_run K.npy A.npy B.npy "${S[@]}"; then
+    fail "8/9: the killed run left no C.ooc-tmp and journal (exit $bgrc)"
+else
+    cp K.npy.ooc-journal K.journal.orig
+    cp K.npy.ooc-tmp K.tmp.orig
+    had=$(ndone K.npy.ooc-journal)
+    echo "# 8/9: killed after $had of $blocks records"
+    printf '\0done 5 x\n' >>K.npy.ooc-journal
+    cp K.npy.ooc-journal K.journal.edited
+    oc multiply A.npy B.npy -o K.npy "${S[@]}" --resume
+    rc=$?
+    if [ "$rc" -eq 6 ] && cmp -s K.npy.ooc-journal K.journal.edited && cmp -s K.npy.ooc-tmp K.tmp.orig && [ ! -e K.npy ]; then
+        pass "8 NUL in the journal: --resume exit 6, files unchanged: $(e1)"
+    else
+        fail "8 NUL in the journal: --resume exit $rc (expected 6; 134/139: a crash), or files changed"
+    fi
+
+    # ================================================================
+    # 9. edited journals
+    # ================================================================
+    # edited NAME SED|APPEND TEXT
+    edited() {
+        local name=$1 how=$2 text=$3
+        cp K.journal.orig K.npy.ooc-journal
+        if [ "$how" = append ]; then printf '%s\n' "$text" >>K.npy.ooc-journal; else sed -i "$text" K.npy.ooc-journal; fi
+        if cmp -s K.npy.ooc-journal K.journal.orig; then
+            fail "9 $name: the edit changed nothing (test error)"
+            return
+        fi
+        cp K.npy.ooc-journal K.journal.edited
+        oc multiply A.npy B.npy -o K.npy "${S[@]}" --resume
+        local rc=$?
+        if [ "$rc" -eq 6 ] && cmp -s K.npy.ooc-journal K.journal.edited && cmp -s K.npy.ooc-tmp K.tmp.orig &&
+            [ ! -e K.npy ]; then
+            pass "9 $name: --resume exit 6, files unchanged: $(e1)"
+        else
+            fail "9 $name: --resume exit $rc (expected 6), or files changed"
+        fi
+    }
+    edited "forged record 'done 12 0123456789abcdef'" append "done 12 0123456789abcdef"
+    edited "record of block $blocks (>= blocks)" append "done $blocks 0123456789abcdef"
+    mb=$(sed -n 's/.* mb=\([0-9]*\) .*/\1/p' K.journal.orig)
+    edited "plan mb=$mb changed to mb=7" sed "s/ mb=$mb / mb=7 /"
+    cp K.journal.orig K.npy.ooc-journal
+    oc multiply A.npy B.npy -o K.npy "${S[@]}" --resume
+    rc=$?
+    if [ "$rc" -eq 0 ] && cmp -s K.npy REF1.npy; then
+        pass "9 original journal restored: --resume exit 0, byte-identical ($(grep -o 'resumed after [0-9]* of [0-9]* blocks' out))"
+    else
+        fail "9 original journal restored: --resume exit $rc, or C differs"
+    fi
+fi
+rm -f K.npy K.npy.ooc-tmp K.npy.ooc-journal
+
+# ====================================================================
+# 10. disk full
+# ====================================================================
+# (a) a file-size limit below C's size (bash counts ulimit -f in KiB; C is
+# 57.6 MB > 50000 * 1024 bytes)
+gen UA.npy --rows 6000 --cols 50 --seed 41
+gen UB.npy --rows 50 --cols 1200 --seed 42
+(
+    ulimit -f 50000
+    timeout 60 "$OOCGEMM" multiply UA.npy UB.npy -o U.npy "${H[@]}" >out 2>err
+)
+rc=$?
+if [ "$rc" -ne 6 ]; then
+    fail "10a ulimit -f 50000, C of 57.6 MB: exit $rc, expected 6"
+elif ! grep -q 'U\.npy\.ooc-tmp' err || ! grep -q -E 'space|limit' err; then
+    fail "10a ulimit -f: the message does not name U.npy.ooc-tmp and space or limit"
+elif ! nothing_left U.npy; then
+    fail "10a ulimit -f: U.npy, its temporary file or journal left"
+else
+    pass "10a ulimit -f 50000: exit 6, nothing left: $(e1)"
+fi
+rm -f UA.npy UB.npy U.npy U.npy.ooc-tmp U.npy.ooc-journal
+# (b) ENOSPC writing C part-way
+rm -f W.npy W.npy.ooc-tmp W.npy.ooc-journal
+OOC_FAULT=write:3 timeout 60 "$OOCGEMM" multiply A.npy B.npy -o W.npy "${S[@]}" >out 2>err
+rc=$?
+if [ "$rc" -ne 6 ] || ! grep -q 'W\.npy\.ooc-tmp' err || ! kept W.npy; then
+    fail "10b OOC_FAULT=write:3: exit $rc (expected 6), W.npy.ooc-tmp named and kept with the journal?"
+else
+    msg=$(e1)
+    had=$(ndone W.npy.ooc-journal)
+    oc multiply A.npy B.npy -o W.npy "${S[@]}" --resume -q
+    rc=$?
+    if [ "$rc" -eq 0 ] && cmp -s W.npy REF1.npy; then
+        pass "10b OOC_FAULT=write:3: exit 6 ($msg), $had blocks kept; --resume: byte-identical"
+    else
+        fail "10b OOC_FAULT=write:3: --resume exit $rc, or C differs"
+    fi
+fi
+rm -f W.npy W.npy.ooc-tmp W.npy.ooc-journal
+# (c) a trace that cannot be written does not lose the multiply
+oc multiply A.npy B.npy -o TR.npy "${S[@]}" --trace /nonexistent/dir/t.json
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s TR.npy REF1.npy && grep -i 'warning' err | grep -q -i 'trace'; then
+    pass "10c --trace /nonexistent/dir/t.json: exit 0, C identical: $(grep -i warning err | head -n 1 | cut -c1-120)"
+else
+    fail "10c --trace into a missing directory: exit $rc (expected 0), C identical and a warning?"
+fi
+rm -f TR.npy
+
+# ====================================================================
+# 11. smaller: overflow, empty, zero-size, NaN/Inf, a directory as -o
+# ====================================================================
+head -c 1000 /dev/zero >small.bin
+oc multiply small.bin:4000000000x4000000000:d B.npy -o X11.npy "${H[@]}"
+rc=$?
+if [ "$rc" -eq 4 ] && nothing_left X11.npy; then pass "11a raw 4000000000x4000000000: exit 4: $(e1)"; else fail "11a overflowing raw shape: exit $rc, expected 4"; fi
+: >empty.npy
+oc multiply empty.npy B.npy -o X11.npy "${H[@]}"
+rc=$?
+if [ "$rc" -eq 4 ] && grep -q 'empty' err && nothing_left X11.npy; then
+    pass "11b empty (0-byte) A: exit 4: $(e1)"
+else
+    fail "11b empty A: exit $rc, expected 4 and \"empty\""
+fi
+if [ "$have_python" -eq 1 ]; then
+    python3 - <<'EOF'
+import array, random
+random.seed(5)
+def raw(name, n, bad):
+    a = array.array('d', [random.uniform(-1, 1) for _ in range(n)])
+    for i, v in bad:
+        a[i] = v
+    if array.array('d', [1.0]).tobytes() != b'\x00\x00\x00\x00\x00\x00\xf0\x3f':
+        a.byteswap()  # raw files are little-endian
+    with open(name, 'wb') as f:
+        f.write(a.tobytes())
+nan, inf = float('nan'), float('inf')
+raw('nan.bin', 300 * 200, [(7, nan), (1234, nan), (40000, nan)])
+raw('inf.bin', 300 * 200, [(11, inf), (5000, -inf), (59999, inf)])
+EOF
+    gen BN.npy --rows 200 --cols 150 --seed 43
+    for kind in nan inf; do
+        oc multiply $kind.bin:300x200:d BN.npy -o N.npy "${H[@]}" --verify
+        rc=$?
+        if [ "$rc" -eq 0 ] && grep -q '^verify: .*: PASS$' out; then
+            pass "11c $kind in A: multiply --verify exit 0: $(grep '^verify:' out | cut -c1-110)"
+        else
+            fail "11c $kind in A: multiply --verify exit $rc, expected 0 and PASS"
+        fi
+    done
+    oc multiply A.npy inf.bin:300x200:d -o N.npy "${S[@]}" --verify
+    rc=$?
+    if [ "$rc" -eq 0 ] && grep -q '^verify: .*: PASS$' out; then
+        pass "11c inf in B, 600 blocks: multiply --verify exit 0"
+    else
+        fail "11c inf in B: multiply --verify exit $rc, expected 0 and PASS"
+    fi
+    rm -f N.npy nan.bin inf.bin BN.npy
+else
+    echo "# 11c: no python3: NaN/Inf cases skipped"
+fi
+mkdir Dd.npy
+oc multiply A.npy B.npy -o Dd.npy "${H[@]}"
+rc=$?
+if [ "$rc" -eq 6 ] && grep -q 'is a directory' err && [ -d Dd.npy ] && [ ! -e Dd.npy.ooc-tmp ] && [ ! -e Dd.npy.ooc-journal ] &&
+    ! grep -q '^time:' out; then
+    pass "11d existing directory as -o: exit 6 before any work: $(e1)"
+else
+    fail "11d directory as -o: exit $rc, expected 6, \"is a directory\", no tmp"
+fi
+rmdir Dd.npy 2>/dev/null
+# (e) zero-size .npy operands (hand-made headers)
+npy_header() { # SHAPE
+    local dict="{'descr': '<f8', 'fortran_order': False, 'shape': $1, }"
+    local len=$(((10 + ${#dict} + 1 + 63) / 64 * 64 - 10))
+    printf '\223NUMPY\001\000'
+    printf "\\$(printf '%03o' $((len % 256)))\\$(printf '%03o' $((len / 256)))"
+    printf '%s' "$dict"
+    printf '%*s\n' $((len - ${#dict} - 1)) ''
+}
+npy_header '(0, 300)' >Z0x300.npy
+npy_header '(300, 0)' >Z300x0.npy
+npy_header '(2000, 0)' >Z2000x0.npy
+npy_header '(0, 200)' >Z0x200.npy
+zero() {
+    local name=$1
+    shift
+    oc multiply "$@" -o X11e.npy "${H[@]}"
+    local rc=$?
+    if [ "$rc" -eq 4 ] && nothing_left X11e.npy; then
+        pass "11e zero-size input ($name): exit 4: $(e1)"
+    else
+        fail "11e zero-size input ($name): exit $rc, expected 4 (an input error)"
+    fi
+}
+zero "A 0 x 300" Z0x300.npy B.npy
+zero "B 300 x 0" A.npy Z300x0.npy
+zero "A 2000 x 0, B 0 x 200" Z2000x0.npy Z0x200.npy
+rm -f Z*.npy X11e.npy X11e.npy.ooc-tmp X11e.npy.ooc-journal
+
+# ====================================================================
+# 12. signals: exit 7, JSON, resume, and a resume of a finished job
+# ====================================================================
+# json_ok PYTHON-ASSERTS GREP-PATTERNS...: check the object in out
+json_ok() {
+    local py=$1
+    shift
+    [ "$(wc -l <out)" -eq 1 ] || return 1
+    if [ "$have_python" -eq 1 ]; then
+        python3 -c "import json, sys
+o = json.load(sys.stdin)
+$py" <out 2>/dev/null
+    else
+        local p
+        for p in "$@"; do grep -q -- "$p" out || return 1; done
+    fi
+}
+for sig in TERM INT HUP USR1; do
+    c=SG$sig.npy
+    rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+    bg_start out err multiply A.npy B.npy -o "$c" "${S[@]}" --json
+    bg_wait_done "$c.ooc-journal" 1
+    bg_kill "$sig"
+    had=$(ndone "$c.ooc-journal")
+    if [ "$bgrc" -ne 7 ]; then
+        fail "12 SIG$sig: exit $bgrc, expected 7"
+        continue
+    fi
+    if ! json_ok "assert o['interrupted'] is True and o['resumable'] is True and o['signal'] == 'SIG$sig' and o['exit_status'] == 7" \
+        '"interrupted":true' '"resumable":true' "\"signal\":\"SIG$sig\""; then
+        fail "12 SIG$sig: the JSON object lacks interrupted/resumable true or signal SIG$sig"
+        continue
+    fi
+    if ! grep -q 'interrupted' err || ! kept "$c"; then
+        fail "12 SIG$sig: no \"interrupted\" on stderr, or the temporary file and journal not kept"
+        continue
+    fi
+    msg=$(e1)
+    oc multiply A.npy B.npy -o "$c" "${S[@]}" --resume --json
+    rc=$?
+    if [ "$rc" -ne 0 ] || ! cmp -s "$c" REF1.npy; then
+        fail "12 SIG$sig: --resume exit $rc, or C differs"
+        continue
+    fi
+    if ! json_ok "assert o['resumed'] is True and o['already_finished'] is False and o['exit_status'] == 0" \
+        '"resumed":true' '"already_finished":false'; then
+        fail "12 SIG$sig: the resume's JSON lacks resumed true"
+        continue
+    fi
+    if ! tail -n 1 "$c.ooc-journal" | grep -q '^complete '; then
+        fail "12 SIG$sig: the journal of the --resume run does not end with a complete record"
+        continue
+    fi
+    before=$(stat -c '%y %s %i' "$c")
+    cp "$c" C.before
+    oc multiply A.npy B.npy -o "$c" "${S[@]}" --resume --json
+    rc=$?
+    after=$(stat -c '%y %s %i' "$c")
+    if [ "$rc" -ne 0 ]; then
+        fail "12 SIG$sig: the second --resume: exit $rc, expected 0"
+    elif ! json_ok "assert o['already_finished'] is True and o['exit_status'] == 0" '"already_finished":true'; then
+        fail "12 SIG$sig: the second --resume's JSON lacks \"already_finished\":true"
+    elif [ "$before" != "$after" ] || ! cmp -s "$c" C.before; then
+        fail "12 SIG$sig: the second --resume changed C ($before -> $after)"
+    else
+        pass "12 SIG$sig after $had records: exit 7 ($msg); --resume byte-identical; again: already_finished, C untouched"
+    fi
+    rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal" C.before
+done
+# the plain (not --json) message of a finished job
+c=SGF.npy
+oc multiply A.npy B.npy -o "$c" "${S[@]}" --resume -q && oc multiply A.npy B.npy -o "$c" "${S[@]}" --resume
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'finished already.*nothing to do' out err; then
+    pass "12 --resume of a finished job: exit 0: $(grep -h 'finished already' out err | head -n 1 | cut -c1-120)"
+else
+    fail "12 --resume of a finished job: exit $rc, or no \"finished already...nothing to do\""
+fi
+rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+
+# ====================================================================
+# 13. fault injection
+# ====================================================================
+# fault SPEC STATUS gone|kept: OOC_FAULT=SPEC gives STATUS and leaves nothing
+# (gone) or the temporary file and the journal, which --resume finishes (kept)
+fault() {
+    local spec=$1 want=$2 what=$3 c=FI.npy
+    rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+    OOC_FAULT=$spec timeout 60 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${S[@]}" >out 2>err
+    local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        fail "13 OOC_FAULT=$spec: exit $rc, expected $want"
+    elif [ "$what" = gone ]; then
+        if nothing_left "$c"; then
+            pass "13 OOC_FAULT=$spec: exit $rc, no file left: $(e1)"
+        else
+            fail "13 OOC_FAULT=$spec: exit $rc, but files left: $(ls "$c"* 2>/dev/null | tr '\n' ' ')"
+        fi
+    elif ! kept "$c"; then
+        fail "13 OOC_FAULT=$spec: exit $rc, but the temporary file and journal are not kept"
+    else
+        local msg had
+        msg=$(e1)
+        had=$(ndone "$c.ooc-journal")
+        oc multiply A.npy B.npy -o "$c" "${S[@]}" --resume -q
+        rc=$?
+        if [ "$rc" -eq 0 ] && cmp -s "$c" REF1.npy; then
+            pass "13 OOC_FAULT=$spec: exit $want ($msg), $had of $blocks blocks kept; --resume: byte-identical"
+        else
+            fail "13 OOC_FAULT=$spec: --resume after $had blocks: exit $rc, or C differs"
+        fi
+    fi
+    rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+}
+fault dev_alloc:1 3 gone
+fault host_alloc:1 3 gone
+fault copy:600 3 kept
+fault gemm:300 3 kept
+fault exec:1000 3 kept
+fault read:400 4 kept
+fault reserve:1 6 gone
+fault journal:3 6 kept
+
+if ls ./*.ooc-tmp ./*.ooc-journal >/dev/null 2>&1; then
+    fail "leftover temporary files: $(ls ./*.ooc-tmp ./*.ooc-journal 2>/dev/null | tr '\n' ' ')"
+else
+    pass "no temporary file or journal left at the end"
+fi
+
+echo "$cases cases, $failures failed"
+[ "$failures" -eq 0 ]
