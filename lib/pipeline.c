@@ -675,7 +675,9 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         ooc_err_t terr;
         ooc_err_clear(&terr);
         P.stats.trace_status = ooc_trace_finish(P.T, hooks->trace_path, &P.stats.trace, &terr);
-        snprintf(P.stats.trace_error, sizeof P.stats.trace_error, "%s", terr.msg);
+        size_t n = strnlen(terr.msg, sizeof P.stats.trace_error - 1); /* cut to fit */
+        memcpy(P.stats.trace_error, terr.msg, n);
+        P.stats.trace_error[n] = '\0';
         P.stats.traced = 1;
     }
     if (stats) *stats = P.stats;
