@@ -9,8 +9,10 @@
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -238,8 +240,6 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
                             "C0 (%s) must be in the output's order (%s order)", C0->path,
                             C->spec.layout == OOC_ROW_MAJOR ? "C" : "Fortran");
     }
-    OOC_RETURN_ERROR_IF(ak == 0 && am > 0 && bn > 0, err, OOC_ERR_NOT_SUPPORTED,
-                        "ooc_gemm_files: k = 0 (empty inner dimension)");
     *m = am;
     *n = bn;
     *k = ak;
@@ -254,6 +254,35 @@ static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
     struct stat sb;
     return have->head.resumable && C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
            (uint64_t)sb.st_ino == have->head.out_ino;
+}
+
+/* k == 0 or alpha == 0: C = beta*C0, or zeros when beta == 0 or there is no
+ * C0; A and B are not read (BLAS semantics). C0 is in C's order (checked),
+ * so both are walked in storage order, a chunk at a time. Not journaled: a
+ * resume simply does it again. */
+static ooc_status_t files_scale(ooc_handle_t *h, const void *beta, const ooc_file_t *C0, ooc_file_t *C)
+{
+    ooc_err_t *err = &h->err;
+    size_t e = ooc_dtype_size(C->spec.dtype);
+    uint64_t total = (uint64_t)C->spec.rows * (uint64_t)C->spec.cols, chunk = ((uint64_t)8 << 20) / e;
+    int read_c0 = C0 != NULL && !ooc_is_zero(C->spec.dtype, beta);
+    void *buf = malloc((size_t)(chunk < total ? chunk : total) * e);
+    OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files: out of memory (8 MiB)");
+    ooc_status_t st = OOC_SUCCESS;
+    for (uint64_t first = 0; st == OOC_SUCCESS && first < total; first += chunk) {
+        uint64_t n = total - first < chunk ? total - first : chunk;
+        if (atomic_load(&h->cancel)) {
+            st = OOC_ERR(err, OOC_ERR_CANCELLED, "cancelled after %llu of %llu elements of C",
+                         (unsigned long long)first, (unsigned long long)total);
+            break;
+        }
+        if (read_c0) st = ooc_io_pread(C0->fd, buf, (size_t)(n * e), C0->data_offset + first * e, C0->path, err);
+        if (st == OOC_SUCCESS) ooc_scale_elems(C->spec.dtype, buf, (size_t)n, beta);
+        if (st == OOC_SUCCESS)
+            st = ooc_io_pwrite(C->fd, buf, (size_t)(n * e), C->data_offset + first * e, C->tmp_path, err);
+    }
+    free(buf);
+    return st;
 }
 
 static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
@@ -289,6 +318,12 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     /* a fresh run invalidates any old journal at once: were it kept and this
      * run failed before writing its own, a later resume would trust it */
     if (!resume) OOC_FORWARD(ooc_journal_remove(jpath, err));
+    if (k == 0 || ooc_is_zero(t, alpha)) {
+        OOC_FORWARD(files_scale(h, beta, C0, C));
+        h->stats.seconds = ooc_now() - t0;
+        h->have_stats = 1;
+        return OOC_SUCCESS;
+    }
     ooc_journal_head_t want;
     memset(&want, 0, sizeof want);
     OOC_FORWARD(job_line(err, ta, tb, alpha, A, B, beta, C0, &C->spec, want.job, sizeof want.job));
@@ -335,6 +370,9 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     } else if (st == OOC_SUCCESS) {
         st = ooc_api_plan(h, &p, NULL, &plan);
     }
+    /* every allocation before the journal is made: running out of memory
+     * fails a fresh job before it leaves anything to resume */
+    if (st == OOC_SUCCESS) st = ooc_api_prepare(h, &p, &plan);
     if (st != OOC_SUCCESS) {
         ooc_journal_info_free(&have);
         return st;

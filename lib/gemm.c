@@ -46,40 +46,42 @@ static int is_one(ooc_dtype_t t, const void *x)
     return 0;
 }
 
+void ooc_scale_elems(ooc_dtype_t t, void *x, size_t count, const void *beta)
+{
+    if (ooc_is_zero(t, beta)) { /* BLAS: beta == 0 never reads C (NaN there does not propagate) */
+        memset(x, 0, count * ooc_dtype_size(t));
+        return;
+    }
+    for (size_t i = 0; i < count; i++) {
+        switch (t) {
+        case OOC_R32: ((float *)x)[i] *= *(const float *)beta; break;
+        case OOC_R64: ((double *)x)[i] *= *(const double *)beta; break;
+        case OOC_C32: {
+            float *c = (float *)x + 2 * i, br = ((const float *)beta)[0], bi = ((const float *)beta)[1];
+            float re = c[0] * br - c[1] * bi, im = c[0] * bi + c[1] * br;
+            c[0] = re;
+            c[1] = im;
+            break;
+        }
+        case OOC_C64: {
+            double *c = (double *)x + 2 * i, br = ((const double *)beta)[0], bi = ((const double *)beta)[1];
+            double re = c[0] * br - c[1] * bi, im = c[0] * bi + c[1] * br;
+            c[0] = re;
+            c[1] = im;
+            break;
+        }
+        }
+    }
+}
+
 /* C = beta*C without reading C when beta == 0 (the k == 0 or alpha == 0 case). */
 static void scale_c(ooc_dtype_t t, ooc_layout_t layout, int64_t m, int64_t n, const void *beta,
                     void *C, int64_t ldc)
 {
     int64_t lines = layout == OOC_COL_MAJOR ? n : m, len = layout == OOC_COL_MAJOR ? m : n;
     size_t e = ooc_dtype_size(t);
-    int zero = ooc_is_zero(t, beta);
-    for (int64_t j = 0; j < lines; j++) {
-        char *line = (char *)C + (size_t)j * (size_t)ldc * e;
-        if (zero) {
-            memset(line, 0, (size_t)len * e);
-            continue;
-        }
-        for (int64_t i = 0; i < len; i++) {
-            switch (t) {
-            case OOC_R32: ((float *)line)[i] *= *(const float *)beta; break;
-            case OOC_R64: ((double *)line)[i] *= *(const double *)beta; break;
-            case OOC_C32: {
-                float *c = (float *)line + 2 * i, br = ((const float *)beta)[0], bi = ((const float *)beta)[1];
-                float re = c[0] * br - c[1] * bi, im = c[0] * bi + c[1] * br;
-                c[0] = re;
-                c[1] = im;
-                break;
-            }
-            case OOC_C64: {
-                double *c = (double *)line + 2 * i, br = ((const double *)beta)[0], bi = ((const double *)beta)[1];
-                double re = c[0] * br - c[1] * bi, im = c[0] * bi + c[1] * br;
-                c[0] = re;
-                c[1] = im;
-                break;
-            }
-            }
-        }
-    }
+    for (int64_t j = 0; j < lines; j++)
+        ooc_scale_elems(t, (char *)C + (size_t)j * (size_t)ldc * e, (size_t)len, beta);
 }
 
 /* Bytes spanned by a matrix of `lines` lines of leading dimension ld; 0 if it
@@ -192,11 +194,9 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     return OOC_SUCCESS;
 }
 
-ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
-                             const ooc_pipe_hooks_t *hooks)
+ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *plan)
 {
     ooc_err_t *err = &h->err;
-    if (plan->swap) ooc_problem_transpose(p);
     if (!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) {
         int threads = h->param[OOC_PARAM_STAGING_THREADS] ? (int)h->param[OOC_PARAM_STAGING_THREADS]
                                                           : default_staging_threads();
@@ -207,7 +207,15 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
         }
         if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, &h->pool, err));
     }
-    OOC_FORWARD(ooc_res_reserve(h->be, &h->res, plan, err));
+    return ooc_res_reserve(h->be, &h->res, plan, err);
+}
+
+ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
+                             const ooc_pipe_hooks_t *hooks)
+{
+    ooc_err_t *err = &h->err;
+    OOC_FORWARD(ooc_api_prepare(h, p, plan)); /* allocated already: nothing new */
+    if (plan->swap) ooc_problem_transpose(p);
 
     ooc_pipe_hooks_t hk;
     memset(&hk, 0, sizeof hk);

@@ -51,12 +51,18 @@ void ooc_handle_close_backend(ooc_handle_t *h);
 /* (gemm.c) Plan problem p on the open backend within the handle's budgets;
  * with `fixed`, reuse its orientation and sizes (a resumed job). */
 ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, ooc_plan_t *plan);
-/* (gemm.c) Run p with plan (transposing p first if the plan says so), and
- * record the handle's stats. */
+/* (gemm.c) Make the staging pool and the buffers, streams and events plan
+ * needs (every allocation of a multiply), so that a caller can fail before it
+ * writes anything. */
+ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *plan);
+/* (gemm.c) Run p with plan (transposing p first if the plan says so; after
+ * ooc_api_prepare, or it prepares), and record the handle's stats. */
 ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
                              const ooc_pipe_hooks_t *hooks);
 /* (gemm.c) helpers */
 int ooc_is_zero(ooc_dtype_t t, const void *x);
+/* x[0..count) *= beta, elements of t; beta == 0 sets them to 0 without reading them */
+void ooc_scale_elems(ooc_dtype_t t, void *x, size_t count, const void *beta);
 double ooc_now(void);
 
 #endif

@@ -151,13 +151,15 @@ static void blocking(int fd)
 static int valid_dtype(ooc_dtype_t t) { return t >= OOC_R32 && t <= OOC_C64; }
 static int valid_layout(ooc_layout_t l) { return l == OOC_ROW_MAJOR || l == OOC_COL_MAJOR; }
 
-/* rows, cols, dtype and layout a raw file or a created file needs */
-static ooc_status_t check_spec(ooc_err_t *err, const char *path, const ooc_file_spec_t *s, const char *what)
+/* rows, cols, dtype and layout a raw file (rows, cols > 0) or a created
+ * file (>= 0: an empty product is a valid result) needs */
+static ooc_status_t check_spec(ooc_err_t *err, const char *path, const ooc_file_spec_t *s, const char *what,
+                               int64_t least)
 {
-    OOC_RETURN_ERROR_IF(s->rows <= 0, err, OOC_ERR_FORMAT, "%s: %s rows > 0 (got %lld)", path, what,
-                        (long long)s->rows);
-    OOC_RETURN_ERROR_IF(s->cols <= 0, err, OOC_ERR_FORMAT, "%s: %s cols > 0 (got %lld)", path, what,
-                        (long long)s->cols);
+    OOC_RETURN_ERROR_IF(s->rows < least, err, OOC_ERR_FORMAT, "%s: %s rows >= %lld (got %lld)", path, what,
+                        (long long)least, (long long)s->rows);
+    OOC_RETURN_ERROR_IF(s->cols < least, err, OOC_ERR_FORMAT, "%s: %s cols >= %lld (got %lld)", path, what,
+                        (long long)least, (long long)s->cols);
     OOC_RETURN_ERROR_IF(!valid_dtype(s->dtype), err, OOC_ERR_FORMAT,
                         "%s: %s a dtype (f32, f64, c64 or c128; got %d)", path, what, (int)s->dtype);
     OOC_RETURN_ERROR_IF(!valid_layout(s->layout), err, OOC_ERR_FORMAT,
@@ -240,7 +242,7 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
                             spec->format != OOC_FORMAT_RAW,
                         err, OOC_ERR_FORMAT, "%s: unknown file format %d", path, (int)spec->format);
     ooc_file_spec_t s = *spec;
-    if (s.format == OOC_FORMAT_RAW) OOC_FORWARD(check_spec(err, path, &s, "the raw format needs"));
+    if (s.format == OOC_FORMAT_RAW) OOC_FORWARD(check_spec(err, path, &s, "the raw format needs", 1));
 
     /* O_NONBLOCK: a FIFO must not hang the open (it is rejected below);
      * regular files ignore the flag */
@@ -410,7 +412,7 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsi
         return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "ftruncate %s: %s", tmp, errtext(errno, eb, sizeof eb));
     OOC_FORWARD(ooc_io_pwrite(fd, hdr, hlen, 0, tmp, err));
     int rc = ooc_fault_errno(OOC_FAULT_RESERVE);
-    if (rc == 0) {
+    if (rc == 0 && size > 0) {
         do {
             rc = fallocate(fd, 0, 0, (off_t)size) == 0 ? 0 : errno;
         } while (rc == EINTR);
@@ -462,7 +464,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     if (s.format != OOC_FORMAT_NPY && s.format != OOC_FORMAT_RAW)
         return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: cannot create: unknown file format %d", path,
                             (int)s.format);
-    OOC_FORWARD(check_spec(err, path, &s, "cannot create: it needs"));
+    OOC_FORWARD(check_spec(err, path, &s, "cannot create: it needs", 0));
     OOC_FORWARD(check_target(err, path));
 
     unsigned char hdr[HEADER_CAP];

@@ -685,9 +685,16 @@ static void test_create_errors(void)
     f = sentinel;
     /* bad specs */
     spec.format = OOC_FORMAT_RAW;
-    spec.rows = 0;
+    spec.rows = -1;
     CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_ERR_FORMAT);
     CU_ASSERT(contains(ooc_last_error(H), "rows"));
+    spec.rows = 0; /* an empty result is a valid file */
+    CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_commit(H, f), OOC_SUCCESS);
+    ooc_file_close(f, 0);
+    CU_ASSERT(exists(path));
+    unlink(path);
+    f = sentinel;
     spec.rows = 4, spec.dtype = (ooc_dtype_t)7;
     CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_ERR_FORMAT);
     CU_ASSERT(contains(ooc_last_error(H), "dtype"));

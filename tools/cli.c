@@ -581,7 +581,7 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
 {
     char b1[32], b2[32];
     if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
-        fprintf(out, "backend: %s   plan: none (alpha = 0: nothing to multiply)\n", backend);
+        fprintf(out, "backend: %s   plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n", backend);
     else
         fprintf(out,
                 "backend: %s   plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
