@@ -341,6 +341,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
         }
     }
     int usable = resume && exists && journal_usable(&have, C);
+    int was_complete = usable && have.complete; /* killed after its last record, before the commit */
     ooc_status_t st = ooc_handle_backend(h);
     if (st == OOC_SUCCESS) st = h->be->ops->activate(h->be, err);
     ooc_plan_t plan;
@@ -426,7 +427,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     }
     pthread_cond_destroy(&x.cv);
     pthread_mutex_destroy(&x.mu);
-    if (st == OOC_SUCCESS) {
+    if (st == OOC_SUCCESS && !was_complete) {
         /* every block is flushed: record the finished output's identity, so
          * that a resume of the finished (and committed) job does nothing */
         struct stat sb;

@@ -213,6 +213,38 @@ static void test_faults(void)
     }
 }
 
+/* Killed after the journal said "complete" but before the rename: the
+ * resume has nothing to compute, commits, and leaves a journal that still
+ * reads as one complete job (a second completion record would be damage). */
+static void test_killed_before_commit(void)
+{
+    ooc_handle_t *h = new_handle();
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_t *a, *b, *c;
+    double one = 1, zero = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fa.npy"), &any, &a), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fb.npy"), &any, &b), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, path_of("late.npy"), &cs, 0, &c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, NULL), OOC_SUCCESS);
+    ooc_file_close(c, 0); /* "killed" here: no commit */
+    CU_ASSERT_FALSE(exists(path_of("late.npy")));
+    char ep[4096];
+    for (int twice = 0; twice < 2; twice++) {
+        if (twice) unlink(path_of("late.npy")), rename(path_of("late.npy.ooc-tmp.keep"), path_of("late.npy.ooc-tmp"));
+        CU_ASSERT_EQUAL(multiply("late.npy", 1, ep, sizeof ep), OOC_SUCCESS);
+        CU_ASSERT_TRUE(same_file(path_of("late.npy"), path_of("ref.npy")));
+        int fin = 0;
+        CU_ASSERT_EQUAL(ooc_gemm_files_finished(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("late.npy"), &cs,
+                                                NULL, &fin), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(fin, 1);
+        if (!twice) CU_ASSERT_EQUAL(link(path_of("late.npy"), path_of("late.npy.ooc-tmp.keep")), 0);
+    }
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    ooc_destroy(h);
+}
+
 /* ooc_cancel before the run and from the progress callback part-way:
  * OOC_ERR_CANCELLED, the request consumed, the state resumable. */
 static ooc_handle_t *cancel_h;
@@ -305,6 +337,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("faults", suite_init, suite_clean);
     CU_add_test(s, "each injected fault: its status, no output, resumable", test_faults);
     CU_add_test(s, "cancelled before and part-way: resumable", test_cancel);
+    CU_add_test(s, "killed after the last record, before the commit", test_killed_before_commit);
     CU_add_test(s, "in memory: the handle works after a failure", test_in_memory_recovers);
     return tu_run();
 }
