@@ -490,12 +490,23 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     ooc_journal_info_t have;
     int exists = 0;
     OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
-    struct stat sb;
-    if (exists && have.complete && strcmp(have.head.job, job) == 0 && lstat(c_path, &sb) == 0 &&
-        S_ISREG(sb.st_mode) && (uint64_t)sb.st_dev == have.head.out_dev && (uint64_t)sb.st_ino == have.head.out_ino &&
-        (uint64_t)sb.st_size == have.out_size && (int64_t)sb.st_mtim.tv_sec == have.out_mtime_sec &&
-        sb.st_mtim.tv_nsec == have.out_mtime_nsec)
-        *finished = 1;
+    struct stat sb, s0;
+    /* the output the journal completed, at c_path, unchanged */
+    int is_output = exists && have.complete && lstat(c_path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                    (uint64_t)sb.st_dev == have.head.out_dev && (uint64_t)sb.st_ino == have.head.out_ino &&
+                    (uint64_t)sb.st_size == have.out_size && (int64_t)sb.st_mtim.tv_sec == have.out_mtime_sec &&
+                    sb.st_mtim.tv_nsec == have.out_mtime_nsec;
+    int same_job = is_output && strcmp(have.head.job, job) == 0;
+    if (is_output && !same_job && C0 != NULL && fstat(C0->fd, &s0) == 0 && s0.st_dev == sb.st_dev &&
+        s0.st_ino == sb.st_ino) {
+        /* in place (C0 was the file C replaced): C0 is now this job's own
+         * output, so its identity differs from the one recorded; the rest
+         * of the job must match (C0's identity ends the line) */
+        char *a = strstr(have.head.job, " C0="), *b = strstr(job, " C0=");
+        same_job = a && b && a - have.head.job == b - job &&
+                   strncmp(have.head.job, job, (size_t)(a - have.head.job)) == 0;
+    }
+    *finished = same_job;
     ooc_journal_info_free(&have);
     return OOC_SUCCESS;
 }

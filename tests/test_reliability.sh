@@ -708,5 +708,19 @@ else
     pass "no temporary file or journal left at the end"
 fi
 
+# 12b. in place (--c-in C = -o C) with --resume: once it finished, C0 is this
+# job's own output; running the same command again must not multiply again
+gen IP.npy --rows 2000 --cols 200 --seed 41
+oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" --resume
+rc1=$?
+cp IP.npy IP1.npy
+oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" --resume --json
+rc2=$?
+if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && grep -q '"already_finished":true' out && cmp -s IP.npy IP1.npy; then
+    pass "12b in place, --resume again: finished already, C unchanged"
+else
+    fail "12b in place, --resume again: exit $rc1/$rc2, C changed or not reported finished"
+fi
+
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]
