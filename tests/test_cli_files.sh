@@ -19,45 +19,10 @@
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
-OOCGEMM=${OOCGEMM:-./tools/oocgemm}
-failures=0
-cases=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cli_files.XXXXXX") || exit 99
-bgpid=
-cleanup() {
-    if [ -n "$bgpid" ]; then kill -9 "$bgpid" 2>/dev/null; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-if [ ! -x "$OOCGEMM" ]; then
-    echo "FAIL: $OOCGEMM is not an executable (set OOCGEMM=path/to/oocgemm)"
-    exit 1
-fi
-# the tool's path may be relative to the build directory: we cd into $tmp
-case $OOCGEMM in /*) ;; *) OOCGEMM=$(cd "$(dirname "$OOCGEMM")" && pwd)/$(basename "$OOCGEMM") ;; esac
-cd "$tmp" || exit 99
-unset OOC_HOST_JITTER_US
-
-pass() { cases=$((cases + 1)); echo "PASS: $*"; }
-fail() {
-    cases=$((cases + 1))
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    sed 's/^/    | /' out err 2>/dev/null | head -n 20
-}
-
-# oc ARGS...: run the tool (host backend where it applies), output in out/err
-oc() { timeout 60 "$OOCGEMM" "$@" >out 2>err; }
+# shellcheck source=tests/testlib.sh
+. "$(dirname "$0")/testlib.sh" test_cli_files
 
 # gen NAME ARGS...: write a matrix or fail the whole test
-gen() {
-    if ! oc gen "$@" -q; then
-        fail "gen $*: exit $?"
-        exit 1
-    fi
-}
-
 # ok NAME ARGS...: exit 0
 ok() {
     local name=$1

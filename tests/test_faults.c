@@ -33,17 +33,7 @@
 enum { FM = 1201, FN = 97, FK = 83 };
 #define DEVICE_MEM (96 << 10) /* a few dozen blocks */
 
-static char dir[64];
 static uint64_t seed = 7;
-
-static const char *path_of(const char *name)
-{
-    static char buf[8][256];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 256, "%s/%s", dir, name);
-    return p;
-}
 
 static int exists(const char *p)
 {
@@ -79,7 +69,7 @@ static ooc_status_t make_input(const char *name, int64_t rows, int64_t cols)
     if (st == OOC_SUCCESS) tu_fill(OOC_R64, x, count, &seed);
     ooc_file_spec_t spec = {OOC_FORMAT_NPY, rows, cols, OOC_R64, OOC_ROW_MAJOR};
     ooc_file_t *f = NULL;
-    if (st == OOC_SUCCESS) st = ooc_file_create(h, path_of(name), &spec, 0, &f);
+    if (st == OOC_SUCCESS) st = ooc_file_create(h, tu_path(name), &spec, 0, &f);
     if (st == OOC_SUCCESS) st = ooc_file_write(h, f, 0, x, count);
     if (st == OOC_SUCCESS) st = ooc_file_commit(h, f);
     ooc_file_close(f, 0);
@@ -98,9 +88,9 @@ static ooc_status_t multiply(const char *name, int resume, char *err_path, size_
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
     ooc_file_t *a = NULL, *b = NULL, *c = NULL;
     double one = 1, zero = 0;
-    ooc_status_t st = ooc_file_open(h, path_of("fa.npy"), &any, &a);
-    if (st == OOC_SUCCESS) st = ooc_file_open(h, path_of("fb.npy"), &any, &b);
-    if (st == OOC_SUCCESS) st = ooc_file_create(h, path_of(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    ooc_status_t st = ooc_file_open(h, tu_path("fa.npy"), &any, &a);
+    if (st == OOC_SUCCESS) st = ooc_file_open(h, tu_path("fb.npy"), &any, &b);
+    if (st == OOC_SUCCESS) st = ooc_file_create(h, tu_path(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
     if (st == OOC_SUCCESS) {
         ooc_files_opts_t o = {NULL, resume, NULL, NULL};
         st = ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
@@ -109,7 +99,7 @@ static ooc_status_t multiply(const char *name, int resume, char *err_path, size_
     const char *ep = ooc_last_error_path(h);
     snprintf(err_path, cap, "%s", ep ? ep : "");
     char jp[300];
-    snprintf(jp, sizeof jp, "%s.ooc-journal", path_of(name));
+    snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path(name));
     ooc_file_close(c, st != OOC_SUCCESS && !exists(jp));
     ooc_file_close(a, 0);
     ooc_file_close(b, 0);
@@ -117,24 +107,9 @@ static ooc_status_t multiply(const char *name, int resume, char *err_path, size_
     return st;
 }
 
-static int same_file(const char *p, const char *q)
-{
-    FILE *f = fopen(p, "rb"), *g = fopen(q, "rb");
-    int same = f && g;
-    while (same) {
-        int x = fgetc(f), y = fgetc(g);
-        if (x != y) same = 0;
-        if (x == EOF) break;
-    }
-    if (f) fclose(f);
-    if (g) fclose(g);
-    return same;
-}
-
 static int suite_init(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/ooc_test_faults_XXXXXX");
-    if (mkdtemp(dir) == NULL) return 1;
+    if (tu_dir_make("faults") != 0) return 1;
     fault(NULL);
     if (make_input("fa.npy", FM, FK) != OOC_SUCCESS || make_input("fb.npy", FK, FN) != OOC_SUCCESS) return 1;
     char ep[4096];
@@ -144,9 +119,7 @@ static int suite_init(void)
 static int suite_clean(void)
 {
     fault(NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) != 0;
+    return tu_dir_remove() != 0;
 }
 
 typedef struct {
@@ -159,8 +132,8 @@ typedef struct {
 static void run_case(const fcase_t *c, const char *name)
 {
     char ep[4096], tmp[300], jp[300];
-    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", path_of(name));
-    snprintf(jp, sizeof jp, "%s.ooc-journal", path_of(name));
+    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path(name));
+    snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path(name));
     fault(c->spec);
     ooc_status_t st = multiply(name, 0, ep, sizeof ep);
     fault(NULL);
@@ -168,11 +141,11 @@ static void run_case(const fcase_t *c, const char *name)
         fprintf(stderr, "\n    OOC_FAULT=%s: %s, expected %s\n", c->spec, ooc_status_string(st),
                 ooc_status_string(c->want));
     CU_ASSERT_EQUAL(st, c->want);
-    CU_ASSERT_FALSE(exists(path_of(name))); /* never a committed output */
+    CU_ASSERT_FALSE(exists(tu_path(name))); /* never a committed output */
     if (c->err_file && strcmp(c->err_file, "tmp") == 0) CU_ASSERT_STRING_EQUAL(ep, tmp);
     if (c->err_file && strcmp(c->err_file, "journal") == 0) CU_ASSERT_STRING_EQUAL(ep, jp);
     if (c->err_file && strcmp(c->err_file, "input") == 0)
-        CU_ASSERT(strcmp(ep, path_of("fa.npy")) == 0 || strcmp(ep, path_of("fb.npy")) == 0);
+        CU_ASSERT(strcmp(ep, tu_path("fa.npy")) == 0 || strcmp(ep, tu_path("fb.npy")) == 0);
     if (!c->leaves_state) {
         CU_ASSERT_FALSE(exists(tmp));
         CU_ASSERT_FALSE(exists(jp));
@@ -181,7 +154,7 @@ static void run_case(const fcase_t *c, const char *name)
     CU_ASSERT_TRUE(exists(tmp));
     CU_ASSERT_TRUE(exists(jp));
     CU_ASSERT_EQUAL(multiply(name, 1, ep, sizeof ep), OOC_SUCCESS);
-    CU_ASSERT_TRUE(same_file(path_of(name), path_of("ref.npy")));
+    CU_ASSERT_TRUE(tu_same_file(tu_path(name), tu_path("ref.npy")));
 }
 
 static void test_faults(void)
@@ -223,22 +196,22 @@ static void test_killed_before_commit(void)
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
     ooc_file_t *a, *b, *c;
     double one = 1, zero = 0;
-    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fa.npy"), &any, &a), OOC_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fb.npy"), &any, &b), OOC_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, path_of("late.npy"), &cs, 0, &c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, tu_path("fa.npy"), &any, &a), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, tu_path("fb.npy"), &any, &b), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, tu_path("late.npy"), &cs, 0, &c), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, NULL), OOC_SUCCESS);
     ooc_file_close(c, 0); /* "killed" here: no commit */
-    CU_ASSERT_FALSE(exists(path_of("late.npy")));
+    CU_ASSERT_FALSE(exists(tu_path("late.npy")));
     char ep[4096];
     for (int twice = 0; twice < 2; twice++) {
-        if (twice) unlink(path_of("late.npy")), rename(path_of("late.npy.ooc-tmp.keep"), path_of("late.npy.ooc-tmp"));
+        if (twice) unlink(tu_path("late.npy")), rename(tu_path("late.npy.ooc-tmp.keep"), tu_path("late.npy.ooc-tmp"));
         CU_ASSERT_EQUAL(multiply("late.npy", 1, ep, sizeof ep), OOC_SUCCESS);
-        CU_ASSERT_TRUE(same_file(path_of("late.npy"), path_of("ref.npy")));
+        CU_ASSERT_TRUE(tu_same_file(tu_path("late.npy"), tu_path("ref.npy")));
         int fin = 0;
-        CU_ASSERT_EQUAL(ooc_gemm_files_finished(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("late.npy"), &cs,
+        CU_ASSERT_EQUAL(ooc_gemm_files_finished(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("late.npy"), &cs,
                                                 NULL, &fin), OOC_SUCCESS);
         CU_ASSERT_EQUAL(fin, 1);
-        if (!twice) CU_ASSERT_EQUAL(link(path_of("late.npy"), path_of("late.npy.ooc-tmp.keep")), 0);
+        if (!twice) CU_ASSERT_EQUAL(link(tu_path("late.npy"), tu_path("late.npy.ooc-tmp.keep")), 0);
     }
     ooc_file_close(a, 0);
     ooc_file_close(b, 0);
@@ -265,9 +238,9 @@ static void test_cancel(void)
         ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
         ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
         ooc_file_t *a, *b, *c;
-        CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fa.npy"), &any, &a), OOC_SUCCESS);
-        CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, path_of("fb.npy"), &any, &b), OOC_SUCCESS);
-        CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, path_of(name), &cs, 0, &c), OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, tu_path("fa.npy"), &any, &a), OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, tu_path("fb.npy"), &any, &b), OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, tu_path(name), &cs, 0, &c), OOC_SUCCESS);
         if (when == 0) CU_ASSERT_EQUAL(ooc_cancel(h), OOC_SUCCESS);
         double one = 1, zero = 0;
         ooc_files_opts_t o = {NULL, 0, when ? cancel_cb : NULL, NULL};
@@ -283,7 +256,7 @@ static void test_cancel(void)
         ooc_destroy(h);
         char ep[4096];
         CU_ASSERT_EQUAL(multiply(name, 1, ep, sizeof ep), OOC_SUCCESS);
-        CU_ASSERT_TRUE(same_file(path_of(name), path_of("ref.npy")));
+        CU_ASSERT_TRUE(tu_same_file(tu_path(name), tu_path("ref.npy")));
     }
     CU_ASSERT_EQUAL(ooc_cancel(NULL), OOC_ERR_INVALID_HANDLE);
 }

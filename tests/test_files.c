@@ -28,17 +28,7 @@
 #include "testutil.h"
 
 static ooc_handle_t *H;
-static char dir[64];
 static uint64_t seed = 99;
-
-static char *path_of(const char *name)
-{
-    static char buf[8][256];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 256, "%s/%s", dir, name);
-    return p;
-}
 
 static int exists(const char *p)
 {
@@ -56,7 +46,7 @@ static void *make_file(const char *name, ooc_format_t fmt, ooc_dtype_t t, ooc_la
     tu_fill(t, data, count, &seed);
     ooc_file_spec_t spec = {fmt, rows, cols, t, layout};
     ooc_file_t *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of(name), &spec, 0, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path(name), &spec, 0, &f), OOC_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(ooc_file_write(H, f, 0, data, count), OOC_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, f), OOC_SUCCESS);
     ooc_file_close(f, 0);
@@ -68,7 +58,7 @@ static ooc_file_t *open_file(const char *name, ooc_format_t fmt, ooc_dtype_t t, 
 {
     ooc_file_spec_t spec = {fmt, rows, cols, t, layout};
     ooc_file_t *f = NULL;
-    ooc_status_t st = ooc_file_open(H, path_of(name), &spec, &f);
+    ooc_status_t st = ooc_file_open(H, tu_path(name), &spec, &f);
     if (st != OOC_SUCCESS) fprintf(stderr, "\n    open %s: %s\n", name, ooc_last_error(H));
     CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
     return f;
@@ -107,8 +97,8 @@ static ooc_stats_t run_fcase(const fcase_t *c)
     ooc_file_t *fc0 = C0 ? open_file("c0", c->fmt, c->t, c->lc, c->m, c->n) : NULL;
     ooc_file_spec_t cs = {c->fmt, c->m, c->n, c->t, c->lc};
     ooc_file_t *fc = NULL;
-    unlink(path_of("c")); /* the previous case's result */
-    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("c"), &cs, 0, &fc), OOC_SUCCESS);
+    unlink(tu_path("c")); /* the previous case's result */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("c"), &cs, 0, &fc), OOC_SUCCESS);
 
     double alpha[2] = {0.75, -0.25}, beta[2] = {c->beta, c->beta != 0 ? 0.5 : 0};
     float alphaf[2] = {0.75f, -0.25f}, betaf[2] = {(float)beta[0], (float)beta[1]};
@@ -121,11 +111,11 @@ static ooc_stats_t run_fcase(const fcase_t *c)
     CU_ASSERT_EQUAL(st, OOC_SUCCESS);
     if (st == OOC_SUCCESS) {
         CU_ASSERT_EQUAL(ooc_get_stats(H, &stats), OOC_SUCCESS);
-        CU_ASSERT_FALSE(exists(path_of("c")));                /* not before commit */
-        CU_ASSERT_TRUE(exists(path_of("c.ooc-journal")));     /* kept, marked complete */
+        CU_ASSERT_FALSE(exists(tu_path("c")));                /* not before commit */
+        CU_ASSERT_TRUE(exists(tu_path("c.ooc-journal")));     /* kept, marked complete */
         CU_ASSERT_EQUAL(ooc_file_commit(H, fc), OOC_SUCCESS);
-        CU_ASSERT_TRUE(exists(path_of("c")));
-        CU_ASSERT_FALSE(exists(path_of("c.ooc-tmp")));
+        CU_ASSERT_TRUE(exists(tu_path("c")));
+        CU_ASSERT_FALSE(exists(tu_path("c.ooc-tmp")));
         /* read C back and compare with OpenBLAS in C's layout */
         size_t cnt = (size_t)(c->m * c->n);
         void *C = malloc(cnt * e), *Cref0 = calloc(cnt, e);
@@ -223,7 +213,7 @@ static void test_errors(void)
     ooc_file_t *w = open_file("w", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, 30, 10, OOC_R64, RM};
     ooc_file_t *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("out.npy"), &cs, 0, &out), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("out.npy"), &cs, 0, &out), OOC_SUCCESS);
     double one = 1, zero = 0;
     CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, y, &zero, NULL, out, NULL), OOC_ERR_SHAPE);
     CU_ASSERT(strstr(ooc_last_error(H), "inner dimensions") != NULL);
@@ -233,16 +223,16 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, w, &zero, NULL, x, NULL), OOC_ERR_INVALID_PARAM);
     CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_T, OOC_OP_N, &one, x, w, &zero, NULL, out, NULL), OOC_ERR_SHAPE);
     CU_ASSERT_EQUAL(ooc_gemm_files(H, (ooc_op_t)0, OOC_OP_N, &one, x, w, &zero, NULL, out, NULL), OOC_ERR_INVALID_TRANSA);
-    CU_ASSERT_FALSE(exists(path_of("out.npy.ooc-journal")));
+    CU_ASSERT_FALSE(exists(tu_path("out.npy.ooc-journal")));
     /* an input cut short after it was opened: the run stops with a format error */
-    CU_ASSERT_EQUAL(truncate(path_of("x"), 128 + 8 * 300), 0);
+    CU_ASSERT_EQUAL(truncate(tu_path("x"), 128 + 8 * 300), 0);
     ooc_status_t st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, x, w, &zero, NULL, out, NULL);
     CU_ASSERT(st == OOC_ERR_FORMAT);
     CU_ASSERT(strstr(ooc_last_error(H), "truncated") != NULL);
     ooc_file_close(out, 1);
-    CU_ASSERT_FALSE(exists(path_of("out.npy")));
-    CU_ASSERT_FALSE(exists(path_of("out.npy.ooc-tmp")));
-    unlink(path_of("out.npy.ooc-journal"));
+    CU_ASSERT_FALSE(exists(tu_path("out.npy")));
+    CU_ASSERT_FALSE(exists(tu_path("out.npy.ooc-tmp")));
+    unlink(tu_path("out.npy.ooc-journal"));
     ooc_file_close(x, 0);
     ooc_file_close(y, 0);
     ooc_file_close(z, 0);
@@ -304,11 +294,11 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
             ooc_set(h2, OOC_PARAM_B_CHUNKS, resume_chunks);
             ooc_file_t *a, *b, *c;
             ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM}, auto_spec = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
-            if (ooc_file_open(h2, path_of("ra"), &auto_spec, &a) || ooc_file_open(h2, path_of("rb"), &auto_spec, &b) ||
-                ooc_file_create(h2, path_of(name), &cs, 0, &c))
+            if (ooc_file_open(h2, tu_path("ra"), &auto_spec, &a) || ooc_file_open(h2, tu_path("rb"), &auto_spec, &b) ||
+                ooc_file_create(h2, tu_path(name), &cs, 0, &c))
                 _exit(3);
             char jp[300];
-            snprintf(jp, sizeof jp, "%s.ooc-journal", path_of(name));
+            snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path(name));
             kill_journal = jp;
             ooc_files_opts_t o = {NULL, 0, kill_after, &kill_at};
             ooc_gemm_files(h2, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
@@ -322,7 +312,7 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
     ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
     ooc_file_t *c = NULL;
-    ooc_status_t st = ooc_file_create(H, path_of(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    ooc_status_t st = ooc_file_create(H, tu_path(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
     if (st == OOC_SUCCESS) {
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
         ooc_set(H, OOC_PARAM_B_CHUNKS, resume_chunks);
@@ -341,20 +331,6 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
     return st;
 }
 
-static int same_bytes(const char *p, const char *q)
-{
-    FILE *f = fopen(p, "rb"), *g = fopen(q, "rb");
-    int same = f && g;
-    while (same) {
-        int x = fgetc(f), y = fgetc(g);
-        if (x != y) same = 0;
-        if (x == EOF) break;
-    }
-    if (f) fclose(f);
-    if (g) fclose(g);
-    return same;
-}
-
 static void test_resume_after_kill(void)
 {
     free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
@@ -366,30 +342,30 @@ static void test_resume_after_kill(void)
     int killed = resume_run("cut.npy", 5, 0);
     if (killed != -1) fprintf(stderr, "\n    child: %d\n", killed);
     CU_ASSERT_EQUAL_FATAL(killed, -1);
-    CU_ASSERT_FALSE(exists(path_of("cut.npy")));
-    CU_ASSERT_TRUE(exists(path_of("cut.npy.ooc-tmp")));
-    CU_ASSERT_TRUE(exists(path_of("cut.npy.ooc-journal")));
+    CU_ASSERT_FALSE(exists(tu_path("cut.npy")));
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy.ooc-tmp")));
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy.ooc-journal")));
     /* poison what the journal does not vouch for (the last rows): the resume must rewrite it */
-    FILE *t = fopen(path_of("cut.npy.ooc-tmp"), "r+b");
+    FILE *t = fopen(tu_path("cut.npy.ooc-tmp"), "r+b");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_EQUAL(fseek(t, -8 * RN * 3, SEEK_END), 0);
     for (int i = 0; i < 8 * RN * 3; i++) fputc(0x7f, t);
     fclose(t);
-    CU_ASSERT_FALSE(same_bytes(path_of("whole.npy"), path_of("cut.npy.ooc-tmp")));
-    int64_t recorded = journal_done(path_of("cut.npy.ooc-journal"));
+    CU_ASSERT_FALSE(tu_same_file(tu_path("whole.npy"), tu_path("cut.npy.ooc-tmp")));
+    int64_t recorded = journal_done(tu_path("cut.npy.ooc-journal"));
     CU_ASSERT(recorded >= 3);
     CU_ASSERT_EQUAL(resume_run("cut.npy", 0, 1), OOC_SUCCESS);
     CU_ASSERT_EQUAL(first_done, recorded + 1); /* resumed after the recorded blocks, not from scratch */
-    CU_ASSERT_TRUE(exists(path_of("cut.npy")));
-    CU_ASSERT_TRUE(exists(path_of("cut.npy.ooc-journal"))); /* marked complete: a resume finds the job done */
-    CU_ASSERT_TRUE(same_bytes(path_of("whole.npy"), path_of("cut.npy")));
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy")));
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy.ooc-journal"))); /* marked complete: a resume finds the job done */
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("cut.npy")));
 
     /* killed again, then an input changes: the journal refuses to resume */
     CU_ASSERT_EQUAL_FATAL(resume_run("cut2.npy", 3, 0), -1);
     free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 1), OOC_ERR_JOURNAL);
     CU_ASSERT(strstr(last_msg, "another job") != NULL);
-    CU_ASSERT_FALSE(exists(path_of("cut2.npy")));
+    CU_ASSERT_FALSE(exists(tu_path("cut2.npy")));
     /* without --resume it starts over and succeeds */
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
 }
@@ -408,11 +384,11 @@ static void test_resume_chunked(void)
         char name[32];
         snprintf(name, sizeof name, "cut8_%lld.npy", (long long)at);
         CU_ASSERT_EQUAL_FATAL(resume_run(name, at, 0), -1);
-        int64_t recorded = journal_done(path_of("cut8_3.npy.ooc-journal"));
+        int64_t recorded = journal_done(tu_path("cut8_3.npy.ooc-journal"));
         CU_ASSERT(recorded >= 3);
         CU_ASSERT_EQUAL(resume_run(name, 0, 1), OOC_SUCCESS);
         CU_ASSERT(first_done > 1); /* resumed part-way, not from scratch */
-        CU_ASSERT_TRUE(same_bytes(path_of("whole8.npy"), path_of(name)));
+        CU_ASSERT_TRUE(tu_same_file(tu_path("whole8.npy"), tu_path(name)));
     }
     /* the finished job is recognised as such, and no longer once C changes */
     ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
@@ -420,21 +396,21 @@ static void test_resume_chunked(void)
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
     double one = 1, zero = 0, two = 2;
     int fin = -1;
-    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("cut8_3.npy"),
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("cut8_3.npy"),
                                             &cs, NULL, &fin), OOC_SUCCESS);
     CU_ASSERT_EQUAL(fin, 1);
-    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &two, a, b, &zero, NULL, path_of("cut8_3.npy"),
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &two, a, b, &zero, NULL, tu_path("cut8_3.npy"),
                                             &cs, NULL, &fin), OOC_SUCCESS);
     CU_ASSERT_EQUAL(fin, 0); /* another alpha: another job */
-    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("nothing.npy"),
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("nothing.npy"),
                                             &cs, NULL, &fin), OOC_SUCCESS);
     CU_ASSERT_EQUAL(fin, 0); /* no journal */
-    FILE *f = fopen(path_of("cut8_3.npy"), "r+b");
+    FILE *f = fopen(tu_path("cut8_3.npy"), "r+b");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fseek(f, 200, SEEK_SET);
     fputc(0, f);
     fclose(f);
-    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, path_of("cut8_3.npy"),
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("cut8_3.npy"),
                                             &cs, NULL, &fin), OOC_SUCCESS);
     CU_ASSERT_EQUAL(fin, 0); /* written since: not the output it finished */
     ooc_file_close(a, 0);
@@ -459,55 +435,55 @@ static void test_output_safety(void)
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, 30, 10, OOC_R64, RM};
     ooc_file_t *one = NULL, *two = NULL;
     /* a second job on the same output: busy, and the first job's file intact */
-    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("busy.npy"), &cs, 0, &one), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("busy.npy"), &cs, 0, &one), OOC_SUCCESS);
     ooc_handle_t *h2;
     CU_ASSERT_EQUAL_FATAL(ooc_create(&h2), OOC_SUCCESS);
-    CU_ASSERT_EQUAL(ooc_file_create(h2, path_of("busy.npy"), &cs, 0, &two), OOC_ERR_BUSY);
-    CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h2), path_of("busy.npy.ooc-tmp"));
-    CU_ASSERT_EQUAL(ooc_file_create(h2, path_of("busy.npy"), &cs, OOC_FILE_RESUME, &two), OOC_ERR_BUSY);
-    CU_ASSERT_TRUE(exists(path_of("busy.npy.ooc-tmp")));
+    CU_ASSERT_EQUAL(ooc_file_create(h2, tu_path("busy.npy"), &cs, 0, &two), OOC_ERR_BUSY);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h2), tu_path("busy.npy.ooc-tmp"));
+    CU_ASSERT_EQUAL(ooc_file_create(h2, tu_path("busy.npy"), &cs, OOC_FILE_RESUME, &two), OOC_ERR_BUSY);
+    CU_ASSERT_TRUE(exists(tu_path("busy.npy.ooc-tmp")));
     ooc_file_close(one, 1);
-    CU_ASSERT_FALSE(exists(path_of("busy.npy.ooc-tmp")));
-    CU_ASSERT_EQUAL(ooc_file_create(h2, path_of("busy.npy"), &cs, 0, &two), OOC_SUCCESS); /* free again */
+    CU_ASSERT_FALSE(exists(tu_path("busy.npy.ooc-tmp")));
+    CU_ASSERT_EQUAL(ooc_file_create(h2, tu_path("busy.npy"), &cs, 0, &two), OOC_SUCCESS); /* free again */
     ooc_file_close(two, 1);
 
     /* a symbolic link planted at the temporary file's name: never followed */
-    FILE *v = fopen(path_of("victim"), "w");
+    FILE *v = fopen(tu_path("victim"), "w");
     fputs("precious", v);
     fclose(v);
-    unlink(path_of("link.npy.ooc-tmp"));
-    CU_ASSERT_EQUAL_FATAL(symlink(path_of("victim"), path_of("link.npy.ooc-tmp")), 0);
-    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("link.npy"), &cs, 0, &one), OOC_ERR_IO);
+    unlink(tu_path("link.npy.ooc-tmp"));
+    CU_ASSERT_EQUAL_FATAL(symlink(tu_path("victim"), tu_path("link.npy.ooc-tmp")), 0);
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("link.npy"), &cs, 0, &one), OOC_ERR_IO);
     CU_ASSERT(strstr(ooc_last_error(H), "symbolic link") != NULL);
-    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("link.npy"), &cs, OOC_FILE_RESUME, &one), OOC_ERR_IO);
-    CU_ASSERT_TRUE(same_content(path_of("victim"), "precious"));
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("link.npy"), &cs, OOC_FILE_RESUME, &one), OOC_ERR_IO);
+    CU_ASSERT_TRUE(same_content(tu_path("victim"), "precious"));
     /* targets that are not regular files: refused before anything is made */
-    unlink(path_of("fifo.npy"));
-    CU_ASSERT_EQUAL_FATAL(mkfifo(path_of("fifo.npy"), 0600), 0);
-    mkdir(path_of("dir.npy"), 0700);
-    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("fifo.npy"), &cs, 0, &one), OOC_ERR_IO);
+    unlink(tu_path("fifo.npy"));
+    CU_ASSERT_EQUAL_FATAL(mkfifo(tu_path("fifo.npy"), 0600), 0);
+    mkdir(tu_path("dir.npy"), 0700);
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("fifo.npy"), &cs, 0, &one), OOC_ERR_IO);
     CU_ASSERT(strstr(ooc_last_error(H), "FIFO") != NULL);
-    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("dir.npy"), &cs, 0, &one), OOC_ERR_IO);
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("dir.npy"), &cs, 0, &one), OOC_ERR_IO);
     CU_ASSERT(strstr(ooc_last_error(H), "directory") != NULL);
-    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("victim.npy"), &cs, 0, &one), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("victim.npy"), &cs, 0, &one), OOC_SUCCESS);
     ooc_file_close(one, 1);
-    unlink(path_of("victim.npy"));
-    CU_ASSERT_EQUAL_FATAL(symlink(path_of("victim"), path_of("victim.npy")), 0);
-    CU_ASSERT_EQUAL(ooc_file_create(H, path_of("victim.npy"), &cs, 0, &one), OOC_ERR_IO); /* a link as target */
-    CU_ASSERT_FALSE(exists(path_of("fifo.npy.ooc-tmp")) || exists(path_of("dir.npy.ooc-tmp")) ||
-                    exists(path_of("victim.npy.ooc-tmp")));
+    unlink(tu_path("victim.npy"));
+    CU_ASSERT_EQUAL_FATAL(symlink(tu_path("victim"), tu_path("victim.npy")), 0);
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("victim.npy"), &cs, 0, &one), OOC_ERR_IO); /* a link as target */
+    CU_ASSERT_FALSE(exists(tu_path("fifo.npy.ooc-tmp")) || exists(tu_path("dir.npy.ooc-tmp")) ||
+                    exists(tu_path("victim.npy.ooc-tmp")));
     struct stat sb;
-    CU_ASSERT(stat(path_of("fifo.npy"), &sb) == 0 && S_ISFIFO(sb.st_mode));
-    CU_ASSERT(lstat(path_of("victim.npy"), &sb) == 0 && S_ISLNK(sb.st_mode));
-    CU_ASSERT_TRUE(same_content(path_of("victim"), "precious"));
+    CU_ASSERT(stat(tu_path("fifo.npy"), &sb) == 0 && S_ISFIFO(sb.st_mode));
+    CU_ASSERT(lstat(tu_path("victim.npy"), &sb) == 0 && S_ISLNK(sb.st_mode));
+    CU_ASSERT_TRUE(same_content(tu_path("victim"), "precious"));
 
     /* a FIFO as an input: refused at once, never waited on */
     alarm(20);
     ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
-    CU_ASSERT_EQUAL(ooc_file_open(H, path_of("fifo.npy"), &any, &one), OOC_ERR_IO);
+    CU_ASSERT_EQUAL(ooc_file_open(H, tu_path("fifo.npy"), &any, &one), OOC_ERR_IO);
     CU_ASSERT(strstr(ooc_last_error(H), "FIFO") != NULL);
     ooc_file_spec_t raw = {OOC_FORMAT_RAW, 3, 3, OOC_R64, RM};
-    CU_ASSERT_EQUAL(ooc_file_open(H, path_of("fifo.npy"), &raw, &one), OOC_ERR_IO);
+    CU_ASSERT_EQUAL(ooc_file_open(H, tu_path("fifo.npy"), &raw, &one), OOC_ERR_IO);
     alarm(0);
 
     /* the journal path naming an input, the output, or a file that is no
@@ -516,9 +492,9 @@ static void test_output_safety(void)
     free(make_file("jb", OOC_FORMAT_NPY, OOC_R64, RM, 20, 10));
     ooc_file_t *a = open_file("ja", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
     ooc_file_t *b = open_file("jb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
-    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path_of("jc.npy"), &cs, 0, &one), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("jc.npy"), &cs, 0, &one), OOC_SUCCESS);
     double al = 1, be = 0;
-    const char *bad[] = {path_of("jb"), path_of("ja"), path_of("victim"), path_of("jc.npy.ooc-tmp")};
+    const char *bad[] = {tu_path("jb"), tu_path("ja"), tu_path("victim"), tu_path("jc.npy.ooc-tmp")};
     for (int i = 0; i < 4; i++) {
         for (int resume = 0; resume < 2; resume++) {
             ooc_files_opts_t o = {bad[i], resume, NULL, NULL};
@@ -526,9 +502,9 @@ static void test_output_safety(void)
         }
         CU_ASSERT_TRUE(exists(bad[i]));
     }
-    CU_ASSERT_TRUE(same_content(path_of("victim"), "precious"));
+    CU_ASSERT_TRUE(same_content(tu_path("victim"), "precious"));
     /* and the inputs are whole: the multiply still runs with a journal of its own */
-    ooc_files_opts_t o = {path_of("jc.journal"), 0, NULL, NULL};
+    ooc_files_opts_t o = {tu_path("jc.journal"), 0, NULL, NULL};
     CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_SUCCESS);
     ooc_file_close(one, 1);
     ooc_file_close(a, 0);
@@ -544,8 +520,7 @@ int main(void)
         ooc_destroy(H);
         return ok == 0 ? 77 : 1;
     }
-    snprintf(dir, sizeof dir, "/tmp/ooc_test_files_XXXXXX");
-    if (mkdtemp(dir) == NULL) return 1;
+    if (tu_dir_make("files") != 0) return 1;
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("files", NULL, NULL);
     CU_add_test(s, "element types, orders, transposes, beta", test_orders_types);
@@ -561,8 +536,6 @@ int main(void)
     }
     int rc = tu_run();
     ooc_destroy(H);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) rc = 1;
+    if (tu_dir_remove() != 0) rc = 1;
     return rc;
 }

@@ -25,16 +25,6 @@
 #include "journal.h"
 #include "testutil.h"
 
-static char dir[64];
-
-static const char *path_of(const char *name)
-{
-    static char buf[8][256];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 256, "%s/%s", dir, name);
-    return p;
-}
 
 static ooc_journal_head_t head_of(int64_t total)
 {
@@ -96,7 +86,7 @@ static ooc_status_t parse_text(const char *buf, size_t len, ooc_journal_info_t *
 
 static void test_roundtrip(void)
 {
-    const char *p = path_of("j1");
+    const char *p = tu_path("j1");
     int64_t done[] = {0, 1, 2, 5, 3, 3, 7}; /* any order, a duplicate */
     write_journal(p, done, 7, 0);
     ooc_journal_info_t info;
@@ -125,7 +115,7 @@ static void test_roundtrip(void)
     ooc_journal_info_free(&info);
 
     /* none there */
-    CU_ASSERT_EQUAL(ooc_journal_read(path_of("nothing"), &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_read(tu_path("nothing"), &info, &exists, &err), OOC_SUCCESS);
     CU_ASSERT_EQUAL(exists, 0);
 }
 
@@ -133,7 +123,7 @@ static void test_roundtrip(void)
  * to append cuts it off so the next record starts on a line of its own. */
 static void test_torn_record(void)
 {
-    const char *p = path_of("j2");
+    const char *p = tu_path("j2");
     int64_t done[] = {0, 1, 2};
     write_journal(p, done, 3, 0);
     size_t len = 0;
@@ -164,7 +154,7 @@ static void test_torn_record(void)
  * done, and a line starting with NUL was read out of bounds. */
 static void test_damage_refused(void)
 {
-    const char *p = path_of("j3");
+    const char *p = tu_path("j3");
     int64_t done[] = {0, 1, 2, 3};
     write_journal(p, done, 4, 0);
     size_t len = 0;
@@ -199,13 +189,13 @@ static void test_damage_refused(void)
     ooc_journal_head_t other = head_of(13);
     other.mb = 577;
     ooc_err_clear(&err);
-    unlink(path_of("j3o"));
+    unlink(tu_path("j3o"));
     ooc_journal_t j;
-    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, path_of("j3o"), &other, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, tu_path("j3o"), &other, &err), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_journal_done(&j, 4, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
     size_t olen = 0;
-    char *o = slurp(path_of("j3o"), &olen);
+    char *o = slurp(tu_path("j3o"), &olen);
     const char *rec = strstr(o, "done 4 ");
     CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
     memcpy(buf, good, len);
@@ -257,7 +247,7 @@ static void test_damage_refused(void)
  * never more blocks than were recorded. */
 static void test_random_corruption(void)
 {
-    const char *p = path_of("j4");
+    const char *p = tu_path("j4");
     int64_t done[] = {0, 1, 2, 3, 4};
     write_journal(p, done, 5, 0);
     size_t len = 0;
@@ -297,16 +287,16 @@ static void test_remove_only_journals(void)
     ooc_err_t err;
     ooc_err_clear(&err);
     /* an input named as the journal by mistake: refused, untouched */
-    const char *in = path_of("input.npy");
+    const char *in = tu_path("input.npy");
     spit(in, "\x93NUMPY data data", 16);
     CU_ASSERT_EQUAL(ooc_journal_remove(in, &err), OOC_ERR_JOURNAL);
     struct stat sb;
     CU_ASSERT_EQUAL(stat(in, &sb), 0);
     CU_ASSERT_EQUAL(sb.st_size, 16);
     /* a symbolic link to a journal: refused, neither removed */
-    const char *j = path_of("j5");
+    const char *j = tu_path("j5");
     write_journal(j, NULL, 0, 0);
-    const char *link = path_of("j5link");
+    const char *link = tu_path("j5link");
     unlink(link);
     CU_ASSERT_EQUAL_FATAL(symlink(j, link), 0);
     ooc_err_clear(&err);
@@ -314,7 +304,7 @@ static void test_remove_only_journals(void)
     CU_ASSERT_EQUAL(lstat(link, &sb), 0);
     CU_ASSERT_EQUAL(stat(j, &sb), 0);
     /* a FIFO: refused at once (never waited on) */
-    const char *fifo = path_of("fifo");
+    const char *fifo = tu_path("fifo");
     unlink(fifo);
     CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
     alarm(10);
@@ -324,7 +314,7 @@ static void test_remove_only_journals(void)
     /* a journal another job holds: busy, kept */
     ooc_journal_t held;
     ooc_journal_head_t h = head_of(13);
-    const char *j6 = path_of("j6");
+    const char *j6 = tu_path("j6");
     unlink(j6);
     CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&held, j6, &h, &err), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_journal_remove(j6, &err), OOC_ERR_BUSY);
@@ -343,8 +333,7 @@ static void test_remove_only_journals(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/ooc_test_journal_XXXXXX");
-    if (mkdtemp(dir) == NULL) return 1;
+    if (tu_dir_make("journal") != 0) return 1;
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "what is written is read back, any order", test_roundtrip);
@@ -353,8 +342,6 @@ int main(void)
     CU_add_test(s, "random corruption: refused, never more blocks", test_random_corruption);
     CU_add_test(s, "only a journal is ever removed", test_remove_only_journals);
     int rc = tu_run();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) rc = 1;
+    if (tu_dir_remove() != 0) rc = 1;
     return rc;
 }

@@ -25,48 +25,14 @@
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
-OOCGEMM=${OOCGEMM:-./tools/oocgemm}
-failures=0
-cases=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_reliability.XXXXXX") || exit 99
-bgpid=
-cleanup() {
-    if [ -n "$bgpid" ]; then kill -9 "$bgpid" 2>/dev/null; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+# shellcheck source=tests/testlib.sh
+. "$(dirname "$0")/testlib.sh" test_reliability
 
-if [ ! -x "$OOCGEMM" ]; then
-    echo "FAIL: $OOCGEMM is not an executable (set OOCGEMM=path/to/oocgemm)"
-    exit 1
-fi
-# the tool's path may be relative to the build directory: we cd into $tmp
-case $OOCGEMM in /*) ;; *) OOCGEMM=$(cd "$(dirname "$OOCGEMM")" && pwd)/$(basename "$OOCGEMM") ;; esac
-cd "$tmp" || exit 99
-unset OOC_HOST_JITTER_US OOC_FAULT
+# oc10: the tool within 10 s (124: it hung)
+oc10() { timeout 10 "$OOCGEMM" "$@" >out 2>err; }
 
 have_python=0
 command -v python3 >/dev/null 2>&1 && have_python=1
-
-pass() { cases=$((cases + 1)); echo "PASS: $*"; }
-fail() {
-    cases=$((cases + 1))
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-    sed 's/^/    | /' out err 2>/dev/null | head -n 20
-}
-
-# oc ARGS...: run the tool, output in out/err; oc10: within 10 s (124: it hung)
-oc() { timeout 60 "$OOCGEMM" "$@" >out 2>err; }
-oc10() { timeout 10 "$OOCGEMM" "$@" >out 2>err; }
-
-# gen NAME ARGS...: write a matrix or fail the whole test
-gen() {
-    if ! oc gen "$@" -q; then
-        fail "gen $*: exit $?"
-        exit 1
-    fi
-}
 
 # first line of stderr, for the log
 e1() { head -n 1 err | cut -c1-160; }

@@ -177,3 +177,44 @@ int64_t tu_check(ooc_dtype_t t, ooc_layout_t layout, ooc_op_t ta, ooc_op_t tb, i
     free(ref), free(absa), free(absb), free(bound);
     return bad;
 }
+
+/* ---- a directory of files for a suite ---- */
+
+static char tu_dir[64];
+
+int tu_dir_make(const char *name)
+{
+    snprintf(tu_dir, sizeof tu_dir, "/tmp/ooc_test_%s_XXXXXX", name);
+    return mkdtemp(tu_dir) == NULL ? -1 : 0;
+}
+
+int tu_dir_remove(void)
+{
+    if (tu_dir[0] == '\0') return 0;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tu_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+const char *tu_path(const char *name)
+{
+    static char buf[8][256];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", tu_dir, name);
+    return p;
+}
+
+int tu_same_file(const char *p, const char *q)
+{
+    FILE *f = fopen(p, "rb"), *g = fopen(q, "rb");
+    int same = f && g;
+    while (same) {
+        int x = fgetc(f), y = fgetc(g);
+        if (x != y) same = 0;
+        if (x == EOF) break;
+    }
+    if (f) fclose(f);
+    if (g) fclose(g);
+    return same;
+}

@@ -39,6 +39,16 @@ int64_t tu_check(ooc_dtype_t t, ooc_layout_t layout, ooc_op_t ta, ooc_op_t tb, i
                  const void *B, int64_t ldb, const void *beta, const void *C0, const void *C,
                  int64_t ldc, double *worst);
 
+/* A fresh directory for a suite's files ("/tmp/ooc_test_NAME_XXXXXX"),
+ * removed with everything in it by tu_dir_remove(); 0 on success. */
+int tu_dir_make(const char *name);
+int tu_dir_remove(void);
+/* That directory's path to `name` (one of 8 rotating buffers: several may
+ * be used in one call). */
+const char *tu_path(const char *name);
+/* 1 when the two files hold the same bytes (both readable), else 0. */
+int tu_same_file(const char *p, const char *q);
+
 /* Set handle h to backend `kind` and multiply 1x1x1 with it: 1 when it runs,
  * 0 when it cannot run here (no GPU, not built: print why; the suite then
  * exits 77), -1 when it runs wrong. */

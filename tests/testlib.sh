@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: MIT
+# testlib.sh: what the command-line test scripts share, sourced by them
+# (". testlib.sh NAME" after "set -u"): the tool's path (OOCGEMM, made
+# absolute), a scratch directory removed on exit (with any background run
+# in $bgpid killed) that the script works in, the PASS/FAIL counters, and
+# oc (run the tool, output in out and err) and gen (write a matrix or stop).
+
+OOCGEMM=${OOCGEMM:-./tools/oocgemm}
+failures=0
+cases=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || exit 99
+bgpid=
+cleanup() {
+    if [ -n "$bgpid" ]; then kill -9 "$bgpid" 2>/dev/null; fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ ! -x "$OOCGEMM" ]; then
+    echo "FAIL: $OOCGEMM is not an executable (set OOCGEMM=path/to/oocgemm)"
+    exit 1
+fi
+# the tool's path may be relative to the build directory: we cd into $tmp
+case $OOCGEMM in /*) ;; *) OOCGEMM=$(cd "$(dirname "$OOCGEMM")" && pwd)/$(basename "$OOCGEMM") ;; esac
+cd "$tmp" || exit 99
+unset OOC_HOST_JITTER_US OOC_FAULT
+
+pass() { cases=$((cases + 1)); echo "PASS: $*"; }
+fail() {
+    cases=$((cases + 1))
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+    sed 's/^/    | /' out err 2>/dev/null | head -n 20
+}
+
+# oc ARGS...: run the tool, output in out/err (at most 60 s)
+oc() { timeout 60 "$OOCGEMM" "$@" >out 2>err; }
+
+# gen NAME ARGS...: write a matrix or fail the whole test
+gen() {
+    if ! oc gen "$@" -q; then
+        fail "gen $*: exit $?"
+        exit 1
+    fi
+}
