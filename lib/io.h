@@ -49,7 +49,8 @@ ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, co
 
 /* Lock an open file for this job (an open-file-description lock, released
  * when the descriptor is closed; fd open for writing). 0, or the errno value:
- * EAGAIN/EACCES when another job holds it. */
+ * EAGAIN/EACCES when another job holds it. 0 too on a file system that has
+ * no locks (ENOSYS, EOPNOTSUPP, ENOLCK): the job goes on unlocked there. */
 int ooc_fd_lock(int fd);
 
 /* 1 when path names (without following a final symbolic link) the very file

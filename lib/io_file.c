@@ -109,16 +109,24 @@ static ooc_status_t relay(ooc_err_t *dst, const ooc_err_t *src, const char *path
 
 int ooc_fd_lock(int fd)
 {
+    int e;
 #ifdef F_OFD_SETLK
     struct flock fl;
     memset(&fl, 0, sizeof fl);
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
     if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
-    if (errno != EINVAL) return errno;
-    /* a file system without OFD locks: fall through to flock */
+    e = errno;
+    if (e == EAGAIN || e == EACCES) return e; /* another job holds it */
+    /* a kernel without OFD locks, or a file system without POSIX locks: flock */
 #endif
-    return flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
+    e = errno;
+    /* a file system without locks (Lustre mounted without -o flock, some
+     * NFS setups): go on unlocked; exclusive creation, never following a
+     * link and the identity checks still hold */
+    if (e == ENOSYS || e == EOPNOTSUPP || e == ENOLCK || e == EINVAL) return 0;
+    return e;
 }
 
 int ooc_fd_is_path(int fd, const char *path)
