@@ -154,15 +154,7 @@ static void *flusher_main(void *arg)
         pthread_mutex_unlock(&x->mu);
         ooc_err_t e;
         ooc_err_clear(&e);
-        ooc_status_t st = OOC_SUCCESS;
-        int rc;
-        do rc = fdatasync(x->C->fd);
-        while (rc != 0 && errno == EINTR);
-        if (rc != 0) {
-            int en = errno;
-            const char *where = x->C->tmp_path ? x->C->tmp_path : x->C->path;
-            st = OOC_ERR_FILE(&e, ooc_errno_status(en), where, "fdatasync %s: %s", where, strerror(en));
-        }
+        ooc_status_t st = ooc_io_sync(x->C->fd, x->C->tmp_path, &e);
         for (int64_t g = x->recorded; st == OOC_SUCCESS && g < upto; g++) st = ooc_journal_done(&x->journal, g, &e);
         pthread_mutex_lock(&x->mu);
         if (st != OOC_SUCCESS) ooc_err_merge(&x->err, &e);
@@ -428,15 +420,12 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     pthread_cond_destroy(&x.cv);
     pthread_mutex_destroy(&x.mu);
     if (st == OOC_SUCCESS && !was_complete) {
-        /* every block is flushed: record the finished output's identity, so
-         * that a resume of the finished (and committed) job does nothing */
+        /* every block is flushed (the flusher synced after the last write):
+         * record the finished output's identity, so that a resume of the
+         * finished (and committed) job does nothing */
         struct stat sb;
-        int rcs;
-        do rcs = fdatasync(C->fd);
-        while (rcs != 0 && errno == EINTR);
-        if (rcs != 0 || fstat(C->fd, &sb) != 0)
-            st = OOC_ERR_FILE(err, ooc_errno_status(errno), C->tmp_path, "fdatasync %s: %s", C->tmp_path,
-                              strerror(errno));
+        if (fstat(C->fd, &sb) != 0)
+            st = OOC_ERR_FILE(err, OOC_ERR_IO, C->tmp_path, "fstat %s: %s", C->tmp_path, strerror(errno));
         else
             st = ooc_journal_complete(&x.journal, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec,
                                       sb.st_mtim.tv_nsec, err);

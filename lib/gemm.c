@@ -214,7 +214,6 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
                              const ooc_pipe_hooks_t *hooks)
 {
     ooc_err_t *err = &h->err;
-    OOC_FORWARD(ooc_api_prepare(h, p, plan)); /* allocated already: nothing new */
     if (plan->swap) ooc_problem_transpose(p);
 
     ooc_pipe_hooks_t hk;
@@ -270,6 +269,7 @@ static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
     p->c_in = p->C;
     ooc_plan_t plan;
     OOC_FORWARD(ooc_api_plan(h, p, NULL, &plan));
+    OOC_FORWARD(ooc_api_prepare(h, p, &plan));
     return ooc_api_execute(h, p, &plan, NULL);
 }
 

@@ -55,8 +55,8 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
  * needs (every allocation of a multiply), so that a caller can fail before it
  * writes anything. */
 ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *plan);
-/* (gemm.c) Run p with plan (transposing p first if the plan says so; after
- * ooc_api_prepare, or it prepares), and record the handle's stats. */
+/* (gemm.c) Run p with plan, after ooc_api_prepare (transposing p first if
+ * the plan says so), and record the handle's stats. */
 ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
                              const ooc_pipe_hooks_t *hooks);
 /* (gemm.c) helpers */

@@ -47,11 +47,23 @@ static inline int64_t ooc_file_ld(const ooc_file_t *f)
 ooc_status_t ooc_io_pread(int fd, void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err);
 ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err);
 
+/* fdatasync fd (the file at path, for messages), retried on EINTR; a
+ * failure is OOC_ERR_NO_SPACE or OOC_ERR_IO naming path. */
+ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err);
+
+/* Open an existing regular file without following a final symbolic link or
+ * blocking on a FIFO (flags: O_RDONLY or O_RDWR, plus e.g. O_APPEND; the
+ * descriptor is blocking and close-on-exec). -1 with errno when open fails
+ * (ENOENT: nothing there; ELOOP: a symbolic link), or with errno EINVAL and
+ * *mode set when the file is not a regular one. */
+int ooc_open_regular(const char *path, int flags, unsigned *mode);
+
 /* Lock an open file for this job (an open-file-description lock, released
- * when the descriptor is closed; fd open for writing). 0, or the errno value:
- * EAGAIN/EACCES when another job holds it. 0 too on a file system that has
- * no locks (ENOSYS, EOPNOTSUPP, ENOLCK): the job goes on unlocked there. */
-int ooc_fd_lock(int fd);
+ * when the descriptor is closed; fd open for writing): OOC_ERR_BUSY naming
+ * path when another job holds it, OOC_ERR_IO when locking failed. Success
+ * too on a file system that has no locks (ENOSYS, EOPNOTSUPP, ENOLCK): the
+ * job goes on unlocked there. */
+ooc_status_t ooc_fd_lock(int fd, const char *path, ooc_err_t *err);
 
 /* 1 when path names (without following a final symbolic link) the very file
  * open as fd; 0 otherwise (removed, renamed, replaced). */

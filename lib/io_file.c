@@ -107,7 +107,9 @@ static ooc_status_t relay(ooc_err_t *dst, const ooc_err_t *src, const char *path
     return src->status;
 }
 
-int ooc_fd_lock(int fd)
+/* 0, or the errno value of a lock another job holds (EAGAIN, EACCES) or of
+ * a failure; 0 too where the file system has no locks */
+static int lock_errno(int fd)
 {
     int e;
 #ifdef F_OFD_SETLK
@@ -129,6 +131,51 @@ int ooc_fd_lock(int fd)
     return e;
 }
 
+ooc_status_t ooc_fd_lock(int fd, const char *path, ooc_err_t *err)
+{
+    int e = lock_errno(fd);
+    char eb[128];
+    if (e == 0) return OOC_SUCCESS;
+    if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)
+        return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "another job is writing this output: %s is locked by it", path);
+    return OOC_ERR_FILE(err, OOC_ERR_IO, path, "lock %s: %s", path, errtext(e, eb, sizeof eb));
+}
+
+ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err)
+{
+    char eb[128];
+    while (fdatasync(fd) != 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s", path, errtext(e, eb, sizeof eb));
+    }
+    return OOC_SUCCESS;
+}
+
+int ooc_open_regular(const char *path, int flags, unsigned *mode)
+{
+    /* O_NONBLOCK: a FIFO must not hang the open (it is refused below);
+     * regular files ignore the flag, which is cleared once checked */
+    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        if (mode) *mode = (unsigned)sb.st_mode;
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 int ooc_fd_is_path(int fd, const char *path)
 {
     struct stat a, b;
@@ -147,13 +194,6 @@ const char *ooc_file_kind(unsigned mode)
     case S_IFLNK: return "a symbolic link";
     }
     return "not a regular file";
-}
-
-/* Clear O_NONBLOCK (opened with it so that a FIFO cannot hang the open). */
-static void blocking(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0 && (fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 }
 
 static int valid_dtype(ooc_dtype_t t) { return t >= OOC_R32 && t <= OOC_C64; }
@@ -252,11 +292,13 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
     ooc_file_spec_t s = *spec;
     if (s.format == OOC_FORMAT_RAW) OOC_FORWARD(check_spec(err, path, &s, "the raw format needs", 1));
 
-    /* O_NONBLOCK: a FIFO must not hang the open (it is rejected below);
-     * regular files ignore the flag */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    unsigned mode = 0;
+    int fd = ooc_open_regular(path, O_RDONLY, &mode);
     if (fd < 0) {
         char eb[128];
+        if (errno == EINVAL)
+            return OOC_ERR_FILE(err, OOC_ERR_IO, path, "%s is %s, not a regular file: matrices are read from files",
+                                path, ooc_file_kind(mode));
         return OOC_ERR_FILE(err, OOC_ERR_IO, path, "open %s: %s", path, errtext(errno, eb, sizeof eb));
     }
     ooc_status_t st;
@@ -267,12 +309,6 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
         st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "fstat %s: %s", path, errtext(errno, eb, sizeof eb));
         goto fail;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "%s is %s, not a regular file: matrices are read from files",
-                          path, ooc_file_kind(sb.st_mode));
-        goto fail;
-    }
-    blocking(fd);
     uint64_t size = (uint64_t)sb.st_size, off = 0, bytes;
     if (s.format != OOC_FORMAT_RAW) {
         st = read_header(fd, path, size, s.format, &s, &off, err);
@@ -353,7 +389,8 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
     char eb[128];
     for (int attempt = 0; attempt < 8; attempt++) {
         *created = 0;
-        int fd = open(tmp, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        unsigned mode = 0;
+        int fd = ooc_open_regular(tmp, O_RDWR | O_NOFOLLOW, &mode);
         if (fd < 0 && errno == ENOENT) {
             fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
             if (fd < 0 && errno == EEXIST) continue; /* made meanwhile: look again */
@@ -364,27 +401,14 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
             if (e == ELOOP)
                 return OOC_ERR_FILE(err, OOC_ERR_IO, tmp,
                                     "%s is a symbolic link: refusing to write through it (remove it)", tmp);
+            if (e == EINVAL)
+                return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "%s is %s: refusing to use it as the temporary output", tmp,
+                                    ooc_file_kind(mode));
             return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "open %s: %s", tmp, errtext(e, eb, sizeof eb));
         }
-        struct stat sb;
-        if (fstat(fd, &sb) != 0) {
-            int e = errno;
+        if (ooc_fd_lock(fd, tmp, err) != OOC_SUCCESS) {
             close(fd);
-            return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "fstat %s: %s", tmp, errtext(e, eb, sizeof eb));
-        }
-        if (!S_ISREG(sb.st_mode)) {
-            close(fd);
-            return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "%s is %s: refusing to use it as the temporary output", tmp,
-                                ooc_file_kind(sb.st_mode));
-        }
-        blocking(fd);
-        int e = ooc_fd_lock(fd);
-        if (e != 0) {
-            close(fd);
-            if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)
-                return OOC_ERR_FILE(err, OOC_ERR_BUSY, tmp,
-                                    "another job is writing this output: %s is locked by it", tmp);
-            return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "lock %s: %s", tmp, errtext(e, eb, sizeof eb));
+            return err->status;
         }
         if (!ooc_fd_is_path(fd, tmp)) { /* renamed or removed before we locked it: look again */
             close(fd);
@@ -561,12 +585,7 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     OOC_RETURN_ERROR_IF(!f->writable || f->tmp_path == NULL, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_commit %s: not a file created for writing", f->path);
     char eb[128];
-    while (fdatasync(f->fd) != 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        return OOC_ERR_FILE(err, ooc_errno_status(e), f->tmp_path, "fdatasync %s: %s", f->tmp_path,
-                            errtext(e, eb, sizeof eb));
-    }
+    OOC_FORWARD(ooc_io_sync(f->fd, f->tmp_path, err));
     OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
                         "commit %s: the temporary file %s was removed or replaced meanwhile", f->path, f->tmp_path);
     OOC_FORWARD(check_target(err, f->path)); /* a device or directory may have appeared there since */

@@ -193,24 +193,6 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     return OOC_SUCCESS;
 }
 
-/* Open an existing file at path without following a symbolic link or
- * blocking on a FIFO; it must be a regular file. -1 with errno (ENOENT: none;
- * ELOOP: a symbolic link; EINVAL: not a regular file). */
-static int open_regular(const char *path, int flags)
-{
-    int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return -1;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        errno = EINVAL;
-        return -1;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    return fd;
-}
-
 static ooc_status_t open_failed(const char *what, const char *path, ooc_err_t *err)
 {
     int e = errno;
@@ -225,7 +207,7 @@ ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *e
 {
     memset(info, 0, sizeof *info);
     *exists = 0;
-    int fd = open_regular(path, O_RDONLY);
+    int fd = ooc_open_regular(path, O_RDONLY | O_NOFOLLOW, NULL);
     if (fd < 0) {
         if (errno == ENOENT) return OOC_SUCCESS;
         return open_failed("open journal", path, err);
@@ -266,27 +248,12 @@ static ooc_status_t write_all(int fd, const char *s, size_t len, const char *pat
         s += w;
         len -= (size_t)w;
     }
-    while (fdatasync(fd) != 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s", path, strerror(e));
-    }
-    return OOC_SUCCESS;
-}
-
-/* Lock fd for this job, or say who holds it. */
-static ooc_status_t lock(int fd, const char *path, ooc_err_t *err)
-{
-    int e = ooc_fd_lock(fd);
-    if (e == 0) return OOC_SUCCESS;
-    if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)
-        return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "journal %s is in use by another job (locked)", path);
-    return OOC_ERR_FILE(err, OOC_ERR_IO, path, "lock %s: %s", path, strerror(e));
+    return ooc_io_sync(fd, path, err);
 }
 
 ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
 {
-    int fd = open_regular(path, O_RDWR);
+    int fd = ooc_open_regular(path, O_RDWR | O_NOFOLLOW, NULL);
     if (fd < 0) {
         if (errno == ENOENT) return OOC_SUCCESS;
         return open_failed("remove the old journal", path, err);
@@ -299,7 +266,7 @@ ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
                           "%s is not a libooc_gemm journal: refusing to remove or overwrite it (is the journal path "
                           "an input or another file by mistake?)",
                           path);
-    if (st == OOC_SUCCESS) st = lock(fd, path, err);
+    if (st == OOC_SUCCESS) st = ooc_fd_lock(fd, path, err);
     /* ours now: remove it if the name still means this file */
     if (st == OOC_SUCCESS && ooc_fd_is_path(fd, path) && unlink(path) != 0 && errno != ENOENT)
         st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "unlink %s: %s", path, strerror(errno));
@@ -332,7 +299,7 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
         return OOC_ERR_FILE(err, ooc_errno_status(e), path, "create journal %s: %s", path, strerror(e));
     }
     ooc_status_t st = keep_path(j, path, err);
-    if (st == OOC_SUCCESS) st = lock(j->fd, path, err);
+    if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, err);
     if (st == OOC_SUCCESS) st = write_all(j->fd, buf, (size_t)n, path, err);
     if (st != OOC_SUCCESS) {
         close(j->fd);
@@ -348,13 +315,13 @@ ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const o
                                      ooc_err_t *err)
 {
     j->path = NULL;
-    j->fd = open_regular(path, O_RDWR | O_APPEND);
+    j->fd = ooc_open_regular(path, O_RDWR | O_APPEND | O_NOFOLLOW, NULL);
     if (j->fd < 0) return open_failed("open journal", path, err);
     char buf[HEAD_MAX_BYTES];
     int n = format_head(&info->head, buf, sizeof buf);
     j->digest = n > 0 ? ooc_journal_hash(0, buf, (size_t)n) : 0;
     ooc_status_t st = keep_path(j, path, err);
-    if (st == OOC_SUCCESS) st = lock(j->fd, path, err);
+    if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, err);
     if (st == OOC_SUCCESS) {
         /* cut a torn last line so that the next record starts on a line of its own */
         char tail[4096];

@@ -23,7 +23,6 @@
 #include "config.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "pipeline.h"
@@ -233,21 +232,16 @@ static int await(pipe_t *P, const int64_t *counter, int64_t target)
     return ok;
 }
 
-static void count_staged(pipe_t *P, uint64_t in, uint64_t out)
-{
-    pthread_mutex_lock(&P->mu);
-    P->stats.bytes_staged_in += in;
-    P->stats.bytes_staged_out += out;
-    pthread_mutex_unlock(&P->mu);
-}
-
-/* Bytes over the bus: under mu too, since the writer thread copies the stats
- * for block_done while the issuing thread counts. */
-static void count_bus(pipe_t *P, uint64_t h2d, uint64_t d2h)
+/* Bytes over the bus and through the staging ring. Under mu: the issuing
+ * thread and the reader and writer count, and the writer copies the stats
+ * for block_done. */
+static void count(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out)
 {
     pthread_mutex_lock(&P->mu);
     P->stats.bytes_h2d += h2d;
     P->stats.bytes_d2h += d2h;
+    P->stats.bytes_staged_in += staged_in;
+    P->stats.bytes_staged_out += staged_out;
     pthread_mutex_unlock(&P->mu);
 }
 
@@ -275,7 +269,7 @@ static ooc_status_t stage_in(pipe_t *P, char *dst, const rect_t *r, ooc_err_t *e
         int e = ooc_pool_pread2d(P->pool, dst, r->width, r->fd, r->off, r->pitch, r->width, r->height);
         if (e) return io_fail(e, "pread", r, err);
     }
-    count_staged(P, r->width * r->height, 0);
+    count(P, 0, 0, r->width * r->height, 0);
     return OOC_SUCCESS;
 }
 
@@ -288,7 +282,7 @@ static ooc_status_t stage_out(pipe_t *P, const rect_t *r, const char *src, ooc_e
         int e = ooc_pool_pwrite2d(P->pool, r->fd, r->off, r->pitch, src, r->width, r->width, r->height);
         if (e) return io_fail(e, "pwrite", r, err);
     }
-    count_staged(P, 0, r->width * r->height);
+    count(P, 0, 0, 0, r->width * r->height);
     return OOC_SUCCESS;
 }
 
@@ -401,7 +395,7 @@ static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
                 OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
                 TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
             }
-            count_bus(P, rb.width * h, 0);
+            count(P, rb.width * h, 0, 0, 0);
         }
         OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_in, err));
     }
@@ -431,14 +425,14 @@ static ooc_status_t issue_in(pipe_t *P, int64_t i, ooc_err_t *err)
         OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, P->pin_in[s], ra.width, ra.width, ra.height, OOC_H2D, P->s_in, err));
     else
         OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height, OOC_H2D, P->s_in, err));
-    count_bus(P, ra.width * ra.height, 0);
+    count(P, ra.width * ra.height, 0, 0, 0);
     if (P->c_read) {
         rect_t rci = rect(&P->vcin, r0, r1, P->c0, P->c1);
         if (P->stage_cin)
             OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, P->pin_in[s] + a_part(P, &ra), rci.width, rci.width, rci.height, OOC_H2D, P->s_in, err));
         else
             OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, rci.ptr, rci.pitch, rci.width, rci.height, OOC_H2D, P->s_in, err));
-        count_bus(P, rci.width * rci.height, 0);
+        count(P, rci.width * rci.height, 0, 0, 0);
     }
     TR_END(P, P->s_in, tr, P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
@@ -502,7 +496,7 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t i, int split, ooc_err_t *err)
     else
         OOC_FORWARD(o->copy2d(be, (char *)rc.ptr, rc.pitch, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
     TR_END(P, P->s_out, tr, "D2H C", OOC_LANE_OUT, P->g0 + i);
-    count_bus(P, 0, rc.width * rc.height);
+    count(P, 0, rc.width * rc.height, 0, 0);
     OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
     advance(P, &P->issued, i + 1);
     return OOC_SUCCESS;

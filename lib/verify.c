@@ -278,6 +278,13 @@ static void pass_chunk(const stream_t *s, const pass_t *p, int64_t l0, int64_t n
     }
 }
 
+/* ooc_cancel() was called: stop before reading more of f */
+static ooc_status_t cancelled(ooc_handle_t *h, const ooc_file_t *f)
+{
+    if (!atomic_load(&h->cancel)) return OOC_SUCCESS;
+    return OOC_ERR(&h->err, OOC_ERR_CANCELLED, "verify: cancelled while reading %s", f->path);
+}
+
 /* One pass over the whole file, applying p to every chunk. */
 static ooc_status_t run_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, const pass_t *p,
                              uint64_t chunk, uint64_t *bytes_read)
@@ -287,11 +294,7 @@ static ooc_status_t run_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, 
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t l0 = 0; l0 < s.nlines && s.len > 0; l0 += s.cap) {
         int64_t nl = s.nlines - l0 < s.cap ? s.nlines - l0 : s.cap;
-        if (atomic_load(&h->cancel)) {
-            st = OOC_ERR(&h->err, OOC_ERR_CANCELLED, "verify: cancelled while reading %s", f->path);
-            break;
-        }
-        if ((st = stream_read(&s, l0, nl)) != OOC_SUCCESS) break;
+        if ((st = cancelled(h, f)) != OOC_SUCCESS || (st = stream_read(&s, l0, nl)) != OOC_SUCCESS) break;
         pass_chunk(&s, p, l0, nl);
     }
     stream_free(&s);
@@ -317,7 +320,8 @@ static ooc_status_t gather_rows(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t o
     OOC_FORWARD(stream_init(&s, h, f, op, 0, 1, 0, bytes_read));
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t t = 0; t < gs && st == OOC_SUCCESS; t++)
-        if ((st = stream_read(&s, rows[t], 1)) == OOC_SUCCESS) pass_chunk(&s, &p, rows[t], 1);
+        if ((st = cancelled(h, f)) == OOC_SUCCESS && (st = stream_read(&s, rows[t], 1)) == OOC_SUCCESS)
+            pass_chunk(&s, &p, rows[t], 1);
     stream_free(&s);
     return st;
 }

@@ -87,33 +87,21 @@ static int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
     } else {
         memset(&spec, 0, sizeof spec);
         spec.format = OOC_FORMAT_AUTO; /* unreadable: the library says why */
-        /* a peek at the magic: never blocking (a FIFO), only a regular file */
+        /* a peek at the magic of a regular file (never blocking on a FIFO);
+         * anything else, or an empty file, goes to the library as it is,
+         * which says what is wrong with it */
         int fd = open(op->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         struct stat sb;
-        if (fd >= 0 && fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-            close(fd);
-            return fail(RC_INPUT, "%s: %s is %s, not a regular file: matrices are read from files", what, op->path,
-                        S_ISFIFO(sb.st_mode)  ? "a FIFO (named pipe)"
-                        : S_ISDIR(sb.st_mode) ? "a directory"
-                        : S_ISCHR(sb.st_mode) ? "a character device"
-                        : S_ISBLK(sb.st_mode) ? "a block device"
-                                              : "a special file");
-        }
-        if (fd >= 0) {
-            unsigned char magic[6];
-            ssize_t got = pread(fd, magic, sizeof magic, 0);
-            int err = got < 0;
-            close(fd);
-            if (got == 0)
-                return fail(RC_INPUT, "%s: %s is empty (0 bytes): not a matrix file", what, op->path);
-            if (!err && ((size_t)got < sizeof magic || memcmp(magic, "\x93NUMPY", 6) != 0)) {
-                if (d->rows <= 0 || d->cols <= 0)
-                    return fail(RC_INPUT,
-                                "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
-                                "%s:ROWSxCOLS:DTYPE:ORDER (or --rows and --cols)",
-                                what, op->path);
-                spec = (ooc_file_spec_t){OOC_FORMAT_RAW, d->rows, d->cols, d->dtype, d->layout};
-            }
+        unsigned char magic[6];
+        ssize_t got = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, magic, sizeof magic, 0) : -1;
+        if (fd >= 0) close(fd);
+        if (got > 0 && ((size_t)got < sizeof magic || memcmp(magic, "\x93NUMPY", 6) != 0)) {
+            if (d->rows <= 0 || d->cols <= 0)
+                return fail(RC_INPUT,
+                            "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
+                            "%s:ROWSxCOLS:DTYPE:ORDER (or --rows and --cols)",
+                            what, op->path);
+            spec = (ooc_file_spec_t){OOC_FORMAT_RAW, d->rows, d->cols, d->dtype, d->layout};
         }
     }
     ooc_status_t st = ooc_file_open(h, op->path, &spec, &op->file);
@@ -1195,13 +1183,8 @@ int cmd_multiply(int argc, char **argv)
                 stats.trace_error, o.out);
 
 verify:
-    if (o.verify && stop_signal) {
-        interrupted = 1;
-        rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, but not verified",
-                  signal_name(stop_signal), o.out);
-        goto out;
-    }
     if (o.verify) {
+        /* a signal since the multiply left the handle cancelled: the check stops */
         /* C read back from its target path, as a user would */
         Cv.name = "C";
         Cv.arg = o.out;
