@@ -138,7 +138,7 @@ typedef enum {
  */
 typedef enum {
     OOC_PARAM_BACKEND = 1,        /**< ::ooc_backend_t (default AUTO) */
-    OOC_PARAM_DEVICE = 2,         /**< CUDA device index (default 0) */
+    OOC_PARAM_DEVICE = 2,         /**< one CUDA device alone, by index (0: see ::OOC_PARAM_DEVICES) */
     OOC_PARAM_DEVICE_MEM = 3,     /**< device-memory budget in bytes; 0: free memory minus a margin */
     OOC_PARAM_HOST_MEM = 4,       /**< pinned staging budget in bytes (pageable operands); 0: automatic */
     OOC_PARAM_BLOCK_ROWS = 5,     /**< rows of op(A) per streamed block; 0: planner's choice */
@@ -147,8 +147,15 @@ typedef enum {
     OOC_PARAM_MATH_MODE = 8,      /**< ::ooc_math_t (default STRICT) */
     OOC_PARAM_STREAMS = 9,        /**< CUDA streams used by the pipeline (>= 3); 0: planner's choice */
     OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice */
-    OOC_PARAM_B_CHUNKS = 11       /**< chunks of op(B)'s upload overlapped with the first block (1..8); 0: planner's choice */
+    OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); 0: planner's choice */
+    OOC_PARAM_DEVICES = 12        /**< the devices to use, a bit mask: bit d for device d (CUDA's numbering, after
+                                       CUDA_VISIBLE_DEVICES; the host backend's simulated devices with
+                                       OOC_HOST_DEVICES=N). 0: every visible device, unless ::OOC_PARAM_DEVICE
+                                       names one (then that one alone) */
 } ooc_param_t;
+
+/** Most devices one handle drives (bits of ::OOC_PARAM_DEVICES). */
+#define OOC_MAX_DEVICES 16
 
 /**
  * @brief Set an option for the following multiplies.
@@ -260,8 +267,23 @@ OOC_API ooc_status_t ooc_host_alloc(ooc_handle_t *handle, size_t bytes, void **p
 /** @brief Free memory from ooc_host_alloc() (NULL is ignored). */
 OOC_API ooc_status_t ooc_host_free(ooc_handle_t *handle, void *ptr);
 
+/** What one device did in the last multiply (ooc_stats_t::device). */
+typedef struct {
+    int32_t device;        /**< its index (CUDA's numbering, or the host backend's simulated device) */
+    int64_t blocks;        /**< row blocks it computed (each panel's blocks count separately) */
+    uint64_t bytes_h2d;    /**< bytes it copied host to device */
+    uint64_t bytes_d2h;    /**< bytes it copied device to host */
+    double seconds;        /**< from the start of the multiply to its last block done (host clock) */
+    /* filled only when a trace was taken, else 0: */
+    double busy_h2d, busy_compute, busy_d2h; /**< seconds each of its engines was busy */
+    double busy_read, busy_write;            /**< seconds its staging threads were busy */
+    double trace_wall;                       /**< its first device op's start to its last one's end */
+    double overlap_efficiency;               /**< as ooc_stats_t::overlap_efficiency, for this device */
+} ooc_device_stats_t;
+
 /**
  * @brief What the last multiply on this handle did, for reports and tests.
+ * With several devices the totals (bytes, busy times) are sums over them.
  */
 typedef struct {
     int64_t block_rows;    /**< rows of op(A) per streamed block */
@@ -289,6 +311,8 @@ typedef struct {
                                 succeeded: a trace is never worth a result) */
     char trace_error[256]; /**< the message of that failure, "" when none */
     int64_t blocks_resumed; /**< file multiplies: row blocks a resumed run found done in the journal */
+    int32_t ndevices;       /**< devices the multiply ran on (entries of device[]) */
+    ooc_device_stats_t device[OOC_MAX_DEVICES]; /**< each of them, in the order of their indices */
 } ooc_stats_t;
 
 /**

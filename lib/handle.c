@@ -64,6 +64,7 @@ static int bounds(ooc_param_t p, int64_t *lo, int64_t *hi)
     case OOC_PARAM_STREAMS: *lo = 3; *hi = OOC_MAX_STREAMS; return 1;
     case OOC_PARAM_TAIL: *lo = 1; *hi = 6; return 1;
     case OOC_PARAM_B_CHUNKS: *lo = 1; *hi = OOC_MAX_B_CHUNKS; return 1;
+    case OOC_PARAM_DEVICES: *lo = 1; *hi = ((int64_t)1 << OOC_MAX_DEVICES) - 1; return 1;
     }
     return 0;
 }

@@ -13,7 +13,7 @@
 #include "pipeline.h"
 #include "stage.h"
 
-#define OOC_PARAM_LAST OOC_PARAM_B_CHUNKS
+#define OOC_PARAM_LAST OOC_PARAM_DEVICES
 
 struct ooc_handle_s {
     int64_t param[OOC_PARAM_LAST + 1]; /* indexed by ooc_param_t; 0: automatic */

@@ -58,7 +58,7 @@ static void test_params(void)
 {
     ooc_handle_t *h;
     CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
-    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_B_CHUNKS; p++) {
+    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_DEVICES; p++) {
         int64_t lo, hi, v;
         CU_ASSERT_EQUAL_FATAL(ooc_param_bounds((ooc_param_t)p, &lo, &hi), OOC_SUCCESS);
         CU_ASSERT(lo <= hi);
