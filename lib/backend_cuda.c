@@ -56,15 +56,17 @@ static ooc_status_t cuda_fail(ooc_err_t *err, ooc_status_t st, cudaError_t e, co
                            "%s: %s", (name), cublasGetStatusString(cb_s_));                        \
     } while (0)
 
-int ooc_backend_cuda_available(void)
+int ooc_backend_cuda_count(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
-    return n > 0;
+    return n;
 }
+
+int ooc_backend_cuda_available(void) { return ooc_backend_cuda_count() > 0; }
 
 ooc_status_t ooc_backend_cuda_device(int device, ooc_device_info_t *info, ooc_err_t *err)
 {

@@ -7,8 +7,11 @@
  * on a machine without a GPU: a missing stream wait shows up as a wrong
  * result in the tests.
  *
- * Setting OOC_HOST_JITTER_US=N in the environment delays every queued op by
- * a random 0..N microseconds, to shake out ordering bugs in tests. OOC_FAULT
+ * OOC_HOST_DEVICES=N simulates N devices (default 1), each instance with its
+ * own streams, so that several-device runs (multi.c) are tested without a
+ * GPU. Setting OOC_HOST_JITTER_US=N in the environment delays every queued
+ * op by a random 0..N microseconds, to shake out ordering bugs in tests;
+ * "N0,N1,..." gives each device its own (uneven devices). OOC_FAULT
  * (fault.h) makes an allocation, a copy or a multiply fail when enqueued, or
  * an op fail while it runs: that failure is sticky, as CUDA's are: every
  * later op is skipped and every synchronisation reports it.
@@ -83,6 +86,7 @@ struct hbe {
     region_t *pinned;
     size_t npinned, cap;
     unsigned jitter_us;
+    int device;         /* which simulated device (OOC_HOST_DEVICES) */
     atomic_int failed;  /* an op failed while running: sticky, as a CUDA error */
 };
 
@@ -91,7 +95,8 @@ static ooc_status_t sticky(hbe_t *be, const char *call, ooc_err_t *err)
 {
     if (!atomic_load(&be->failed)) return OOC_SUCCESS;
     return OOC_ERR(err, OOC_ERR_CUDA,
-                   "%s: an earlier operation failed while it ran (host backend, injected by OOC_FAULT=exec)", call);
+                   "%s: an earlier operation failed while it ran (host device %d, injected by OOC_FAULT=exec)", call,
+                   be->device);
 }
 
 static void jitter(hbe_t *be)
@@ -219,17 +224,48 @@ static ooc_status_t new_op(op_kind_t kind, hop_t **op, ooc_err_t *err)
 
 /* ---- ops table ---- */
 
+int ooc_backend_host_devices(void)
+{
+    const char *v = getenv("OOC_HOST_DEVICES");
+    if (v == NULL || *v == '\0') return 1;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end != '\0' || n < 1) return 0; /* nonsense: no device, and opening one says why */
+    return n > OOC_MAX_DEVICES ? OOC_MAX_DEVICES : (int)n;
+}
+
+/* Device d's jitter from OOC_HOST_JITTER_US: one value for every device, or
+ * a comma-separated list, one per device (the last one for the devices
+ * beyond it), so that tests can make some devices slower than others. */
+static unsigned device_jitter(int device)
+{
+    const char *j = getenv("OOC_HOST_JITTER_US");
+    unsigned v = 0;
+    for (int d = 0; j != NULL && *j != '\0'; d++) {
+        char *end;
+        v = (unsigned)strtoul(j, &end, 10);
+        if (d == device || *end != ',') break;
+        j = end + 1;
+    }
+    return v;
+}
+
 static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
 {
-    (void)device;
     (void)math;
+    int n = ooc_backend_host_devices();
+    OOC_RETURN_ERROR_IF(n == 0, err, OOC_ERR_NO_DEVICE, "OOC_HOST_DEVICES='%s' is not a number of devices (1 to %d)",
+                        getenv("OOC_HOST_DEVICES"), OOC_MAX_DEVICES);
+    OOC_RETURN_ERROR_IF(device < 0 || device >= n, err, OOC_ERR_NO_DEVICE,
+                        "host device %d requested but the host backend simulates %d (OOC_HOST_DEVICES=N for more)",
+                        device, n);
     hbe_t *be = calloc(1, sizeof *be);
     OOC_RETURN_ERROR_IF(be == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (host backend)");
     be->base.ops = &ooc_backend_host_ops;
+    be->device = device;
     pthread_mutex_init(&be->mu, NULL);
     atomic_init(&be->failed, 0);
-    const char *j = getenv("OOC_HOST_JITTER_US");
-    if (j != NULL) be->jitter_us = (unsigned)strtoul(j, NULL, 10);
+    be->jitter_us = device_jitter(device);
     *out = &be->base;
     return OOC_SUCCESS;
 }

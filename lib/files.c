@@ -125,10 +125,11 @@ static ooc_status_t journal_apart(ooc_err_t *err, const char *jpath, const ooc_f
     return OOC_SUCCESS;
 }
 
-/* Making finished blocks durable. The writer thread hands each written
- * block over and goes on; a flusher thread flushes C (one fdatasync covers
- * every block written so far) and then records those blocks in the journal,
- * so disk write-back overlaps the reads, the multiplies and the next writes. */
+/* Making finished blocks durable. The writer threads (one per device) hand
+ * each written block over and go on; a flusher thread flushes C (one
+ * fdatasync covers every block written so far) and then records those blocks
+ * in the journal, in whatever order they were written, so disk write-back
+ * overlaps the reads, the multiplies and the next writes. */
 typedef struct {
     ooc_journal_t journal;
     const ooc_file_t *C;
@@ -136,10 +137,11 @@ typedef struct {
     const ooc_files_opts_t *opts;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int64_t written;  /* blocks [0, written) are in C (numbered as the pipeline does) */
-    int64_t recorded; /* blocks [0, recorded) are flushed and in the journal */
+    int64_t *pend, *spare; /* blocks written into C, not yet flushed and recorded; the flusher's batch */
+    size_t npend, cap, spare_cap;
+    int64_t finished;      /* blocks in C so far, those a resume found done included */
     int stop;
-    ooc_err_t err;    /* the flusher's failure, if any */
+    ooc_err_t err;         /* the flusher's failure, if any */
 } flush_t;
 
 static void *flusher_main(void *arg)
@@ -147,36 +149,53 @@ static void *flusher_main(void *arg)
     flush_t *x = arg;
     pthread_mutex_lock(&x->mu);
     for (;;) {
-        while (x->written == x->recorded && !x->stop && x->err.status == OOC_SUCCESS)
-            pthread_cond_wait(&x->cv, &x->mu);
-        if (x->written == x->recorded || x->err.status != OOC_SUCCESS) break;
-        int64_t upto = x->written;
+        while (x->npend == 0 && !x->stop && x->err.status == OOC_SUCCESS) pthread_cond_wait(&x->cv, &x->mu);
+        if (x->npend == 0 || x->err.status != OOC_SUCCESS) break;
+        /* take the pending blocks; the writers go on filling the other list */
+        int64_t *batch = x->pend;
+        size_t n = x->npend, cap = x->cap;
+        x->pend = x->spare;
+        x->cap = x->spare_cap;
+        x->npend = 0;
         pthread_mutex_unlock(&x->mu);
         ooc_err_t e;
         ooc_err_clear(&e);
         ooc_status_t st = ooc_io_sync(x->C->fd, x->C->tmp_path, &e);
-        for (int64_t g = x->recorded; st == OOC_SUCCESS && g < upto; g++) st = ooc_journal_done(&x->journal, g, &e);
+        for (size_t i = 0; st == OOC_SUCCESS && i < n; i++) st = ooc_journal_done(&x->journal, batch[i], &e);
         pthread_mutex_lock(&x->mu);
+        x->spare = batch;
+        x->spare_cap = cap;
         if (st != OOC_SUCCESS) ooc_err_merge(&x->err, &e);
-        else x->recorded = upto;
         pthread_cond_broadcast(&x->cv);
     }
     pthread_mutex_unlock(&x->mu);
     return NULL;
 }
 
-/* The pipeline's hook, on its writer thread, after block g is written. */
+/* The run's hook, on a writer thread (one call at a time), after block g is
+ * written. */
 static ooc_status_t block_done(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err)
 {
     flush_t *x = user;
     pthread_mutex_lock(&x->mu);
-    x->written = g + 1;
     ooc_status_t st = x->err.status;
-    if (st != OOC_SUCCESS) ooc_err_merge(err, &x->err); /* stop the run */
+    if (st == OOC_SUCCESS && x->npend == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        int64_t *p = realloc(x->pend, cap * sizeof *p);
+        if (p == NULL) {
+            st = OOC_ERR(&x->err, OOC_ERR_HOST_MEMORY, "out of memory (list of %zu finished blocks)", cap);
+        } else {
+            x->pend = p;
+            x->cap = cap;
+        }
+    }
+    if (st == OOC_SUCCESS) x->pend[x->npend++] = g;
+    else ooc_err_merge(err, &x->err); /* stop the run */
+    int64_t finished = ++x->finished;
     pthread_cond_broadcast(&x->cv);
     pthread_mutex_unlock(&x->mu);
     if (st == OOC_SUCCESS && x->opts && x->opts->progress)
-        x->opts->progress(x->opts->progress_user, g + 1, x->total, so_far->bytes_staged_in, so_far->bytes_staged_out);
+        x->opts->progress(x->opts->progress_user, finished, x->total, so_far->bytes_staged_in, so_far->bytes_staged_out);
     return st;
 }
 
@@ -337,7 +356,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     ooc_status_t st = ooc_handle_backend(h);
     if (st == OOC_SUCCESS) st = h->be->ops->activate(h->be, err);
     ooc_plan_t plan;
-    int64_t start = 0;
+    int64_t ndone = 0;
     if (st == OOC_SUCCESS && usable) {
         ooc_plan_t fixed;
         memset(&fixed, 0, sizeof fixed);
@@ -347,19 +366,22 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
         fixed.kb = have.head.kb;
         fixed.tail = have.head.tail;
         fixed.b_chunks = have.head.b_chunks;
+        fixed.lead = have.head.lead;
         st = ooc_api_plan(h, &p, &fixed, &plan);
         if (st == OOC_ERR_INTERNAL) {
             ooc_err_clear(err);
             st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath,
                               "journal %s: its plan (swap %d, %" PRId64 " x %" PRId64 " x %" PRId64 " blocks, tail %d, %d "
-                              "chunks) is not a valid plan for this job",
+                              "chunks, lead %d) is not a valid plan for this job",
                               jpath, have.head.swap, have.head.mb, have.head.nb, have.head.kb, have.head.tail,
-                              have.head.b_chunks);
+                              have.head.b_chunks, have.head.lead);
         }
         if (st == OOC_SUCCESS && plan.m_blocks * plan.n_panels * plan.k_panels != have.head.total)
             st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64,
                               jpath, have.head.total, plan.m_blocks * plan.n_panels * plan.k_panels);
-        start = have.prefix; /* blocks recorded beyond the first gap are redone: byte-identical anyway */
+        /* every block recorded is skipped, wherever it is: blocks finish out
+         * of order with several devices, and each is byte-identical anyway */
+        ndone = have.ndone;
     } else if (st == OOC_SUCCESS) {
         st = ooc_api_plan(h, &p, NULL, &plan);
     }
@@ -377,7 +399,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     x.C = C;
     x.total = plan.m_blocks * plan.n_panels * plan.k_panels;
     x.opts = opts;
-    x.written = x.recorded = start;
+    x.finished = ndone;
     if (usable) {
         st = ooc_journal_append_open(&x.journal, jpath, &have, err);
     } else {
@@ -393,6 +415,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
         want.kb = plan.kb;
         want.tail = plan.tail;
         want.b_chunks = plan.b_chunks;
+        want.lead = plan.lead;
         want.total = x.total;
         /* with several row panels C is read back: a block torn by a kill
          * would be added twice, so such jobs restart from scratch */
@@ -401,24 +424,29 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
         want.out_ino = (uint64_t)sb.st_ino;
         if (st == OOC_SUCCESS) st = ooc_journal_create(&x.journal, jpath, &want, err);
     }
-    ooc_journal_info_free(&have);
-    if (st != OOC_SUCCESS) return st;
+    if (st != OOC_SUCCESS) {
+        ooc_journal_info_free(&have);
+        return st;
+    }
     pthread_mutex_init(&x.mu, NULL);
     pthread_cond_init(&x.cv, NULL);
     pthread_t flusher;
     int rc = pthread_create(&flusher, NULL, flusher_main, &x);
     st = rc == 0 ? OOC_SUCCESS : OOC_ERR(err, OOC_ERR_THREAD, "pthread_create: error %d (flusher)", rc);
     if (st == OOC_SUCCESS) {
-        if (start < x.total) {
-            ooc_pipe_hooks_t hooks = {start, block_done, &x, NULL, 0, NULL};
+        if (ndone < x.total) {
+            ooc_run_hooks_t hooks = {usable ? have.done : NULL, block_done, &x, NULL, 0, NULL};
             st = ooc_api_execute(h, &p, &plan, &hooks);
         }
         /* after a failure too: what was written is recorded, for a resume */
         ooc_status_t fst = flusher_finish(&x, flusher, err);
         if (st == OOC_SUCCESS) st = fst;
     }
+    ooc_journal_info_free(&have);
     pthread_cond_destroy(&x.cv);
     pthread_mutex_destroy(&x.mu);
+    free(x.pend);
+    free(x.spare);
     if (st == OOC_SUCCESS && !was_complete) {
         /* every block is flushed (the flusher synced after the last write):
          * record the finished output's identity, so that a resume of the
@@ -433,8 +461,8 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     ooc_journal_close(&x.journal, 0);
     if (st != OOC_SUCCESS) return st;
     h->stats.seconds = ooc_now() - t0;
-    h->stats.blocks_resumed = start;
-    if (start >= x.total) { /* nothing was left to run: say what the plan was */
+    h->stats.blocks_resumed = ndone;
+    if (ndone >= x.total) { /* nothing was left to run: say what the plan was */
         h->stats.block_rows = plan.mb;
         h->stats.panel_cols = plan.nb;
         h->stats.panel_depth = plan.kb;

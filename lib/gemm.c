@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,35 +145,43 @@ static int default_staging_threads(void)
 }
 
 /* The planner's input for p on the open backend: budgets from the options,
- * else what the device has free (counting our cached buffers as free) minus a
- * margin. */
+ * else what the device with the least has free (counting our cached buffers
+ * as free) minus a margin: every device runs the same plan, so that a block
+ * is computed the same way whichever device computes it. */
 static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan_input_t *in,
                                uint64_t *dev_budget, uint64_t *host_budget)
 {
     ooc_err_t *err = &h->err;
-    ooc_be_t *be = h->be;
-    size_t free_b, total_b;
-    OOC_FORWARD(be->ops->mem_info(be, &free_b, &total_b, err));
     int ring = (int)h->param[OOC_PARAM_RING_DEPTH];
     uint64_t slack = ooc_res_slack(ring ? ring : OOC_MAX_RING);
     uint64_t dev = (uint64_t)h->param[OOC_PARAM_DEVICE_MEM];
     if (dev == 0) {
-        uint64_t avail = (uint64_t)free_b + h->res.dev_bytes, margin = (uint64_t)total_b / 32;
-        if (margin < DEVICE_MARGIN_MIN) margin = DEVICE_MARGIN_MIN;
-        dev = avail > margin ? avail - margin : 0;
+        dev = UINT64_MAX;
+        for (int d = 0; d < h->ndev; d++) {
+            ooc_be_t *be = h->dev[d].be;
+            size_t free_b, total_b;
+            OOC_FORWARD(be->ops->activate(be, err));
+            OOC_FORWARD(be->ops->mem_info(be, &free_b, &total_b, err));
+            uint64_t avail = (uint64_t)free_b + h->dev[d].res.dev_bytes, margin = (uint64_t)total_b / 32;
+            if (margin < DEVICE_MARGIN_MIN) margin = DEVICE_MARGIN_MIN;
+            avail = avail > margin ? avail - margin : 0;
+            if (avail < dev) dev = avail;
+        }
+        OOC_FORWARD(h->be->ops->activate(h->be, err));
     }
     uint64_t host = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
     if (host == 0) {
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
         host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : HOST_STAGING_MAX;
         if (host > HOST_STAGING_MAX) host = HOST_STAGING_MAX;
+        host /= (uint64_t)h->ndev; /* each device has its own staging ring */
     }
     ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,
                           dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1,
                           (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS],
-                          p->dtype == OOC_C32 || p->dtype == OOC_C64};
+                          p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev};
     *in = x;
     *dev_budget = dev;
     *host_budget = host;
@@ -207,26 +216,18 @@ ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_
         }
         if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, &h->pool, err));
     }
-    return ooc_res_reserve(h->be, &h->res, plan, err);
+    for (int d = 0; d < h->ndev; d++) {
+        ooc_dev_t *dev = &h->dev[d];
+        OOC_FORWARD(dev->be->ops->activate(dev->be, err));
+        OOC_FORWARD(ooc_res_reserve(dev->be, &dev->res, plan, err));
+    }
+    return h->be->ops->activate(h->be, err);
 }
 
-ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
-                             const ooc_pipe_hooks_t *hooks)
+/* The handle's stats from a run's (the pipeline's sums and each device's). */
+static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *plan, const ooc_run_stats_t *rs,
+                         double t0)
 {
-    ooc_err_t *err = &h->err;
-    if (plan->swap) ooc_problem_transpose(p);
-
-    ooc_pipe_hooks_t hk;
-    memset(&hk, 0, sizeof hk);
-    if (hooks) hk = *hooks;
-    hk.trace = h->trace_path != NULL;
-    hk.trace_path = h->trace_path;
-    hk.cancel = &h->cancel;
-    ooc_pipe_stats_t ps;
-    ooc_status_t st = ooc_pipeline_run(h->be, &h->res, h->pool, p, plan, &hk, &ps, err);
-    if (st == OOC_ERR_CUDA || st == OOC_ERR_CUBLAS) ooc_handle_close_backend(h); /* reopened by the next call */
-    if (st != OOC_SUCCESS) return st;
-
     ooc_stats_t *s = &h->stats;
     s->block_rows = plan->mb;
     s->panel_cols = plan->nb;
@@ -240,21 +241,64 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     s->a_resident = plan->swap;
     s->device_bytes = plan->device_bytes;
     s->host_bytes = plan->host_bytes;
-    s->bytes_h2d = ps.bytes_h2d;
-    s->bytes_d2h = ps.bytes_d2h;
-    s->traced = ps.traced;
-    s->trace_status = ps.trace_status;
-    snprintf(s->trace_error, sizeof s->trace_error, "%s", ps.trace_error);
-    if (ps.traced) {
-        s->trace_wall = ps.trace.wall;
-        s->busy_h2d = ps.trace.busy[OOC_LANE_IN];
-        s->busy_compute = ps.trace.busy[OOC_LANE_COMPUTE];
-        s->busy_d2h = ps.trace.busy[OOC_LANE_OUT];
-        s->busy_read = ps.trace.busy[OOC_LANE_READ];
-        s->busy_write = ps.trace.busy[OOC_LANE_WRITE];
-        s->overlap_efficiency = ps.trace.overlap_efficiency;
+    s->bytes_h2d = rs->sum.bytes_h2d;
+    s->bytes_d2h = rs->sum.bytes_d2h;
+    s->traced = rs->traced;
+    s->trace_status = rs->trace_status;
+    snprintf(s->trace_error, sizeof s->trace_error, "%s", rs->trace_error);
+    if (rs->traced) {
+        const ooc_trace_summary_t *t = &rs->trace_total;
+        s->trace_wall = t->wall;
+        s->busy_h2d = t->busy[OOC_LANE_IN];
+        s->busy_compute = t->busy[OOC_LANE_COMPUTE];
+        s->busy_d2h = t->busy[OOC_LANE_OUT];
+        s->busy_read = t->busy[OOC_LANE_READ];
+        s->busy_write = t->busy[OOC_LANE_WRITE];
+        s->overlap_efficiency = t->overlap_efficiency;
     }
-    return OOC_SUCCESS;
+    s->ndevices = rs->ndev;
+    for (int d = 0; d < rs->ndev; d++) {
+        ooc_device_stats_t *v = &s->device[d];
+        const ooc_pipe_stats_t *ps = &rs->dev[d];
+        memset(v, 0, sizeof *v);
+        v->device = h->dev[d].index;
+        v->blocks = ps->blocks;
+        v->bytes_h2d = ps->bytes_h2d;
+        v->bytes_d2h = ps->bytes_d2h;
+        v->seconds = ps->t_end > t0 ? ps->t_end - t0 : 0;
+        if (rs->traced) {
+            const ooc_trace_summary_t *t = &rs->trace[d];
+            v->busy_h2d = t->busy[OOC_LANE_IN];
+            v->busy_compute = t->busy[OOC_LANE_COMPUTE];
+            v->busy_d2h = t->busy[OOC_LANE_OUT];
+            v->busy_read = t->busy[OOC_LANE_READ];
+            v->busy_write = t->busy[OOC_LANE_WRITE];
+            v->trace_wall = t->wall;
+            v->overlap_efficiency = t->overlap_efficiency;
+        }
+    }
+}
+
+ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
+                             const ooc_run_hooks_t *hooks)
+{
+    ooc_err_t *err = &h->err;
+    if (plan->swap) ooc_problem_transpose(p);
+
+    ooc_run_hooks_t hk;
+    memset(&hk, 0, sizeof hk);
+    if (hooks) hk = *hooks;
+    hk.trace = h->trace_path != NULL;
+    hk.trace_path = h->trace_path;
+    hk.cancel = &h->cancel;
+    ooc_run_stats_t *rs = malloc(sizeof *rs);
+    OOC_RETURN_ERROR_IF(rs == NULL, err, OOC_ERR_HOST_MEMORY, "out of memory (run statistics)");
+    double t0 = ooc_trace_now();
+    ooc_status_t st = ooc_multi_run(h->dev, h->ndev, h->pool, p, plan, &hk, rs, err);
+    if (st == OOC_ERR_CUDA || st == OOC_ERR_CUBLAS) ooc_handle_close_backend(h); /* reopened by the next call */
+    if (st == OOC_SUCCESS) record_stats(h, p, plan, rs, t0);
+    free(rs);
+    return st;
 }
 
 static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)

@@ -33,8 +33,13 @@ ooc_status_t ooc_create(ooc_handle_t **handle)
 
 static void close_backend(ooc_handle_t *h)
 {
-    ooc_res_release(h->be, &h->res);
-    if (h->be) h->be->ops->close(h->be);
+    for (int d = 0; d < h->ndev; d++) {
+        ooc_dev_t *dev = &h->dev[d];
+        ooc_res_release(dev->be, &dev->res);
+        if (dev->be) dev->be->ops->close(dev->be);
+        memset(dev, 0, sizeof *dev);
+    }
+    h->ndev = 0;
     h->be = NULL;
 }
 
@@ -153,10 +158,29 @@ ooc_status_t ooc_get_stats(const ooc_handle_t *h, ooc_stats_t *stats)
     return OOC_SUCCESS;
 }
 
+/* The devices the options name, in increasing order: OOC_PARAM_DEVICES's
+ * bits, else OOC_PARAM_DEVICE alone, else every one of `visible` (device 0
+ * when there is none, so that opening it says why). */
+static int device_list(const ooc_handle_t *h, int visible, int *list)
+{
+    int64_t mask = h->param[OOC_PARAM_DEVICES];
+    int n = 0;
+    if (mask != 0) {
+        for (int d = 0; d < OOC_MAX_DEVICES; d++)
+            if (mask >> d & 1) list[n++] = d;
+    } else if (h->param[OOC_PARAM_DEVICE] != 0) {
+        list[n++] = (int)h->param[OOC_PARAM_DEVICE];
+    } else {
+        if (visible > OOC_MAX_DEVICES) visible = OOC_MAX_DEVICES;
+        for (int d = 0; d < visible; d++) list[n++] = d;
+        if (n == 0) list[n++] = 0;
+    }
+    return n;
+}
+
 ooc_status_t ooc_handle_backend(ooc_handle_t *h)
 {
     int kind = (int)h->param[OOC_PARAM_BACKEND];
-    int device = (int)h->param[OOC_PARAM_DEVICE];
     int math = (int)h->param[OOC_PARAM_MATH_MODE];
     const ooc_be_ops_t *ops = NULL;
 
@@ -167,11 +191,16 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
         kind = OOC_BACKEND_HOST;
 #endif
     }
+    int visible = 0;
     switch (kind) {
-    case OOC_BACKEND_HOST: ops = &ooc_backend_host_ops; break;
+    case OOC_BACKEND_HOST:
+        ops = &ooc_backend_host_ops;
+        visible = ooc_backend_host_devices();
+        break;
     case OOC_BACKEND_CUBLAS:
 #ifdef HAVE_CUDA
         ops = &ooc_backend_cuda_ops;
+        visible = ooc_backend_cuda_count();
         break;
 #else
         return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE,
@@ -181,6 +210,7 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
 #ifdef HAVE_CUDA
         /* our kernels for real tiles; complex tiles still go to cuBLAS */
         ops = &ooc_backend_custom_ops;
+        visible = ooc_backend_cuda_count();
         break;
 #else
         return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE,
@@ -188,11 +218,24 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
 #endif
     default: return OOC_ERR(&h->err, OOC_ERR_INTERNAL, "backend %d", kind);
     }
-    if (h->be && h->be_kind == kind && h->be_device == device && h->be_math == math) return OOC_SUCCESS;
+    int list[OOC_MAX_DEVICES];
+    int n = device_list(h, visible, list);
+    int same = h->ndev == n && h->be_kind == kind && h->be_math == math;
+    for (int d = 0; same && d < n; d++) same = h->dev[d].index == list[d];
+    if (same) return OOC_SUCCESS;
     close_backend(h);
-    OOC_FORWARD(ops->open(&h->be, device, math, &h->err));
+    for (int d = 0; d < n; d++) {
+        ooc_status_t st = ops->open(&h->dev[d].be, list[d], math, &h->err);
+        if (st != OOC_SUCCESS) {
+            h->ndev = d; /* close those opened */
+            close_backend(h);
+            return st;
+        }
+        h->dev[d].index = list[d];
+        h->ndev = d + 1;
+    }
+    h->be = h->dev[0].be;
     h->be_kind = kind;
-    h->be_device = device;
     h->be_math = math;
     return OOC_SUCCESS;
 }

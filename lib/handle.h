@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "multi.h"
 #include "pipeline.h"
 #include "stage.h"
 
@@ -18,10 +19,13 @@
 struct ooc_handle_s {
     int64_t param[OOC_PARAM_LAST + 1]; /* indexed by ooc_param_t; 0: automatic */
     ooc_err_t err;                     /* last failure */
-    /* the open backend, and the options it was opened with */
-    ooc_be_t *be;
-    int be_kind, be_device, be_math;
-    ooc_res_t res;     /* device and pinned buffers, streams, events: reused */
+    /* the open backend: one instance per device used, with the buffers,
+     * streams and events each device's pipeline reuses; and the options it
+     * was opened with */
+    ooc_dev_t dev[OOC_MAX_DEVICES];
+    int ndev;
+    ooc_be_t *be;      /* dev[0].be: probes, pinned allocations, pointer queries */
+    int be_kind, be_math;
     ooc_pool_t *pool;  /* staging threads, created when first needed */
     ooc_stats_t stats;
     int have_stats;
@@ -42,7 +46,8 @@ static inline ooc_status_t ooc_handle_done(ooc_handle_t *h, ooc_status_t st)
     return st;
 }
 
-/* Open (or keep) the backend the options ask for. */
+/* Open (or keep) the backend the options ask for, on every device they
+ * name (OOC_PARAM_DEVICES, else OOC_PARAM_DEVICE, else all visible). */
 ooc_status_t ooc_handle_backend(ooc_handle_t *h);
 /* Release the backend and its buffers (after a device failure: the next
  * multiply opens it afresh, as a failed CUDA context must not be reused). */
@@ -58,7 +63,7 @@ ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_
 /* (gemm.c) Run p with plan, after ooc_api_prepare (transposing p first if
  * the plan says so), and record the handle's stats. */
 ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
-                             const ooc_pipe_hooks_t *hooks);
+                             const ooc_run_hooks_t *hooks);
 /* (gemm.c) helpers */
 int ooc_is_zero(ooc_dtype_t t, const void *x);
 /* x[0..count) *= beta, elements of t; beta == 0 sets them to 0 without reading them */

@@ -57,11 +57,15 @@ static uint64_t record_hash(uint64_t digest, const char *text) { return ooc_jour
 /* The header's text (magic, job and plan lines) into buf; its length, or -1. */
 static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
 {
+    /* " lead=N" ends the plan line only when N > 1: journals of one device
+     * read the same as before it existed */
+    char lead[24] = "";
+    if (h->lead > 1) snprintf(lead, sizeof lead, " lead=%d", h->lead);
     int n = snprintf(buf, cap,
                      MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
-                           " resumable=%d out=%" PRIu64 ":%" PRIu64 "\n",
+                           " resumable=%d out=%" PRIu64 ":%" PRIu64 "%s\n",
                      h->job, h->swap, h->mb, h->nb, h->kb, h->tail, h->b_chunks, h->total, h->resumable, h->out_dev,
-                     h->out_ino);
+                     h->out_ino, lead);
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
@@ -132,7 +136,10 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
                           " resumable=%d out=%" SCNu64 ":%" SCNu64,
                     &h->swap, &h->mb, &h->nb, &h->kb, &h->tail, &h->b_chunks, &h->total, &h->resumable, &h->out_dev,
                     &h->out_ino) == 10;
-    ok = ok && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
+    const char *lead = ok ? strstr(line, " lead=") : NULL;
+    h->lead = 1;
+    if (lead && sscanf(lead, " lead=%d", &h->lead) != 1) ok = 0;
+    ok = ok && h->lead >= 1 && h->lead <= h->total && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
          h->tail <= 6 && h->b_chunks >= 1 && h->b_chunks <= 8 && h->total >= 1 &&
          h->total <= OOC_JOURNAL_MAX_BLOCKS && (h->resumable == 0 || h->resumable == 1);
     /* the header exactly as the writer formats it, and its checksum */

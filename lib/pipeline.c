@@ -9,8 +9,9 @@
  *   compute:     waits ev_in[s]; gemm(i)                    -> ev_gemm[s]
  *   stream out:  waits ev_gemm[s]; D2H C(i)                 -> ev_out[s]
  *
- * with s = i mod R. Slot s is reused by block i+R only after ev_gemm[s] (its
- * A part) and ev_out[s] (its C part). Pageable operands go through pinned
+ * with s = t mod R for the pipeline's t-th block of the panel ("turn": the
+ * blocks come from a queue the devices share, pipeline.h). Slot s is reused
+ * by turn t+R only after ev_gemm[s] (its A part) and ev_out[s] (its C part). Pageable operands go through pinned
  * staging slots, filled by a reader thread and emptied by a writer thread,
  * which wait on the same events from the host; counters under one mutex say
  * how far the issuing thread has got, so no event is waited on before it is
@@ -23,6 +24,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipeline.h"
@@ -140,8 +142,65 @@ static rect_t rect(const view_t *v, int64_t r0, int64_t r1, int64_t c0, int64_t 
     return r;
 }
 
+/* ---------- the shared queue of row blocks ---------- */
+
+void ooc_queue_init(ooc_queue_t *q, const ooc_plan_t *pl, const unsigned char *done, int devices)
+{
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    q->pl = pl;
+    q->done = done;
+    q->devices = devices;
+    q->panel = -1;
+}
+
+void ooc_queue_destroy(ooc_queue_t *q)
+{
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+}
+
+int ooc_queue_enter(ooc_queue_t *q, int64_t panel)
+{
+    pthread_mutex_lock(&q->mu);
+    if (++q->arrived == q->devices) { /* the last one in opens the panel */
+        q->arrived = 0;
+        q->panel = panel;
+        q->next = 0;
+        pthread_cond_broadcast(&q->cv);
+    }
+    while (q->panel < panel && !q->aborted) pthread_cond_wait(&q->cv, &q->mu);
+    int ok = !q->aborted;
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
+int64_t ooc_queue_claim(ooc_queue_t *q, int64_t panel)
+{
+    pthread_mutex_lock(&q->mu);
+    int64_t b = -1, g0 = panel * q->pl->m_blocks;
+    if (!q->aborted && q->panel == panel) {
+        while (q->next < q->pl->m_blocks && ooc_block_done(q->done, g0 + q->next)) q->next++;
+        if (q->next < q->pl->m_blocks) b = q->next++;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return b;
+}
+
+void ooc_queue_abort(ooc_queue_t *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->aborted = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
 /* ---------- the run ---------- */
 
+/* Within a panel a pipeline numbers the blocks it runs 0, 1, 2, ... in the
+ * order it claimed them ("turns"); slots, events and the progress counters
+ * go by turn, the rows and the journal by block. */
 typedef struct {
     ooc_be_t *be;
     const ooc_be_ops_t *o;
@@ -149,6 +208,7 @@ typedef struct {
     const ooc_problem_t *p;
     const ooc_plan_t *pl;
     const ooc_pipe_hooks_t *hooks;
+    ooc_queue_t *q;
     size_t e;
     int R;
     view_t va, vb, vc, vcin;
@@ -160,19 +220,23 @@ typedef struct {
     ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
     int ncomp;
     /* the panel being run */
+    int64_t panel;       /* its number for the queue */
     int64_t k0, k1, c0, c1;
     int64_t g0;          /* number of the panel's block 0 */
-    int64_t first;       /* first block of the panel to run (resuming) */
     int c_read;          /* C blocks are read in for this panel */
     const void *beta;    /* beta for this panel */
     int stage_a, stage_cin, stage_cout;
+    int64_t *turn;       /* turn t runs block turn[t] of the panel (m_blocks entries) */
     /* progress, under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int64_t staged;      /* blocks whose inputs the reader put in pinned slots */
-    int64_t issued_in;   /* blocks whose H2D was issued (ev_in recorded) */
-    int64_t issued;      /* blocks whose D2H was issued (ev_out recorded) */
-    int64_t written;     /* blocks the writer copied out of pinned slots */
+    int64_t claimed;     /* turns with a block */
+    int no_more;         /* the queue had no block for turn `claimed` */
+    int issuer_done;     /* the issuing thread left the panel (every issued turn is final) */
+    int64_t staged;      /* turns whose inputs the reader put in pinned slots */
+    int64_t issued_in;   /* turns whose H2D was issued (ev_in recorded) */
+    int64_t issued;      /* turns whose D2H was issued (ev_out recorded) */
+    int64_t written;     /* turns the writer copied out of pinned slots */
     int64_t b_staged;    /* 1: op(B)'s panel no longer needs the pinned slots */
     int abort;
     ooc_err_t err;       /* first failure of any thread */
@@ -232,6 +296,35 @@ static int await(pipe_t *P, const int64_t *counter, int64_t target)
     return ok;
 }
 
+/* The block of turn t, claiming it from the queue when t is the next turn
+ * (the reader and the issuing thread each go through the turns in order, so
+ * whichever is first claims); -1 when the queue has none left for it. */
+static int64_t block_of(pipe_t *P, int64_t t)
+{
+    pthread_mutex_lock(&P->mu);
+    int64_t b = -1;
+    if (t < P->claimed) {
+        b = P->turn[t];
+    } else if (t == P->claimed && !P->no_more) {
+        b = ooc_queue_claim(P->q, P->panel);
+        if (b >= 0) P->turn[P->claimed++] = b;
+        else P->no_more = 1;
+    }
+    pthread_mutex_unlock(&P->mu);
+    return b;
+}
+
+/* The writer: wait until turn t's D2H is issued; 0 when it never will be
+ * (the issuing thread is done with the panel, or the run was aborted). */
+static int await_issued(pipe_t *P, int64_t t)
+{
+    pthread_mutex_lock(&P->mu);
+    while (P->issued <= t && !P->issuer_done && !P->abort) pthread_cond_wait(&P->cv, &P->mu);
+    int ok = P->issued > t && !P->abort;
+    pthread_mutex_unlock(&P->mu);
+    return ok;
+}
+
 /* Bytes over the bus and through the staging ring. Under mu: the issuing
  * thread and the reader and writer count, and the writer copies the stats
  * for block_done. */
@@ -247,9 +340,8 @@ static void count(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uin
 
 static void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1) { ooc_plan_block(P->pl, i, r0, r1); }
 
-/* Slot of block i: blocks are numbered from the panel's first block run. */
-static int slot_of(const pipe_t *P, int64_t i) { return (int)((i - P->first) % P->R); }
-static int reuses_slot(const pipe_t *P, int64_t i) { return i - P->first >= P->R; }
+static int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); }
+static int reuses_slot(const pipe_t *P, int64_t t) { return t >= P->R; }
 
 static ooc_status_t io_fail(int e, const char *what, const rect_t *r, ooc_err_t *err)
 {
@@ -294,15 +386,18 @@ static void *reader_main(void *arg)
     pipe_t *P = arg;
     ooc_err_t err;
     ooc_err_clear(&err);
-    for (int64_t i = P->first; i < P->pl->m_blocks; i++) {
-        int s = slot_of(P, i);
+    if (P->o->activate(P->be, &err) != OOC_SUCCESS) goto failed;
+    for (int64_t t = 0;; t++) {
+        int64_t i = block_of(P, t);
+        if (i < 0) break;
+        int s = slot_of(P, t);
         int64_t r0, r1;
         block_rows(P, i, &r0, &r1);
-        /* the first block is staged at once; the others after op(B)'s chunks,
+        /* the first turn is staged at once; the others after op(B)'s chunks,
          * which go through the same slots */
-        if (i > P->first && !await(P, &P->b_staged, 1)) return NULL;
-        /* slot s still feeds the H2D of block i - R, or of a chunk of op(B) */
-        if (reuses_slot(P, i) && !await(P, &P->issued_in, i - P->R + 1)) return NULL;
+        if (t > 0 && !await(P, &P->b_staged, 1)) return NULL;
+        /* slot s still feeds the H2D of turn t - R, or of a chunk of op(B) */
+        if (reuses_slot(P, t) && !await(P, &P->issued_in, t - P->R + 1)) return NULL;
         if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
         rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
         host_step_t hs = step_begin(P, "stage A");
@@ -312,7 +407,7 @@ static void *reader_main(void *arg)
             if (stage_in(P, P->pin_in[s] + a_part(P, &ra), &rc, &err) != OOC_SUCCESS) goto failed;
         }
         step_end(P, hs, P->stage_cin ? (P->stage_a ? "stage A+C" : "stage C") : "stage A", OOC_LANE_READ, P->g0 + i);
-        advance(P, &P->staged, i + 1);
+        advance(P, &P->staged, t + 1);
     }
     return NULL;
 failed:
@@ -325,11 +420,12 @@ static void *writer_main(void *arg)
     pipe_t *P = arg;
     ooc_err_t err;
     ooc_err_clear(&err);
-    for (int64_t i = P->first; i < P->pl->m_blocks; i++) {
-        int s = slot_of(P, i);
+    if (P->o->activate(P->be, &err) != OOC_SUCCESS) goto failed;
+    for (int64_t t = 0; await_issued(P, t); t++) {
+        int64_t i = P->turn[t];
+        int s = slot_of(P, t);
         int64_t r0, r1;
         block_rows(P, i, &r0, &r1);
-        if (!await(P, &P->issued, i + 1)) return NULL;
         if (P->o->event_sync(P->be, P->ev_out[s], &err) != OOC_SUCCESS) goto failed;
         rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
         host_step_t hs = step_begin(P, "unstage C");
@@ -341,7 +437,7 @@ static void *writer_main(void *arg)
             pthread_mutex_unlock(&P->mu);
             if (P->hooks->block_done(P->hooks->user, P->g0 + i, &so_far, &err) != OOC_SUCCESS) goto failed;
         }
-        advance(P, &P->written, i + 1);
+        advance(P, &P->written, t + 1);
     }
     return NULL;
 failed:
@@ -403,20 +499,20 @@ static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
     return OOC_SUCCESS;
 }
 
-/* Block i's copy-in (stream in): A's rows and, when read, C's. */
-static ooc_status_t issue_in(pipe_t *P, int64_t i, ooc_err_t *err)
+/* Turn t's copy-in (stream in): A's rows and, when read, C's. */
+static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
     ooc_be_t *be = P->be;
-    int s = slot_of(P, i);
-    int64_t r0, r1;
+    int s = slot_of(P, t);
+    int64_t i = P->turn[t], r0, r1;
     block_rows(P, i, &r0, &r1);
     rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
 
-    if ((P->stage_a || P->stage_cin) && !await(P, &P->staged, i + 1)) return OOC_ERR_INTERNAL; /* aborted */
+    if ((P->stage_a || P->stage_cin) && !await(P, &P->staged, t + 1)) return OOC_ERR_INTERNAL; /* aborted */
 
-    /* slot s must be free of block i - R (its gemm read A; its D2H read C) */
-    if (reuses_slot(P, i)) {
+    /* slot s must be free of turn t - R (its gemm read A; its D2H read C) */
+    if (reuses_slot(P, t)) {
         OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_gemm[s], err));
         if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
     }
@@ -436,26 +532,28 @@ static ooc_status_t issue_in(pipe_t *P, int64_t i, ooc_err_t *err)
     }
     TR_END(P, P->s_in, tr, P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
-    advance(P, &P->issued_in, i + 1);
+    advance(P, &P->issued_in, t + 1);
     return OOC_SUCCESS;
 }
 
-/* Block i's multiply and copy-out. With split, the multiply goes chunk by
- * chunk of op(B) as each arrives (the first block, issued before op(B)). */
-static ooc_status_t issue_rest(pipe_t *P, int64_t i, int split, ooc_err_t *err)
+/* Turn t's multiply and copy-out. A lead block (pipeline.h) is multiplied
+ * chunk by chunk of op(B), waiting for each chunk; the first turn of any
+ * other block waits for all of op(B). */
+static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
     ooc_be_t *be = P->be;
-    int s = slot_of(P, i);
-    int64_t r0, r1;
+    int s = slot_of(P, t);
+    int64_t i = P->turn[t], r0, r1;
     block_rows(P, i, &r0, &r1);
     rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
     rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    int split = i < P->pl->lead && P->pl->b_chunks > 1;
 
-    ooc_stream_t sc = P->s_comp[i % P->ncomp];
+    ooc_stream_t sc = P->s_comp[t % P->ncomp];
     OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err));
-    if (reuses_slot(P, i) && !P->c_read) /* C part of slot s still being copied out */
+    if (reuses_slot(P, t) && !P->c_read) /* C part of slot s still being copied out */
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));
     const ooc_problem_t *p = P->p;
     ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(r1 - r0), (int)(P->c1 - P->c0),
@@ -478,7 +576,7 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t i, int split, ooc_err_t *err)
                 q.A = P->dA[s] + (P->va.rows_contig ? l0 * ra.width : l0 * P->e);
                 if (j > 0) q.beta = P->unit;
             }
-        } else if (i == P->first) {
+        } else if (t == 0) {
             OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[P->pl->b_chunks - 1], err));
         }
         int tr = TR_START(P, sc);
@@ -489,7 +587,7 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t i, int split, ooc_err_t *err)
 
     /* out */
     OOC_FORWARD(o->stream_wait(be, P->s_out, P->ev_gemm[s], err));
-    if (P->stage_cout && reuses_slot(P, i) && !await(P, &P->written, i - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
+    if (P->stage_cout && reuses_slot(P, t) && !await(P, &P->written, t - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
     int tr = TR_START(P, P->s_out);
     if (P->stage_cout)
         OOC_FORWARD(o->copy2d(be, P->pin_out[s], rc.width, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
@@ -498,7 +596,11 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t i, int split, ooc_err_t *err)
     TR_END(P, P->s_out, tr, "D2H C", OOC_LANE_OUT, P->g0 + i);
     count(P, 0, rc.width * rc.height, 0, 0);
     OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
-    advance(P, &P->issued, i + 1);
+    pthread_mutex_lock(&P->mu);
+    P->stats.blocks++;
+    P->issued = t + 1;
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
     return OOC_SUCCESS;
 }
 
@@ -526,8 +628,8 @@ static ooc_status_t run_panel(pipe_t *P)
 {
     ooc_err_t err;
     ooc_err_clear(&err);
-    P->staged = P->issued_in = P->issued = P->written = P->first;
-    P->b_staged = 0;
+    P->claimed = P->staged = P->issued_in = P->issued = P->written = P->b_staged = 0;
+    P->no_more = P->issuer_done = 0;
     pthread_t reader, writer;
     int have_reader = 0, have_writer = 0;
 
@@ -542,31 +644,38 @@ static ooc_status_t run_panel(pipe_t *P)
         if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (writer)", rc);
         have_writer = rc == 0;
     }
-    /* the first block's copy-in, then op(B) in chunks, the first block's
-     * multiply (chunk by chunk for block 0 only: see pipeline.h), then the
-     * other blocks */
-    if (st == OOC_SUCCESS) st = check_cancel(P, P->first, &err);
-    if (st == OOC_SUCCESS) st = issue_in(P, P->first, &err);
-    if (st == OOC_SUCCESS) st = upload_b(P, &err);
-    if (st == OOC_SUCCESS) st = issue_rest(P, P->first, P->first == 0 && P->pl->b_chunks > 1, &err);
-    for (int64_t i = P->first + 1; st == OOC_SUCCESS && i < P->pl->m_blocks; i++) {
+    /* the first turn's copy-in, then op(B) in chunks, the first turn's
+     * multiply, then the other turns; a device that gets no block of the
+     * panel does not upload op(B) */
+    int64_t i;
+    for (int64_t t = 0; st == OOC_SUCCESS && (i = block_of(P, t)) >= 0; t++) {
         st = check_cancel(P, i, &err);
-        if (st == OOC_SUCCESS) st = issue_in(P, i, &err);
-        if (st == OOC_SUCCESS) st = issue_rest(P, i, 0, &err);
+        if (st == OOC_SUCCESS) st = issue_in(P, t, &err);
+        if (st == OOC_SUCCESS && t == 0) st = upload_b(P, &err);
+        if (st == OOC_SUCCESS) st = issue_rest(P, t, &err);
     }
-    if (st != OOC_SUCCESS) fail(P, &err); /* stop the reader and writer */
+    if (st != OOC_SUCCESS) {
+        fail(P, &err); /* stop the reader and writer, and the other devices */
+        ooc_queue_abort(P->q);
+    }
+    pthread_mutex_lock(&P->mu);
+    P->issuer_done = 1;
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
     if (have_reader) pthread_join(reader, NULL);
     if (have_writer) pthread_join(writer, NULL);
     ooc_err_t derr;
     ooc_err_clear(&derr);
     ooc_status_t dst = drain(P, &derr); /* also after a failure: buffers must be idle */
     if (dst != OOC_SUCCESS) fail(P, &derr);
+    if (P->err.status != OOC_SUCCESS) ooc_queue_abort(P->q); /* a reader's or writer's failure */
     return P->err.status;
 }
 
 ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
-                              const ooc_problem_t *p, const ooc_plan_t *pl,
-                              const ooc_pipe_hooks_t *hooks, ooc_pipe_stats_t *stats, ooc_err_t *err)
+                              const ooc_problem_t *p, const ooc_plan_t *pl, ooc_queue_t *queue,
+                              const ooc_pipe_hooks_t *hooks, ooc_trace_t *trace, ooc_pipe_stats_t *stats,
+                              ooc_err_t *err)
 {
     static const double one[2] = {1.0, 0.0};
     static const float onef[2] = {1.0f, 0.0f};
@@ -578,17 +687,26 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.p = p;
     P.pl = pl;
     P.hooks = hooks;
+    P.q = queue;
     P.e = ooc_dtype_size(p->dtype);
     P.R = pl->ring;
     P.va = make_view(&p->A, p->layout, p->ta, P.e);
     P.vb = make_view(&p->B, p->layout, p->tb, P.e);
     P.vc = make_view(&p->C, p->layout, OOC_OP_N, P.e);
     P.vcin = make_view(&p->c_in, p->layout, OOC_OP_N, P.e);
-    OOC_RETURN_ERROR_IF(res->nstreams < pl->streams || res->nevents < 3 * pl->ring + OOC_MAX_B_CHUNKS || pl->streams < 3,
-                        err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
-    OOC_RETURN_ERROR_IF((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL,
-                        err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
-    OOC_FORWARD(P.o->activate(be, err));
+    ooc_status_t st = OOC_SUCCESS;
+    if (res->nstreams < pl->streams || res->nevents < 3 * pl->ring + OOC_MAX_B_CHUNKS || pl->streams < 3)
+        st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
+    else if ((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL)
+        st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
+    else if ((P.turn = malloc((size_t)pl->m_blocks * sizeof *P.turn)) == NULL)
+        st = OOC_ERR(err, OOC_ERR_HOST_MEMORY, "pipeline: out of memory (%lld block numbers)", (long long)pl->m_blocks);
+    if (st == OOC_SUCCESS) st = P.o->activate(be, err);
+    if (st != OOC_SUCCESS) {
+        free(P.turn);
+        ooc_queue_abort(queue);
+        return st;
+    }
 
     /* carve the arenas */
     char *d = res->dev;
@@ -618,23 +736,23 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.cv, NULL);
 
-    ooc_trace_t trace;
-    if (hooks && hooks->trace) {
+    if (trace) {
         /* every block's three ops and every chunk of B, within reason */
         uint64_t lines_b = (uint64_t)(pl->kb > pl->nb ? pl->kb : pl->nb);
         uint64_t chunk = pl->pin_in_slot_bytes / (P.e * (uint64_t)(pl->kb < pl->nb ? pl->kb : pl->nb) + 1) + 1;
         uint64_t ops = 3 * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
                        (uint64_t)(pl->n_panels * pl->k_panels) * (lines_b / chunk + 2);
         if (ops > ((uint64_t)1 << 16)) ops = (uint64_t)1 << 16;
-        ooc_status_t st = ooc_trace_begin(&trace, be, (int)ops, P.s_in, err);
+        st = ooc_trace_begin(trace, be, (int)ops, P.s_in, err);
         if (st != OOC_SUCCESS) {
             pthread_cond_destroy(&P.cv);
             pthread_mutex_destroy(&P.mu);
+            free(P.turn);
+            ooc_queue_abort(queue);
             return st;
         }
-        P.T = &trace;
+        P.T = trace;
     }
-    int64_t start = hooks ? hooks->start : 0;
     const void *unit = (p->dtype == OOC_R32 || p->dtype == OOC_C32) ? (const void *)onef : (const void *)one;
     P.unit = unit;
     for (int64_t kp = 0; kp < pl->k_panels && P.err.status == OOC_SUCCESS; kp++) {
@@ -648,31 +766,22 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.stage_cin = P.c_read && !(kp == 0 ? p->c_in.pinned : p->C.pinned);
         P.stage_cout = !p->C.pinned;
         for (int64_t np = 0; np < pl->n_panels && P.err.status == OOC_SUCCESS; np++) {
-            P.g0 = (kp * pl->n_panels + np) * pl->m_blocks;
-            if (P.g0 + pl->m_blocks <= start) continue; /* done before a resume */
-            P.first = start > P.g0 ? start - P.g0 : 0;
+            P.panel = kp * pl->n_panels + np;
+            P.g0 = P.panel * pl->m_blocks;
+            if (!ooc_queue_enter(queue, P.panel)) break; /* another device failed */
             P.c0 = np * pl->nb;
             P.c1 = P.c0 + pl->nb < p->n ? P.c0 + pl->nb : p->n;
             run_panel(&P);
         }
     }
+    P.stats.t_end = ooc_trace_now();
     pthread_cond_destroy(&P.cv);
     pthread_mutex_destroy(&P.mu);
+    free(P.turn);
     if (P.err.status != OOC_SUCCESS) {
         if (P.T) ooc_trace_discard(P.T);
         ooc_err_merge(err, &P.err);
         return P.err.status;
-    }
-    if (P.T) {
-        /* the product is complete: a trace that cannot be written is reported
-         * in the stats, never allowed to throw the result away */
-        ooc_err_t terr;
-        ooc_err_clear(&terr);
-        P.stats.trace_status = ooc_trace_finish(P.T, hooks->trace_path, &P.stats.trace, &terr);
-        size_t n = strnlen(terr.msg, sizeof P.stats.trace_error - 1); /* cut to fit */
-        memcpy(P.stats.trace_error, terr.msg, n);
-        P.stats.trace_error[n] = '\0';
-        P.stats.traced = 1;
     }
     if (stats) *stats = P.stats;
     return OOC_SUCCESS;

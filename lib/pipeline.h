@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pipeline.h: runs a plan on one device through the backend ops table.
- * Knows nothing about which backend it drives, and nothing of the public
- * argument checks (done by gemm.c before it gets here).
+ * pipeline.h: runs a plan on one device through the backend ops table,
+ * taking its row blocks from a queue it may share with other devices'
+ * pipelines (multi.c). Knows nothing about which backend it drives, and
+ * nothing of the public argument checks (done by gemm.c before it gets here).
  */
 #ifndef OOC_PIPELINE_H
 #define OOC_PIPELINE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -69,38 +71,71 @@ void ooc_res_release(ooc_be_t *be, ooc_res_t *res);
 typedef struct {
     uint64_t bytes_h2d, bytes_d2h;     /* over the bus */
     uint64_t bytes_staged_in, bytes_staged_out; /* through the pinned ring (memcpy or file I/O) */
-    int traced;
-    ooc_trace_summary_t trace;         /* when traced */
-    ooc_status_t trace_status;         /* writing the trace file: a failure never fails the multiply */
-    char trace_error[256];
+    int64_t blocks;                    /* row blocks this pipeline computed */
+    double t_end;                      /* when its last block was done (ooc_now()) */
 } ooc_pipe_stats_t;
 
-/* Blocks are numbered in the order they complete: g = (k_panel * n_panels +
- * n_panel) * m_blocks + block. A run may start at block `start` (resuming):
- * blocks before it are taken as done. After block g of a staged C is written,
- * block_done(user, g, stats so far, err) is called from the writer thread; a
- * failure it returns stops the run. When *cancel becomes non-zero no further
- * block is started and the run ends with OOC_ERR_CANCELLED.
- *
- * Every block is computed the same way whichever run computes it: block 0 of
- * a panel is multiplied chunk by chunk of op(B) as the chunks arrive (b_chunks
- * of the plan), every other block in one multiply, whatever block a run
- * starts at. A resumed run therefore writes byte-identical blocks. */
+/* The row blocks of a plan, shared by the pipelines of the devices that run
+ * it (lib/multi.c; one device: a queue of one). Blocks are numbered in the
+ * order a single device would run them: g = (k_panel * n_panels + n_panel) *
+ * m_blocks + block. Each pipeline claims the next block of the current
+ * panel that is not done yet; all of them enter a panel together (the next
+ * panel overwrites op(B) on each device, and with several k-panels reads C
+ * back). A pipeline that fails aborts the queue: the others claim no more
+ * blocks, finish those they hold and return. */
 typedef struct {
-    int64_t start;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const ooc_plan_t *pl;
+    const unsigned char *done; /* bit g set: block g is in C already (a resume); NULL: none */
+    int devices;               /* pipelines taking part */
+    int64_t panel;             /* the panel being handed out (-1 before the first) */
+    int64_t next;              /* its next block to consider */
+    int arrived;               /* pipelines waiting to enter panel + 1 */
+    int aborted;
+} ooc_queue_t;
+
+void ooc_queue_init(ooc_queue_t *q, const ooc_plan_t *pl, const unsigned char *done, int devices);
+void ooc_queue_destroy(ooc_queue_t *q);
+/* Wait until every pipeline has finished the panels before `panel`; 0 when
+ * the queue was aborted meanwhile. */
+int ooc_queue_enter(ooc_queue_t *q, int64_t panel);
+/* The next block (0 .. m_blocks-1) of `panel` to compute, or -1: none left,
+ * or aborted. */
+int64_t ooc_queue_claim(ooc_queue_t *q, int64_t panel);
+void ooc_queue_abort(ooc_queue_t *q);
+/* 1 when block g is marked done in the bit set (NULL: never) */
+static inline int ooc_block_done(const unsigned char *done, int64_t g)
+{
+    return done != NULL && (done[g >> 3] >> (g & 7) & 1);
+}
+
+/* After block g of a staged C is written, block_done(user, g, stats so far,
+ * err) is called from the writer thread; a failure it returns stops the run.
+ * When *cancel becomes non-zero no further block is started and the run
+ * ends with OOC_ERR_CANCELLED.
+ *
+ * Every block is computed the same way whichever device or run computes it:
+ * blocks 0 .. lead-1 of a panel are multiplied chunk by chunk of op(B)
+ * (b_chunks of the plan) as the chunks arrive, every other block in one
+ * multiply. A resumed run, or another set of devices, therefore writes
+ * byte-identical blocks. */
+typedef struct {
     ooc_status_t (*block_done)(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err);
     void *user;
     const atomic_int *cancel; /* NULL: cannot be cancelled */
-    int trace;              /* time every op (trace.h) */
-    const char *trace_path; /* and write the timeline there (NULL: summary only) */
 } ooc_pipe_hooks_t;
 
-/* Run problem p with plan pl. pool may be NULL when nothing is staged; hooks
- * may be NULL. Returns when every result is in C (or after a failure, when
- * every queued operation has finished, so the caller may free or reuse the
- * buffers). */
+/* Run this device's share of problem p with plan pl: the blocks it claims
+ * from queue. pool may be NULL when nothing is staged; hooks may be NULL.
+ * With trace non-NULL every op is timed into *trace, which the caller
+ * finishes (ooc_trace_finish) after a success; after a failure it is
+ * discarded here. Returns when this device's results are in C (or after a
+ * failure, when every queued operation has finished, so the caller may free
+ * or reuse the buffers); on failure the queue is aborted. */
 ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
-                              const ooc_problem_t *p, const ooc_plan_t *pl,
-                              const ooc_pipe_hooks_t *hooks, ooc_pipe_stats_t *stats, ooc_err_t *err);
+                              const ooc_problem_t *p, const ooc_plan_t *pl, ooc_queue_t *queue,
+                              const ooc_pipe_hooks_t *hooks, ooc_trace_t *trace, ooc_pipe_stats_t *stats,
+                              ooc_err_t *err);
 
 #endif

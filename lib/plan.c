@@ -28,6 +28,7 @@ typedef struct {
     int c_in, sa, sb, sc, ring;
     uint64_t dev_budget, host_budget;
     int tail, b_chunks; /* as requested (0: choose) */
+    int lead;           /* blocks per panel multiplied chunk by chunk (before clamping to the blocks) */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -194,6 +195,7 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     if (q > OOC_MAX_B_CHUNKS) q = OOC_MAX_B_CHUNKS;
     if (q > lines) q = (int)lines;
     p->b_chunks = q < 1 ? 1 : q;
+    p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
 }
 
 void ooc_plan_block(const ooc_plan_t *p, int64_t i, int64_t *r0, int64_t *r1)
@@ -214,7 +216,7 @@ ooc_status_t ooc_plan_check(const ooc_plan_t *p)
     if (p == NULL || p->m < 1 || p->n < 1 || p->k < 1 || p->mb < 1 || p->mb > p->m || p->nb < 1 ||
         p->nb > p->n || p->kb < 1 || p->kb > p->k || p->tail < 0 || p->tail > 6 || p->ring < 2 ||
         p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
-        p->b_chunks > min64(p->kb, p->nb))
+        p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks)
         return OOC_ERR_INTERNAL;
     if (p->n_panels != ceil_div(p->n, p->nb) || p->k_panels != ceil_div(p->k, p->kb)) return OOC_ERR_INTERNAL;
     /* the body's blocks of mb rows then the tail's shrinking ones tile [0, m)
@@ -276,7 +278,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
 {
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
-               in->device_budget, in->host_budget, in->tail, in->b_chunks};
+               in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1};
     return c;
 }
 
@@ -291,6 +293,7 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     ctx_t c = make_ctx(in);
     c.tail = want->tail + 1; /* exactly that tail and those chunks, unless they cannot be (checked below) */
     c.b_chunks = want->b_chunks;
+    c.lead = want->lead;
     if (swap) {
         c.m = in->n;
         c.n = in->m;
@@ -303,7 +306,7 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     if (!fits(&c, mb, nb, kb)) return OOC_ERR_BUDGET_TOO_SMALL;
     ooc_plan_t p;
     fill_plan(&c, mb, nb, kb, &p);
-    if (p.tail != want->tail || p.b_chunks != want->b_chunks) return OOC_ERR_INTERNAL;
+    if (p.tail != want->tail || p.b_chunks != want->b_chunks || p.lead != want->lead) return OOC_ERR_INTERNAL;
     p.swap = swap;
     p.streams = in->streams ? in->streams : DEFAULT_STREAMS;
     if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INTERNAL;

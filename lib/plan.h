@@ -33,6 +33,7 @@ typedef struct {
     int tail;                 /* shrinking last blocks: 0 choose, 1 none, t+1: t of them */
     int b_chunks;             /* chunks of op(B)'s upload: 0 choose, else that many (at most 8) */
     int complex_type;         /* elements are complex (8 flops per multiply-add) */
+    int devices;              /* devices sharing the row blocks (0 or 1: one) */
 } ooc_plan_input_t;
 
 typedef struct {
@@ -41,8 +42,11 @@ typedef struct {
     int64_t mb, nb, kb;       /* block rows (the most a block has), panel columns, panel depth */
     int64_t m_blocks, n_panels, k_panels;
     int tail;                 /* the last `tail` blocks shrink: mb/2, mb/4, ... (a shorter drain) */
-    int b_chunks;             /* op(B)'s panel is uploaded in this many chunks, the first block
-                               * multiplied chunk by chunk as they arrive */
+    int b_chunks;             /* op(B)'s panel is uploaded in this many chunks, the first `lead`
+                               * blocks multiplied chunk by chunk as they arrive */
+    int lead;                 /* blocks 0 .. lead-1 of every panel are multiplied chunk by chunk of
+                               * op(B) (when b_chunks > 1), whichever device computes them: one per
+                               * device, so that every device's first multiply hides its upload */
     int ring, streams;
     int c_read;               /* some panel reads C in (beta != 0 or k_panels > 1) */
     /* device bytes: resident panel, one ring slot's A and C parts, total */
@@ -68,7 +72,7 @@ void ooc_plan_block(const ooc_plan_t *plan, int64_t i, int64_t *r0, int64_t *r1)
  * is written only on success. */
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
 
-/* The plan with the orientation, block rows, panel, tail and op(B) chunks of
+/* The plan with the orientation, block rows, panel, tail, op(B) chunks and lead of
  * *want (a resumed job must reuse its plan: together they decide which rows
  * each block holds and how it is computed): the same checks and byte counts
  * as ooc_plan_make, OOC_ERR_BUDGET_TOO_SMALL when it does not fit the

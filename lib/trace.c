@@ -102,7 +102,7 @@ void ooc_trace_host(ooc_trace_t *t, const char *name, int lane, int64_t block, d
     add(t, &r);
 }
 
-/* seconds since the base of record r: start and end */
+/* seconds since the base of trace t of record r: start and end */
 static int times(ooc_trace_t *t, const ooc_trace_rec_t *r, double *a, double *b, ooc_err_t *err)
 {
     if (r->ev < 0) {
@@ -119,9 +119,18 @@ static int times(ooc_trace_t *t, const ooc_trace_rec_t *r, double *a, double *b,
     return 1;
 }
 
-ooc_status_t ooc_trace_finish(ooc_trace_t *t, const char *path, ooc_trace_summary_t *sum, ooc_err_t *err)
+/* The summary's overlap efficiency from its busy times and wall. */
+static void efficiency(ooc_trace_summary_t *sum)
 {
-    memset(sum, 0, sizeof *sum);
+    double serial = sum->busy[OOC_LANE_IN] + sum->busy[OOC_LANE_COMPUTE] + sum->busy[OOC_LANE_OUT];
+    double part = fmax(sum->busy[OOC_LANE_IN], fmax(sum->busy[OOC_LANE_COMPUTE], sum->busy[OOC_LANE_OUT]));
+    sum->overlap_efficiency = serial - part > 0 ? (serial - sum->wall) / (serial - part) : NAN;
+}
+
+ooc_status_t ooc_trace_finish(ooc_trace_t *const *ts, const int *ids, int n, const char *path,
+                              ooc_trace_summary_t *sums, ooc_trace_summary_t *total, ooc_err_t *err)
+{
+    memset(total, 0, sizeof *total);
     FILE *f = NULL;
     ooc_status_t st = OOC_SUCCESS;
     if (path && *path) {
@@ -129,41 +138,63 @@ ooc_status_t ooc_trace_finish(ooc_trace_t *t, const char *path, ooc_trace_summar
         if (f == NULL)
             st = OOC_ERR_FILE(err, ooc_errno_status(errno), path, "trace: cannot create %s: %s", path, strerror(errno));
     }
-    if (f) {
-        fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-        fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"libooc_gemm\"}}");
-        for (int l = 0; l < OOC_LANES; l++)
-            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", l,
-                    lane_names[l]);
-    }
-    double first = INFINITY, last = -INFINITY;
-    ooc_err_t e;
-    ooc_err_clear(&e);
-    for (int i = 0; i < t->nrec; i++) {
-        const ooc_trace_rec_t *r = &t->recs[i];
-        double a, b;
-        if (!times(t, r, &a, &b, &e)) continue;
-        sum->busy[r->lane] += b - a;
-        if (r->ev >= 0) {
-            if (a < first) first = a;
-            if (b > last) last = b;
+    /* one time axis: the earliest base; one process (track group) per device */
+    double base = INFINITY;
+    for (int d = 0; d < n; d++) base = fmin(base, ts[d]->base_host);
+    if (f) fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    double first_all = INFINITY, last_all = -INFINITY;
+    int dropped = 0;
+    for (int d = 0; d < n; d++) {
+        ooc_trace_t *t = ts[d];
+        ooc_trace_summary_t *sum = &sums[d];
+        memset(sum, 0, sizeof *sum);
+        int pid = ids[d] + 1;
+        if (f) {
+            fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"libooc_gemm device %d\"}}",
+                    d ? ",\n" : "", pid, ids[d]);
+            fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"sort_index\":%d}}", pid, pid);
+            for (int l = 0; l < OOC_LANES; l++)
+                fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+                        pid, l, lane_names[l]);
         }
-        if (f)
-            fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                       "\"args\":{\"block\":%lld}}",
-                    r->name, r->ev >= 0 ? "device" : "host", r->lane, 1e6 * a, 1e6 * (b - a), (long long)r->block);
+        double first = INFINITY, last = -INFINITY, shift = t->base_host - base;
+        ooc_err_t e;
+        ooc_err_clear(&e);
+        for (int i = 0; i < t->nrec; i++) {
+            const ooc_trace_rec_t *r = &t->recs[i];
+            double a, b;
+            if (!times(t, r, &a, &b, &e)) continue;
+            sum->busy[r->lane] += b - a;
+            a += shift;
+            b += shift;
+            if (r->ev >= 0) {
+                first = fmin(first, a);
+                last = fmax(last, b);
+            }
+            if (f)
+                fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                           "\"args\":{\"block\":%lld}}",
+                        r->name, r->ev >= 0 ? "device" : "host", pid, r->lane, 1e6 * a, 1e6 * (b - a), (long long)r->block);
+        }
+        sum->wall = last > first ? last - first : 0;
+        efficiency(sum);
+        first_all = fmin(first_all, first);
+        last_all = fmax(last_all, last);
+        for (int l = 0; l < OOC_LANES; l++) total->busy[l] += sum->busy[l];
+        dropped += t->dropped;
     }
-    sum->wall = last > first ? last - first : 0;
-    double serial = sum->busy[OOC_LANE_IN] + sum->busy[OOC_LANE_COMPUTE] + sum->busy[OOC_LANE_OUT];
-    double part = fmax(sum->busy[OOC_LANE_IN], fmax(sum->busy[OOC_LANE_COMPUTE], sum->busy[OOC_LANE_OUT]));
-    sum->overlap_efficiency = serial - part > 0 ? (serial - sum->wall) / (serial - part) : NAN;
+    /* over all devices: the busy times add up, the wall is the sum of each
+     * device's (so the efficiency weighs each device by its share) */
+    for (int d = 0; d < n; d++) total->wall += sums[d].wall;
+    efficiency(total);
+    total->wall = last_all > first_all ? last_all - first_all : 0;
     if (f) {
-        fprintf(f, "\n],\"otherData\":{\"wall_s\":%.6f,\"busy_h2d_s\":%.6f,\"busy_compute_s\":%.6f,"
+        fprintf(f, "\n],\"otherData\":{\"devices\":%d,\"wall_s\":%.6f,\"busy_h2d_s\":%.6f,\"busy_compute_s\":%.6f,"
                    "\"busy_d2h_s\":%.6f,\"busy_read_s\":%.6f,\"busy_write_s\":%.6f,\"overlap_efficiency\":%.4f,"
                    "\"ops_not_traced\":%d}}\n",
-                sum->wall, sum->busy[OOC_LANE_IN], sum->busy[OOC_LANE_COMPUTE], sum->busy[OOC_LANE_OUT],
-                sum->busy[OOC_LANE_READ], sum->busy[OOC_LANE_WRITE],
-                isnan(sum->overlap_efficiency) ? -1.0 : sum->overlap_efficiency, t->dropped);
+                n, total->wall, total->busy[OOC_LANE_IN], total->busy[OOC_LANE_COMPUTE], total->busy[OOC_LANE_OUT],
+                total->busy[OOC_LANE_READ], total->busy[OOC_LANE_WRITE],
+                isnan(total->overlap_efficiency) ? -1.0 : total->overlap_efficiency, dropped);
         int bad = ferror(f), why = errno ? errno : EIO;
         if (fclose(f) != 0) {
             bad = 1;
@@ -172,6 +203,6 @@ ooc_status_t ooc_trace_finish(ooc_trace_t *t, const char *path, ooc_trace_summar
         if (bad && st == OOC_SUCCESS)
             st = OOC_ERR_FILE(err, ooc_errno_status(why), path, "trace: writing %s: %s", path, strerror(why));
     }
-    ooc_trace_discard(t);
+    for (int d = 0; d < n; d++) ooc_trace_discard(ts[d]);
     return st;
 }

@@ -50,9 +50,13 @@ int ooc_trace_start(ooc_trace_t *t, ooc_stream_t s);
 void ooc_trace_end(ooc_trace_t *t, ooc_stream_t s, int handle, const char *name, int lane, int64_t block);
 /* A host op that ran from t0 to t1 (any thread). */
 void ooc_trace_host(ooc_trace_t *t, const char *name, int lane, int64_t block, double t0, double t1);
-/* After every traced op completed: summary, the JSON file (when path is not
- * NULL), and the events freed. */
-ooc_status_t ooc_trace_finish(ooc_trace_t *t, const char *path, ooc_trace_summary_t *sum, ooc_err_t *err);
+/* After every traced op completed, the traces of n devices (ids: their
+ * numbers): each one's summary in sums[d], all of them together in *total
+ * (busy times summed, the wall from the first op to the last), the JSON file
+ * (when path is not NULL) with one track group per device, and the events
+ * freed. */
+ooc_status_t ooc_trace_finish(ooc_trace_t *const *t, const int *ids, int n, const char *path,
+                              ooc_trace_summary_t *sums, ooc_trace_summary_t *total, ooc_err_t *err);
 /* Free without writing (after a failure). */
 void ooc_trace_discard(ooc_trace_t *t);
 

@@ -300,17 +300,21 @@ static void test_fixed(void)
         in.stage_a = (int)(next() % 2);
         in.stage_c = (int)(next() % 2);
         in.allow_swap = 1;
+        in.devices = 1 + (int)(next() % 4);
         ooc_plan_t p, q;
         if (ooc_plan_make(&in, &p) != OOC_SUCCESS) continue;
+        /* one block per device multiplied chunk by chunk (as many as there are blocks) */
+        CU_ASSERT_EQUAL(p.lead, in.devices < p.m_blocks ? in.devices : p.m_blocks);
         memset(&q, 0x3c, sizeof q);
         CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &p, &q), OOC_SUCCESS);
         CU_ASSERT(same_plan(&p, &q));
         CU_ASSERT(q.tail == p.tail && q.b_chunks == p.b_chunks);
-        /* whatever tail and chunks this run's options ask for: the recorded ones */
+        /* whatever tail, chunks and devices this run has: the recorded ones */
         in.tail = 1 + (int)(next() % 6);
         in.b_chunks = 1 + (int)(next() % OOC_MAX_B_CHUNKS);
+        in.devices = 1 + (int)(next() % 4);
         CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &p, &q), OOC_SUCCESS);
-        CU_ASSERT(same_plan(&p, &q) && q.tail == p.tail && q.b_chunks == p.b_chunks);
+        CU_ASSERT(same_plan(&p, &q) && q.tail == p.tail && q.b_chunks == p.b_chunks && q.lead == p.lead);
         reproduced++;
         /* the same sizes no longer fit a smaller budget */
         in.device_budget = p.device_bytes - 1;
@@ -318,17 +322,17 @@ static void test_fixed(void)
     }
     CU_ASSERT(reproduced > 1000);
     ooc_plan_input_t in = input(100, 50, 30, 8, 1 << 30);
-    ooc_plan_t q, w = {.swap = 0, .mb = 101, .nb = 50, .kb = 30, .tail = 0, .b_chunks = 1};
+    ooc_plan_t q, w = {.swap = 0, .mb = 101, .nb = 50, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* mb > m */
-    w = (ooc_plan_t){.swap = 1, .mb = 50, .nb = 100, .kb = 30, .tail = 0, .b_chunks = 1};
+    w = (ooc_plan_t){.swap = 1, .mb = 50, .nb = 100, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS); /* swapped: m, n exchanged */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 0, .kb = 30, .tail = 0, .b_chunks = 1};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 0, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL);
-    w = (ooc_plan_t){.swap = 2, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 1};
+    w = (ooc_plan_t){.swap = 2, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* swap is 0 or 1 */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 2, .b_chunks = 1};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 2, .b_chunks = 1, .lead = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* no tail for 10-row blocks of 100 */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 9};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 9, .lead = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* at most 8 chunks */
 }
 
@@ -342,7 +346,7 @@ static void test_odd_block_rows_tile(void)
         for (int tail = 0; tail <= 5; tail++) {
             int64_t m = 4 * mb + (mb * 7) / 3; /* enough blocks for the tail */
             ooc_plan_input_t in = input(m, 40, 30, 8, (uint64_t)1 << 40);
-            ooc_plan_t w = {.swap = 0, .mb = mb, .nb = 40, .kb = 30, .tail = tail, .b_chunks = 1}, q;
+            ooc_plan_t w = {.swap = 0, .mb = mb, .nb = 40, .kb = 30, .tail = tail, .b_chunks = 1, .lead = 1}, q;
             ooc_status_t st = ooc_plan_fixed(&in, &w, &q);
             if ((mb >> tail) < 32) {
                 CU_ASSERT_EQUAL(st, OOC_ERR_INTERNAL);
@@ -364,7 +368,7 @@ static void test_odd_block_rows_tile(void)
     CU_ASSERT(checked > 50);
     /* a plan whose block count does not tile m is refused */
     ooc_plan_input_t in = input(5000, 40, 30, 8, (uint64_t)1 << 40);
-    ooc_plan_t w = {.swap = 0, .mb = 1001, .nb = 40, .kb = 30, .tail = 3, .b_chunks = 1}, q;
+    ooc_plan_t w = {.swap = 0, .mb = 1001, .nb = 40, .kb = 30, .tail = 3, .b_chunks = 1, .lead = 1}, q;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS);
     q.m_blocks++;
     CU_ASSERT_EQUAL(ooc_plan_check(&q), OOC_ERR_INTERNAL);
