@@ -388,17 +388,20 @@ static void *reader_main(void *arg)
     ooc_err_clear(&err);
     if (P->o->activate(P->be, &err) != OOC_SUCCESS) goto failed;
     for (int64_t t = 0;; t++) {
-        int64_t i = block_of(P, t);
-        if (i < 0) break;
         int s = slot_of(P, t);
-        int64_t r0, r1;
-        block_rows(P, i, &r0, &r1);
         /* the first turn is staged at once; the others after op(B)'s chunks,
          * which go through the same slots */
         if (t > 0 && !await(P, &P->b_staged, 1)) return NULL;
-        /* slot s still feeds the H2D of turn t - R, or of a chunk of op(B) */
-        if (reuses_slot(P, t) && !await(P, &P->issued_in, t - P->R + 1)) return NULL;
+        /* slot s still feeds the H2D of turn t - R, or of a chunk of op(B);
+         * and the block is claimed only once turn t - R is multiplied (see
+         * claim_when_free) */
+        if (reuses_slot(P, t) && !await(P, &P->issued, t - P->R + 1)) return NULL;
         if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
+        if (reuses_slot(P, t) && P->o->event_sync(P->be, P->ev_gemm[s], &err) != OOC_SUCCESS) goto failed;
+        int64_t i = block_of(P, t);
+        if (i < 0) break;
+        int64_t r0, r1;
+        block_rows(P, i, &r0, &r1);
         rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
         host_step_t hs = step_begin(P, "stage A");
         if (P->stage_a && stage_in(P, P->pin_in[s], &ra, &err) != OOC_SUCCESS) goto failed;
@@ -624,6 +627,18 @@ static ooc_status_t drain(pipe_t *P, ooc_err_t *err)
     return st == OOC_SUCCESS ? t : st;
 }
 
+/* The block of turn t for the issuing thread. A block is claimed from the
+ * shared queue only when this device can start on it: once the multiply of
+ * turn t - R, which held its slot, is done. Issuing alone never blocks (the
+ * waits are on the device), so without this one device could claim every
+ * block before the others start. */
+static ooc_status_t claim_when_free(pipe_t *P, int64_t t, int64_t *block, ooc_err_t *err)
+{
+    if (reuses_slot(P, t)) OOC_FORWARD(P->o->event_sync(P->be, P->ev_gemm[slot_of(P, t)], err));
+    *block = block_of(P, t);
+    return OOC_SUCCESS;
+}
+
 static ooc_status_t run_panel(pipe_t *P)
 {
     ooc_err_t err;
@@ -648,7 +663,7 @@ static ooc_status_t run_panel(pipe_t *P)
      * multiply, then the other turns; a device that gets no block of the
      * panel does not upload op(B) */
     int64_t i;
-    for (int64_t t = 0; st == OOC_SUCCESS && (i = block_of(P, t)) >= 0; t++) {
+    for (int64_t t = 0; st == OOC_SUCCESS && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0; t++) {
         st = check_cancel(P, i, &err);
         if (st == OOC_SUCCESS) st = issue_in(P, t, &err);
         if (st == OOC_SUCCESS && t == 0) st = upload_b(P, &err);

@@ -173,6 +173,37 @@ static void test_uneven(void)
     free(A), free(B), free(C), free(C0);
 }
 
+/* Pinned operands need no staging thread, and issuing never blocks: the
+ * blocks must still be shared out (each is claimed only when its device can
+ * start it), not all taken by the first device to issue. */
+static void test_pinned_shared(void)
+{
+    int n = ndev_max < 2 ? ndev_max : 2;
+    ooc_handle_t *h = handle(n, 64 << 10);
+    int64_t m = 2001, nn = 64, k = 64;
+    double *A, *B, *C;
+    CU_ASSERT_FATAL(ooc_host_alloc(h, (size_t)(m * k) * 8, (void **)&A) == OOC_SUCCESS);
+    CU_ASSERT_FATAL(ooc_host_alloc(h, (size_t)(k * nn) * 8, (void **)&B) == OOC_SUCCESS);
+    CU_ASSERT_FATAL(ooc_host_alloc(h, (size_t)(m * nn) * 8, (void **)&C) == OOC_SUCCESS);
+    tu_fill(OOC_R64, A, (size_t)(m * k), &seed);
+    tu_fill(OOC_R64, B, (size_t)(k * nn), &seed);
+    CU_ASSERT_EQUAL_FATAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, 1.0, A, m, B, k, 0.0, C, m),
+                          OOC_SUCCESS);
+    ooc_stats_t st;
+    ooc_get_stats(h, &st);
+    CU_ASSERT_EQUAL_FATAL(st.ndevices, n);
+    CU_ASSERT_EQUAL(st.staged_a, 0);
+    int64_t total = st.blocks * st.panels;
+    printf("\n    %lld blocks: %lld and %lld ", (long long)total, (long long)st.device[0].blocks,
+           (long long)st.device[n - 1].blocks);
+    CU_ASSERT(total >= 20);
+    for (int d = 0; d < n; d++) CU_ASSERT(st.device[d].blocks >= total / 5);
+    double one[2] = {1, 0}, zero[2] = {0, 0}, worst;
+    CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, one, A, m, B, k, zero, C, C, m, &worst), 0);
+    ooc_host_free(h, A), ooc_host_free(h, B), ooc_host_free(h, C);
+    ooc_destroy(h);
+}
+
 /* ---- files: resumed on other devices, the done set, a failing device ---- */
 
 enum { FM = 1333, FN = 71, FK = 97 };
@@ -447,6 +478,7 @@ int main(void)
     CU_add_test(s, "every device count, odd shapes, against OpenBLAS", test_every_count);
     CU_add_test(s, "op(B) in one chunk: C identical on any device count", test_identical);
     CU_add_test(s, "a slow device takes fewer blocks", test_uneven);
+    CU_add_test(s, "pinned operands: the blocks are shared out too", test_pinned_shared);
     CU_add_test(s, "devices that are not there", test_bad_devices);
     CU_pSuite f = CU_add_suite("several devices, files", suite_files_init, suite_files_clean);
     CU_add_test(f, "uninterrupted on every device, against OpenBLAS", test_reference);

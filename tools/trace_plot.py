@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """trace_plot.py: draw a libooc_gemm timeline (the Chrome trace JSON that
 `oocgemm run --trace FILE` writes) as a PNG, one row per lane: copy in,
-compute, copy out, reader and writer threads. For docs/; Perfetto
+compute, copy out, reader and writer threads; with several devices, one
+group of rows per device. For docs/; Perfetto
 (ui.perfetto.dev) opens the JSON itself for interactive use.
 
 usage: trace_plot.py TRACE.json OUT.png [--title TEXT]
@@ -28,13 +29,17 @@ def main():
     a = ap.parse_args()
     with open(a.trace) as f:
         doc = json.load(f)
-    lanes = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e.get("ph") == "M" and "tid" in e}
+    meta = [e for e in doc["traceEvents"] if e.get("ph") == "M"]
+    devices = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+    several = len({e["pid"] for e in doc["traceEvents"] if e.get("ph") == "X"}) > 1
+    lanes = {(e["pid"], e["tid"]): (devices.get(e["pid"], "") + ": " if several else "") + e["args"]["name"]
+             for e in meta if "tid" in e}
     ops = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
-    used = sorted({e["tid"] for e in ops})
+    used = sorted({(e["pid"], e["tid"]) for e in ops})
     fig, ax = plt.subplots(figsize=(12, 0.6 * len(used) + 1.6))
     seen = set()
     for row, tid in enumerate(reversed(used)):
-        for e in (e for e in ops if e["tid"] == tid):
+        for e in (e for e in ops if (e["pid"], e["tid"]) == tid):
             name = e["name"]
             label = None if name in seen else name
             seen.add(name)
