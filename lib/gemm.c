@@ -172,9 +172,10 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     uint64_t host = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
     if (host == 0) {
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : HOST_STAGING_MAX;
+        /* each device has its own staging ring: an eighth of the memory
+         * shared among them, at most HOST_STAGING_MAX each */
+        host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 / (uint64_t)h->ndev : HOST_STAGING_MAX;
         if (host > HOST_STAGING_MAX) host = HOST_STAGING_MAX;
-        host /= (uint64_t)h->ndev; /* each device has its own staging ring */
     }
     ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,

@@ -30,6 +30,8 @@
 #include "pipeline.h"
 
 #define ALIGN 256
+/* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
+#define CLAIM_LAG 2
 
 static size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
@@ -392,12 +394,14 @@ static void *reader_main(void *arg)
         /* the first turn is staged at once; the others after op(B)'s chunks,
          * which go through the same slots */
         if (t > 0 && !await(P, &P->b_staged, 1)) return NULL;
-        /* slot s still feeds the H2D of turn t - R, or of a chunk of op(B);
-         * and the block is claimed only once turn t - R is multiplied (see
-         * claim_when_free) */
-        if (reuses_slot(P, t) && !await(P, &P->issued, t - P->R + 1)) return NULL;
+        /* the block is claimed only once turn t - CLAIM_LAG is multiplied
+         * (see claim_when_free), which also frees slot s of turn t - R */
+        if (t >= CLAIM_LAG) {
+            if (!await(P, &P->issued, t - CLAIM_LAG + 1)) return NULL;
+            if (P->o->event_sync(P->be, P->ev_gemm[slot_of(P, t - CLAIM_LAG)], &err) != OOC_SUCCESS) goto failed;
+        }
+        /* slot s may still feed the H2D of a chunk of op(B) */
         if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
-        if (reuses_slot(P, t) && P->o->event_sync(P->be, P->ev_gemm[s], &err) != OOC_SUCCESS) goto failed;
         int64_t i = block_of(P, t);
         if (i < 0) break;
         int64_t r0, r1;
@@ -628,13 +632,14 @@ static ooc_status_t drain(pipe_t *P, ooc_err_t *err)
 }
 
 /* The block of turn t for the issuing thread. A block is claimed from the
- * shared queue only when this device can start on it: once the multiply of
- * turn t - R, which held its slot, is done. Issuing alone never blocks (the
- * waits are on the device), so without this one device could claim every
- * block before the others start. */
+ * shared queue only when this device is about to start on it: once the
+ * multiply of turn t - CLAIM_LAG is done (one block computing, the next
+ * copying in). Issuing alone never blocks (the waits are on the device), so
+ * without this one device could claim every block before the others start;
+ * and the fewer blocks a device holds, the closer together all finish. */
 static ooc_status_t claim_when_free(pipe_t *P, int64_t t, int64_t *block, ooc_err_t *err)
 {
-    if (reuses_slot(P, t)) OOC_FORWARD(P->o->event_sync(P->be, P->ev_gemm[slot_of(P, t)], err));
+    if (t >= CLAIM_LAG) OOC_FORWARD(P->o->event_sync(P->be, P->ev_gemm[slot_of(P, t - CLAIM_LAG)], err));
     *block = block_of(P, t);
     return OOC_SUCCESS;
 }

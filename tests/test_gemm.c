@@ -303,7 +303,10 @@ static void test_trace(void)
     CU_ASSERT_EQUAL(count(text, "\"name\":\"H2D A\""), s.blocks);
     CU_ASSERT_EQUAL(count(text, "\"name\":\"D2H C\""), s.blocks);
     CU_ASSERT_EQUAL(count(text, "\"name\":\"unstage C\""), s.blocks);
-    CU_ASSERT_EQUAL(count(text, "\"name\":\"H2D B\""), 1);
+    int uploads = 0; /* op(B) goes up once to each device that computed a block */
+    for (int d = 0; d < s.ndevices; d++) uploads += s.device[d].blocks > 0;
+    CU_ASSERT(uploads >= 1);
+    CU_ASSERT_EQUAL(count(text, "\"name\":\"H2D B\""), uploads);
     /* not tracing any more: no file written */
     run_case(&c);
     CU_ASSERT_EQUAL(access(path, F_OK), -1);

@@ -197,7 +197,7 @@ static void test_pinned_shared(void)
     printf("\n    %lld blocks: %lld and %lld ", (long long)total, (long long)st.device[0].blocks,
            (long long)st.device[n - 1].blocks);
     CU_ASSERT(total >= 20);
-    for (int d = 0; d < n; d++) CU_ASSERT(st.device[d].blocks >= total / 5);
+    for (int d = 0; d < n; d++) CU_ASSERT(st.device[d].blocks >= total / 20); /* without the claim rule: 2 of 334 */
     double one[2] = {1, 0}, zero[2] = {0, 0}, worst;
     CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, one, A, m, B, k, zero, C, C, m, &worst), 0);
     ooc_host_free(h, A), ooc_host_free(h, B), ooc_host_free(h, C);
