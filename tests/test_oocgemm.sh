@@ -43,19 +43,29 @@ run_ok() {
     fi
 }
 
-# run_bad NAME ARGS...: exit 2 with a message on stderr
-run_bad() {
-    local name=$1
-    shift
+# run_bad_says NAME PATTERN ARGS...: exit 2 with a message on stderr that
+# matches PATTERN (grep -E; '' for any message)
+run_bad_says() {
+    local name=$1 pattern=$2
+    shift 2
     "$OOCGEMM" "$@" >"$tmp/out" 2>"$tmp/err"
     local rc=$?
     if [ "$rc" -ne 2 ]; then
         fail "$name: exit $rc, expected 2 (oocgemm $*)"
     elif [ ! -s "$tmp/err" ]; then
         fail "$name: nothing on stderr (oocgemm $*)"
+    elif [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/err"; then
+        fail "$name: the message does not say /$pattern/ (oocgemm $*)"
     else
         pass "$name: exit 2: $(head -n 1 "$tmp/err")"
     fi
+}
+
+# run_bad NAME ARGS...: exit 2 with a message on stderr
+run_bad() {
+    local name=$1
+    shift
+    run_bad_says "$name" '' "$@"
 }
 
 # ---- multiplies that must pass their check ----
@@ -128,6 +138,37 @@ run_bad "unknown option" run --backend host -m 10 -n 10 -k 10 --frobnicate
 run_bad "too large" run --backend host -m 9000000000 -n 10 -k 9000000000
 run_bad "unknown subcommand" frobnicate
 run_bad "no subcommand"
+
+# ---- --devices LIST|all: one syntax in run, multiply and bench ----
+# The host backend simulates OOC_HOST_DEVICES devices (once the library
+# drives several; until then it runs on the first and reports none).
+export OOC_HOST_DEVICES=8
+for list in 0 0,1 0-3 1,3-4 3,1 0,0,1-2,2 all ALL; do
+    if "$OOCGEMM" run --backend host -q -m 60 -n 50 -k 40 --devices "$list" >"$tmp/out" 2>"$tmp/err"; then
+        pass "--devices $list: accepted"
+    else
+        fail "--devices $list: exit $?"
+    fi
+done
+for cmd in run multiply bench; do
+    case $cmd in
+    run | bench) args=(--backend host -m 10 -n 10 -k 10) ;;
+    multiply) args=(A.npy B.npy -o C.npy --backend host) ;;
+    esac
+    run_bad_says "$cmd --devices 16" "'16' is out of range: device indices go from 0 to 15" $cmd "${args[@]}" --devices 16
+    run_bad_says "$cmd --devices 0-16" "'0-16' is out of range" $cmd "${args[@]}" --devices 0-16
+    run_bad_says "$cmd --devices ''" "--devices: empty list" $cmd "${args[@]}" --devices ''
+    run_bad_says "$cmd --devices 0,,1" "'0,,1' has an empty entry" $cmd "${args[@]}" --devices 0,,1
+    run_bad_says "$cmd --devices 1," "'1,' has an empty entry" $cmd "${args[@]}" --devices 1,
+    run_bad_says "$cmd --devices 3-1" "'3-1' is an empty range" $cmd "${args[@]}" --devices 3-1
+    run_bad_says "$cmd --devices 0,x" "'x' is not a device index or a range N-M" $cmd "${args[@]}" --devices 0,x
+    run_bad_says "$cmd --devices -1" "'-1' is not a device index" $cmd "${args[@]}" --devices -1
+    run_bad_says "$cmd --devices 1.5" "'1.5' is not a device index" $cmd "${args[@]}" --devices 1.5
+    run_bad_says "$cmd --device 1 --devices 0" "--device and --devices exclude each other" \
+        $cmd "${args[@]}" --device 1 --devices 0
+done
+
+unset OOC_HOST_DEVICES
 
 # ---- help and version ----
 if "$OOCGEMM" --help >"$tmp/out" 2>"$tmp/err" && grep -q 'run' "$tmp/out"; then

@@ -40,7 +40,7 @@ static void run_usage(FILE *f)
             "Library options (absent or 0: the library chooses):\n"
             "  --backend auto|cublas|custom|host\n"
             "                        (default auto: cublas when a GPU is present)\n"
-            "  --device N            CUDA device index\n"
+            DEVICES_HELP
             "  --device-mem BYTES    device-memory budget\n"
             "  --host-mem BYTES      pinned staging budget (pageable operands)\n"
             "  --block-rows N        rows of op(A) per streamed block\n"
@@ -108,7 +108,6 @@ static const struct option run_long_opts[] = {
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"beta", required_argument, NULL, OPT_BETA},
     {"memory", required_argument, NULL, OPT_MEMORY},
-    {"device", required_argument, NULL, OPT_DEVICE},
     LIB_LONG_OPTS,
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"seed", required_argument, NULL, OPT_SEED},
