@@ -233,8 +233,9 @@ import json, sys
 o = json.load(sys.stdin)
 for key in ("command", "files", "shape", "dtype", "backend", "seconds", "tflops", "bytes_read", "bytes_written",
             "host_staging_bytes", "peak_rss_bytes", "floor_s", "floor_over_time", "io_bound_s", "bound_over_time",
-            "verify", "exit_status"):
+            "verify", "devices", "exit_status"):
     assert key in o, key
+assert isinstance(o["devices"], list)
 assert o["command"] == "multiply" and o["exit_status"] == 0 and o["backend"] == "host"
 assert o["shape"] == {"m": 300, "n": 170, "k": 200}, o["shape"]
 assert o["verify"]["passed"] is True and o["io_bound_s"] > 0 and o["floor_s"] > 0

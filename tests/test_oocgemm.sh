@@ -68,6 +68,20 @@ run_bad() {
     run_bad_says "$name" '' "$@"
 }
 
+# json_check NAME PYTHON: stdin ($tmp/out) as JSON `o`, checked by PYTHON
+# (asserts); without python3 the case passes when out holds one object
+json_check() {
+    if ! command -v python3 >/dev/null 2>&1; then
+        if grep -q '^{.*}$' "$tmp/out"; then pass "$1 (no python3 to parse it)"; else fail "$1: not one object"; fi
+    elif python3 -c "import json, sys
+o = json.load(sys.stdin)
+$2" <"$tmp/out" 2>"$tmp/err"; then
+        pass "$1"
+    else
+        fail "$1"
+    fi
+}
+
 # ---- multiplies that must pass their check ----
 run_ok "d col NN" -m 301 -n 257 -k 129
 run_ok "s row TN beta" --dtype s --layout row --transa T -m 211 -n 173 -k 97 --beta 0.5
@@ -168,6 +182,32 @@ for cmd in run multiply bench; do
         $cmd "${args[@]}" --device 1 --devices 0
 done
 
+# the per-device report: a list, empty until the library reports devices
+"$OOCGEMM" run --backend host --json -m 120 -n 110 -k 100 --devices 0 --no-floor >"$tmp/out" 2>"$tmp/err"
+json_check "run --devices 0 --json: a devices list" '
+d = o["devices"]
+assert isinstance(d, list) and len(d) <= 1, d
+assert all(x["device"] == 0 and x["blocks"] == o["blocks"] * o["panels"] for x in d), d
+assert all(x["busy_h2d"] is None and x["overlap_efficiency"] is None for x in d), d'
+# GUARDED until the library drives several devices: the counts are checked
+# only when the list is not empty
+"$OOCGEMM" run --backend host --json -m 500 -n 110 -k 100 --block-rows 50 --devices 0,1 --no-floor \
+    --trace "$tmp/trace2.json" >"$tmp/out" 2>"$tmp/err"
+json_check "run --devices 0,1 --json: two devices once reported (guarded)" '
+d = o["devices"]
+assert o["passed"] is True and isinstance(d, list), d
+if d:
+    assert [x["device"] for x in d] == [0, 1], d
+    assert sum(x["blocks"] for x in d) == o["blocks"] * o["panels"], d
+    assert sum(x["bytes_d2h"] for x in d) == o["bytes_d2h"], d
+    assert all(x["seconds"] > 0 and x["busy_compute"] is not None for x in d), d'
+"$OOCGEMM" run --backend host -m 500 -n 110 -k 100 --block-rows 50 --devices 0-1 --no-floor >"$tmp/out" 2>"$tmp/err"
+n=$(grep -c '^  device [0-9]*: ' "$tmp/out")
+if [ "$n" -eq 0 ] || [ "$n" -eq 2 ]; then
+    pass "run --devices 0-1: $n per-device lines (0 until the library reports devices; guarded)"
+else
+    fail "run --devices 0-1: $n per-device lines"
+fi
 unset OOC_HOST_DEVICES
 
 # ---- help and version ----

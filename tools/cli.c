@@ -670,7 +670,21 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
     fputc('\n', out);
 }
 
-/* The "backend: ... plan: ..." line of the library's stats. */
+/* "busy: H2D ... s, ...; overlap efficiency E" of a traced multiply. */
+static void print_busy(FILE *out, double h2d, double compute, double d2h, double rd, double wr, double eff)
+{
+    fprintf(out, "busy: H2D %.3g s, compute %.3g s, D2H %.3g s, reader %.3g s, writer %.3g s; overlap efficiency %.2f",
+            h2d, compute, d2h, rd, wr, eff);
+}
+
+/* The number of entries of st->device[] to read. */
+static int stats_ndevices(const ooc_stats_t *st)
+{
+    return st->ndevices < 0 ? 0 : st->ndevices > OOC_MAX_DEVICES ? OOC_MAX_DEVICES : st->ndevices;
+}
+
+/* The "backend: ... plan: ..." line of the library's stats, the timeline
+ * when traced, and one line per device when there were several. */
 void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
 {
     char b1[32], b2[32];
@@ -685,12 +699,25 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
                 (long long)st->panels, (long long)st->blocks, (int)st->ring_depth, (int)st->streams,
                 st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no",
                 human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2));
-    if (st->traced)
-        fprintf(out,
-                "timeline: %.3g s from first to last device op; busy: H2D %.3g s, compute %.3g s, D2H %.3g s, "
-                "reader %.3g s, writer %.3g s; overlap efficiency %.2f\n",
-                st->trace_wall, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,
-                st->overlap_efficiency);
+    if (st->traced) {
+        fprintf(out, "timeline: %.3g s from first to last device op; ", st->trace_wall);
+        print_busy(out, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,
+                   st->overlap_efficiency);
+        fputc('\n', out);
+    }
+    int nd = stats_ndevices(st);
+    for (int i = 0; nd > 1 && i < nd; i++) {
+        const ooc_device_stats_t *d = &st->device[i];
+        fprintf(out, "  device %d: %lld blocks, H2D %.3g GB, D2H %.3g GB, its last block done at %.3g s",
+                (int)d->device, (long long)d->blocks, (double)d->bytes_h2d / 1e9, (double)d->bytes_d2h / 1e9,
+                d->seconds);
+        if (st->traced) {
+            fprintf(out, "; timeline %.3g s, ", d->trace_wall);
+            print_busy(out, d->busy_h2d, d->busy_compute, d->busy_d2h, d->busy_read, d->busy_write,
+                       d->overlap_efficiency);
+        }
+        fputc('\n', out);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -946,4 +973,27 @@ void json_num(FILE *f, const char *key, double v, int available)
 {
     if (available && isfinite(v)) fprintf(f, ",\"%s\":%.9g", key, v);
     else fprintf(f, ",\"%s\":null", key);
+}
+
+/* ,"devices":[...]: one object per device of the last multiply (none when
+ * the library reports none); the busy times are null unless it was traced. */
+void json_devices(FILE *f, const ooc_stats_t *st)
+{
+    int nd = stats_ndevices(st);
+    fputs(",\"devices\":[", f);
+    for (int i = 0; i < nd; i++) {
+        const ooc_device_stats_t *d = &st->device[i];
+        fprintf(f, "%s{\"device\":%d,\"blocks\":%lld,\"bytes_h2d\":%" PRIu64 ",\"bytes_d2h\":%" PRIu64, i ? "," : "",
+                (int)d->device, (long long)d->blocks, d->bytes_h2d, d->bytes_d2h);
+        json_num(f, "seconds", d->seconds, 1);
+        json_num(f, "busy_h2d", d->busy_h2d, st->traced);
+        json_num(f, "busy_compute", d->busy_compute, st->traced);
+        json_num(f, "busy_d2h", d->busy_d2h, st->traced);
+        json_num(f, "busy_read", d->busy_read, st->traced);
+        json_num(f, "busy_write", d->busy_write, st->traced);
+        json_num(f, "trace_wall", d->trace_wall, st->traced);
+        json_num(f, "overlap_efficiency", d->overlap_efficiency, st->traced);
+        fputc('}', f);
+    }
+    fputc(']', f);
 }

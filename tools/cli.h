@@ -269,6 +269,7 @@ int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const mat
 double check_tolerance(const run_opts_t *o);
 void times_summary(double *times, int64_t n, double *best, double *median);
 void json_num(FILE *f, const char *key, double v, int available);
+void json_devices(FILE *f, const ooc_stats_t *st);
 
 /* ------------------------------------------------------------------------ */
 /* The subcommands: cmd_run.c, cmd_files.c (gen, multiply, verify, info),    */

@@ -651,10 +651,12 @@ static void multiply_usage(FILE *f)
             "                        seconds, tflops, bytes_read, bytes_written,\n"
             "                        host_staging_bytes, peak_rss_bytes, floor_s,\n"
             "                        floor_over_time, io_bound_s, bound_over_time, verify,\n"
+            "                        devices (what each device did, as for oocgemm run),\n"
             "                        exit_status (and error when it failed)\n"
             "  The summary: time, TFLOP/s, bytes read and written and their rates, host\n"
-            "  staging memory, peak RSS, backend and plan, and the floor of oocgemm run\n"
-            "  (measured after the multiply) with floor/time.\n"
+            "  staging memory, peak RSS, backend and plan (one line per device when\n"
+            "  several ran), and the floor of oocgemm run (measured after the multiply)\n"
+            "  with floor/time.\n"
             "  --no-floor            do not measure or show the floor\n"
             "  --bw-h2d GB/s, --bw-d2h GB/s, --rate TFLOP/s\n"
             "                        use these figures for the floor instead of measuring\n"
@@ -1251,6 +1253,7 @@ verify:
                    (long long)stats.block_rows, (long long)stats.panel_cols, (long long)stats.panel_depth,
                    (long long)stats.blocks, (long long)stats.panels, (int)stats.ring_depth, (int)stats.streams,
                    stats.device_bytes);
+            json_devices(stdout, &stats);
             json_verify(stdout, &vr, verified);
             printf(",\"exit_status\":%d}\n", rc);
         } else if (!o.quiet && already) {
