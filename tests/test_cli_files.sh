@@ -206,7 +206,7 @@ bad "dtype mismatch (float32 A, float64 B)" 5 X10.npy multiply AT_sF.npy B_dF.np
 bad "C0 shape mismatch" 5 X11.npy multiply A_d.npy B_dF.npy --c-in C0_big.npy -o X11.npy --backend host
 bad "conj operand in the other order than --out-order" 5 X12.npy multiply AH_zF.npy BT_z.npy --transa C --transb T \
     --out-order C -o X12.npy --backend host
-bad "--devices 0,1" 2 X13.npy multiply A_d.npy B_dF.npy -o X13.npy --backend host --devices 0,1
+bad "--devices 16" 2 X13.npy multiply A_d.npy B_dF.npy -o X13.npy --backend host --devices 16
 bad "--beta without --c-in" 2 X14.npy multiply A_d.npy B_dF.npy -o X14.npy --beta 2
 bad "bad raw dtype" 2 X15.npy multiply A_c.bin:210x120:q B_cF.bin:130x120:c:F -o X15.npy
 bad "missing -o" 2 "" multiply A_d.npy B_dF.npy
@@ -233,8 +233,9 @@ import json, sys
 o = json.load(sys.stdin)
 for key in ("command", "files", "shape", "dtype", "backend", "seconds", "tflops", "bytes_read", "bytes_written",
             "host_staging_bytes", "peak_rss_bytes", "floor_s", "floor_over_time", "io_bound_s", "bound_over_time",
-            "verify", "exit_status"):
+            "verify", "devices", "exit_status"):
     assert key in o, key
+assert isinstance(o["devices"], list)
 assert o["command"] == "multiply" and o["exit_status"] == 0 and o["backend"] == "host"
 assert o["shape"] == {"m": 300, "n": 170, "k": 200}, o["shape"]
 assert o["verify"]["passed"] is True and o["io_bound_s"] > 0 and o["floor_s"] > 0

@@ -43,18 +43,42 @@ run_ok() {
     fi
 }
 
-# run_bad NAME ARGS...: exit 2 with a message on stderr
-run_bad() {
-    local name=$1
-    shift
+# run_bad_says NAME PATTERN ARGS...: exit 2 with a message on stderr that
+# matches PATTERN (grep -E; '' for any message)
+run_bad_says() {
+    local name=$1 pattern=$2
+    shift 2
     "$OOCGEMM" "$@" >"$tmp/out" 2>"$tmp/err"
     local rc=$?
     if [ "$rc" -ne 2 ]; then
         fail "$name: exit $rc, expected 2 (oocgemm $*)"
     elif [ ! -s "$tmp/err" ]; then
         fail "$name: nothing on stderr (oocgemm $*)"
+    elif [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/err"; then
+        fail "$name: the message does not say /$pattern/ (oocgemm $*)"
     else
         pass "$name: exit 2: $(head -n 1 "$tmp/err")"
+    fi
+}
+
+# run_bad NAME ARGS...: exit 2 with a message on stderr
+run_bad() {
+    local name=$1
+    shift
+    run_bad_says "$name" '' "$@"
+}
+
+# json_check NAME PYTHON: stdin ($tmp/out) as JSON `o`, checked by PYTHON
+# (asserts); without python3 the case passes when out holds one object
+json_check() {
+    if ! command -v python3 >/dev/null 2>&1; then
+        if grep -q '^{.*}$' "$tmp/out"; then pass "$1 (no python3 to parse it)"; else fail "$1: not one object"; fi
+    elif python3 -c "import json, sys
+o = json.load(sys.stdin)
+$2" <"$tmp/out" 2>"$tmp/err"; then
+        pass "$1"
+    else
+        fail "$1"
     fi
 }
 
@@ -128,6 +152,63 @@ run_bad "unknown option" run --backend host -m 10 -n 10 -k 10 --frobnicate
 run_bad "too large" run --backend host -m 9000000000 -n 10 -k 9000000000
 run_bad "unknown subcommand" frobnicate
 run_bad "no subcommand"
+
+# ---- --devices LIST|all: one syntax in run, multiply and bench ----
+# The host backend simulates OOC_HOST_DEVICES devices (once the library
+# drives several; until then it runs on the first and reports none).
+export OOC_HOST_DEVICES=8
+for list in 0 0,1 0-3 1,3-4 3,1 0,0,1-2,2 all ALL; do
+    if "$OOCGEMM" run --backend host -q -m 60 -n 50 -k 40 --devices "$list" >"$tmp/out" 2>"$tmp/err"; then
+        pass "--devices $list: accepted"
+    else
+        fail "--devices $list: exit $?"
+    fi
+done
+for cmd in run multiply bench; do
+    case $cmd in
+    run | bench) args=(--backend host -m 10 -n 10 -k 10) ;;
+    multiply) args=(A.npy B.npy -o C.npy --backend host) ;;
+    esac
+    run_bad_says "$cmd --devices 16" "'16' is out of range: device indices go from 0 to 15" $cmd "${args[@]}" --devices 16
+    run_bad_says "$cmd --devices 0-16" "'0-16' is out of range" $cmd "${args[@]}" --devices 0-16
+    run_bad_says "$cmd --devices ''" "--devices: empty list" $cmd "${args[@]}" --devices ''
+    run_bad_says "$cmd --devices 0,,1" "'0,,1' has an empty entry" $cmd "${args[@]}" --devices 0,,1
+    run_bad_says "$cmd --devices 1," "'1,' has an empty entry" $cmd "${args[@]}" --devices 1,
+    run_bad_says "$cmd --devices 3-1" "'3-1' is an empty range" $cmd "${args[@]}" --devices 3-1
+    run_bad_says "$cmd --devices 0,x" "'x' is not a device index or a range N-M" $cmd "${args[@]}" --devices 0,x
+    run_bad_says "$cmd --devices -1" "'-1' is not a device index" $cmd "${args[@]}" --devices -1
+    run_bad_says "$cmd --devices 1.5" "'1.5' is not a device index" $cmd "${args[@]}" --devices 1.5
+    run_bad_says "$cmd --device 1 --devices 0" "--device and --devices exclude each other" \
+        $cmd "${args[@]}" --device 1 --devices 0
+done
+
+# the per-device report: a list, empty until the library reports devices
+"$OOCGEMM" run --backend host --json -m 120 -n 110 -k 100 --devices 0 --no-floor >"$tmp/out" 2>"$tmp/err"
+json_check "run --devices 0 --json: a devices list" '
+d = o["devices"]
+assert isinstance(d, list) and len(d) <= 1, d
+assert all(x["device"] == 0 and x["blocks"] == o["blocks"] * o["panels"] for x in d), d
+assert all(x["busy_h2d"] is None and x["overlap_efficiency"] is None for x in d), d'
+# GUARDED until the library drives several devices: the counts are checked
+# only when the list is not empty
+"$OOCGEMM" run --backend host --json -m 500 -n 110 -k 100 --block-rows 50 --devices 0,1 --no-floor \
+    --trace "$tmp/trace2.json" >"$tmp/out" 2>"$tmp/err"
+json_check "run --devices 0,1 --json: two devices once reported (guarded)" '
+d = o["devices"]
+assert o["passed"] is True and isinstance(d, list), d
+if d:
+    assert [x["device"] for x in d] == [0, 1], d
+    assert sum(x["blocks"] for x in d) == o["blocks"] * o["panels"], d
+    assert sum(x["bytes_d2h"] for x in d) == o["bytes_d2h"], d
+    assert all(x["seconds"] > 0 and x["busy_compute"] is not None for x in d), d'
+"$OOCGEMM" run --backend host -m 500 -n 110 -k 100 --block-rows 50 --devices 0-1 --no-floor >"$tmp/out" 2>"$tmp/err"
+n=$(grep -c '^  device [0-9]*: ' "$tmp/out")
+if [ "$n" -eq 0 ] || [ "$n" -eq 2 ]; then
+    pass "run --devices 0-1: $n per-device lines (0 until the library reports devices; guarded)"
+else
+    fail "run --devices 0-1: $n per-device lines"
+fi
+unset OOC_HOST_DEVICES
 
 # ---- help and version ----
 if "$OOCGEMM" --help >"$tmp/out" 2>"$tmp/err" && grep -q 'run' "$tmp/out"; then

@@ -347,10 +347,83 @@ int floor_opt_parse(const char *cmd, int c, const char *arg, floor_opts_t *f)
     }
 }
 
+/* A device index of a --devices list at *p (digits only), moved past it:
+ * its value, capped at OOC_MAX_DEVICES (out of range whatever the digits);
+ * -1 when *p holds no digit. */
+static long device_index(const char **p)
+{
+    long v = -1;
+    for (; **p >= '0' && **p <= '9'; (*p)++) {
+        v = (v < 0 ? 0 : v) * 10 + (**p - '0');
+        if (v > OOC_MAX_DEVICES) v = OOC_MAX_DEVICES;
+    }
+    return v;
+}
+
+/*
+ * --devices LIST|all, without printing (as spec.c's parsers): "all" (any
+ * case) is 0, every visible device; LIST is indices and ranges N-M separated
+ * by commas, a set (1,3-4; duplicates are fine), each index below
+ * OOC_MAX_DEVICES. 0 with *mask (bit d for device d) and *first (the first
+ * index listed, -1 for all), or -1 with the problem in why[len].
+ */
+int devices_parse(const char *s, uint32_t *mask, int *first, char *why, size_t len)
+{
+    if (strcasecmp(s, "all") == 0) {
+        *mask = 0;
+        *first = -1;
+        return 0;
+    }
+    if (*s == '\0') return snprintf(why, len, "empty list (give indices such as 0,1 or 0-3, or 'all')"), -1;
+    uint32_t m = 0;
+    int f = -1;
+    for (const char *p = s;; p++) {
+        const char *tok = p;
+        int tl = (int)strcspn(tok, ",");
+        if (tl == 0) return snprintf(why, len, "'%s' has an empty entry", s), -1;
+        long lo = device_index(&p), hi = lo;
+        if (lo >= 0 && *p == '-') {
+            p++;
+            hi = device_index(&p);
+        }
+        if (lo < 0 || hi < 0 || (*p != ',' && *p != '\0'))
+            return snprintf(why, len, "'%.*s' is not a device index or a range N-M%s%s%s", tl, tok,
+                            s[tl] ? " (in '" : "", s[tl] ? s : "", s[tl] ? "')" : ""), -1;
+        if (hi >= OOC_MAX_DEVICES)
+            return snprintf(why, len, "'%.*s' is out of range: device indices go from 0 to %d", tl, tok,
+                           OOC_MAX_DEVICES - 1), -1;
+        if (lo > hi) return snprintf(why, len, "'%.*s' is an empty range (N-M needs N <= M)", tl, tok), -1;
+        if (f < 0) f = (int)lo;
+        for (long d = lo; d <= hi; d++) m |= (uint32_t)1 << d;
+        if (*p == '\0') break;
+    }
+    *mask = m;
+    *first = f;
+    return 0;
+}
+
+/* A device mask as indices and ranges ("0-3", "0,2,5-7"); "all" for 0. */
+const char *devices_format(uint32_t mask, char *buf, size_t len)
+{
+    size_t at = 0;
+    snprintf(buf, len, "%s", mask ? "" : "all");
+    for (int d = 0; d < OOC_MAX_DEVICES && at < len; d++) {
+        if (!(mask >> d & 1)) continue;
+        int e = d;
+        while (e + 1 < OOC_MAX_DEVICES && (mask >> (e + 1) & 1)) e++;
+        int w = e == d ? snprintf(buf + at, len - at, "%s%d", at ? "," : "", d)
+                       : snprintf(buf + at, len - at, "%s%d-%d", at ? "," : "", d, e);
+        at += w > 0 ? (size_t)w : 0;
+        d = e;
+    }
+    return buf;
+}
+
 /* getopt code c, if it is a library option, into *l: 1 when it was one, 0
  * when not, -1 on a bad value (message printed). */
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l)
 {
+    char why[256];
     switch (c) {
     case OPT_BACKEND:
         if (strcasecmp(arg, "auto") == 0) l->backend = OOC_BACKEND_AUTO;
@@ -359,7 +432,18 @@ int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, 
         else if (strcasecmp(arg, "host") == 0) l->backend = OOC_BACKEND_HOST;
         else return usage_error(cmd, "--backend: '%s' is not auto, cublas, custom or host", arg), -1;
         return 1;
-    case OPT_DEVICE: return parse_param(cmd, optname, arg, OOC_PARAM_DEVICE, 0, &l->device) ? -1 : 1;
+    case OPT_DEVICE:
+    case OPT_DEVICES:
+        if (c == OPT_DEVICE ? l->devices_given : l->device_given)
+            return usage_error(cmd, "--device and --devices exclude each other (--devices N: device N alone)"), -1;
+        if (c == OPT_DEVICE) {
+            l->device_given = 1;
+            return parse_param(cmd, optname, arg, OOC_PARAM_DEVICE, 0, &l->device) ? -1 : 1;
+        }
+        if (devices_parse(arg, &l->devices, &l->devices_first, why, sizeof why))
+            return usage_error(cmd, "--devices: %s", why), -1;
+        l->devices_given = 1;
+        return 1;
     case OPT_DEVICE_MEM: return parse_param(cmd, optname, arg, OOC_PARAM_DEVICE_MEM, 1, &l->device_mem) ? -1 : 1;
     case OPT_HOST_MEM: return parse_param(cmd, optname, arg, OOC_PARAM_HOST_MEM, 1, &l->host_mem) ? -1 : 1;
     case OPT_BLOCK_ROWS: return parse_param(cmd, optname, arg, OOC_PARAM_BLOCK_ROWS, 0, &l->block_rows) ? -1 : 1;
@@ -381,12 +465,22 @@ ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v)
     return v != 0 ? ooc_set(h, p, v) : OOC_SUCCESS;
 }
 
-/* Every library option onto the handle, before its backend opens. */
+/*
+ * Every library option onto the handle, before its backend opens. The
+ * devices: --devices sets OOC_PARAM_DEVICES; --device N is the mask of N
+ * alone (so that --device 0 is device 0, not every device), or for N beyond
+ * the mask OOC_PARAM_DEVICE alone; and a mask of one device also names it in
+ * OOC_PARAM_DEVICE (what a library of one device reads).
+ */
 ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l)
 {
     ooc_status_t st;
+    int64_t mask = l->devices_given ? (int64_t)l->devices
+                   : l->device_given && l->device < OOC_MAX_DEVICES ? (int64_t)1 << l->device : 0;
+    int64_t device = mask != 0 && (mask & (mask - 1)) == 0 ? __builtin_ctzll((unsigned long long)mask) : l->device;
     if ((st = ooc_set(h, OOC_PARAM_BACKEND, l->backend)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_DEVICE, l->device)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_DEVICE, device)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_DEVICES, mask)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_DEVICE_MEM, l->device_mem)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_HOST_MEM, l->host_mem)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_BLOCK_ROWS, l->block_rows)) != OOC_SUCCESS ||
@@ -576,7 +670,21 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
     fputc('\n', out);
 }
 
-/* The "backend: ... plan: ..." line of the library's stats. */
+/* "busy: H2D ... s, ...; overlap efficiency E" of a traced multiply. */
+static void print_busy(FILE *out, double h2d, double compute, double d2h, double rd, double wr, double eff)
+{
+    fprintf(out, "busy: H2D %.3g s, compute %.3g s, D2H %.3g s, reader %.3g s, writer %.3g s; overlap efficiency %.2f",
+            h2d, compute, d2h, rd, wr, eff);
+}
+
+/* The number of entries of st->device[] to read. */
+static int stats_ndevices(const ooc_stats_t *st)
+{
+    return st->ndevices < 0 ? 0 : st->ndevices > OOC_MAX_DEVICES ? OOC_MAX_DEVICES : st->ndevices;
+}
+
+/* The "backend: ... plan: ..." line of the library's stats, the timeline
+ * when traced, and one line per device when there were several. */
 void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
 {
     char b1[32], b2[32];
@@ -591,12 +699,25 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
                 (long long)st->panels, (long long)st->blocks, (int)st->ring_depth, (int)st->streams,
                 st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no",
                 human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2));
-    if (st->traced)
-        fprintf(out,
-                "timeline: %.3g s from first to last device op; busy: H2D %.3g s, compute %.3g s, D2H %.3g s, "
-                "reader %.3g s, writer %.3g s; overlap efficiency %.2f\n",
-                st->trace_wall, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,
-                st->overlap_efficiency);
+    if (st->traced) {
+        fprintf(out, "timeline: %.3g s from first to last device op; ", st->trace_wall);
+        print_busy(out, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,
+                   st->overlap_efficiency);
+        fputc('\n', out);
+    }
+    int nd = stats_ndevices(st);
+    for (int i = 0; nd > 1 && i < nd; i++) {
+        const ooc_device_stats_t *d = &st->device[i];
+        fprintf(out, "  device %d: %lld blocks, H2D %.3g GB, D2H %.3g GB, its last block done at %.3g s",
+                (int)d->device, (long long)d->blocks, (double)d->bytes_h2d / 1e9, (double)d->bytes_d2h / 1e9,
+                d->seconds);
+        if (st->traced) {
+            fprintf(out, "; timeline %.3g s, ", d->trace_wall);
+            print_busy(out, d->busy_h2d, d->busy_compute, d->busy_d2h, d->busy_read, d->busy_write,
+                       d->overlap_efficiency);
+        }
+        fputc('\n', out);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -852,4 +973,27 @@ void json_num(FILE *f, const char *key, double v, int available)
 {
     if (available && isfinite(v)) fprintf(f, ",\"%s\":%.9g", key, v);
     else fprintf(f, ",\"%s\":null", key);
+}
+
+/* ,"devices":[...]: one object per device of the last multiply (none when
+ * the library reports none); the busy times are null unless it was traced. */
+void json_devices(FILE *f, const ooc_stats_t *st)
+{
+    int nd = stats_ndevices(st);
+    fputs(",\"devices\":[", f);
+    for (int i = 0; i < nd; i++) {
+        const ooc_device_stats_t *d = &st->device[i];
+        fprintf(f, "%s{\"device\":%d,\"blocks\":%lld,\"bytes_h2d\":%" PRIu64 ",\"bytes_d2h\":%" PRIu64, i ? "," : "",
+                (int)d->device, (long long)d->blocks, d->bytes_h2d, d->bytes_d2h);
+        json_num(f, "seconds", d->seconds, 1);
+        json_num(f, "busy_h2d", d->busy_h2d, st->traced);
+        json_num(f, "busy_compute", d->busy_compute, st->traced);
+        json_num(f, "busy_d2h", d->busy_d2h, st->traced);
+        json_num(f, "busy_read", d->busy_read, st->traced);
+        json_num(f, "busy_write", d->busy_write, st->traced);
+        json_num(f, "trace_wall", d->trace_wall, st->traced);
+        json_num(f, "overlap_efficiency", d->overlap_efficiency, st->traced);
+        fputc('}', f);
+    }
+    fputc(']', f);
 }

@@ -62,28 +62,34 @@ typedef enum {
 /* Long options of every command share one set of codes. */
 enum {
     OPT_DTYPE = 256, OPT_LAYOUT, OPT_TRANSA, OPT_TRANSB, OPT_ALPHA, OPT_BETA, OPT_MEMORY,
-    OPT_BACKEND, OPT_DEVICE, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
+    OPT_BACKEND, OPT_DEVICE, OPT_DEVICES, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
     OPT_STAGING_THREADS, OPT_TF32, OPT_REPEAT, OPT_SEED, OPT_CHECK_ROWS, OPT_NO_CHECK, OPT_BW_H2D,
     OPT_BW_D2H, OPT_RATE, OPT_NO_FLOOR, OPT_JSON,
     /* file commands */
     OPT_ROWS, OPT_COLS, OPT_ORDER, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
-    OPT_JOURNAL, OPT_DEVICES, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_ORDER, OPT_DISK_READ_BW,
+    OPT_JOURNAL, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_ORDER, OPT_DISK_READ_BW,
     OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK,
     /* bench */
     OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
     OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE
 };
 
-/* Library options shared by run and multiply (0: the library chooses). */
+/* Library options shared by run, multiply and bench (0: the library chooses). */
 typedef struct {
     int64_t backend;
     int64_t device, device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
+    int device_given;  /* --device N: device N alone (N = 0 too) */
+    int devices_given; /* --devices LIST|all */
+    uint32_t devices;  /* its OOC_PARAM_DEVICES mask: bit d for device d; 0: every visible device */
+    int devices_first; /* the first index LIST names; -1 for all */
     int tf32;
     const char *trace; /* --trace FILE: the timeline of the (last) multiply */
 } lib_opts_t;
 
 #define LIB_LONG_OPTS                                                                                 \
     {"backend", required_argument, NULL, OPT_BACKEND},                                                \
+    {"device", required_argument, NULL, OPT_DEVICE},                                                  \
+    {"devices", required_argument, NULL, OPT_DEVICES},                                                \
     {"device-mem", required_argument, NULL, OPT_DEVICE_MEM},                                          \
     {"host-mem", required_argument, NULL, OPT_HOST_MEM},                                              \
     {"block-rows", required_argument, NULL, OPT_BLOCK_ROWS},                                          \
@@ -94,6 +100,15 @@ typedef struct {
     {"b-chunks", required_argument, NULL, OPT_B_CHUNKS},                                              \
     {"trace", required_argument, NULL, OPT_TRACE},                                                    \
     {"tf32", no_argument, NULL, OPT_TF32}
+
+/* --device and --devices in the --help of run, multiply and bench (one text:
+ * one meaning). */
+#define DEVICES_HELP                                                                                  \
+    "  --device N            device N alone (CUDA's index)\n"                                         \
+    "  --devices LIST|all    the devices to use together: indices and ranges\n"                       \
+    "                        separated by commas (0,1  0-3  1,3-4; below 16), or\n"                   \
+    "                        all: every visible device (the default); --devices N\n"                  \
+    "                        is device N alone, as --device N\n"
 
 /* ------------------------------------------------------------------------ */
 /* The floor of docs/PERFORMANCE.md, shared by run and multiply              */
@@ -215,6 +230,8 @@ int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t par
                 int bytes, int64_t *out);
 int parse_seed(const char *cmd, const char *s, uint64_t *out);
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l);
+int devices_parse(const char *s, uint32_t *mask, int *first, char *why, size_t len);
+const char *devices_format(uint32_t mask, char *buf, size_t len);
 
 
 #define FLOOR_LONG_OPTS                                                                               \
@@ -252,6 +269,7 @@ int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const mat
 double check_tolerance(const run_opts_t *o);
 void times_summary(double *times, int64_t n, double *best, double *median);
 void json_num(FILE *f, const char *key, double v, int available);
+void json_devices(FILE *f, const ooc_stats_t *st);
 
 /* ------------------------------------------------------------------------ */
 /* The subcommands: cmd_run.c, cmd_files.c (gen, multiply, verify, info),    */

@@ -224,7 +224,6 @@ static const struct option bench_long_opts[] = {
     {"beta", required_argument, NULL, OPT_BETA},
     {"memory", required_argument, NULL, OPT_MEMORY},
     {"seed", required_argument, NULL, OPT_SEED},
-    {"device", required_argument, NULL, OPT_DEVICE},
     LIB_LONG_OPTS,
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"xt-dims", required_argument, NULL, OPT_XT_DIMS},

@@ -633,12 +633,11 @@ static void multiply_usage(FILE *f)
             "Library options (absent or 0: the library chooses):\n"
             "  --backend auto|cublas|custom|host\n"
             "                        (default auto: cublas when a GPU is present)\n"
-            "  --devices LIST        the GPU to use, by index (one; several are not\n"
-            "                        supported by this version)\n"
+            DEVICES_HELP
             "  --device-mem BYTES    device-memory budget\n"
             "  --host-mem BYTES      pinned staging budget (the files are staged through it)\n"
             "  --block-rows N, --ring N, --streams N, --staging-threads N, --tf32,\n"
-            "  --tail T, --b-chunks Q, --trace FILE   as for oocgemm run\n"
+            "  --tail T, --b-chunks Q, --trace FILE\n"
             "                        as for oocgemm run\n"
             "  BYTES: an integer with an optional binary suffix K, M, G or T.\n"
             "\n"
@@ -652,10 +651,12 @@ static void multiply_usage(FILE *f)
             "                        seconds, tflops, bytes_read, bytes_written,\n"
             "                        host_staging_bytes, peak_rss_bytes, floor_s,\n"
             "                        floor_over_time, io_bound_s, bound_over_time, verify,\n"
+            "                        devices (what each device did, as for oocgemm run),\n"
             "                        exit_status (and error when it failed)\n"
             "  The summary: time, TFLOP/s, bytes read and written and their rates, host\n"
-            "  staging memory, peak RSS, backend and plan, and the floor of oocgemm run\n"
-            "  (measured after the multiply) with floor/time.\n"
+            "  staging memory, peak RSS, backend and plan (one line per device when\n"
+            "  several ran), and the floor of oocgemm run (measured after the multiply)\n"
+            "  with floor/time.\n"
             "  --no-floor            do not measure or show the floor\n"
             "  --bw-h2d GB/s, --bw-d2h GB/s, --rate TFLOP/s\n"
             "                        use these figures for the floor instead of measuring\n"
@@ -759,23 +760,6 @@ static void measure_disk(const char *sample, const char *out, double *read_gbs, 
     free(wbuf);
 }
 
-/* --devices LIST: one index (OOC_PARAM_DEVICE); several are refused. */
-static int parse_devices(const char *cmd, const char *s, int64_t *device)
-{
-    if (strchr(s, ',') != NULL) {
-        /* a list: check its syntax so the message is about the right thing */
-        const char *p = s;
-        for (;;) {
-            if (*p < '0' || *p > '9') return usage_error(cmd, "--devices: '%s' is not a list of device indices", s), -1;
-            while (*p >= '0' && *p <= '9') p++;
-            if (*p == '\0') break;
-            if (*p++ != ',') return usage_error(cmd, "--devices: '%s' is not a list of device indices", s), -1;
-        }
-        return usage_error(cmd, "--devices %s: several devices: not supported by this version", s), -1;
-    }
-    return parse_param(cmd, "--devices", s, OOC_PARAM_DEVICE, 0, device);
-}
-
 static int multiply_parse(int argc, char **argv, mul_opts_t *o)
 {
     static const struct option opts[] = {
@@ -788,7 +772,6 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         {"verify", no_argument, NULL, OPT_VERIFY},
         {"resume", no_argument, NULL, OPT_RESUME},
         {"journal", required_argument, NULL, OPT_JOURNAL},
-        {"devices", required_argument, NULL, OPT_DEVICES},
         LIB_LONG_OPTS,
         {"rows", required_argument, NULL, OPT_ROWS},
         {"cols", required_argument, NULL, OPT_COLS},
@@ -848,9 +831,6 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         case OPT_JOURNAL:
             if (*optarg == '\0') return usage_error(cmd, "--journal: empty path");
             o->journal = optarg;
-            break;
-        case OPT_DEVICES:
-            if (parse_devices(cmd, optarg, &o->lib.device)) return RC_USAGE;
             break;
         case OPT_ROWS:
             if (parse_int(cmd, "--rows", optarg, 1, INT64_MAX, &o->raw.rows)) return RC_USAGE;
@@ -1273,6 +1253,7 @@ verify:
                    (long long)stats.block_rows, (long long)stats.panel_cols, (long long)stats.panel_depth,
                    (long long)stats.blocks, (long long)stats.panels, (int)stats.ring_depth, (int)stats.streams,
                    stats.device_bytes);
+            json_devices(stdout, &stats);
             json_verify(stdout, &vr, verified);
             printf(",\"exit_status\":%d}\n", rc);
         } else if (!o.quiet && already) {

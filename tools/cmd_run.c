@@ -40,7 +40,7 @@ static void run_usage(FILE *f)
             "Library options (absent or 0: the library chooses):\n"
             "  --backend auto|cublas|custom|host\n"
             "                        (default auto: cublas when a GPU is present)\n"
-            "  --device N            CUDA device index\n"
+            DEVICES_HELP
             "  --device-mem BYTES    device-memory budget\n"
             "  --host-mem BYTES      pinned staging budget (pageable operands)\n"
             "  --block-rows N        rows of op(A) per streamed block\n"
@@ -94,7 +94,12 @@ static void run_usage(FILE *f)
             "Output:\n"
             "  -q, --quiet           print nothing but errors\n"
             "  --json                print one JSON object: sizes, options, backend,\n"
-            "                        times, rate, floor, check, the library's stats\n"
+            "                        times, rate, floor, check, the library's stats,\n"
+            "                        and devices: a list with what each device did\n"
+            "                        (device, blocks, bytes_h2d, bytes_d2h, seconds,\n"
+            "                        and with --trace its busy times and overlap\n"
+            "                        efficiency, else null)\n"
+            "  The summary shows one line per device when several ran.\n"
             "  -h, --help            this help\n"
             "\n");
     print_exit_codes(f);
@@ -108,7 +113,6 @@ static const struct option run_long_opts[] = {
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"beta", required_argument, NULL, OPT_BETA},
     {"memory", required_argument, NULL, OPT_MEMORY},
-    {"device", required_argument, NULL, OPT_DEVICE},
     LIB_LONG_OPTS,
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"seed", required_argument, NULL, OPT_SEED},
@@ -369,6 +373,7 @@ int cmd_run(int argc, char **argv)
                (int)stats.staged_a, (int)stats.staged_c, stats.device_bytes, stats.host_bytes,
                stats.bytes_h2d, stats.bytes_d2h);
         json_num(stdout, "stats_seconds", stats.seconds, 1);
+        json_devices(stdout, &stats);
         printf("}\n");
     } else if (!o.quiet) {
         print_plan(stdout, backend, &stats);
