@@ -20,6 +20,7 @@
 #define MAX_AUTO_BLOCK_ROWS 8192
 #define TARGET_BLOCKS 32     /* blocks per panel: fill/drain cost ~ 2/TARGET_BLOCKS */
 #define TAIL_STEPS 3         /* the last blocks: mb/2, mb/4, mb/8 */
+#define TAIL_STEPS_SHARED 6  /* with several devices: mb/2 .. mb/64 */
 #define B_CHUNK_MIN ((uint64_t)32 << 20) /* op(B) panels smaller than this go up in one piece */
 
 typedef struct {
@@ -185,7 +186,9 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     p->traffic_bytes = traffic(c, nb, kb);
     /* a shrinking tail shortens the drain (the last copy-out); only when the
      * blocks stay large and there are enough of them */
-    int t = c->tail ? c->tail - 1 : TAIL_STEPS;
+    /* several devices: a longer tail, so that the blocks the devices take
+     * last are small and they finish together */
+    int t = c->tail ? c->tail - 1 : c->lead > 1 ? TAIL_STEPS_SHARED : TAIL_STEPS;
     while (t > 0 && ((mb >> t) < 32 || m < 4 * mb)) t--;
     p->tail = t;
     p->m_blocks = t ? ceil_div(m - tail_rows(mb, t), mb) + t : ceil_div(m, mb);
