@@ -354,7 +354,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     int usable = resume && exists && journal_usable(&have, C);
     int was_complete = usable && have.complete; /* killed after its last record, before the commit */
     ooc_status_t st = ooc_handle_backend(h);
-    if (st == OOC_SUCCESS) st = h->be->ops->activate(h->be, err);
+    if (st == OOC_SUCCESS) st = h->dev[0].be->ops->activate(h->dev[0].be, err);
     ooc_plan_t plan;
     int64_t ndone = 0;
     if (st == OOC_SUCCESS && usable) {

@@ -167,7 +167,7 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
             avail = avail > margin ? avail - margin : 0;
             if (avail < dev) dev = avail;
         }
-        OOC_FORWARD(h->be->ops->activate(h->be, err));
+        OOC_FORWARD(h->dev[0].be->ops->activate(h->dev[0].be, err));
     }
     uint64_t host = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
     if (host == 0) {
@@ -222,7 +222,20 @@ ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_
         OOC_FORWARD(dev->be->ops->activate(dev->be, err));
         OOC_FORWARD(ooc_res_reserve(dev->be, &dev->res, plan, err));
     }
-    return h->be->ops->activate(h->be, err);
+    return h->dev[0].be->ops->activate(h->dev[0].be, err);
+}
+
+/* A trace summary's figures into the public stats' fields (whole run or one device). */
+static void busy_times(const ooc_trace_summary_t *t, double *wall, double *h2d, double *compute, double *d2h,
+                       double *read, double *write, double *efficiency)
+{
+    *wall = t->wall;
+    *h2d = t->busy[OOC_LANE_IN];
+    *compute = t->busy[OOC_LANE_COMPUTE];
+    *d2h = t->busy[OOC_LANE_OUT];
+    *read = t->busy[OOC_LANE_READ];
+    *write = t->busy[OOC_LANE_WRITE];
+    *efficiency = t->overlap_efficiency;
 }
 
 /* The handle's stats from a run's (the pipeline's sums and each device's). */
@@ -247,16 +260,9 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->traced = rs->traced;
     s->trace_status = rs->trace_status;
     snprintf(s->trace_error, sizeof s->trace_error, "%s", rs->trace_error);
-    if (rs->traced) {
-        const ooc_trace_summary_t *t = &rs->trace_total;
-        s->trace_wall = t->wall;
-        s->busy_h2d = t->busy[OOC_LANE_IN];
-        s->busy_compute = t->busy[OOC_LANE_COMPUTE];
-        s->busy_d2h = t->busy[OOC_LANE_OUT];
-        s->busy_read = t->busy[OOC_LANE_READ];
-        s->busy_write = t->busy[OOC_LANE_WRITE];
-        s->overlap_efficiency = t->overlap_efficiency;
-    }
+    if (rs->traced)
+        busy_times(&rs->trace_total, &s->trace_wall, &s->busy_h2d, &s->busy_compute, &s->busy_d2h, &s->busy_read,
+                   &s->busy_write, &s->overlap_efficiency);
     s->ndevices = rs->ndev;
     for (int d = 0; d < rs->ndev; d++) {
         ooc_device_stats_t *v = &s->device[d];
@@ -267,16 +273,9 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
         v->bytes_h2d = ps->bytes_h2d;
         v->bytes_d2h = ps->bytes_d2h;
         v->seconds = ps->t_end > t0 ? ps->t_end - t0 : 0;
-        if (rs->traced) {
-            const ooc_trace_summary_t *t = &rs->trace[d];
-            v->busy_h2d = t->busy[OOC_LANE_IN];
-            v->busy_compute = t->busy[OOC_LANE_COMPUTE];
-            v->busy_d2h = t->busy[OOC_LANE_OUT];
-            v->busy_read = t->busy[OOC_LANE_READ];
-            v->busy_write = t->busy[OOC_LANE_WRITE];
-            v->trace_wall = t->wall;
-            v->overlap_efficiency = t->overlap_efficiency;
-        }
+        if (rs->traced)
+            busy_times(&rs->trace[d], &v->trace_wall, &v->busy_h2d, &v->busy_compute, &v->busy_d2h, &v->busy_read,
+                       &v->busy_write, &v->overlap_efficiency);
     }
 }
 
@@ -306,7 +305,7 @@ static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
 {
     ooc_err_t *err = &h->err;
     OOC_FORWARD(ooc_handle_backend(h));
-    ooc_be_t *be = h->be;
+    ooc_be_t *be = h->dev[0].be;
     OOC_FORWARD(be->ops->activate(be, err));
     OOC_FORWARD(be->ops->classify(be, p->A.ptr, &p->A.pinned, err));
     OOC_FORWARD(be->ops->classify(be, p->B.ptr, &p->B.pinned, err));

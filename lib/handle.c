@@ -40,7 +40,6 @@ static void close_backend(ooc_handle_t *h)
         memset(dev, 0, sizeof *dev);
     }
     h->ndev = 0;
-    h->be = NULL;
 }
 
 void ooc_handle_close_backend(ooc_handle_t *h) { close_backend(h); }
@@ -133,7 +132,7 @@ ooc_status_t ooc_cancel(ooc_handle_t *h)
 
 const char *ooc_backend_name(const ooc_handle_t *h)
 {
-    return (h && h->be) ? h->be->ops->name : "none";
+    return (h && h->dev[0].be) ? h->dev[0].be->ops->name : "none";
 }
 
 ooc_status_t ooc_set_trace(ooc_handle_t *h, const char *path)
@@ -234,7 +233,6 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
         h->dev[d].index = list[d];
         h->ndev = d + 1;
     }
-    h->be = h->dev[0].be;
     h->be_kind = kind;
     h->be_math = math;
     return OOC_SUCCESS;
@@ -246,7 +244,7 @@ ooc_status_t ooc_host_alloc(ooc_handle_t *h, size_t bytes, void **ptr)
     ooc_err_clear(&h->err);
     if (ptr == NULL) return OOC_ERR(&h->err, OOC_ERR_NULL_ARG, "ooc_host_alloc: ptr is NULL");
     OOC_FORWARD(ooc_handle_backend(h));
-    return h->be->ops->host_alloc(h->be, bytes, ptr, &h->err);
+    return h->dev[0].be->ops->host_alloc(h->dev[0].be, bytes, ptr, &h->err);
 }
 
 ooc_status_t ooc_host_free(ooc_handle_t *h, void *ptr)
@@ -254,8 +252,8 @@ ooc_status_t ooc_host_free(ooc_handle_t *h, void *ptr)
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
     if (ptr == NULL) return OOC_SUCCESS;
-    if (h->be == NULL)
+    if (h->dev[0].be == NULL)
         return OOC_ERR(&h->err, OOC_ERR_INVALID_PARAM, "ooc_host_free: %p was not allocated by this handle", ptr);
-    h->be->ops->host_free(h->be, ptr);
+    h->dev[0].be->ops->host_free(h->dev[0].be, ptr);
     return OOC_SUCCESS;
 }

@@ -22,9 +22,9 @@ struct ooc_handle_s {
     /* the open backend: one instance per device used, with the buffers,
      * streams and events each device's pipeline reuses; and the options it
      * was opened with */
-    ooc_dev_t dev[OOC_MAX_DEVICES];
+    ooc_dev_t dev[OOC_MAX_DEVICES]; /* dev[0].be (NULL when none is open): probes, pinned allocations,
+                                     * pointer queries */
     int ndev;
-    ooc_be_t *be;      /* dev[0].be: probes, pinned allocations, pointer queries */
     int be_kind, be_math;
     ooc_pool_t *pool;  /* staging threads, created when first needed */
     ooc_stats_t stats;

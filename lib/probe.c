@@ -64,12 +64,12 @@ static ooc_status_t bandwidth(ooc_handle_t *h, size_t bytes, double *h2d, double
 {
     ooc_err_t *err = &h->err;
     OOC_FORWARD(ooc_handle_backend(h));
-    OOC_FORWARD(h->be->ops->activate(h->be, err));
-    probe_t p = {h->be, NULL, NULL, NULL};
-    const ooc_be_ops_t *o = h->be->ops;
-    ooc_status_t st = o->dev_alloc(h->be, bytes, &p.dev, err);
-    if (st == OOC_SUCCESS) st = o->host_alloc(h->be, bytes, &p.pin, err);
-    if (st == OOC_SUCCESS) st = o->stream_create(h->be, &p.s, err);
+    OOC_FORWARD(h->dev[0].be->ops->activate(h->dev[0].be, err));
+    probe_t p = {h->dev[0].be, NULL, NULL, NULL};
+    const ooc_be_ops_t *o = h->dev[0].be->ops;
+    ooc_status_t st = o->dev_alloc(h->dev[0].be, bytes, &p.dev, err);
+    if (st == OOC_SUCCESS) st = o->host_alloc(h->dev[0].be, bytes, &p.pin, err);
+    if (st == OOC_SUCCESS) st = o->stream_create(h->dev[0].be, &p.s, err);
     double th = 0, td = 0;
     if (st == OOC_SUCCESS) {
         fill(OOC_R64, p.pin, bytes);
@@ -107,20 +107,20 @@ static ooc_status_t rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, i
                         err, OOC_ERR_OVERFLOW, "ooc_measure_gemm_rate: %lld x %lld x %lld overflows",
                         (long long)m, (long long)n, (long long)k);
     OOC_FORWARD(ooc_handle_backend(h));
-    OOC_FORWARD(h->be->ops->activate(h->be, err));
-    const ooc_be_ops_t *o = h->be->ops;
-    probe_t p = {h->be, NULL, NULL, NULL};
+    OOC_FORWARD(h->dev[0].be->ops->activate(h->dev[0].be, err));
+    const ooc_be_ops_t *o = h->dev[0].be->ops;
+    probe_t p = {h->dev[0].be, NULL, NULL, NULL};
     size_t chunk = sa > sb ? sa : sb;
     chunk = chunk > ((size_t)256 << 20) ? ((size_t)256 << 20) : chunk;
-    ooc_status_t st = o->dev_alloc(h->be, total, &p.dev, err);
-    if (st == OOC_SUCCESS) st = o->host_alloc(h->be, chunk, &p.pin, err);
-    if (st == OOC_SUCCESS) st = o->stream_create(h->be, &p.s, err);
+    ooc_status_t st = o->dev_alloc(h->dev[0].be, total, &p.dev, err);
+    if (st == OOC_SUCCESS) st = o->host_alloc(h->dev[0].be, chunk, &p.pin, err);
+    if (st == OOC_SUCCESS) st = o->stream_create(h->dev[0].be, &p.s, err);
     if (st == OOC_SUCCESS) {
         fill(t, p.pin, chunk);
         /* A and B from the random chunk (C is written with beta = 0) */
         for (size_t off = 0; st == OOC_SUCCESS && off < sa + sb; off += chunk) {
             size_t len = sa + sb - off < chunk ? sa + sb - off : chunk;
-            st = o->copy2d(h->be, (char *)p.dev + off, len, p.pin, len, len, 1, OOC_H2D, p.s, err);
+            st = o->copy2d(h->dev[0].be, (char *)p.dev + off, len, p.pin, len, len, 1, OOC_H2D, p.s, err);
         }
     }
     double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
@@ -131,10 +131,10 @@ static ooc_status_t rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, i
                          p.dev, (char *)p.dev + sa, (char *)p.dev + sa + sb, (int)m, (int)k, (int)m};
     double best = 1e30;
     for (int rep = 0; st == OOC_SUCCESS && rep <= reps; rep++) { /* rep 0 warms up */
-        if ((st = o->stream_sync(h->be, p.s, err)) != OOC_SUCCESS) break;
+        if ((st = o->stream_sync(h->dev[0].be, p.s, err)) != OOC_SUCCESS) break;
         double t0 = ooc_now();
-        if ((st = o->gemm(h->be, p.s, &g, err)) != OOC_SUCCESS) break;
-        if ((st = o->stream_sync(h->be, p.s, err)) != OOC_SUCCESS) break;
+        if ((st = o->gemm(h->dev[0].be, p.s, &g, err)) != OOC_SUCCESS) break;
+        if ((st = o->stream_sync(h->dev[0].be, p.s, err)) != OOC_SUCCESS) break;
         double dt = ooc_now() - t0;
         if (rep > 0 && dt < best) best = dt;
     }
