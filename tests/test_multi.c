@@ -179,6 +179,9 @@ static void test_uneven(void)
 static void test_pinned_shared(void)
 {
     int n = ndev_max < 2 ? ndev_max : 2;
+    /* host: every op takes up to 1 ms on both devices, so that their pace is
+     * the ops' and not the test machine's load */
+    if (HOST) setenv("OOC_HOST_JITTER_US", "1000", 1);
     ooc_handle_t *h = handle(n, 64 << 10);
     int64_t m = 2001, nn = 64, k = 64;
     double *A, *B, *C;
@@ -197,11 +200,12 @@ static void test_pinned_shared(void)
     printf("\n    %lld blocks: %lld and %lld ", (long long)total, (long long)st.device[0].blocks,
            (long long)st.device[n - 1].blocks);
     CU_ASSERT(total >= 20);
-    for (int d = 0; d < n; d++) CU_ASSERT(st.device[d].blocks >= total / 20); /* without the claim rule: 2 of 334 */
+    for (int d = 0; d < n; d++) CU_ASSERT(st.device[d].blocks >= total / 5); /* without the claim rule: 2 of 334 */
     double one[2] = {1, 0}, zero[2] = {0, 0}, worst;
     CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, one, A, m, B, k, zero, C, C, m, &worst), 0);
     ooc_host_free(h, A), ooc_host_free(h, B), ooc_host_free(h, C);
     ooc_destroy(h);
+    unsetenv("OOC_HOST_JITTER_US");
 }
 
 /* ---- files: resumed on other devices, the done set, a failing device ---- */
