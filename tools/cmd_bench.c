@@ -746,7 +746,7 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
         res->peers_skipped = env->peers_reason;
     } else {
         char msg[PEER_MSG_LEN];
-        int pst = peer_open(env->device, o->lib.tf32, &x.peers, msg, sizeof msg);
+        int pst = peer_open(&env->device, 1, o->lib.tf32, &x.peers, msg, sizeof msg);
         if (pst != PEER_OK) {
             bench_method_t *mt = bench_new_method(res, BM_SERIAL, "peers");
             mt->status = pst == PEER_FAILED ? BS_ERROR : BS_SKIPPED;
