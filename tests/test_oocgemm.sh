@@ -251,5 +251,34 @@ else
     fail "bench --csv" "$(cat "$tmp/out" "$tmp/err")"
 fi
 
+# bench --devices on the host backend (simulated devices): ours on all of
+# them and on the first alone, the scaling; the floor of several GPUs is n/a
+export OOC_HOST_DEVICES=2
+if "$OOCGEMM" bench -m 300 -n 200 -k 100 --backend host --repeat 1 --devices 0,1 >"$tmp/out" 2>"$tmp/err" &&
+    grep -q '^  ours  .* PASS' "$tmp/out" && grep -q '^  ours, device 0 alone .* PASS' "$tmp/out" &&
+    grep -q '^scaling: ours on devices 0-1 = [0-9.]* x ours on device 0 alone' "$tmp/out" &&
+    grep -q '^floor: n/a' "$tmp/out" && grep -q 'peers skipped' "$tmp/out"; then
+    pass "bench --devices 0,1 --backend host"
+else
+    fail "bench --devices 0,1 --backend host"
+fi
+"$OOCGEMM" bench -m 300 -n 200 -k 100 --backend host --repeat 1 --devices 1,0 --json >"$tmp/out" 2>"$tmp/err"
+json_check "bench --devices 1,0 --json: devices, the first, both ours, scaling" '
+s = o["shapes"][0]
+assert s["devices"] == [1, 0] and s["first_device"] == 1, s["devices"]
+m = [(x["label"], x["on_devices"], x["passed"]) for x in s["methods"]]
+assert m == [("ours", "all", True), ("ours, device 1 alone", "first", True)], m
+assert s["scaling"] > 0 and s["floor_s"] is None and s["floor_note"], s
+d = s["plan"]["devices"]
+assert d == [] or sorted(x["device"] for x in d) == [0, 1], d  # guarded: [] until the library reports devices'
+if "$OOCGEMM" bench -m 200 -n 100 -k 50 --backend host --repeat 1 --devices all --csv >"$tmp/out" 2>"$tmp/err" &&
+    [ "$(head -n 1 "$tmp/out" | tr -cd ',' | wc -c)" -eq "$(sed -n 2p "$tmp/out" | tr -cd ',' | wc -c)" ] &&
+    sed -n 2p "$tmp/out" | grep -q ',all,all,,,[0-9.]*$'; then
+    pass "bench --devices all --csv"
+else
+    fail "bench --devices all --csv"
+fi
+unset OOC_HOST_DEVICES
+
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

@@ -594,40 +594,29 @@ static size_t op_index(ooc_layout_t layout, ooc_op_t op, int64_t ld, int64_t i, 
 /* ------------------------------------------------------------------------ */
 /* The floor of docs/PERFORMANCE.md, shared by run, multiply and bench       */
 
-/*
- * Measure what is not given, on the handle's backend (open it first: call
- * after the multiply): pinned copies of 1 GiB each way (64 MiB on the host
- * backend), and the in-core rate on min(dim, 16384) (1024 on the host).
- * A failed measurement leaves the figure unknown, with a warning unless quiet.
- */
-void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
-                   floor_t *f)
+/* Open the handle's backend if it is not yet (a tiny allocation does it):
+ * is it a GPU's? */
+static int floor_backend_gpu(ooc_handle_t *h)
 {
-    if (strcmp(ooc_backend_name(h), "none") == 0) { /* not open yet: a tiny allocation opens it */
+    if (strcmp(ooc_backend_name(h), "none") == 0) {
         void *p = NULL;
         if (ooc_host_alloc(h, 64, &p) == OOC_SUCCESS) (void)ooc_host_free(h, p);
     }
-    int gpu = strcmp(ooc_backend_name(h), "host") != 0;
-    int64_t cap = gpu ? 16384 : 1024;
-    ooc_status_t st;
+    return strcmp(ooc_backend_name(h), "host") != 0;
+}
+
+/* The in-core rate, unless given, on min(dim, 16384) (1024 on the host
+ * backend); a failure leaves it unknown, with a warning unless quiet. */
+void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                        floor_t *f)
+{
+    int64_t cap = floor_backend_gpu(h) ? 16384 : 1024;
     f->pm = m < cap ? m : cap;
     f->pn = n < cap ? n : cap;
     f->pk = k < cap ? k : cap;
-    if (f->bw_h2d <= 0 || f->bw_d2h <= 0) {
-        double h2d, d2h;
-        st = ooc_measure_bandwidth(h, gpu ? (size_t)1 << 30 : (size_t)64 << 20, &h2d, &d2h);
-        if (st == OOC_SUCCESS) {
-            if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
-            if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
-            f->measured_bw = 1;
-        } else if (!quiet) {
-            fprintf(stderr, "%s: warning: cannot measure bandwidth: %s: %s\n", progname, ooc_status_string(st),
-                    ooc_last_error(h));
-        }
-    }
     if (f->rate <= 0 && f->pm > 0 && f->pn > 0 && f->pk > 0) {
         double rate;
-        st = ooc_measure_gemm_rate(h, t, f->pm, f->pn, f->pk, 3, &rate);
+        ooc_status_t st = ooc_measure_gemm_rate(h, t, f->pm, f->pn, f->pk, 3, &rate);
         if (st == OOC_SUCCESS) {
             f->rate = rate / 1e12;
             f->measured_rate = 1;
@@ -638,7 +627,33 @@ void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t
     }
 }
 
-/* floor = max(T_in, T_out, T_math) for m x n x k (C0 read when with_c0). */
+/*
+ * Measure what is not given, on the handle's backend (open it first: call
+ * after the multiply): pinned copies of 1 GiB each way (64 MiB on the host
+ * backend), and the in-core rate (floor_measure_rate).
+ * A failed measurement leaves the figure unknown, with a warning unless quiet.
+ */
+void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                   floor_t *f)
+{
+    int gpu = floor_backend_gpu(h);
+    if (f->bw_h2d <= 0 || f->bw_d2h <= 0) {
+        double h2d, d2h;
+        ooc_status_t st = ooc_measure_bandwidth(h, gpu ? (size_t)1 << 30 : (size_t)64 << 20, &h2d, &d2h);
+        if (st == OOC_SUCCESS) {
+            if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
+            if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
+            f->measured_bw = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "%s: warning: cannot measure bandwidth: %s: %s\n", progname, ooc_status_string(st),
+                    ooc_last_error(h));
+        }
+    }
+    floor_measure_rate(h, t, m, n, k, quiet, f);
+}
+
+/* floor = max(T_in, T_out, T_bus, T_math) for m x n x k (C0 read when
+ * with_c0); T_bus only when the both-ways bandwidth is known. */
 void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0)
 {
     f->have = f->bw_h2d > 0 && f->bw_d2h > 0 && f->rate > 0;
@@ -648,8 +663,10 @@ void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, i
     double in_elems = (double)m * (double)k + (double)k * (double)n + (with_c0 ? mn : 0.0);
     f->t_in = s * in_elems / (f->bw_h2d * 1e9);
     f->t_out = s * mn / (f->bw_d2h * 1e9);
+    f->t_bus = f->bw_both > 0 ? s * (in_elems + mn) / (f->bw_both * 1e9) : 0.0;
     f->t_math = flops / (f->rate * 1e12);
     f->floor_s = f->t_in > f->t_out ? f->t_in : f->t_out;
+    if (f->t_bus > f->floor_s) f->floor_s = f->t_bus;
     if (f->t_math > f->floor_s) f->floor_s = f->t_math;
 }
 
@@ -661,11 +678,19 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
         fprintf(out, "floor: n/a\n");
         return;
     }
-    char dt = dtype_letter(t);
-    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s (%s); in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s)\n",
-            f->bw_h2d, f->bw_d2h, f->measured_bw ? "measured" : "given", dt - 'a' + 'A', (long long)f->pm,
-            (long long)f->pn, (long long)f->pk, f->rate, f->measured_rate ? "measured" : "given");
-    fprintf(out, "floor: %.3g s (in %.3g, out %.3g, math %.3g)", f->floor_s, f->t_in, f->t_out, f->t_math);
+    char dt = dtype_letter(t), both[48] = "", gpus[32] = "", sum[40] = "";
+    if (f->bw_both > 0) snprintf(both, sizeof both, ", both ways %.1f GB/s", f->bw_both);
+    if (f->ndev > 1) {
+        snprintf(gpus, sizeof gpus, ", %d GPUs at once", f->ndev);
+        snprintf(sum, sizeof sum, ", the sum over %d GPUs", f->ndev);
+    }
+    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s%s (%s%s); in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s%s)\n",
+            f->bw_h2d, f->bw_d2h, both, f->measured_bw ? "measured" : "given", gpus, dt - 'a' + 'A',
+            (long long)f->pm, (long long)f->pn, (long long)f->pk, f->rate, f->measured_rate ? "measured" : "given",
+            sum);
+    fprintf(out, "floor: %.3g s (in %.3g, out %.3g", f->floor_s, f->t_in, f->t_out);
+    if (f->bw_both > 0) fprintf(out, ", bus %.3g", f->t_bus);
+    fprintf(out, ", math %.3g)", f->t_math);
     if (time >= 0) fprintf(out, "  floor/time: %.2f", time > 0 ? f->floor_s / time : INFINITY);
     fputc('\n', out);
 }
@@ -708,9 +733,9 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
     int nd = stats_ndevices(st);
     for (int i = 0; nd > 1 && i < nd; i++) {
         const ooc_device_stats_t *d = &st->device[i];
-        fprintf(out, "  device %d: %lld blocks, H2D %.3g GB, D2H %.3g GB, its last block done at %.3g s",
-                (int)d->device, (long long)d->blocks, (double)d->bytes_h2d / 1e9, (double)d->bytes_d2h / 1e9,
-                d->seconds);
+        fprintf(out, "  device %d: %lld block%s, H2D %.3g GB, D2H %.3g GB, its last block done at %.3g s",
+                (int)d->device, (long long)d->blocks, d->blocks == 1 ? "" : "s", (double)d->bytes_h2d / 1e9,
+                (double)d->bytes_d2h / 1e9, d->seconds);
         if (st->traced) {
             fprintf(out, "; timeline %.3g s, ", d->trace_wall);
             print_busy(out, d->busy_h2d, d->busy_compute, d->busy_d2h, d->busy_read, d->busy_write,

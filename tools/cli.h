@@ -115,11 +115,13 @@ typedef struct {
 
 typedef struct {
     double bw_h2d, bw_d2h; /* GB/s; <= 0 before floor_measure(): measure it */
+    double bw_both;        /* GB/s moved both ways at once (in + out); <= 0: unknown, no T_bus */
     double rate;           /* in-core TFLOP/s; likewise */
+    int ndev;              /* > 1: the figures are those of that many GPUs together */
     int measured_bw, measured_rate;
     int64_t pm, pn, pk;    /* the in-core shape measured */
-    int have;              /* all three figures known: the times below are valid */
-    double t_in, t_out, t_math, floor_s;
+    int have;              /* bandwidths and rate known: the times below are valid */
+    double t_in, t_out, t_bus, t_math, floor_s;
 } floor_t;
 
 /* ------------------------------------------------------------------------ */
@@ -250,6 +252,8 @@ void fill_random(ooc_dtype_t t, void *x, size_t count, uint64_t seed, unsigned w
 void fill_nan(ooc_dtype_t t, void *x, size_t count);
 void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                    floor_t *f);
+void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                        floor_t *f);
 void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
 void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
 void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);

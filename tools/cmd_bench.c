@@ -3,6 +3,8 @@
  * cmd_bench.c: oocgemm bench: on the same host buffers, time ours, the serial
  * loop, cublasXt and in-core cuBLAS (peers.h, peers_cuda.c) against the floor
  * measured in the same run; check each result; report as text, CSV or JSON.
+ * With --devices: ours on the first device alone and on all of them, cublasXt
+ * on all of them, against the floor of the GPUs together.
  */
 #include "config.h"
 
@@ -78,6 +80,7 @@ typedef struct {
     int dim_used;       /* BM_XT: the block dim it ran at */
     int pinning;        /* BM_XT: pinning mode on */
     int64_t block_rows; /* BM_SERIAL, BM_OURS */
+    int first_only;     /* --devices: ran on the first device alone (else on all) */
     int status;         /* BS_* */
     char msg[PEER_MSG_LEN];
     double *times;
@@ -87,13 +90,29 @@ typedef struct {
     double max_err;
 } bench_method_t;
 
+/* What holds for every shape of a run. */
+typedef struct {
+    int peers;                /* run the peers */
+    const char *peers_reason; /* else why not */
+    int cuda;                 /* a GPU backend: the GPUs' copy bandwidth can be measured */
+    int device;               /* the first device: the peers' (and ours' alone with --devices) */
+    int multi;                /* --devices of several: ours alone and on all, cublasXt on all */
+    int ndev;                 /* the devices, the first first (0 with multi: every one, not known) */
+    int devs[OOC_MAX_DEVICES];
+    char gpu[1200];
+} bench_env_t;
+
 /* Everything about one shape, for the text, CSV and JSON reports. */
 typedef struct {
+    const bench_env_t *env;
     bench_shape_t sh;
     run_opts_t o;
-    floor_t fl;       /* R from in-core cuBLAS on the whole shape when it ran, else the probe */
+    floor_t fl;       /* R from in-core cuBLAS on the whole shape when it ran, else the probe;
+                       * with --devices, of all the GPUs together */
     floor_t fl_probe; /* R from the short probe (min(dim, 16384)), for comparison */
     int rate_whole;   /* fl's R is in-core cuBLAS on this very shape */
+    double rate_dev[OOC_MAX_DEVICES]; /* --devices: each device's probe (TFLOP/s), as env->devs */
+    char floor_note[PEER_MSG_LEN + 64]; /* why the floor is n/a, or "" */
     const char *backend;
     ooc_stats_t stats;
     int have_stats;
@@ -101,19 +120,13 @@ typedef struct {
     int nmeth;
     int xt_best; /* index in meth, -1: none */
     double ratio; /* time of cublasXt's best / time of ours; 0: n/a */
+    int ours_one; /* --devices: index in meth of ours on the first device alone; -1: none */
+    double scaling; /* its time / ours' on all the devices; 0: n/a */
     double tol;
     int64_t check_rows; /* 0: no check */
     const char *peers_skipped; /* why the peers did not run, or NULL */
     char error[PEER_MSG_LEN];  /* a failure of the shape as a whole, or "" */
 } bench_result_t;
-
-/* What holds for every shape of a run. */
-typedef struct {
-    int peers;               /* run the peers */
-    const char *peers_reason; /* else why not */
-    int device;
-    char gpu[300];
-} bench_env_t;
 
 static void bench_usage(FILE *f)
 {
@@ -134,7 +147,7 @@ static void bench_usage(FILE *f)
             "                  (as many rows as our plan's blocks): synchronous copy in,\n"
             "                  cuBLAS gemm, synchronous copy out; one stream, no overlap;\n"
             "                  the time includes B's upload\n"
-            "  cublasXt        on this one GPU, at its default block dim (first, on a\n"
+            "  cublasXt        on the same GPU, at its default block dim (first, on a\n"
             "                  fresh handle) and at each block dim of --xt-dims; the time\n"
             "                  is the gemm call alone. Pinned memory: pinning mode off\n"
             "                  (its default). Pageable: pinning mode on at every block\n"
@@ -167,6 +180,25 @@ static void bench_usage(FILE *f)
             "  Targets (PERFORMANCE.md): ours' floor/time >= 0.97 on S1 and S3, >= 0.95\n"
             "  on S2, >= 0.90 on S1p; on every shape no slower than cublasXt's best.\n"
             "\n"
+            "Several GPUs (--devices LIST|all, as in 'oocgemm run'; more than one):\n"
+            "  in the same run, on the same host buffers, for each shape:\n"
+            "  ours            on all the devices (the row 'ours'), then on the first\n"
+            "                  device listed alone ('ours, device F alone')\n"
+            "  cublasXt        on all the devices (cublasXtDeviceSelect), at its default\n"
+            "                  block dim and at each of --xt-dims\n"
+            "  in-core cuBLAS  on the first device\n"
+            "  the serial loop, a one-GPU baseline, is not run.\n"
+            "  The floor is that of the GPUs together (PERFORMANCE.md): pinned copies of\n"
+            "  1 GiB per GPU each way with every GPU copying at once (one stream per GPU\n"
+            "  and direction, best of 3): H2D alone, D2H alone, both ways at once; the\n"
+            "  in-core rate measured on each device and summed (scaled by what in-core\n"
+            "  cuBLAS on the whole shape gave the first over its probe, when it ran):\n"
+            "    floor = max(T_in, T_out, T_bus, T_math), T_bus = (in + out) / both-ways\n"
+            "  Every floor/time is against it. Printed besides: the scaling (ours on the\n"
+            "  first alone over ours on all) and ours / cublasXt best on all of them.\n"
+            "  With --backend host (OOC_HOST_DEVICES=N simulates N devices) ours runs\n"
+            "  both ways; the floor of several GPUs is n/a.\n"
+            "\n"
             "Problem options (given: they replace the named shapes' own values):\n"
             "  --dtype s|d|c|z, --layout col|row, --transa N|T|C, --transb N|T|C,\n"
             "  --alpha X, --beta X, --memory pinned|pageable   as in 'oocgemm run'\n"
@@ -186,9 +218,10 @@ static void bench_usage(FILE *f)
             "  --check-rows N        rows of C checked (default 64); 0: no check\n"
             "\n"
             "Library options for ours (absent: defaults): --backend auto|cublas|host,\n"
-            "  --device N (the peers run there too), --device-mem, --host-mem,\n"
-            "  --block-rows, --ring, --streams, --staging-threads, --tf32 (also for\n"
-            "  the serial loop and in-core cuBLAS; cublasXt has no TF32 mode), as in\n"
+            "  --device N (the peers run there too), --devices LIST|all (above),\n"
+            "  --device-mem, --host-mem, --block-rows, --ring, --streams,\n"
+            "  --staging-threads, --tf32 (also for the serial loop and in-core cuBLAS;\n"
+            "  cublasXt has no TF32 mode), --trace (ours on all the devices), as in\n"
             "  'oocgemm run'.\n"
             "  The peers need a GPU. Without one, bench stops (exit 3) unless given\n"
             "  --backend host: then ours and the floor run on the host backend and the\n"
@@ -200,9 +233,18 @@ static void bench_usage(FILE *f)
             "    ours / cublasXt best = X.XX (cublasXt best block dim D)\n"
             "  i.e. cublasXt's best time over ours (> 1: ours is faster; only results\n"
             "  that passed their check compete), and a summary of all shapes.\n"
+            "  With --devices: the in-core rate of each device, and before that ratio\n"
+            "    scaling: ours on devices L = X.XX x ours on device F alone\n"
+            "  (ours on the first alone over ours on all of them).\n"
             "  --csv                 a header and one row per (shape, method) instead\n"
+            "                        (with --devices: devices, on_devices (all or\n"
+            "                        first), bw_both_gbps, floor_bus_s, scaling)\n"
             "  --json                one JSON document instead: per shape bw, rates,\n"
             "                        floor, plan, methods with times and checks, ratio\n"
+            "                        (with --devices: devices, first_device,\n"
+            "                        incore_per_device_tflops, bw_both_gbps,\n"
+            "                        floor_bus_s, floor_note, scaling, each method's\n"
+            "                        on_devices, the plan's devices)\n"
             "  -q, --quiet           print nothing but errors (and failed checks)\n"
             "  -h, --help            this help\n"
             "\n"
@@ -458,9 +500,15 @@ static void bench_progress_end(const bench_opts_t *bo)
     fflush(stderr);
 }
 
+static double bench_flops(const run_opts_t *o)
+{
+    return (dtype_complex(o->dtype) ? 8.0 : 2.0) * (double)o->m * (double)o->n * (double)o->k;
+}
+
 /* The buffers of one shape and what a method's one run needs. */
 typedef struct {
     const bench_opts_t *bo;
+    const bench_env_t *env;
     bench_result_t *res;
     matrix_t A, B, C;
     const void *alpha, *beta; /* one element of the dtype */
@@ -623,6 +671,106 @@ static void bench_xt(bench_shape_ctx_t *x)
     }
 }
 
+/* A handle with the library options as given (device < 0) or with device
+ * alone (and no trace): *out, also when an option failed (its message is
+ * there; the caller destroys it). */
+static ooc_status_t bench_handle(const lib_opts_t *lib, int device, ooc_handle_t **out)
+{
+    lib_opts_t l = *lib;
+    if (device >= 0) {
+        l.devices = (uint32_t)1 << device;
+        l.devices_given = 1;
+        l.device_given = 0;
+        l.trace = NULL;
+    }
+    *out = NULL;
+    ooc_status_t st = ooc_create(out);
+    if (st == OOC_SUCCESS) st = lib_opts_apply(*out, &l);
+    return st;
+}
+
+/* Ours, as a new method: on a fresh handle (device >= 0: that device
+ * alone), destroyed after so that its buffers leave the device to the
+ * peers, or on the shape's handle h when no peer follows. *stats when it
+ * ran (and res->backend with them). */
+static bench_method_t *bench_ours(bench_shape_ctx_t *x, ooc_handle_t *h, const char *label, int device,
+                                  ooc_stats_t *stats, int *have_stats)
+{
+    bench_result_t *res = x->res;
+    bench_method_t *mt = bench_new_method(res, BM_OURS, label);
+    int fresh = x->env->peers || device >= 0;
+    ooc_handle_t *ho = h;
+    mt->first_only = device >= 0;
+    *have_stats = 0;
+    if (fresh) {
+        ooc_status_t st = bench_handle(&res->o.lib, device, &ho);
+        if (st != OOC_SUCCESS) {
+            mt->status = BS_ERROR;
+            snprintf(mt->msg, sizeof mt->msg, "ooc_create: %s: %s", ooc_status_string(st),
+                     ho ? ooc_last_error(ho) : "");
+            ooc_destroy(ho);
+            return mt;
+        }
+    }
+    x->ours = ho;
+    bench_method(x, mt);
+    *have_stats = mt->status == BS_RAN && ooc_get_stats(ho, stats) == OOC_SUCCESS;
+    if (*have_stats) {
+        mt->block_rows = stats->block_rows;
+        res->backend = ooc_backend_name(ho);
+    }
+    if (fresh) ooc_destroy(ho);
+    x->ours = NULL;
+    return mt;
+}
+
+/* With --devices: the floor of the GPUs together (PERFORMANCE.md): their
+ * pinned copy bandwidth all at once (1 GiB per GPU each way, best of 3), and
+ * the sum of their in-core rates, each probed on its own device. Unknown,
+ * with the reason in res->floor_note, when either cannot be measured. */
+static void bench_floor_multi(bench_shape_ctx_t *x)
+{
+    const bench_env_t *env = x->env;
+    bench_result_t *res = x->res;
+    const run_opts_t *o = &res->o;
+    floor_t *fl = &res->fl;
+    char msg[PEER_MSG_LEN];
+    double h2d = 0, d2h = 0, both = 0, sum = 0;
+    fl->ndev = env->ndev;
+    if (!env->cuda) {
+        snprintf(res->floor_note, sizeof res->floor_note,
+                 "the floor of several GPUs needs their copy bandwidth: none on the host backend");
+        return;
+    }
+    if (peer_bandwidth(env->devs, env->ndev, (size_t)1 << 30, 3, &h2d, &d2h, &both, msg, sizeof msg) != PEER_OK) {
+        snprintf(res->floor_note, sizeof res->floor_note, "the copy bandwidth of the GPUs at once: %s", msg);
+        return;
+    }
+    fl->bw_h2d = h2d / 1e9;
+    fl->bw_d2h = d2h / 1e9;
+    fl->bw_both = both / 1e9;
+    fl->measured_bw = 1;
+    for (int i = 0; i < env->ndev; i++) {
+        floor_t one;
+        ooc_handle_t *hd = NULL;
+        memset(&one, 0, sizeof one);
+        if (bench_handle(&o->lib, env->devs[i], &hd) == OOC_SUCCESS)
+            floor_measure_rate(hd, o->dtype, o->m, o->n, o->k, x->bo->quiet, &one);
+        ooc_destroy(hd);
+        res->rate_dev[i] = one.rate;
+        if (one.rate <= 0) {
+            snprintf(res->floor_note, sizeof res->floor_note, "the in-core rate of device %d: not measured",
+                     env->devs[i]);
+            return;
+        }
+        sum += one.rate;
+        fl->pm = one.pm, fl->pn = one.pn, fl->pk = one.pk;
+    }
+    fl->rate = sum;
+    fl->measured_rate = 1;
+    floor_compute(fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
+}
+
 /* Run every method on one shape into *res. Returns RC_OK, or RC_USAGE for a
  * shape too large to describe (message printed); other failures are kept
  * in res->error. */
@@ -633,9 +781,12 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
     memset(&x, 0, sizeof x);
     memset(res, 0, sizeof *res);
     x.bo = bo;
+    x.env = env;
     x.res = res;
+    res->env = env;
     res->sh = *sh;
     res->xt_best = -1;
+    res->ours_one = -1;
     res->backend = "none";
     run_opts_t *o = &res->o;
     o->m = sh->m, o->n = sh->n, o->k = sh->k;
@@ -661,17 +812,14 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
         usage_error(cmd, "--check-rows %lld: the checked rows of C are too large", (long long)r);
         return RC_USAGE;
     }
-    int nmax = 4 + 2 * (bo->nxt + 2);
+    int nmax = 5 + 2 * (bo->nxt + 2);
     res->meth = calloc((size_t)nmax, sizeof *res->meth);
 
     ooc_handle_t *h = NULL;
-    ooc_status_t st = ooc_create(&h);
+    ooc_status_t st = bench_handle(&o->lib, -1, &h);
     if (st != OOC_SUCCESS || res->meth == NULL) {
-        snprintf(res->error, sizeof res->error, "%s", res->meth ? ooc_status_string(st) : "out of host memory");
-        goto out;
-    }
-    if ((st = lib_opts_apply(h, &o->lib)) != OOC_SUCCESS) {
-        snprintf(res->error, sizeof res->error, "ooc_set: %s: %s", ooc_status_string(st), ooc_last_error(h));
+        snprintf(res->error, sizeof res->error, "%s%s%s", res->meth ? ooc_status_string(st) : "out of host memory",
+                 h && res->meth ? ": " : "", h && res->meth ? ooc_last_error(h) : "");
         goto out;
     }
     bench_progress(bo, "%s: allocating and filling A, B and C", sh->name);
@@ -704,8 +852,12 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
 
     /* the floor, measured on this machine now, before any method */
     bench_progress(bo, "%s: measuring bandwidth and the in-core rate", sh->name);
-    floor_measure(h, o->dtype, o->m, o->n, o->k, bo->quiet, &res->fl);
-    floor_compute(&res->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
+    if (env->multi) {
+        bench_floor_multi(&x);
+    } else {
+        floor_measure(h, o->dtype, o->m, o->n, o->k, bo->quiet, &res->fl);
+        floor_compute(&res->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
+    }
     bench_progress_end(bo);
     res->backend = ooc_backend_name(h);
 
@@ -714,39 +866,22 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
     x.alpha = dtype_double(o->dtype) ? (const void *)alpha : (const void *)alpha_f;
     x.beta = dtype_double(o->dtype) ? (const void *)beta : (const void *)beta_f;
 
-    /* ours, on a fresh handle; it is destroyed before the peers run so that
-     * its buffers leave the device to them */
-    int separate = env->peers;
-    if (separate) {
-        ooc_handle_t *ho = NULL;
-        st = ooc_create(&ho);
-        if (st == OOC_SUCCESS && (st = lib_opts_apply(ho, &o->lib)) != OOC_SUCCESS) {
-            ooc_destroy(ho);
-            ho = NULL;
-        }
-        if (st != OOC_SUCCESS) {
-            snprintf(res->error, sizeof res->error, "ooc_create: %s", ooc_status_string(st));
-            goto out;
-        }
-        x.ours = ho;
-    } else {
-        x.ours = h;
+    /* ours (meth[0]: on all the devices), and with --devices on the first alone */
+    bench_ours(&x, h, "ours", -1, &res->stats, &res->have_stats);
+    if (env->multi) {
+        char label[48];
+        ooc_stats_t one;
+        int have_one;
+        snprintf(label, sizeof label, "ours, device %d alone", env->device);
+        bench_ours(&x, h, label, env->device, &one, &have_one);
+        res->ours_one = res->nmeth - 1;
     }
-    bench_method_t *ours = bench_new_method(res, BM_OURS, "ours");
-    bench_method(&x, ours);
-    res->have_stats = ours->status == BS_RAN && ooc_get_stats(x.ours, &res->stats) == OOC_SUCCESS;
-    if (res->have_stats) {
-        ours->block_rows = res->stats.block_rows;
-        res->backend = ooc_backend_name(x.ours);
-    }
-    if (separate) ooc_destroy(x.ours);
-    x.ours = NULL;
 
     if (!env->peers) {
         res->peers_skipped = env->peers_reason;
     } else {
         char msg[PEER_MSG_LEN];
-        int pst = peer_open(env->device, o->lib.tf32, &x.peers, msg, sizeof msg);
+        int pst = peer_open(env->devs, env->ndev, o->lib.tf32, &x.peers, msg, sizeof msg);
         if (pst != PEER_OK) {
             bench_method_t *mt = bench_new_method(res, BM_SERIAL, "peers");
             mt->status = pst == PEER_FAILED ? BS_ERROR : BS_SKIPPED;
@@ -754,7 +889,7 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
         } else {
             x.g = (peer_gemm_t){o->dtype, o->layout, o->ta, o->tb, o->m, o->n, o->k, x.alpha, x.beta,
                                 x.A.p, x.A.ld, x.B.p, x.B.ld, x.C.p, x.C.ld};
-            if (!bo->no_serial) {
+            if (!bo->no_serial && !env->multi) {
                 int64_t brows = res->have_stats && res->stats.block_rows > 0 ? res->stats.block_rows : 0;
                 char label[48];
                 if (brows > 0) snprintf(label, sizeof label, "serial loop (%lld rows)", (long long)brows);
@@ -765,15 +900,19 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
             }
             if (!bo->no_xt) bench_xt(&x);
             if (!bo->no_incore) {
-                bench_method_t *ic = bench_new_method(res, BM_INCORE, "in-core cuBLAS");
+                char label[48] = "in-core cuBLAS";
+                if (env->multi) snprintf(label, sizeof label, "in-core cuBLAS, device %d", env->device);
+                bench_method_t *ic = bench_new_method(res, BM_INCORE, label);
+                ic->first_only = env->multi;
                 bench_method(&x, ic);
                 /* PERFORMANCE.md's R is in-core cuBLAS on the same shape: when the
                  * whole problem fitted, that run is the rate (a short probe runs
-                 * at boost clocks a long multiply does not hold) */
+                 * at boost clocks a long multiply does not hold); with several
+                 * GPUs each one's probe is scaled as the first's was */
                 if (bench_valid(ic) && ic->best > 0 && res->fl.have) {
-                    double flops = (dtype_complex(o->dtype) ? 8.0 : 2.0) * (double)o->m * (double)o->n * (double)o->k;
+                    double whole = bench_flops(o) / ic->best / 1e12;
                     res->fl_probe = res->fl;
-                    res->fl.rate = flops / ic->best / 1e12;
+                    res->fl.rate = env->multi ? whole * res->fl_probe.rate / res->rate_dev[0] : whole;
                     res->fl.pm = o->m;
                     res->fl.pn = o->n;
                     res->fl.pk = o->k;
@@ -795,6 +934,9 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
     }
     if (res->xt_best >= 0 && res->meth[0].status == BS_RAN && res->meth[0].best > 0)
         res->ratio = res->meth[res->xt_best].best / res->meth[0].best;
+    if (res->ours_one >= 0 && bench_valid(&res->meth[0]) && bench_valid(&res->meth[res->ours_one]) &&
+        res->meth[0].best > 0)
+        res->scaling = res->meth[res->ours_one].best / res->meth[0].best;
 
 out:
     if (x.have_ref) check_ref_free(&x.ref);
@@ -813,11 +955,6 @@ static void bench_result_free(bench_result_t *res)
     free(res->meth);
     res->meth = NULL;
     res->nmeth = 0;
-}
-
-static double bench_flops(const run_opts_t *o)
-{
-    return (dtype_complex(o->dtype) ? 8.0 : 2.0) * (double)o->m * (double)o->n * (double)o->k;
 }
 
 static const char *bench_method_name(int kind)
@@ -846,16 +983,46 @@ static void bench_describe(FILE *f, const bench_result_t *res)
             o->pinned ? "pinned" : "pageable", human_bytes(bytes, b, sizeof b), (long long)o->repeat);
 }
 
+/* The devices of --devices as a list, "0-1" ("all" when not known), or for
+ * people, "devices 0-1" ("every device"). */
+static const char *bench_devices_list(const bench_env_t *env, int people, char *buf, size_t len)
+{
+    uint32_t mask = 0;
+    char list[64];
+    for (int i = 0; i < env->ndev; i++) mask |= (uint32_t)1 << env->devs[i];
+    devices_format(mask, list, sizeof list);
+    if (people) snprintf(buf, len, "%s%s", mask ? "devices " : "every device", mask ? list : "");
+    else snprintf(buf, len, "%s", list);
+    return buf;
+}
+
 static void bench_print_text(FILE *f, const bench_result_t *res)
 {
     const run_opts_t *o = &res->o;
+    const bench_env_t *env = res->env;
+    char devs[80];
+    bench_devices_list(env, 1, devs, sizeof devs);
     bench_describe(f, res);
     if (res->error[0]) {
         fprintf(f, "error: %s\n\n", res->error);
         return;
     }
+    if (env->multi)
+        fprintf(f, "on %s: ours and cublasXt on all of them, the rows naming device %d on it alone; floor/time is "
+                   "against the floor of all of them\n", devs, env->device);
     floor_print(f, &res->fl, o->dtype, -1.0);
-    if (res->rate_whole)
+    if (res->floor_note[0]) fprintf(f, "  (%s)\n", res->floor_note);
+    if (env->multi && res->fl.measured_rate) {
+        fputs("  in-core rate of each device (the probe):", f);
+        for (int i = 0; i < env->ndev; i++) fprintf(f, "%s device %d %.3g", i ? "," : "", env->devs[i], res->rate_dev[i]);
+        fputs(" TFLOP/s\n", f);
+    }
+    if (res->rate_whole && env->multi)
+        fprintf(f, "  (R: in-core cuBLAS on the whole shape ran at %.3g times its probe on device %d; each device's "
+                   "probe so scaled: %.3g TFLOP/s in all; the probes alone gave %.3g TFLOP/s, a floor of %.3g s)\n",
+                res->fl.rate / res->fl_probe.rate, env->device, res->fl.rate, res->fl_probe.rate,
+                res->fl_probe.floor_s);
+    else if (res->rate_whole)
         fprintf(f, "  (R: in-core cuBLAS on the whole shape, %.3g TFLOP/s; the short %lldx%lldx%lld probe gave %.3g "
                    "TFLOP/s, a floor of %.3g s)\n",
                 res->fl.rate, (long long)res->fl_probe.pm, (long long)res->fl_probe.pn, (long long)res->fl_probe.pk,
@@ -879,10 +1046,15 @@ static void bench_print_text(FILE *f, const bench_result_t *res)
                 mt->best > 0 ? flops / mt->best / 1e12 : INFINITY, ratio, check);
     }
     if (res->peers_skipped) fprintf(f, "  peers skipped: %s\n", res->peers_skipped);
+    if (res->scaling > 0)
+        fprintf(f, "scaling: ours on %s = %.2f x ours on device %d alone (%.4g s and %.4g s)\n", devs, res->scaling,
+                env->device, res->meth[0].best, res->meth[res->ours_one].best);
+    else if (env->multi)
+        fprintf(f, "scaling: n/a (ours did not run, or failed its check, on all or on one)\n");
     if (res->ratio > 0)
-        fprintf(f, "ours / cublasXt best = %.2f (cublasXt best block dim %d%s; > 1: ours is faster)\n", res->ratio,
-                res->meth[res->xt_best].dim_used,
-                res->meth[res->xt_best].pinning ? ", pinning on" : "");
+        fprintf(f, "ours / cublasXt best = %.2f (cublasXt best block dim %d%s%s%s; > 1: ours is faster)\n", res->ratio,
+                res->meth[res->xt_best].dim_used, res->meth[res->xt_best].pinning ? ", pinning on" : "",
+                env->multi ? ", both on " : "", env->multi ? devs : "");
     else
         fprintf(f, "ours / cublasXt best = n/a (no cublasXt result)\n");
     if (res->check_rows > 0)
@@ -916,8 +1088,25 @@ static void bench_csv_header(FILE *f)
 {
     fputs("shape,dtype,layout,transa,transb,m,n,k,alpha,beta,memory,backend,bw_h2d_gbps,bw_d2h_gbps,"
           "incore_tflops,floor_s,method,label,block_dim,pinning,block_rows,status,message,best_s,median_s,"
-          "tflops,floor_over_time,check,max_rel_err,tolerance,ours_over_xt_best\n",
+          "tflops,floor_over_time,check,max_rel_err,tolerance,ours_over_xt_best,devices,on_devices,bw_both_gbps,"
+          "floor_bus_s,scaling\n",
           f);
+}
+
+/* The columns of --devices at the end of a row (empty without it), and the
+ * row's end; mt: the method of the row, NULL for a shape's error. */
+static void bench_csv_devices(FILE *f, const bench_result_t *res, const bench_method_t *mt)
+{
+    const bench_env_t *env = res->env;
+    char devs[80];
+    fputc(',', f);
+    if (env->multi) csv_str(f, bench_devices_list(env, 0, devs, sizeof devs));
+    fputc(',', f);
+    if (env->multi && mt) fprintf(f, "%s", mt->first_only ? "first" : "all");
+    csv_num(f, res->fl.bw_both, res->fl.have && res->fl.bw_both > 0);
+    csv_num(f, res->fl.t_bus, res->fl.have && res->fl.bw_both > 0);
+    csv_num(f, res->scaling, res->scaling > 0);
+    fputc('\n', f);
 }
 
 static void bench_print_csv(FILE *f, const bench_result_t *res)
@@ -939,7 +1128,8 @@ static void bench_print_csv(FILE *f, const bench_result_t *res)
         if (mt == NULL) {
             fputs(",,,,,,error,", f);
             csv_str(f, res->error);
-            fputs(",,,,,,,,\n", f);
+            fputs(",,,,,,,,", f);
+            bench_csv_devices(f, res, NULL);
             continue;
         }
         fprintf(f, ",%s,", bench_method_name(mt->kind));
@@ -960,8 +1150,29 @@ static void bench_print_csv(FILE *f, const bench_result_t *res)
         csv_num(f, mt->max_err, mt->checked);
         csv_num(f, res->tol, mt->checked);
         csv_num(f, res->ratio, res->ratio > 0);
-        fputc('\n', f);
+        bench_csv_devices(f, res, mt);
     }
+}
+
+/* --devices in a shape's JSON: "devices" (the list, the first first; [] for
+ * every device when not known; null without --devices), "first_device", and
+ * "incore_per_device_tflops" (each one's probe, or null). */
+static void bench_json_devices(FILE *f, const bench_result_t *res)
+{
+    const bench_env_t *env = res->env;
+    if (!env->multi) {
+        fputs(",\"devices\":null,\"first_device\":null,\"incore_per_device_tflops\":null", f);
+        return;
+    }
+    fputs(",\"devices\":[", f);
+    for (int i = 0; i < env->ndev; i++) fprintf(f, "%s%d", i ? "," : "", env->devs[i]);
+    fprintf(f, "],\"first_device\":%d,\"incore_per_device_tflops\":", env->device);
+    if (!res->fl.measured_rate) {
+        fputs("null", f);
+        return;
+    }
+    for (int i = 0; i < env->ndev; i++) fprintf(f, "%c%.9g", i ? ',' : '[', res->rate_dev[i]);
+    fputc(']', f);
 }
 
 static void bench_print_json(FILE *f, const bench_result_t *res)
@@ -989,6 +1200,11 @@ static void bench_print_json(FILE *f, const bench_result_t *res)
     json_num(f, "floor_in_s", fl->t_in, have);
     json_num(f, "floor_out_s", fl->t_out, have);
     json_num(f, "floor_math_s", fl->t_math, have);
+    json_num(f, "bw_both_gbps", fl->bw_both, have && fl->bw_both > 0);
+    json_num(f, "floor_bus_s", fl->t_bus, have && fl->bw_both > 0);
+    fputs(",\"floor_note\":", f);
+    json_str(f, res->floor_note[0] ? res->floor_note : NULL);
+    bench_json_devices(f, res);
     json_num(f, "target_floor_over_time", res->sh.target, res->sh.target > 0);
     fprintf(f, ",\"check_rows\":%lld", (long long)res->check_rows);
     json_num(f, "check_tolerance", res->tol, res->check_rows > 0);
@@ -997,13 +1213,17 @@ static void bench_print_json(FILE *f, const bench_result_t *res)
                 ",\"plan\":{\"block_rows\":%lld,\"panel_cols\":%lld,\"panel_depth\":%lld,\"blocks\":%lld,"
                 "\"panels\":%lld,\"ring_depth\":%d,\"streams\":%d,\"staged_a\":%d,\"staged_c\":%d,"
                 "\"device_bytes\":%" PRIu64 ",\"host_bytes\":%" PRIu64 ",\"bytes_h2d\":%" PRIu64
-                ",\"bytes_d2h\":%" PRIu64 "}",
+                ",\"bytes_d2h\":%" PRIu64,
                 (long long)res->stats.block_rows, (long long)res->stats.panel_cols, (long long)res->stats.panel_depth,
                 (long long)res->stats.blocks, (long long)res->stats.panels, (int)res->stats.ring_depth,
                 (int)res->stats.streams, (int)res->stats.staged_a, (int)res->stats.staged_c,
                 res->stats.device_bytes, res->stats.host_bytes, res->stats.bytes_h2d, res->stats.bytes_d2h);
-    else
+    if (res->have_stats) {
+        json_devices(f, &res->stats);
+        fputc('}', f);
+    } else {
         fputs(",\"plan\":null", f);
+    }
     fputs(",\"peers_skipped\":", f);
     json_str(f, res->peers_skipped);
     fputs(",\"methods\":[", f);
@@ -1016,6 +1236,7 @@ static void bench_print_json(FILE *f, const bench_result_t *res)
             fprintf(f, ",\"block_dim\":%d,\"default_block_dim\":%s,\"pinning\":%s", mt->dim_used,
                     mt->block_dim == 0 ? "true" : "false", mt->pinning ? "true" : "false");
         if (mt->block_rows > 0) fprintf(f, ",\"block_rows\":%lld", (long long)mt->block_rows);
+        if (res->env->multi) fprintf(f, ",\"on_devices\":\"%s\"", mt->first_only ? "first" : "all");
         fprintf(f, ",\"status\":\"%s\",\"message\":", bench_status_name(mt->status));
         json_str(f, mt->status == BS_RAN ? NULL : mt->msg);
         fputs(",\"times_s\":[", f);
@@ -1039,18 +1260,22 @@ static void bench_print_json(FILE *f, const bench_result_t *res)
         fputs(",\"cublasxt_best\":null", f);
     }
     json_num(f, "ours_over_cublasxt_best", res->ratio, res->ratio > 0);
+    json_num(f, "scaling", res->scaling, res->scaling > 0);
     fputc('}', f);
 }
 
 /* One line per shape: ours' floor/time against its target, and against cublasXt. */
 static void bench_print_summary(FILE *f, const bench_result_t *all, int n)
 {
-    fprintf(f, "summary (ours / cublasXt best: cublasXt's best time over ours, > 1: ours is faster)\n");
-    fprintf(f, "  %-8s %-10s %-16s %-22s %s\n", "shape", "ours s", "ours floor/time", "target", "ours / cublasXt best");
+    int multi = n > 0 && all[0].env->multi;
+    fprintf(f, "summary (ours / cublasXt best: cublasXt's best time over ours, > 1: ours is faster%s)\n",
+            multi ? "; scaling: ours on the first device alone over ours on all" : "");
+    fprintf(f, "  %-8s %-10s %-16s %-22s %-*s%s\n", "shape", "ours s", "ours floor/time", "target", multi ? 22 : 0,
+            "ours / cublasXt best", multi ? " scaling" : "");
     for (int i = 0; i < n; i++) {
         const bench_result_t *r = &all[i];
         const bench_method_t *ours = r->nmeth > 0 ? &r->meth[0] : NULL;
-        char t[16] = "-", ft[16] = "n/a", tg[32] = "-", xr[32] = "n/a";
+        char t[16] = "-", ft[16] = "n/a", tg[32] = "-", xr[32] = "n/a", sc[16] = " n/a";
         int ran = ours && ours->status == BS_RAN;
         if (ran) snprintf(t, sizeof t, "%.4g", ours->best);
         double q = ran && r->fl.have && ours->best > 0 ? r->fl.floor_s / ours->best : 0;
@@ -1059,8 +1284,40 @@ static void bench_print_summary(FILE *f, const bench_result_t *all, int n)
             snprintf(tg, sizeof tg, ">= %.2f %s", r->sh.target, q >= r->sh.target ? "met" : "MISSED");
         if (r->ratio > 0) snprintf(xr, sizeof xr, "%.2f%s", r->ratio, r->ratio >= 1.0 ? "" : " (slower)");
         if (r->error[0]) snprintf(xr, sizeof xr, "error");
-        fprintf(f, "  %-8s %-10s %-16s %-22s %s\n", r->sh.name, t, ft, tg, xr);
+        if (r->scaling > 0) snprintf(sc, sizeof sc, " %.2f", r->scaling);
+        fprintf(f, "  %-8s %-10s %-16s %-22s %-*s%s\n", r->sh.name, t, ft, tg, multi ? 22 : 0, xr, multi ? sc : "");
     }
+}
+
+/*
+ * The devices of the run into env: the first (the peers' one, ours' alone
+ * with --devices) and, with --devices, all of them, the first listed first
+ * (multi when more than one). count: the GPUs visible, or 0 on the host
+ * backend: the list as given (for 'all': every simulated device, not known,
+ * ndev 0). RC_OK, or RC_RUNTIME (message printed) for a device not there.
+ */
+static int bench_env_devices(const lib_opts_t *lib, int count, bench_env_t *env)
+{
+    uint32_t mask = lib->devices;
+    env->ndev = 1;
+    if (!lib->devices_given) {
+        env->devs[0] = env->device = (int)lib->device;
+        return RC_OK;
+    }
+    if (mask == 0 && count > 0) mask = count >= OOC_MAX_DEVICES ? UINT32_C(0xffff) : ((uint32_t)1 << count) - 1;
+    env->device = lib->devices_first >= 0 ? lib->devices_first : mask ? __builtin_ctz(mask) : 0;
+    env->devs[0] = env->device;
+    for (int d = 0; d < OOC_MAX_DEVICES; d++)
+        if ((mask >> d & 1) && d != env->device) env->devs[env->ndev++] = d;
+    for (int i = 0; count > 0 && i < env->ndev; i++)
+        if (env->devs[i] >= count) {
+            char b[64];
+            return fail(RC_RUNTIME, "bench: --devices %s: there is no device %d (%d visible)",
+                        devices_format(lib->devices, b, sizeof b), env->devs[i], count);
+        }
+    env->multi = mask == 0 || env->ndev > 1;
+    if (mask == 0) env->ndev = 0;
+    return RC_OK;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -1080,10 +1337,8 @@ int cmd_bench(int argc, char **argv)
     /* a GPU for the peers? */
     bench_env_t env;
     memset(&env, 0, sizeof env);
-    env.device = (int)bo->lib.device;
     ooc_handle_t *probe = NULL;
-    ooc_status_t st = ooc_create(&probe);
-    if (st == OOC_SUCCESS) st = lib_opts_apply(probe, &bo->lib);
+    ooc_status_t st = bench_handle(&bo->lib, -1, &probe);
     int count = 0;
     if (st == OOC_SUCCESS) st = ooc_device_count(probe, &count);
     if (st != OOC_SUCCESS) {
@@ -1092,21 +1347,31 @@ int cmd_bench(int argc, char **argv)
         free(bo);
         return rc;
     }
-    if (bo->lib.backend == OOC_BACKEND_HOST) {
-        env.peers_reason = "backend host: the peers (serial loop, cublasXt, in-core cuBLAS) need a GPU";
-    } else if (count == 0) {
+    env.cuda = bo->lib.backend != OOC_BACKEND_HOST;
+    if (env.cuda && count == 0) {
         ooc_destroy(probe);
         free(bo);
         return fail(RC_RUNTIME,
                     "bench: no GPU found: the peers (serial loop, cublasXt, in-core cuBLAS) need one; "
                     "with --backend host, ours and the floor run on the CPU without them");
-    } else if (bo->no_serial && bo->no_xt && bo->no_incore) {
-        env.peers_reason = "--no-serial --no-xt --no-incore";
+    }
+    if ((rc = bench_env_devices(&bo->lib, env.cuda ? count : 0, &env)) != RC_OK) {
+        ooc_destroy(probe);
+        free(bo);
+        return rc;
+    }
+    if (!env.cuda) {
+        env.peers_reason = "backend host: the peers (serial loop, cublasXt, in-core cuBLAS) need a GPU";
+    } else if ((bo->no_serial || env.multi) && bo->no_xt && bo->no_incore) {
+        env.peers_reason = env.multi ? "--no-xt --no-incore" : "--no-serial --no-xt --no-incore";
     } else {
         env.peers = 1;
+    }
+    for (int i = 0; env.cuda && i < env.ndev; i++) {
         ooc_device_info_t di;
-        if (ooc_device_info(probe, env.device, &di) == OOC_SUCCESS)
-            snprintf(env.gpu, sizeof env.gpu, "GPU %d: %s", env.device, di.name);
+        size_t at = strlen(env.gpu);
+        if (ooc_device_info(probe, env.devs[i], &di) == OOC_SUCCESS)
+            snprintf(env.gpu + at, sizeof env.gpu - at, "%sGPU %d: %s", i ? "; " : "", env.devs[i], di.name);
     }
     ooc_destroy(probe);
 

@@ -5,10 +5,12 @@
  *   peer_serial    the serial loop: op(B) uploaded whole, then for each row
  *                  block of op(A): synchronous copy in, cuBLAS gemm,
  *                  synchronous copy out; one stream, no overlap
- *   peer_cublasxt  cublasXt's gemm on one GPU at a block dim (0: its default),
- *                  pinning mode off or on
+ *   peer_cublasxt  cublasXt's gemm on the context's GPUs (one or several) at a
+ *                  block dim (0: its default), pinning mode off or on
  *   peer_incore    cuBLAS on operands held whole in device memory (when they
  *                  fit): the multiply alone, timed with CUDA events
+ * and, for the floor of several GPUs, peer_bandwidth: the pinned copy
+ * bandwidth of GPUs all copying at once.
  *
  * Implemented in peers_cuda.c (plain C calling the CUDA runtime, cuBLAS and
  * cublasXt); without CUDA (HAVE_CUDA undefined) every function is a stub
@@ -58,14 +60,17 @@ typedef struct {
     int64_t ldc;
 } peer_gemm_t;
 
-/** Per-shape state: the device, a cuBLAS handle, a cublasXt handle (made at the first use). */
+/** Per-shape state: the devices, a cuBLAS handle on the first, a cublasXt
+ * handle on all of them (made at the first use). */
 typedef struct peer_ctx_s peer_ctx_t;
 
 #ifdef HAVE_CUDA
 
-/** Open a context on CUDA device @p device; @p tf32 allows TF32 in the cuBLAS
- * multiplies of peer_serial and peer_incore (cublasXt has no math mode). */
-int peer_open(int device, int tf32, peer_ctx_t **ctx, char *msg, size_t len);
+/** Open a context on the CUDA devices @p devices[0..ndevices) (1 to
+ * OOC_MAX_DEVICES): peer_serial and peer_incore run on the first, cublasXt on
+ * all of them; @p tf32 allows TF32 in the cuBLAS multiplies of peer_serial and
+ * peer_incore (cublasXt has no math mode). */
+int peer_open(const int *devices, int ndevices, int tf32, peer_ctx_t **ctx, char *msg, size_t len);
 
 /** Release the context and its handles (NULL is ignored). */
 void peer_close(peer_ctx_t *ctx);
@@ -93,6 +98,14 @@ int peer_cublasxt_default_dim(const peer_ctx_t *ctx);
  * do not fit. */
 int peer_incore(peer_ctx_t *ctx, const peer_gemm_t *g, int reps, double *times, char *msg, size_t len);
 
+/** Pinned copy bandwidth of the GPUs @p devices[0..ndevices) all copying at
+ * once, one stream per GPU and direction, @p bytes per GPU each way, best of
+ * @p reps: host to device (*h2d), device to host (*d2h), and both directions
+ * at once (*both: the bytes of both directions over the time), in bytes per
+ * second. Allocates and frees its own buffers (2 x @p bytes pinned per GPU). */
+int peer_bandwidth(const int *devices, int ndevices, size_t bytes, int reps, double *h2d, double *d2h, double *both,
+                   char *msg, size_t len);
+
 #else /* !HAVE_CUDA: stubs */
 
 static inline int peer_unavailable(char *msg, size_t len)
@@ -100,9 +113,9 @@ static inline int peer_unavailable(char *msg, size_t len)
     if (msg && len) snprintf(msg, len, "not available: built without CUDA");
     return PEER_UNAVAILABLE;
 }
-static inline int peer_open(int device, int tf32, peer_ctx_t **ctx, char *msg, size_t len)
+static inline int peer_open(const int *devices, int ndevices, int tf32, peer_ctx_t **ctx, char *msg, size_t len)
 {
-    (void)device, (void)tf32;
+    (void)devices, (void)ndevices, (void)tf32;
     if (ctx) *ctx = NULL;
     return peer_unavailable(msg, len);
 }
@@ -128,6 +141,12 @@ static inline int peer_incore(peer_ctx_t *ctx, const peer_gemm_t *g, int reps, d
                               size_t len)
 {
     (void)ctx, (void)g, (void)reps, (void)times;
+    return peer_unavailable(msg, len);
+}
+static inline int peer_bandwidth(const int *devices, int ndevices, size_t bytes, int reps, double *h2d,
+                                 double *d2h, double *both, char *msg, size_t len)
+{
+    (void)devices, (void)ndevices, (void)bytes, (void)reps, (void)h2d, (void)d2h, (void)both;
     return peer_unavailable(msg, len);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * peers_cuda.c: the methods `oocgemm bench` times beside libooc_gemm (see
- * peers.h): the serial loop, cublasXt and in-core cuBLAS, in plain C over the
- * CUDA runtime, cuBLAS and cublasXt.
+ * peers.h): the serial loop, cublasXt and in-core cuBLAS, and the pinned copy
+ * bandwidth of several GPUs at once, in plain C over the CUDA runtime, cuBLAS
+ * and cublasXt.
  *
  * Every problem is first put in column-major form: a row-major C = op(A) op(B)
  * is the column-major C^T = op(B)^T op(A)^T with the same ops (A stored
@@ -27,7 +28,8 @@
 #include "peers.h"
 
 struct peer_ctx_s {
-    int device, tf32;
+    int device, tf32;                /* device: the first of devices[] */
+    int devices[OOC_MAX_DEVICES], ndevices;
     cublasHandle_t blas;
     cublasXtHandle_t xt; /* made at the first peer_cublasxt() */
     int xt_default_dim;  /* what cublasXtGetBlockDim said on the fresh handle */
@@ -212,18 +214,24 @@ static int too_large(char *msg, size_t len, const char *what, int64_t v)
 /* ------------------------------------------------------------------------ */
 /* Context                                                                   */
 
-int peer_open(int device, int tf32, peer_ctx_t **out, char *msg, size_t len)
+int peer_open(const int *devices, int ndevices, int tf32, peer_ctx_t **out, char *msg, size_t len)
 {
     int rc = PEER_OK;
     *out = NULL;
+    if (ndevices < 1 || ndevices > OOC_MAX_DEVICES) {
+        snprintf(msg, len, "peer_open: %d devices (1 to %d)", ndevices, OOC_MAX_DEVICES);
+        return PEER_UNSUPPORTED;
+    }
     peer_ctx_t *ctx = calloc(1, sizeof *ctx);
     if (ctx == NULL) {
         snprintf(msg, len, "calloc: out of host memory");
         return PEER_FAILED;
     }
-    ctx->device = device;
+    memcpy(ctx->devices, devices, (size_t)ndevices * sizeof *devices);
+    ctx->ndevices = ndevices;
+    ctx->device = devices[0];
     ctx->tf32 = tf32;
-    CU("cudaSetDevice", cudaSetDevice(device));
+    CU("cudaSetDevice", cudaSetDevice(ctx->device));
     CB("cublasCreate", cublasCreate(&ctx->blas));
     if (tf32) CB("cublasSetMathMode", cublasSetMathMode(ctx->blas, CUBLAS_TF32_TENSOR_OP_MATH));
     *out = ctx;
@@ -324,10 +332,9 @@ static int xt_ensure(peer_ctx_t *ctx, char *msg, size_t len)
 {
     int rc = PEER_OK;
     if (ctx->xt) return PEER_OK;
-    int dev[1] = {ctx->device};
     cublasXtPinnedMemMode_t mode = CUBLASXT_PINNING_DISABLED;
     CB("cublasXtCreate", cublasXtCreate(&ctx->xt));
-    CB("cublasXtDeviceSelect", cublasXtDeviceSelect(ctx->xt, 1, dev));
+    CB("cublasXtDeviceSelect", cublasXtDeviceSelect(ctx->xt, ctx->ndevices, ctx->devices));
     CB("cublasXtGetBlockDim", cublasXtGetBlockDim(ctx->xt, &ctx->xt_default_dim));
     CB("cublasXtGetPinningMemMode", cublasXtGetPinningMemMode(ctx->xt, &mode));
     ctx->xt_dim = ctx->xt_default_dim;
@@ -340,6 +347,17 @@ out:
 }
 
 int peer_cublasxt_default_dim(const peer_ctx_t *ctx) { return ctx ? ctx->xt_default_dim : 0; }
+
+/* Wait for every device of the context; the first is current after. */
+static cudaError_t sync_devices(const peer_ctx_t *ctx)
+{
+    for (int i = ctx->ndevices - 1; i >= 0; i--) {
+        cudaError_t e = cudaSetDevice(ctx->devices[i]);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
 
 int peer_cublasxt(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinning, double *seconds,
                   char *msg, size_t len)
@@ -361,8 +379,7 @@ int peer_cublasxt(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinn
     to_colmajor(g, &p);
     size_t m = (size_t)p.m, n = (size_t)p.n, k = (size_t)p.k;
     size_t lda = (size_t)p.lda, ldb = (size_t)p.ldb, ldc = (size_t)p.ldc;
-    CU("cudaSetDevice", cudaSetDevice(ctx->device));
-    CU("cudaDeviceSynchronize", cudaDeviceSynchronize());
+    CU("cudaDeviceSynchronize", sync_devices(ctx));
     cublasStatus_t s = CUBLAS_STATUS_INVALID_VALUE;
     const char *name = "cublasXt?gemm";
     double t0 = wall();
@@ -390,7 +407,7 @@ int peer_cublasxt(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinn
     }
     double t1 = wall();
     if (s != CUBLAS_STATUS_SUCCESS) return blas_fail(msg, len, name, s);
-    CU("cudaDeviceSynchronize (after cublasXt)", cudaDeviceSynchronize());
+    CU("cudaDeviceSynchronize (after cublasXt)", sync_devices(ctx));
     *seconds = t1 - t0;
     return PEER_OK;
 out:
@@ -454,6 +471,70 @@ out:
     cudaFree(dC);
     cudaFree(dB);
     cudaFree(dA);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The pinned copy bandwidth of several GPUs at once                         */
+
+/* One GPU's buffers and streams of peer_bandwidth(). */
+typedef struct {
+    void *host_in, *host_out, *dev_in, *dev_out;
+    cudaStream_t in, out;
+} bw_gpu_t;
+
+int peer_bandwidth(const int *devices, int ndevices, size_t bytes, int reps, double *h2d, double *d2h, double *both,
+                   char *msg, size_t len)
+{
+    int rc = PEER_OK, n = ndevices;
+    bw_gpu_t g[OOC_MAX_DEVICES];
+    double best[3] = {0, 0, 0}; /* H2D, D2H, both at once */
+    if (n < 1 || n > OOC_MAX_DEVICES || bytes == 0 || reps < 1) {
+        snprintf(msg, len, "peer_bandwidth: %d devices, %zu bytes, %d repeats", n, bytes, reps);
+        return PEER_UNSUPPORTED;
+    }
+    memset(g, 0, sizeof g);
+    for (int i = 0; i < n; i++) {
+        CU("cudaSetDevice", cudaSetDevice(devices[i]));
+        CU("cudaMallocHost (copy source)", cudaMallocHost(&g[i].host_in, bytes));
+        CU("cudaMallocHost (copy target)", cudaMallocHost(&g[i].host_out, bytes));
+        CU("cudaMalloc (copy target)", cudaMalloc(&g[i].dev_in, bytes));
+        CU("cudaMalloc (copy source)", cudaMalloc(&g[i].dev_out, bytes));
+        CU("cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&g[i].in, cudaStreamNonBlocking));
+        CU("cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&g[i].out, cudaStreamNonBlocking));
+    }
+    for (int rep = 0; rep < reps; rep++)
+        for (int mode = 0; mode < 3; mode++) {
+            double t0 = wall();
+            for (int i = 0; i < n; i++) { /* every copy queued before any is waited for */
+                CU("cudaSetDevice", cudaSetDevice(devices[i]));
+                if (mode != 1)
+                    CU("cudaMemcpyAsync (H2D)",
+                       cudaMemcpyAsync(g[i].dev_in, g[i].host_in, bytes, cudaMemcpyHostToDevice, g[i].in));
+                if (mode != 0)
+                    CU("cudaMemcpyAsync (D2H)",
+                       cudaMemcpyAsync(g[i].host_out, g[i].dev_out, bytes, cudaMemcpyDeviceToHost, g[i].out));
+            }
+            for (int i = 0; i < n; i++) {
+                CU("cudaStreamSynchronize", cudaStreamSynchronize(g[i].in));
+                CU("cudaStreamSynchronize", cudaStreamSynchronize(g[i].out));
+            }
+            double dt = wall() - t0, moved = (double)bytes * n * (mode == 2 ? 2 : 1);
+            if (dt > 0 && moved / dt > best[mode]) best[mode] = moved / dt;
+        }
+    *h2d = best[0];
+    *d2h = best[1];
+    *both = best[2];
+out:
+    for (int i = n - 1; i >= 0; i--) {
+        if (cudaSetDevice(devices[i]) != cudaSuccess) continue;
+        if (g[i].out) cudaStreamDestroy(g[i].out);
+        if (g[i].in) cudaStreamDestroy(g[i].in);
+        cudaFree(g[i].dev_out);
+        cudaFree(g[i].dev_in);
+        cudaFreeHost(g[i].host_out);
+        cudaFreeHost(g[i].host_in);
+    }
     return rc;
 }
 
