@@ -367,14 +367,15 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
         fixed.tail = have.head.tail;
         fixed.b_chunks = have.head.b_chunks;
         fixed.lead = have.head.lead;
+        fixed.tail_rep = have.head.tail_rep;
         st = ooc_api_plan(h, &p, &fixed, &plan);
         if (st == OOC_ERR_INTERNAL) {
             ooc_err_clear(err);
             st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath,
-                              "journal %s: its plan (swap %d, %" PRId64 " x %" PRId64 " x %" PRId64 " blocks, tail %d, %d "
+                              "journal %s: its plan (swap %d, %" PRId64 " x %" PRId64 " x %" PRId64 " blocks, tail %d x %d, %d "
                               "chunks, lead %d) is not a valid plan for this job",
                               jpath, have.head.swap, have.head.mb, have.head.nb, have.head.kb, have.head.tail,
-                              have.head.b_chunks, have.head.lead);
+                              have.head.tail_rep, have.head.b_chunks, have.head.lead);
         }
         if (st == OOC_SUCCESS && plan.m_blocks * plan.n_panels * plan.k_panels != have.head.total)
             st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64,
@@ -416,6 +417,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
         want.tail = plan.tail;
         want.b_chunks = plan.b_chunks;
         want.lead = plan.lead;
+        want.tail_rep = plan.tail_rep;
         want.total = x.total;
         /* with several row panels C is read back: a block torn by a kill
          * would be added twice, so such jobs restart from scratch */

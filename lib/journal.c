@@ -5,7 +5,7 @@
  *
  *   oocgemm-journal 2
  *   job <identity>
- *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
  *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
@@ -57,10 +57,12 @@ static uint64_t record_hash(uint64_t digest, const char *text) { return ooc_jour
 /* The header's text (magic, job and plan lines) into buf; its length, or -1. */
 static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
 {
-    /* " lead=N" ends the plan line only when N > 1: journals of one device
-     * read the same as before it existed */
-    char lead[24] = "";
-    if (h->lead > 1) snprintf(lead, sizeof lead, " lead=%d", h->lead);
+    /* " lead=N" and " rep=R" end the plan line only when N, R > 1: journals
+     * of one device read the same as before they existed */
+    char lead[48] = "";
+    int at = 0;
+    if (h->lead > 1) at = snprintf(lead, sizeof lead, " lead=%d", h->lead);
+    if (h->tail_rep > 1) snprintf(lead + at, sizeof lead - (size_t)at, " rep=%d", h->tail_rep);
     int n = snprintf(buf, cap,
                      MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
                            " resumable=%d out=%" PRIu64 ":%" PRIu64 "%s\n",
@@ -139,7 +141,10 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     const char *lead = ok ? strstr(line, " lead=") : NULL;
     h->lead = 1;
     if (lead && sscanf(lead, " lead=%d", &h->lead) != 1) ok = 0;
-    ok = ok && h->lead >= 1 && h->lead <= h->total && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
+    const char *rep = ok ? strstr(line, " rep=") : NULL;
+    h->tail_rep = 1;
+    if (rep && sscanf(rep, " rep=%d", &h->tail_rep) != 1) ok = 0;
+    ok = ok && h->lead >= 1 && h->lead <= h->total && h->tail_rep >= 1 && h->tail_rep <= 16 && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
          h->tail <= 6 && h->b_chunks >= 1 && h->b_chunks <= 8 && h->total >= 1 &&
          h->total <= OOC_JOURNAL_MAX_BLOCKS && (h->resumable == 0 || h->resumable == 1);
     /* the header exactly as the writer formats it, and its checksum */

@@ -20,7 +20,7 @@
 #define MAX_AUTO_BLOCK_ROWS 8192
 #define TARGET_BLOCKS 32     /* blocks per panel: fill/drain cost ~ 2/TARGET_BLOCKS */
 #define TAIL_STEPS 3         /* the last blocks: mb/2, mb/4, mb/8 */
-#define TAIL_STEPS_SHARED 6  /* with several devices: mb/2 .. mb/64 */
+#define TAIL_STEPS_SHARED 4  /* with several devices: mb/2 .. mb/16, each once per device */
 #define B_CHUNK_MIN ((uint64_t)32 << 20) /* op(B) panels smaller than this go up in one piece */
 
 typedef struct {
@@ -30,6 +30,7 @@ typedef struct {
     uint64_t dev_budget, host_budget;
     int tail, b_chunks; /* as requested (0: choose) */
     int lead;           /* blocks per panel multiplied chunk by chunk (before clamping to the blocks) */
+    int tail_rep;       /* blocks of each tail size: 0 choose (one per device), else that many */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -151,12 +152,13 @@ static uint64_t traffic(const ctx_t *c, int64_t nb, int64_t kb)
     return mulu(c->e, addu(addu(mulu(np, mulu(m, k)), mulu(k, n)), c_moves));
 }
 
-/* Rows of the first j blocks of a tail after blocks of mb rows: mb/2 + mb/4
- * + ... + mb/2^j, each halving rounded down (so exact for any mb). */
-static int64_t tail_rows(int64_t mb, int j)
+/* Rows of the first j blocks of a tail after blocks of mb rows, `rep` blocks
+ * of each size: rep x mb/2, then rep x mb/4, ..., each halving rounded down
+ * (so exact for any mb). */
+static int64_t tail_rows(int64_t mb, int rep, int64_t j)
 {
     int64_t r = 0;
-    for (int i = 1; i <= j; i++) r += mb >> i;
+    for (int64_t i = 0; i < j; i++) r += mb >> (i / rep + 1);
     return r;
 }
 
@@ -185,13 +187,19 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     p->host_bytes = r.host;
     p->traffic_bytes = traffic(c, nb, kb);
     /* a shrinking tail shortens the drain (the last copy-out); only when the
-     * blocks stay large and there are enough of them */
-    /* several devices: a longer tail, so that the blocks the devices take
-     * last are small and they finish together */
+     * blocks stay large and there are enough of them. Several devices: each
+     * size once per device, so that the last blocks every device takes are
+     * of one size and small, and they finish together (a device holds up to
+     * two blocks when the queue runs dry: pipeline.c's claim rule); when
+     * the rows are too few for that, one of each size. */
+    int rep = c->tail_rep ? c->tail_rep : c->lead;
+    if (rep < 1 || rep > OOC_PLAN_MAX_TAIL_REP || m < (2 + 2 * (int64_t)rep) * mb) rep = 1;
     int t = c->tail ? c->tail - 1 : c->lead > 1 ? TAIL_STEPS_SHARED : TAIL_STEPS;
     while (t > 0 && ((mb >> t) < 32 || m < 4 * mb)) t--;
     p->tail = t;
-    p->m_blocks = t ? ceil_div(m - tail_rows(mb, t), mb) + t : ceil_div(m, mb);
+    p->tail_rep = t ? rep : 1;
+    p->m_blocks = t ? ceil_div(m - tail_rows(mb, p->tail_rep, (int64_t)t * p->tail_rep), mb) + (int64_t)t * p->tail_rep
+                    : ceil_div(m, mb);
     /* op(B) in chunks, so that the first block starts on the first chunk */
     int64_t lines = min64(kb, nb); /* lines of the panel, whichever way it is stored */
     int q = c->b_chunks ? c->b_chunks : (r.b >= B_CHUNK_MIN ? OOC_MAX_B_CHUNKS : 1);
@@ -203,15 +211,16 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
 
 void ooc_plan_block(const ooc_plan_t *p, int64_t i, int64_t *r0, int64_t *r1)
 {
-    int64_t body = p->m - tail_rows(p->mb, p->tail), body_blocks = p->m_blocks - p->tail;
+    int64_t nt = (int64_t)p->tail * p->tail_rep;
+    int64_t body = p->m - tail_rows(p->mb, p->tail_rep, nt), body_blocks = p->m_blocks - nt;
     if (i < body_blocks) {
         *r0 = i * p->mb;
         *r1 = *r0 + p->mb < body ? *r0 + p->mb : body;
         return;
     }
-    int j = (int)(i - body_blocks); /* tail block j has mb >> (j + 1) rows */
-    *r0 = body + tail_rows(p->mb, j);
-    *r1 = *r0 + (p->mb >> (j + 1));
+    int64_t j = i - body_blocks; /* tail block j has mb >> (j / tail_rep + 1) rows */
+    *r0 = body + tail_rows(p->mb, p->tail_rep, j);
+    *r1 = *r0 + (p->mb >> (j / p->tail_rep + 1));
 }
 
 ooc_status_t ooc_plan_check(const ooc_plan_t *p)
@@ -219,12 +228,14 @@ ooc_status_t ooc_plan_check(const ooc_plan_t *p)
     if (p == NULL || p->m < 1 || p->n < 1 || p->k < 1 || p->mb < 1 || p->mb > p->m || p->nb < 1 ||
         p->nb > p->n || p->kb < 1 || p->kb > p->k || p->tail < 0 || p->tail > 6 || p->ring < 2 ||
         p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
-        p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks)
+        p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks || p->tail_rep < 1 ||
+        p->tail_rep > OOC_PLAN_MAX_TAIL_REP || (p->tail == 0 && p->tail_rep != 1))
         return OOC_ERR_INTERNAL;
     if (p->n_panels != ceil_div(p->n, p->nb) || p->k_panels != ceil_div(p->k, p->kb)) return OOC_ERR_INTERNAL;
     /* the body's blocks of mb rows then the tail's shrinking ones tile [0, m)
      * exactly, none empty */
-    int64_t body = p->m - tail_rows(p->mb, p->tail), body_blocks = p->m_blocks - p->tail;
+    int64_t nt = (int64_t)p->tail * p->tail_rep;
+    int64_t body = p->m - tail_rows(p->mb, p->tail_rep, nt), body_blocks = p->m_blocks - nt;
     if (p->tail > 0 && (p->mb >> p->tail) < 1) return OOC_ERR_INTERNAL;
     if (body < 1 || body_blocks < 1 || body_blocks != ceil_div(body, p->mb)) return OOC_ERR_INTERNAL;
     return OOC_SUCCESS;
@@ -281,7 +292,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
 {
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
-               in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1};
+               in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0};
     return c;
 }
 
@@ -291,12 +302,14 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     int swap = want->swap;
     int64_t mb = want->mb, nb = want->nb, kb = want->kb;
     if (swap != 0 && swap != 1) return OOC_ERR_INTERNAL;
-    if (want->tail < 0 || want->tail > 6 || want->b_chunks < 1 || want->b_chunks > OOC_MAX_B_CHUNKS)
+    if (want->tail < 0 || want->tail > 6 || want->b_chunks < 1 || want->b_chunks > OOC_MAX_B_CHUNKS ||
+        want->tail_rep < 1 || want->tail_rep > OOC_PLAN_MAX_TAIL_REP)
         return OOC_ERR_INTERNAL;
     ctx_t c = make_ctx(in);
     c.tail = want->tail + 1; /* exactly that tail and those chunks, unless they cannot be (checked below) */
     c.b_chunks = want->b_chunks;
     c.lead = want->lead;
+    c.tail_rep = want->tail_rep;
     if (swap) {
         c.m = in->n;
         c.n = in->m;
@@ -309,7 +322,9 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     if (!fits(&c, mb, nb, kb)) return OOC_ERR_BUDGET_TOO_SMALL;
     ooc_plan_t p;
     fill_plan(&c, mb, nb, kb, &p);
-    if (p.tail != want->tail || p.b_chunks != want->b_chunks || p.lead != want->lead) return OOC_ERR_INTERNAL;
+    if (p.tail != want->tail || p.b_chunks != want->b_chunks || p.lead != want->lead ||
+        p.tail_rep != want->tail_rep)
+        return OOC_ERR_INTERNAL;
     p.swap = swap;
     p.streams = in->streams ? in->streams : DEFAULT_STREAMS;
     if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INTERNAL;

@@ -41,7 +41,9 @@ typedef struct {
     int64_t m, n, k;          /* the problem as planned (after swap) */
     int64_t mb, nb, kb;       /* block rows (the most a block has), panel columns, panel depth */
     int64_t m_blocks, n_panels, k_panels;
-    int tail;                 /* the last `tail` blocks shrink: mb/2, mb/4, ... (a shorter drain) */
+    int tail;                 /* the tail shrinks in `tail` steps: mb/2, mb/4, ... (a shorter drain) */
+    int tail_rep;             /* blocks of each tail size (one per device; 1 when tail is 0): the
+                               * last tail * tail_rep blocks are tail_rep x mb/2, tail_rep x mb/4, ... */
     int b_chunks;             /* op(B)'s panel is uploaded in this many chunks, the first `lead`
                                * blocks multiplied chunk by chunk as they arrive */
     int lead;                 /* blocks 0 .. lead-1 of every panel are multiplied chunk by chunk of
@@ -58,6 +60,8 @@ typedef struct {
 } ooc_plan_t;
 
 #define OOC_MAX_B_CHUNKS 8
+/* Most blocks of one tail size (OOC_MAX_DEVICES). */
+#define OOC_PLAN_MAX_TAIL_REP 16
 /* Most device slots a plan may have (the pipeline's OOC_MAX_RING). */
 #define OOC_PLAN_MAX_RING 16
 
@@ -72,7 +76,7 @@ void ooc_plan_block(const ooc_plan_t *plan, int64_t i, int64_t *r0, int64_t *r1)
  * is written only on success. */
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
 
-/* The plan with the orientation, block rows, panel, tail, op(B) chunks and lead of
+/* The plan with the orientation, block rows, panel, tail (and its repeat), op(B) chunks and lead of
  * *want (a resumed job must reuse its plan: together they decide which rows
  * each block holds and how it is computed): the same checks and byte counts
  * as ooc_plan_make, OOC_ERR_BUDGET_TOO_SMALL when it does not fit the

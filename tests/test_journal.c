@@ -119,6 +119,63 @@ static void test_roundtrip(void)
     CU_ASSERT_EQUAL(exists, 0);
 }
 
+/* The plan of several devices: " lead=N rep=R" end the plan line and read
+ * back; a journal without them (one device) reads lead 1, rep 1; a journal
+ * naming rep=1 (not what the writer writes) is damage. */
+static void test_lead_and_rep(void)
+{
+    const char *p = tu_path("jrep");
+    unlink(p);
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_head_t h = head_of(13);
+    h.lead = 3;
+    h.tail_rep = 2;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 11, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    size_t len = 0;
+    char *text = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, " out=65024:1234567 lead=3 rep=2\n"));
+    ooc_journal_info_t info;
+    CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
+    CU_ASSERT(info.head.lead == 3 && info.head.tail_rep == 2 && info.ndone == 1);
+    ooc_journal_info_free(&info);
+    free(text);
+
+    write_journal(p, NULL, 0, 0); /* one device: neither key */
+    text = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NULL(strstr(text, "rep="));
+    CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
+    CU_ASSERT(info.head.lead == 1 && info.head.tail_rep == 1);
+    ooc_journal_info_free(&info);
+    free(text);
+
+    static const char *forged[] = {" rep=1", " rep=0", " rep=17", " lead=2 rep=x"};
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+        h = head_of(13);
+        unlink(p);
+        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+        ooc_journal_close(&j, 0);
+        text = slurp(p, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        char *eol = strstr(text, "1234567\n");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(eol);
+        size_t at = (size_t)(eol + 7 - text), add = strlen(forged[i]);
+        char *buf = malloc(len + add);
+        memcpy(buf, text, at);
+        memcpy(buf + at, forged[i], add);
+        memcpy(buf + at + add, text + at, len - at);
+        CU_ASSERT_EQUAL(parse_text(buf, len + add, &info, &err), OOC_ERR_JOURNAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 3"));
+        free(buf);
+        free(text);
+    }
+}
+
 /* A record cut by a crash is ignored (that block is redone), and reopening
  * to append cuts it off so the next record starts on a line of its own. */
 static void test_torn_record(void)
@@ -337,6 +394,7 @@ int main(void)
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "what is written is read back, any order", test_roundtrip);
+    CU_add_test(s, "several devices: lead and tail repeat in the plan line", test_lead_and_rep);
     CU_add_test(s, "a torn last record is ignored and cut", test_torn_record);
     CU_add_test(s, "damage and edits are refused", test_damage_refused);
     CU_add_test(s, "random corruption: refused, never more blocks", test_random_corruption);

@@ -210,7 +210,7 @@ static void test_pinned_shared(void)
 
 /* ---- files: resumed on other devices, the done set, a failing device ---- */
 
-enum { FM = 1333, FN = 71, FK = 97 };
+enum { FM = 4001, FN = 71, FK = 97 };
 
 static void write_npy(const char *path, int64_t rows, int64_t cols)
 {
@@ -246,8 +246,9 @@ static void cancel_after(void *user, int64_t done, int64_t total, uint64_t rd, u
 static ooc_status_t file_job(const char *out, int n, int resume, int64_t cancel_at, char *msg, size_t cap,
                              ooc_stats_t *st)
 {
-    ooc_handle_t *h = handle(n, 96 << 10);
+    ooc_handle_t *h = handle(n, 1 << 20);
     ooc_set(h, OOC_PARAM_B_CHUNKS, 4); /* the first block of each device chunk by chunk (lead, plan.h) */
+    ooc_set(h, OOC_PARAM_BLOCK_ROWS, 128); /* on several devices a tail of 64 and 32 rows, one of each per device */
     ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
     ooc_file_t *a, *b, *c;
@@ -314,12 +315,12 @@ static void test_resume_other_devices(void)
     const char *out = tu_path("c.npy");
     char msg[512];
     ooc_stats_t st;
-    CU_ASSERT_EQUAL_FATAL(file_job(out, ndev_max, 0, 9, msg, sizeof msg, NULL), OOC_ERR_CANCELLED);
+    CU_ASSERT_EQUAL_FATAL(file_job(out, ndev_max, 0, 5, msg, sizeof msg, NULL), OOC_ERR_CANCELLED);
     CU_ASSERT(!exists(out));
-    CU_ASSERT_EQUAL_FATAL(file_job(out, ndev_max > 2 ? 2 : 1, 1, 25, msg, sizeof msg, &st), OOC_ERR_CANCELLED);
+    CU_ASSERT_EQUAL_FATAL(file_job(out, ndev_max > 2 ? 2 : 1, 1, 20, msg, sizeof msg, &st), OOC_ERR_CANCELLED);
     CU_ASSERT(!exists(out));
     CU_ASSERT_EQUAL_FATAL(file_job(out, 1, 1, 0, msg, sizeof msg, &st), OOC_SUCCESS);
-    CU_ASSERT(st.blocks_resumed >= 9);
+    CU_ASSERT(st.blocks_resumed >= 5);
     CU_ASSERT(st.blocks_resumed < st.blocks);
     CU_ASSERT(tu_same_file(out, ref_path));
     unlink(out);
@@ -347,6 +348,7 @@ static void test_done_set_skipped(void)
     pl.m = FM;
     pl.mb = head.mb;
     pl.tail = head.tail;
+    pl.tail_rep = head.tail_rep;
     pl.m_blocks = head.total;
     /* poison the whole output, and record every third block done */
     int fd = open(tmp, O_RDWR);
@@ -369,6 +371,8 @@ static void test_done_set_skipped(void)
     /* on one device: blocks 0, 2, 3 (lead blocks of the job's devices) are
      * still multiplied chunk by chunk of op(B), as the journal's plan says */
     CU_ASSERT_EQUAL_FATAL(head.lead, ndev_max);
+    /* and its tail has one block of each size per device of the job */
+    CU_ASSERT_FATAL(head.mb == 128 && head.tail == 2 && head.tail_rep == (ndev_max > 1 ? ndev_max : 1));
     CU_ASSERT_EQUAL_FATAL(file_job(out, 1, 1, 0, NULL, 0, &st), OOC_SUCCESS);
     CU_ASSERT_EQUAL(st.blocks_resumed, (head.total + 1) / 3);
     /* compare with the reference row by row */

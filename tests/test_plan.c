@@ -314,25 +314,34 @@ static void test_fixed(void)
         in.b_chunks = 1 + (int)(next() % OOC_MAX_B_CHUNKS);
         in.devices = 1 + (int)(next() % 4);
         CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &p, &q), OOC_SUCCESS);
-        CU_ASSERT(same_plan(&p, &q) && q.tail == p.tail && q.b_chunks == p.b_chunks && q.lead == p.lead);
+        CU_ASSERT(same_plan(&p, &q) && q.tail == p.tail && q.b_chunks == p.b_chunks && q.lead == p.lead &&
+                  q.tail_rep == p.tail_rep);
         reproduced++;
+        /* another repeat of the tail is another plan: made as recorded or
+         * refused, never made with this run's repeat */
+        if (p.tail > 0) {
+            ooc_plan_t w = p;
+            w.tail_rep = p.tail_rep + 1;
+            ooc_status_t st = ooc_plan_fixed(&in, &w, &q);
+            CU_ASSERT(st == OOC_ERR_INTERNAL || (st == OOC_SUCCESS && q.tail_rep == w.tail_rep));
+        }
         /* the same sizes no longer fit a smaller budget */
         in.device_budget = p.device_bytes - 1;
         CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &q), OOC_ERR_BUDGET_TOO_SMALL);
     }
     CU_ASSERT(reproduced > 1000);
     ooc_plan_input_t in = input(100, 50, 30, 8, 1 << 30);
-    ooc_plan_t q, w = {.swap = 0, .mb = 101, .nb = 50, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
+    ooc_plan_t q, w = {.swap = 0, .mb = 101, .nb = 50, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* mb > m */
-    w = (ooc_plan_t){.swap = 1, .mb = 50, .nb = 100, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
+    w = (ooc_plan_t){.swap = 1, .mb = 50, .nb = 100, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS); /* swapped: m, n exchanged */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 0, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 0, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL);
-    w = (ooc_plan_t){.swap = 2, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1};
+    w = (ooc_plan_t){.swap = 2, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* swap is 0 or 1 */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 2, .b_chunks = 1, .lead = 1};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 2, .b_chunks = 1, .lead = 1, .tail_rep = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* no tail for 10-row blocks of 100 */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 9, .lead = 1};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 9, .lead = 1, .tail_rep = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* at most 8 chunks */
 }
 
@@ -344,9 +353,11 @@ static void test_odd_block_rows_tile(void)
     int checked = 0;
     for (int64_t mb = 33; mb < 3000; mb += 97) {
         for (int tail = 0; tail <= 5; tail++) {
-            int64_t m = 4 * mb + (mb * 7) / 3; /* enough blocks for the tail */
+            int rep = tail == 0 ? 1 : 1 + (int)(mb % 4); /* blocks of each tail size (one per device) */
+            int64_t m = (2 + 2 * rep) * mb + (mb * 7) / 3; /* enough blocks for the tail */
             ooc_plan_input_t in = input(m, 40, 30, 8, (uint64_t)1 << 40);
-            ooc_plan_t w = {.swap = 0, .mb = mb, .nb = 40, .kb = 30, .tail = tail, .b_chunks = 1, .lead = 1}, q;
+            in.devices = rep;
+            ooc_plan_t w = {.swap = 0, .mb = mb, .nb = 40, .kb = 30, .tail = tail, .b_chunks = 1, .lead = 1, .tail_rep = rep}, q;
             ooc_status_t st = ooc_plan_fixed(&in, &w, &q);
             if ((mb >> tail) < 32) {
                 CU_ASSERT_EQUAL(st, OOC_ERR_INTERNAL);
@@ -359,6 +370,9 @@ static void test_odd_block_rows_tile(void)
                 int64_t r0, r1;
                 ooc_plan_block(&q, i, &r0, &r1);
                 CU_ASSERT(r0 == at && r1 > r0);
+                /* tail block j: mb >> (j / rep + 1) rows */
+                int64_t j = i - (q.m_blocks - (int64_t)tail * rep);
+                if (j >= 0) CU_ASSERT_EQUAL(r1 - r0, mb >> (j / rep + 1));
                 at = r1;
             }
             CU_ASSERT_EQUAL(at, m);
@@ -368,7 +382,7 @@ static void test_odd_block_rows_tile(void)
     CU_ASSERT(checked > 50);
     /* a plan whose block count does not tile m is refused */
     ooc_plan_input_t in = input(5000, 40, 30, 8, (uint64_t)1 << 40);
-    ooc_plan_t w = {.swap = 0, .mb = 1001, .nb = 40, .kb = 30, .tail = 3, .b_chunks = 1, .lead = 1}, q;
+    ooc_plan_t w = {.swap = 0, .mb = 1001, .nb = 40, .kb = 30, .tail = 3, .b_chunks = 1, .lead = 1, .tail_rep = 1}, q;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS);
     q.m_blocks++;
     CU_ASSERT_EQUAL(ooc_plan_check(&q), OOC_ERR_INTERNAL);
@@ -385,6 +399,24 @@ static void test_auto_shape_rules(void)
     in.allow_swap = 1;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 4096);
+    CU_ASSERT(p.tail == 3 && p.tail_rep == 1);
+    /* on four devices: the tail's sizes once per device (4 x 2048, 4 x 1024,
+     * 4 x 512, 4 x 256), so that they finish together */
+    in.devices = 4;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(p.mb == 4096 && p.tail == 4 && p.tail_rep == 4 && p.lead == 4);
+    CU_ASSERT_EQUAL(p.m_blocks, 13 + 16); /* 65536 - 15360 rows in 4096-row blocks, then 16 */
+    int64_t r0, r1;
+    ooc_plan_block(&p, p.m_blocks - 5, &r0, &r1);
+    CU_ASSERT_EQUAL(r1 - r0, 512);
+    ooc_plan_block(&p, p.m_blocks - 1, &r0, &r1);
+    CU_ASSERT(r1 == 65536 && r1 - r0 == 256);
+    /* too few rows for a tail per device: one block of each size */
+    in.m = 6 * 4096;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(p.tail_rep == 1);
+    in.devices = 1;
+    in.m = 65536;
     in.elem = 4; /* single precision: half the rows */
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 2048);
