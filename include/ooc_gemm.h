@@ -148,11 +148,23 @@ typedef enum {
     OOC_PARAM_STREAMS = 9,        /**< CUDA streams used by the pipeline (>= 3); 0: planner's choice */
     OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice */
     OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); 0: planner's choice */
-    OOC_PARAM_DEVICES = 12        /**< the devices to use, a bit mask: bit d for device d (CUDA's numbering, after
+    OOC_PARAM_DEVICES = 12,       /**< the devices to use, a bit mask: bit d for device d (CUDA's numbering, after
                                        CUDA_VISIBLE_DEVICES; the host backend's simulated devices with
                                        OOC_HOST_DEVICES=N). 0: every visible device, unless ::OOC_PARAM_DEVICE
                                        names one (then that one alone) */
+    OOC_PARAM_PEER_B = 13         /**< how op(B) reaches several devices: ::ooc_peer_b_t (default AUTO) */
 } ooc_param_t;
+
+/** Ways op(B) reaches several devices (::OOC_PARAM_PEER_B). The result is
+ * byte-identical either way. */
+typedef enum {
+    OOC_PEER_B_AUTO = 0,  /**< measured at the first multiply on a set of GPUs: shared when a device copies
+                               faster from a peer than from the host with every device copying at once
+                               (ooc_stats_t::b_shared says which); the host backend copies from the host */
+    OOC_PEER_B_HOST = 1,  /**< every device uploads all of op(B) from the host */
+    OOC_PEER_B_SHARE = 2  /**< each device uploads 1/n of op(B) and copies the rest from the others (peer
+                               access, NVLink); OOC_ERR_NOT_SUPPORTED where a pair of devices has none */
+} ooc_peer_b_t;
 
 /** Most devices one handle drives (bits of ::OOC_PARAM_DEVICES). */
 #define OOC_MAX_DEVICES 16
@@ -273,6 +285,7 @@ typedef struct {
     int64_t blocks;        /**< row blocks it computed (each panel's blocks count separately) */
     uint64_t bytes_h2d;    /**< bytes it copied host to device */
     uint64_t bytes_d2h;    /**< bytes it copied device to host */
+    uint64_t bytes_peer;   /**< bytes of op(B) it copied from other devices (::OOC_PARAM_PEER_B) */
     double seconds;        /**< from the start of the multiply to its last block done (host clock) */
     /* filled only when a trace was taken, else 0: */
     double busy_h2d, busy_compute, busy_d2h; /**< seconds each of its engines was busy */
@@ -306,13 +319,19 @@ typedef struct {
     double trace_wall;     /**< first device op's start to last one's end, seconds */
     double busy_h2d, busy_compute, busy_d2h; /**< seconds each engine was busy */
     double busy_read, busy_write;            /**< seconds the staging threads were busy */
-    double overlap_efficiency; /**< (serial sum - measured) / (serial sum - largest part); 1 = perfect overlap */
+    double overlap_efficiency; /**< (serial sum - measured) / (serial sum - largest part); 1 = perfect overlap, 0 = none (clamped to [0, 1]: a wall above the serial sum, engines idle waiting on the host, reads 0) */
     int32_t trace_status;  /**< writing the trace file: OOC_SUCCESS, or why it failed (the multiply itself
                                 succeeded: a trace is never worth a result) */
     char trace_error[256]; /**< the message of that failure, "" when none */
     int64_t blocks_resumed; /**< file multiplies: row blocks a resumed run found done in the journal */
     int32_t ndevices;       /**< devices the multiply ran on (entries of device[]) */
     ooc_device_stats_t device[OOC_MAX_DEVICES]; /**< each of them, in the order of their indices */
+    int32_t b_shared;       /**< several devices: 1 when op(B) was uploaded once and copied between them */
+    uint64_t bytes_peer;    /**< bytes copied between devices (sum over them) */
+    double probe_host_gbps; /**< ::OOC_PEER_B_AUTO's measurement: GB/s each device copied from the host with all
+                                 copying at once (0: not measured) */
+    double probe_peer_gbps; /**< and GB/s each copied from another device */
+    char b_how[192];        /**< why op(B) went the way it went, in words */
 } ooc_stats_t;
 
 /**

@@ -86,6 +86,14 @@ typedef struct {
                            size_t width, size_t height, ooc_copy_dir_t dir, ooc_stream_t s,
                            ooc_err_t *err);
     ooc_status_t (*gemm)(ooc_be_t *be, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err);
+    /* let this instance's device read and write peer's memory (another
+     * instance of the same backend): *ok = 1 when it can (enabled now or
+     * before), 0 when the topology does not allow it */
+    ooc_status_t (*peer_enable)(ooc_be_t *be, ooc_be_t *peer, int *ok, ooc_err_t *err);
+    /* async copy of bytes from src in peer's memory to dst in this instance's
+     * (peer access enabled), on stream s of this instance */
+    ooc_status_t (*copy_peer)(ooc_be_t *be, void *dst, ooc_be_t *peer, const void *src, size_t bytes,
+                              ooc_stream_t s, ooc_err_t *err);
 } ooc_be_ops_t;
 
 /* Every backend instance starts with its ops table. */

@@ -311,6 +311,36 @@ static ooc_status_t c_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *
     return OOC_SUCCESS;
 }
 
+static ooc_status_t c_peer_enable(ooc_be_t *b, ooc_be_t *peer, int *ok, ooc_err_t *err)
+{
+    int me = ((cbe_t *)b)->device, other = ((cbe_t *)peer)->device, can = 0;
+    *ok = 0;
+    if (me == other) {
+        *ok = 1;
+        return OOC_SUCCESS;
+    }
+    CU(err, "cudaDeviceCanAccessPeer", cudaDeviceCanAccessPeer(&can, me, other));
+    if (!can) return OOC_SUCCESS;
+    CU(err, "cudaSetDevice", cudaSetDevice(me));
+    cudaError_t e = cudaDeviceEnablePeerAccess(other, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError(); /* enabled by an earlier call: fine */
+    else if (e != cudaSuccess)
+        return cuda_fail(err, OOC_ERR_CUDA, e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
+    *ok = 1;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t c_copy_peer(ooc_be_t *b, void *dst, ooc_be_t *peer, const void *src, size_t bytes,
+                                ooc_stream_t s, ooc_err_t *err)
+{
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_COPY), err, OOC_ERR_CUDA,
+                        "cudaMemcpyPeerAsync: failure injected by OOC_FAULT=copy");
+    CU(err, "cudaMemcpyPeerAsync",
+       cudaMemcpyPeerAsync(dst, ((cbe_t *)b)->device, src, ((cbe_t *)peer)->device, bytes, (cudaStream_t)s));
+    return OOC_SUCCESS;
+}
+
 static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
 {
     OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUBLAS,
@@ -423,7 +453,8 @@ static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     .event_create = c_event_create, .event_destroy = c_event_destroy,                              \
     .event_record = c_event_record, .stream_wait = c_stream_wait, .event_sync = c_event_sync,      \
     .event_create_timed = c_event_create_timed, .event_elapsed = c_event_elapsed,                  \
-    .range_push = c_range_push, .range_pop = c_range_pop, .copy2d = c_copy2d
+    .range_push = c_range_push, .range_pop = c_range_pop, .copy2d = c_copy2d,                     \
+    .peer_enable = c_peer_enable, .copy_peer = c_copy_peer
 
 const ooc_be_ops_t ooc_backend_cuda_ops = {
     .name = "cublas",

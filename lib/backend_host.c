@@ -522,6 +522,31 @@ static ooc_status_t h_gemm(ooc_be_t *b, ooc_stream_t st, const ooc_tile_gemm_t *
     return enqueue(st, op);
 }
 
+/* Simulated devices share the process's memory: any may read another's. */
+static ooc_status_t h_peer_enable(ooc_be_t *b, ooc_be_t *peer, int *ok, ooc_err_t *err)
+{
+    (void)b, (void)peer, (void)err;
+    *ok = 1;
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t h_copy_peer(ooc_be_t *b, void *dst, ooc_be_t *peer, const void *src, size_t bytes,
+                                ooc_stream_t st, ooc_err_t *err)
+{
+    OOC_FORWARD(sticky((hbe_t *)b, "copy_peer", err));
+    OOC_FORWARD(sticky((hbe_t *)peer, "copy_peer", err));
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_COPY), err, OOC_ERR_CUDA,
+                        "copy_peer (%zu bytes from host device %d): failure injected by OOC_FAULT=copy (host backend)",
+                        bytes, ((hbe_t *)peer)->device);
+    hop_t *op;
+    OOC_FORWARD(new_op(OP_COPY, &op, err));
+    op->u.copy.dst = dst;
+    op->u.copy.src = src;
+    op->u.copy.dpitch = op->u.copy.spitch = op->u.copy.width = bytes;
+    op->u.copy.height = 1;
+    return enqueue(st, op);
+}
+
 const ooc_be_ops_t ooc_backend_host_ops = {
     .name = "host",
     .open = h_open,
@@ -547,4 +572,6 @@ const ooc_be_ops_t ooc_backend_host_ops = {
     .range_pop = h_range_pop,
     .copy2d = h_copy2d,
     .gemm = h_gemm,
+    .peer_enable = h_peer_enable,
+    .copy_peer = h_copy_peer,
 };

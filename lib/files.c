@@ -437,7 +437,7 @@ static ooc_status_t files_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const v
     st = rc == 0 ? OOC_SUCCESS : OOC_ERR(err, OOC_ERR_THREAD, "pthread_create: error %d (flusher)", rc);
     if (st == OOC_SUCCESS) {
         if (ndone < x.total) {
-            ooc_run_hooks_t hooks = {usable ? have.done : NULL, block_done, &x, NULL, 0, NULL};
+            ooc_run_hooks_t hooks = {usable ? have.done : NULL, block_done, &x, NULL, 0, NULL, 0};
             st = ooc_api_execute(h, &p, &plan, &hooks);
         }
         /* after a failure too: what was written is recorded, for a resume */

@@ -240,7 +240,7 @@ static void busy_times(const ooc_trace_summary_t *t, double *wall, double *h2d, 
 
 /* The handle's stats from a run's (the pipeline's sums and each device's). */
 static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *plan, const ooc_run_stats_t *rs,
-                         double t0)
+                         double t0, int share_b)
 {
     ooc_stats_t *s = &h->stats;
     s->block_rows = plan->mb;
@@ -257,6 +257,17 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->host_bytes = plan->host_bytes;
     s->bytes_h2d = rs->sum.bytes_h2d;
     s->bytes_d2h = rs->sum.bytes_d2h;
+    s->bytes_peer = rs->sum.bytes_peer;
+    s->b_shared = share_b;
+    s->probe_host_gbps = h->peer.rates ? h->peer.host_gbps : 0;
+    s->probe_peer_gbps = h->peer.rates ? h->peer.peer_gbps : 0;
+    snprintf(s->b_how, sizeof s->b_how, "%s",
+             h->ndev < 2 ? "one device: uploaded from the host"
+                         : share_b ? "uploaded once, shared between the devices" : "uploaded from the host to each device");
+    if (h->ndev > 1 && h->peer.why[0]) {
+        size_t at = strlen(s->b_how);
+        snprintf(s->b_how + at, sizeof s->b_how - at, " (%s)", h->peer.why);
+    }
     s->traced = rs->traced;
     s->trace_status = rs->trace_status;
     snprintf(s->trace_error, sizeof s->trace_error, "%s", rs->trace_error);
@@ -272,6 +283,7 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
         v->blocks = ps->blocks;
         v->bytes_h2d = ps->bytes_h2d;
         v->bytes_d2h = ps->bytes_d2h;
+        v->bytes_peer = ps->bytes_peer;
         v->seconds = ps->t_end > t0 ? ps->t_end - t0 : 0;
         if (rs->traced)
             busy_times(&rs->trace[d], &v->trace_wall, &v->busy_h2d, &v->busy_compute, &v->busy_d2h, &v->busy_read,
@@ -291,12 +303,13 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     hk.trace = h->trace_path != NULL;
     hk.trace_path = h->trace_path;
     hk.cancel = &h->cancel;
+    OOC_FORWARD(ooc_peer_decide(h, &hk.share_b));
     ooc_run_stats_t *rs = malloc(sizeof *rs);
     OOC_RETURN_ERROR_IF(rs == NULL, err, OOC_ERR_HOST_MEMORY, "out of memory (run statistics)");
     double t0 = ooc_trace_now();
     ooc_status_t st = ooc_multi_run(h->dev, h->ndev, h->pool, p, plan, &hk, rs, err);
     if (st == OOC_ERR_CUDA || st == OOC_ERR_CUBLAS) ooc_handle_close_backend(h); /* reopened by the next call */
-    if (st == OOC_SUCCESS) record_stats(h, p, plan, rs, t0);
+    if (st == OOC_SUCCESS) record_stats(h, p, plan, rs, t0, hk.share_b);
     free(rs);
     return st;
 }

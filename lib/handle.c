@@ -40,6 +40,7 @@ static void close_backend(ooc_handle_t *h)
         memset(dev, 0, sizeof *dev);
     }
     h->ndev = 0;
+    memset(&h->peer, 0, sizeof h->peer);
 }
 
 void ooc_handle_close_backend(ooc_handle_t *h) { close_backend(h); }
@@ -69,6 +70,7 @@ static int bounds(ooc_param_t p, int64_t *lo, int64_t *hi)
     case OOC_PARAM_TAIL: *lo = 1; *hi = 6; return 1;
     case OOC_PARAM_B_CHUNKS: *lo = 1; *hi = OOC_MAX_B_CHUNKS; return 1;
     case OOC_PARAM_DEVICES: *lo = 1; *hi = ((int64_t)1 << OOC_MAX_DEVICES) - 1; return 1;
+    case OOC_PARAM_PEER_B: *lo = OOC_PEER_B_HOST; *hi = OOC_PEER_B_SHARE; return 1;
     }
     return 0;
 }

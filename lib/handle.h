@@ -14,7 +14,7 @@
 #include "pipeline.h"
 #include "stage.h"
 
-#define OOC_PARAM_LAST OOC_PARAM_DEVICES
+#define OOC_PARAM_LAST OOC_PARAM_PEER_B
 
 struct ooc_handle_s {
     int64_t param[OOC_PARAM_LAST + 1]; /* indexed by ooc_param_t; 0: automatic */
@@ -31,6 +31,14 @@ struct ooc_handle_s {
     int have_stats;
     char *trace_path;  /* ooc_set_trace: NULL when not tracing */
     atomic_int cancel; /* ooc_cancel() asked the running (or next) multiply to stop */
+    struct {           /* how op(B) reaches the open devices (peer.c); reset with the backend */
+        int known;     /* peer access was tried between every pair */
+        int possible;  /* and every pair has it */
+        int measured;  /* the probe ran (OOC_PEER_B_AUTO on GPUs) */
+        int rates;     /* and gave the rates below */
+        double host_gbps, peer_gbps;
+        char why[192];
+    } peer;
 };
 
 /* A failure recorded on a handle the public API passes as const (ooc_get,
@@ -64,6 +72,10 @@ ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_
  * the plan says so), and record the handle's stats. */
 ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t *plan,
                              const ooc_run_hooks_t *hooks);
+/* (peer.c) Whether op(B) should be uploaded once and copied between the
+ * open devices (OOC_PARAM_PEER_B, measured when automatic); h->peer.why says
+ * why. A failed measurement is not an error: op(B) then comes from the host. */
+ooc_status_t ooc_peer_decide(ooc_handle_t *h, int *share);
 /* (gemm.c) helpers */
 int ooc_is_zero(ooc_dtype_t t, const void *x);
 /* x[0..count) *= beta, elements of t; beta == 0 sets them to 0 without reading them */

@@ -41,6 +41,7 @@ static void add_stats(ooc_pipe_stats_t *to, const ooc_pipe_stats_t *s)
 {
     to->bytes_h2d += s->bytes_h2d;
     to->bytes_d2h += s->bytes_d2h;
+    to->bytes_peer += s->bytes_peer;
     to->bytes_staged_in += s->bytes_staged_in;
     to->bytes_staged_out += s->bytes_staged_out;
     to->blocks += s->blocks;
@@ -69,7 +70,7 @@ static void *worker_main(void *arg)
     const ooc_run_hooks_t *hk = M->hooks;
     ooc_pipe_hooks_t ph = {hk && hk->block_done ? block_done : NULL, w, hk ? hk->cancel : NULL};
     ooc_dev_t *dev = &M->devs[w->d];
-    w->st = ooc_pipeline_run(dev->be, &dev->res, M->pool, M->p, M->pl, &M->queue, &ph,
+    w->st = ooc_pipeline_run(dev->be, &dev->res, M->pool, M->p, M->pl, &M->queue, w->d, &ph,
                              hk && hk->trace ? &w->trace : NULL, &w->stats, &w->err);
     return NULL;
 }
@@ -87,6 +88,7 @@ ooc_status_t ooc_multi_run(ooc_dev_t *devs, int ndev, ooc_pool_t *pool, const oo
     M->pl = pl;
     M->hooks = hooks;
     ooc_queue_init(&M->queue, pl, hooks ? hooks->done : NULL, ndev);
+    M->queue.share = hooks && hooks->share_b && ndev > 1;
     pthread_mutex_init(&M->mu, NULL);
     pthread_t threads[OOC_MAX_DEVICES];
     int started = 0;

@@ -27,6 +27,7 @@ typedef struct {
     const atomic_int *cancel;
     int trace;                 /* time every op */
     const char *trace_path;    /* and write the timeline there (NULL: summary only) */
+    int share_b;               /* op(B) uploaded once and copied between the devices (pipeline.h) */
 } ooc_run_hooks_t;
 
 typedef struct {

@@ -155,6 +155,8 @@ void ooc_queue_init(ooc_queue_t *q, const ooc_plan_t *pl, const unsigned char *d
     q->done = done;
     q->devices = devices;
     q->panel = -1;
+    q->left_panel = -1;
+    for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) q->posted[j] = -1;
 }
 
 void ooc_queue_destroy(ooc_queue_t *q)
@@ -170,6 +172,9 @@ int ooc_queue_enter(ooc_queue_t *q, int64_t panel)
         q->arrived = 0;
         q->panel = panel;
         q->next = 0;
+        int64_t g0 = panel * q->pl->m_blocks;
+        q->needed = 0;
+        for (int64_t i = 0; i < q->pl->m_blocks && !q->needed; i++) q->needed = !ooc_block_done(q->done, g0 + i);
         pthread_cond_broadcast(&q->cv);
     }
     while (q->panel < panel && !q->aborted) pthread_cond_wait(&q->cv, &q->mu);
@@ -198,6 +203,49 @@ void ooc_queue_abort(ooc_queue_t *q)
     pthread_mutex_unlock(&q->mu);
 }
 
+void ooc_queue_register(ooc_queue_t *q, int rank, ooc_be_t *be, char *dB, const ooc_event_t *ev_b)
+{
+    pthread_mutex_lock(&q->mu);
+    q->be[rank] = be;
+    q->dB[rank] = dB;
+    memcpy(q->ev_b[rank], ev_b, sizeof q->ev_b[rank]);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void ooc_queue_post(ooc_queue_t *q, int j, int64_t panel)
+{
+    pthread_mutex_lock(&q->mu);
+    q->posted[j] = panel;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+int ooc_queue_wait_posted(ooc_queue_t *q, int j, int64_t panel, ooc_be_t **be, char **dB, ooc_event_t *ev)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->posted[j] < panel && !q->aborted) pthread_cond_wait(&q->cv, &q->mu);
+    int ok = !q->aborted, owner = j % q->devices;
+    *be = q->be[owner];
+    *dB = q->dB[owner];
+    *ev = q->ev_b[owner][j];
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
+int ooc_queue_leave(ooc_queue_t *q, int64_t panel)
+{
+    pthread_mutex_lock(&q->mu);
+    if (++q->left == q->devices) {
+        q->left = 0;
+        q->left_panel = panel;
+        pthread_cond_broadcast(&q->cv);
+    }
+    while (q->left_panel < panel && !q->aborted) pthread_cond_wait(&q->cv, &q->mu);
+    int ok = !q->aborted;
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
 /* ---------- the run ---------- */
 
 /* Within a panel a pipeline numbers the blocks it runs 0, 1, 2, ... in the
@@ -211,6 +259,8 @@ typedef struct {
     const ooc_plan_t *pl;
     const ooc_pipe_hooks_t *hooks;
     ooc_queue_t *q;
+    int rank;            /* this pipeline's number in the queue */
+    int share;           /* op(B) shared between the devices (pipeline.h) */
     size_t e;
     int R;
     view_t va, vb, vc, vcin;
@@ -460,15 +510,22 @@ static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, siz
 }
 
 /* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in), chunk
- * by chunk, recording ev_b[j] when chunk j is there. */
-static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
+ * by chunk, recording ev_b[j] when chunk j is there. op(B) shared: only
+ * this device's chunks come from the host (each posted for the others);
+ * then, with `all`, every other chunk is copied from its owner (stream out:
+ * idle at the start of a panel, and the first copy-out needs all of op(B)
+ * anyway). *stopped = 1 when the queue was aborted while waiting for a
+ * chunk (another device failed: this one stops where it is). */
+static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
 {
+    *stopped = 0;
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     size_t lines = P->p->B.pinned ? rb.height : P->pl->pin_in_slot_bytes / rb.width;
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
                         (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
     int64_t used = 0; /* slots used by staged pieces */
     for (int j = 0; j < P->pl->b_chunks; j++) {
+        if (P->share && j % P->q->devices != P->rank) continue;
         size_t c0, c1;
         b_chunk_lines(P, rb.height, j, &c0, &c1);
         /* pageable or a file: pieces of whole lines through the pinned in-slots,
@@ -501,8 +558,32 @@ static ooc_status_t upload_b(pipe_t *P, ooc_err_t *err)
             count(P, rb.width * h, 0, 0, 0);
         }
         OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_in, err));
+        if (P->share) ooc_queue_post(P->q, j, P->panel);
     }
     advance(P, &P->b_staged, 1);
+    for (int j = 0; P->share && all && j < P->pl->b_chunks; j++) {
+        if (j % P->q->devices == P->rank) continue;
+        ooc_be_t *owner;
+        char *from;
+        ooc_event_t there;
+        if (!ooc_queue_wait_posted(P->q, j, P->panel, &owner, &from, &there)) {
+            *stopped = 1;
+            return OOC_SUCCESS;
+        }
+        size_t c0, c1;
+        b_chunk_lines(P, rb.height, j, &c0, &c1);
+        size_t bytes = (c1 - c0) * rb.width;
+        OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, there, err));
+        if (bytes > 0) {
+            int tr = TR_START(P, P->s_out);
+            OOC_FORWARD(P->o->copy_peer(P->be, P->dB + c0 * rb.width, owner, from + c0 * rb.width, bytes, P->s_out, err));
+            TR_END(P, P->s_out, tr, "peer B", OOC_LANE_OUT, P->g0);
+            pthread_mutex_lock(&P->mu);
+            P->stats.bytes_peer += bytes;
+            pthread_mutex_unlock(&P->mu);
+        }
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_out, err));
+    }
     return OOC_SUCCESS;
 }
 
@@ -583,8 +664,8 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
                 q.A = P->dA[s] + (P->va.rows_contig ? l0 * ra.width : l0 * P->e);
                 if (j > 0) q.beta = P->unit;
             }
-        } else if (t == 0) {
-            OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[P->pl->b_chunks - 1], err));
+        } else if (t == 0) { /* all of op(B): its chunks may come on two streams (shared) */
+            for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
         }
         int tr = TR_START(P, sc);
         OOC_FORWARD(o->gemm(be, sc, &q, err));
@@ -666,19 +747,32 @@ static ooc_status_t run_panel(pipe_t *P)
     }
     /* the first turn's copy-in, then op(B) in chunks, the first turn's
      * multiply, then the other turns; a device that gets no block of the
-     * panel does not upload op(B) */
+     * panel does not upload op(B), unless op(B) is shared: then its chunks
+     * are uploaded all the same, for the others */
     int64_t i;
-    for (int64_t t = 0; st == OOC_SUCCESS && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0; t++) {
+    int stopped = 0;
+    for (int64_t t = 0; st == OOC_SUCCESS && !stopped && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0;
+         t++) {
         st = check_cancel(P, i, &err);
         if (st == OOC_SUCCESS) st = issue_in(P, t, &err);
-        if (st == OOC_SUCCESS && t == 0) st = upload_b(P, &err);
-        if (st == OOC_SUCCESS) st = issue_rest(P, t, &err);
+        if (st == OOC_SUCCESS && t == 0) st = upload_b(P, 1, &stopped, &err);
+        if (st == OOC_SUCCESS && !stopped) st = issue_rest(P, t, &err);
+    }
+    if (st == OOC_SUCCESS && P->share && !stopped) {
+        pthread_mutex_lock(&P->mu);
+        int none = P->claimed == 0;
+        pthread_mutex_unlock(&P->mu);
+        if (none && P->q->needed) st = upload_b(P, 0, &stopped, &err);
     }
     if (st != OOC_SUCCESS) {
         fail(P, &err); /* stop the reader and writer, and the other devices */
         ooc_queue_abort(P->q);
     }
     pthread_mutex_lock(&P->mu);
+    /* stopped (another device failed while this one waited for a chunk of
+     * op(B)): the reader and writer stop too, without an error of ours (the
+     * reader may wait for a multiply that will never be issued) */
+    if (stopped) P->abort = 1;
     P->issuer_done = 1;
     pthread_cond_broadcast(&P->cv);
     pthread_mutex_unlock(&P->mu);
@@ -689,11 +783,13 @@ static ooc_status_t run_panel(pipe_t *P)
     ooc_status_t dst = drain(P, &derr); /* also after a failure: buffers must be idle */
     if (dst != OOC_SUCCESS) fail(P, &derr);
     if (P->err.status != OOC_SUCCESS) ooc_queue_abort(P->q); /* a reader's or writer's failure */
+    /* shared op(B): the others may still copy from ours until all are done */
+    if (P->err.status == OOC_SUCCESS && P->share) (void)ooc_queue_leave(P->q, P->panel);
     return P->err.status;
 }
 
 ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
-                              const ooc_problem_t *p, const ooc_plan_t *pl, ooc_queue_t *queue,
+                              const ooc_problem_t *p, const ooc_plan_t *pl, ooc_queue_t *queue, int rank,
                               const ooc_pipe_hooks_t *hooks, ooc_trace_t *trace, ooc_pipe_stats_t *stats,
                               ooc_err_t *err)
 {
@@ -708,6 +804,8 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.pl = pl;
     P.hooks = hooks;
     P.q = queue;
+    P.rank = rank;
+    P.share = queue->share && queue->devices > 1;
     P.e = ooc_dtype_size(p->dtype);
     P.R = pl->ring;
     P.va = make_view(&p->A, p->layout, p->ta, P.e);
@@ -742,6 +840,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.ev_out[s] = res->events[3 * s + 2];
     }
     for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) P.ev_b[j] = res->events[3 * P.R + j];
+    if (P.share) ooc_queue_register(queue, rank, be, P.dB, P.ev_b);
     char *h = res->pin;
     for (int s = 0; h && s < P.R; s++) {
         P.pin_in[s] = h;
@@ -761,7 +860,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         uint64_t lines_b = (uint64_t)(pl->kb > pl->nb ? pl->kb : pl->nb);
         uint64_t chunk = pl->pin_in_slot_bytes / (P.e * (uint64_t)(pl->kb < pl->nb ? pl->kb : pl->nb) + 1) + 1;
         uint64_t ops = 3 * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
-                       (uint64_t)(pl->n_panels * pl->k_panels) * (lines_b / chunk + 2);
+                       (uint64_t)(pl->n_panels * pl->k_panels) * (lines_b / chunk + 2 + OOC_MAX_B_CHUNKS);
         if (ops > ((uint64_t)1 << 16)) ops = (uint64_t)1 << 16;
         st = ooc_trace_begin(trace, be, (int)ops, P.s_in, err);
         if (st != OOC_SUCCESS) {

@@ -71,6 +71,7 @@ void ooc_res_release(ooc_be_t *be, ooc_res_t *res);
 typedef struct {
     uint64_t bytes_h2d, bytes_d2h;     /* over the bus */
     uint64_t bytes_staged_in, bytes_staged_out; /* through the pinned ring (memcpy or file I/O) */
+    uint64_t bytes_peer;               /* op(B) copied from other devices */
     int64_t blocks;                    /* row blocks this pipeline computed */
     double t_end;                      /* when its last block was done (ooc_now()) */
 } ooc_pipe_stats_t;
@@ -93,6 +94,19 @@ typedef struct {
     int64_t next;              /* its next block to consider */
     int arrived;               /* pipelines waiting to enter panel + 1 */
     int aborted;
+    int needed;                /* the current panel has a block not done (at its entry) */
+    /* op(B) shared (share = 1, set before the run): pipeline r uploads the
+     * chunks j of each panel with j % devices == r from the host and copies
+     * every other chunk from its owner's memory (peer access); all leave a
+     * panel together, so that no device overwrites or frees its op(B) while
+     * another still copies from it. */
+    int share;
+    ooc_be_t *be[OOC_MAX_DEVICES];
+    char *dB[OOC_MAX_DEVICES];
+    ooc_event_t ev_b[OOC_MAX_DEVICES][OOC_MAX_B_CHUNKS];
+    int64_t posted[OOC_MAX_B_CHUNKS]; /* the panel whose chunk j its owner has recorded (-1: none) */
+    int left;                  /* pipelines that left the current panel */
+    int64_t left_panel;        /* the last panel all have left (-1 before) */
 } ooc_queue_t;
 
 void ooc_queue_init(ooc_queue_t *q, const ooc_plan_t *pl, const unsigned char *done, int devices);
@@ -104,6 +118,16 @@ int ooc_queue_enter(ooc_queue_t *q, int64_t panel);
  * or aborted. */
 int64_t ooc_queue_claim(ooc_queue_t *q, int64_t panel);
 void ooc_queue_abort(ooc_queue_t *q);
+/* Shared op(B): pipeline `rank` says where its op(B) and chunk events are
+ * (before it posts anything). */
+void ooc_queue_register(ooc_queue_t *q, int rank, ooc_be_t *be, char *dB, const ooc_event_t *ev_b);
+/* Shared op(B): chunk j's upload for `panel` is recorded in its owner's ev_b[j]. */
+void ooc_queue_post(ooc_queue_t *q, int j, int64_t panel);
+/* Shared op(B): wait until chunk j of `panel` is posted; its owner's
+ * instance, op(B) and event for it. 0 when the queue was aborted. */
+int ooc_queue_wait_posted(ooc_queue_t *q, int j, int64_t panel, ooc_be_t **be, char **dB, ooc_event_t *ev);
+/* Shared op(B): wait until every pipeline has left `panel`; 0 when aborted. */
+int ooc_queue_leave(ooc_queue_t *q, int64_t panel);
 /* 1 when block g is marked done in the bit set (NULL: never) */
 static inline int ooc_block_done(const unsigned char *done, int64_t g)
 {
@@ -127,14 +151,14 @@ typedef struct {
 } ooc_pipe_hooks_t;
 
 /* Run this device's share of problem p with plan pl: the blocks it claims
- * from queue. pool may be NULL when nothing is staged; hooks may be NULL.
+ * from queue, where it is pipeline `rank` (0 .. devices-1). pool may be NULL when nothing is staged; hooks may be NULL.
  * With trace non-NULL every op is timed into *trace, which the caller
  * finishes (ooc_trace_finish) after a success; after a failure it is
  * discarded here. Returns when this device's results are in C (or after a
  * failure, when every queued operation has finished, so the caller may free
  * or reuse the buffers); on failure the queue is aborted. */
 ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
-                              const ooc_problem_t *p, const ooc_plan_t *pl, ooc_queue_t *queue,
+                              const ooc_problem_t *p, const ooc_plan_t *pl, ooc_queue_t *queue, int rank,
                               const ooc_pipe_hooks_t *hooks, ooc_trace_t *trace, ooc_pipe_stats_t *stats,
                               ooc_err_t *err);
 

@@ -119,12 +119,18 @@ static int times(ooc_trace_t *t, const ooc_trace_rec_t *r, double *a, double *b,
     return 1;
 }
 
-/* The summary's overlap efficiency from its busy times and wall. */
+/* The summary's overlap efficiency from its busy times and wall, within
+ * [0, 1]: a device whose engines sat idle longer than they were busy
+ * (waiting on the host's staging, or on the other devices at a panel's
+ * edge) has a wall above their serial sum, and gained nothing from overlap
+ * (0), rather than a negative figure (seen: -0.55 on four GPUs from
+ * pageable memory). */
 static void efficiency(ooc_trace_summary_t *sum)
 {
     double serial = sum->busy[OOC_LANE_IN] + sum->busy[OOC_LANE_COMPUTE] + sum->busy[OOC_LANE_OUT];
     double part = fmax(sum->busy[OOC_LANE_IN], fmax(sum->busy[OOC_LANE_COMPUTE], sum->busy[OOC_LANE_OUT]));
-    sum->overlap_efficiency = serial - part > 0 ? (serial - sum->wall) / (serial - part) : NAN;
+    double e = serial - part > 0 ? (serial - sum->wall) / (serial - part) : NAN;
+    sum->overlap_efficiency = isnan(e) ? e : fmin(1.0, fmax(0.0, e));
 }
 
 ooc_status_t ooc_trace_finish(ooc_trace_t *const *ts, const int *ids, int n, const char *path,

@@ -33,6 +33,7 @@
 #define HOST (OOC_TEST_BACKEND == OOC_BACKEND_HOST)
 
 static int ndev_max; /* devices the suite may use */
+static int64_t peer_b; /* OOC_PARAM_PEER_B of every handle (0: automatic) */
 static uint64_t seed = 4242;
 
 /* A handle on the backend under test with devices 0 .. n-1 and a small
@@ -44,6 +45,7 @@ static ooc_handle_t *handle(int n, int64_t dev_mem)
     ooc_set(h, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
     CU_ASSERT_FATAL(ooc_set(h, OOC_PARAM_DEVICES, ((int64_t)1 << n) - 1) == OOC_SUCCESS);
     if (dev_mem) ooc_set(h, OOC_PARAM_DEVICE_MEM, dev_mem);
+    if (peer_b) CU_ASSERT_FATAL(ooc_set(h, OOC_PARAM_PEER_B, peer_b) == OOC_SUCCESS);
     return h;
 }
 
@@ -145,6 +147,121 @@ static void test_identical(void)
         CU_ASSERT(memcmp(C, C1, nc * 8) == 0);
     }
     free(A), free(B), free(C0), free(C1), free(C);
+}
+
+/* op(B) uploaded once and copied between the devices (OOC_PEER_B_SHARE):
+ * against OpenBLAS, and byte-identical to every device uploading it from
+ * the host, on every device count; op(B) in 8 chunks (fewer, one per
+ * device, and one); a panel with fewer blocks than devices (a device with
+ * no block must still upload its chunks); B pageable and pinned. */
+static void test_shared_b(void)
+{
+    const shape_t shapes[] = {
+        {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1001, 97, 83, 0.0, 96 << 10},
+        {OOC_R64, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, 777, 131, 59, -1.0, 128 << 10},
+        {OOC_C64, OOC_COL_MAJOR, OOC_OP_C, OOC_OP_N, 503, 41, 37, 1.0, 160 << 10},
+        {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 2003, 300, 700, 0.0, 0},
+        {OOC_R32, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, 300, 61, 203, 0.5, 0}, /* one block: devices without one */
+    };
+    const int64_t chunks[] = {0, 8, 3, 1};
+    uint64_t copied = 0;
+    /* host: ops take up to 200 us, unevenly: a copy issued before the chunk
+     * it reads is there would read it early */
+    if (HOST) setenv("OOC_HOST_JITTER_US", "200,0,100,50", 1);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const shape_t *s = &shapes[i];
+        size_t e = tu_elem(s->t);
+        int col = s->lo == OOC_COL_MAJOR;
+        int64_t lda = col ? (s->ta == OOC_OP_N ? s->m : s->k) : (s->ta == OOC_OP_N ? s->k : s->m);
+        int64_t ldb = col ? (s->tb == OOC_OP_N ? s->k : s->n) : (s->tb == OOC_OP_N ? s->n : s->k);
+        int64_t ldc = col ? s->m : s->n;
+        size_t na = tu_stored(s->lo, s->ta, s->m, s->k, lda), nb = tu_stored(s->lo, s->tb, s->k, s->n, ldb);
+        size_t nc = tu_stored(s->lo, OOC_OP_N, s->m, s->n, ldc);
+        ooc_handle_t *ph = handle(1, 0); /* pinned B for every other shape */
+        int pin = i % 2 == 1;
+        void *A = malloc(na * e), *B = NULL, *C0 = malloc(nc * e), *Ch = malloc(nc * e), *Cs = malloc(nc * e);
+        if (pin) {
+            CU_ASSERT_FATAL(ooc_host_alloc(ph, nb * e, &B) == OOC_SUCCESS);
+        } else {
+            B = malloc(nb * e);
+        }
+        CU_ASSERT_FATAL(A && B && C0 && Ch && Cs);
+        tu_fill(s->t, A, na, &seed);
+        tu_fill(s->t, B, nb, &seed);
+        tu_fill(s->t, C0, nc, &seed);
+        ooc_stats_t s1; /* one device: A, C and op(B) once over the bus */
+        memcpy(Ch, C0, nc * e);
+        CU_ASSERT_EQUAL_FATAL(multiply(1, s, A, lda, B, ldb, Ch, ldc, 0, &s1), OOC_SUCCESS);
+        for (int n = 2; n <= ndev_max; n++) {
+            int64_t q = chunks[(i + (size_t)n) % 4];
+            ooc_stats_t sh, ss;
+            memcpy(Ch, C0, nc * e);
+            memcpy(Cs, C0, nc * e);
+            peer_b = OOC_PEER_B_HOST;
+            CU_ASSERT_EQUAL_FATAL(multiply(n, s, A, lda, B, ldb, Ch, ldc, q, &sh), OOC_SUCCESS);
+            peer_b = OOC_PEER_B_SHARE;
+            CU_ASSERT_EQUAL_FATAL(multiply(n, s, A, lda, B, ldb, Cs, ldc, q, &ss), OOC_SUCCESS);
+            peer_b = 0;
+            CU_ASSERT(memcmp(Ch, Cs, nc * e) == 0);
+            CU_ASSERT(sh.b_shared == 0 && sh.bytes_peer == 0);
+            CU_ASSERT_EQUAL(ss.b_shared, 1);
+            CU_ASSERT(strstr(ss.b_how, "shared") != NULL);
+            /* op(B) once from the host in all, as on one device; the rest
+             * copied between devices (at most n-1 copies of the resident
+             * operand: op(A) when the plan keeps it resident instead) */
+            uint64_t b_bytes = (uint64_t)(ss.a_resident ? s->m : s->n) * (uint64_t)s->k * e;
+            CU_ASSERT_EQUAL(ss.bytes_h2d, s1.bytes_h2d);
+            CU_ASSERT(sh.bytes_h2d >= s1.bytes_h2d && sh.bytes_h2d <= s1.bytes_h2d + (uint64_t)(n - 1) * b_bytes);
+            CU_ASSERT(ss.bytes_peer <= (uint64_t)(n - 1) * b_bytes);
+            copied += ss.bytes_peer;
+            uint64_t peer = 0;
+            for (int d = 0; d < ss.ndevices; d++) peer += ss.device[d].bytes_peer;
+            CU_ASSERT_EQUAL(peer, ss.bytes_peer);
+            double alpha[2] = {0.75, -0.25}, beta[2] = {s->beta, 0.5};
+            float alphaf[2] = {0.75f, -0.25f}, betaf[2] = {(float)s->beta, 0.5f};
+            int single = s->t == OOC_R32 || s->t == OOC_C32;
+            double worst;
+            int64_t bad = tu_check(s->t, s->lo, s->ta, s->tb, s->m, s->n, s->k, single ? (void *)alphaf : (void *)alpha,
+                                   A, lda, B, ldb, single ? (void *)betaf : (void *)beta, C0, Cs, ldc, &worst);
+            if (bad) printf("\n    shape %zu on %d devices, shared op(B): %lld bad elements\n", i, n, (long long)bad);
+            CU_ASSERT_EQUAL(bad, 0);
+        }
+        if (pin) ooc_host_free(ph, B);
+        else free(B);
+        ooc_destroy(ph);
+        free(A), free(C0), free(Ch), free(Cs);
+    }
+    unsetenv("OOC_HOST_JITTER_US");
+    CU_ASSERT(copied > 0);
+}
+
+/* The automatic choice: the host backend's devices copy from the host (it
+ * has nothing to measure) and say so; a GPU machine measures, and either way
+ * C is right (checked by the other tests); an unknown value is refused. */
+static void test_peer_auto(void)
+{
+    ooc_handle_t *h = handle(ndev_max, 64 << 10);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_PEER_B, 3), OOC_ERR_PARAM_RANGE);
+    int64_t m = 999, n = 50, k = 40;
+    double *A = malloc((size_t)(m * k) * 8), *B = malloc((size_t)(k * n) * 8), *C = malloc((size_t)(m * n) * 8);
+    tu_fill(OOC_R64, A, (size_t)(m * k), &seed);
+    tu_fill(OOC_R64, B, (size_t)(k * n), &seed);
+    CU_ASSERT_EQUAL_FATAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, 1.0, A, m, B, k, 0.0, C, m),
+                          OOC_SUCCESS);
+    ooc_stats_t st;
+    ooc_get_stats(h, &st);
+    printf("\n    op(B): %s ", st.b_how);
+    if (HOST) {
+        CU_ASSERT(st.b_shared == 0 && st.probe_host_gbps == 0 && strstr(st.b_how, "host backend") != NULL);
+    } else {
+        CU_ASSERT(st.probe_host_gbps > 0 && st.probe_peer_gbps > 0);
+        CU_ASSERT_EQUAL(st.b_shared, st.probe_peer_gbps > st.probe_host_gbps);
+        CU_ASSERT(strstr(st.b_how, "measured") != NULL);
+    }
+    double one[2] = {1, 0}, zero[2] = {0, 0}, worst;
+    CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, one, A, m, B, k, zero, C, C, m, &worst), 0);
+    ooc_destroy(h);
+    free(A), free(B), free(C);
 }
 
 /* a slow device takes fewer blocks; all are done, right */
@@ -448,6 +565,23 @@ static void test_device_fails(void)
     free(A), free(B), free(C);
 }
 
+/* The file tests again with op(B) shared: resumed on other devices (and
+ * on one) byte-identical; a device failing while the others may be copying
+ * from it: named, nothing committed, resumable. */
+static void test_resume_shared(void)
+{
+    peer_b = OOC_PEER_B_SHARE;
+    test_resume_other_devices();
+    peer_b = 0;
+}
+
+static void test_device_fails_shared(void)
+{
+    peer_b = OOC_PEER_B_SHARE;
+    test_device_fails();
+    peer_b = 0;
+}
+
 /* devices the options cannot have: refused, naming the device */
 static void test_bad_devices(void)
 {
@@ -485,6 +619,8 @@ int main(void)
     CU_pSuite s = CU_add_suite("several devices", NULL, NULL);
     CU_add_test(s, "every device count, odd shapes, against OpenBLAS", test_every_count);
     CU_add_test(s, "op(B) in one chunk: C identical on any device count", test_identical);
+    CU_add_test(s, "op(B) shared between devices: identical to from the host", test_shared_b);
+    CU_add_test(s, "op(B) shared or not: the automatic choice", test_peer_auto);
     CU_add_test(s, "a slow device takes fewer blocks", test_uneven);
     CU_add_test(s, "pinned operands: the blocks are shared out too", test_pinned_shared);
     CU_add_test(s, "devices that are not there", test_bad_devices);
@@ -493,5 +629,7 @@ int main(void)
     CU_add_test(f, "stopped, resumed on other devices: identical", test_resume_other_devices);
     CU_add_test(f, "the journal's done blocks are skipped wherever they are", test_done_set_skipped);
     CU_add_test(f, "a device failing mid-run", test_device_fails);
+    CU_add_test(f, "op(B) shared: stopped and resumed on other devices", test_resume_shared);
+    CU_add_test(f, "op(B) shared: a device failing mid-run", test_device_fails_shared);
     return tu_run();
 }

@@ -182,32 +182,61 @@ for cmd in run multiply bench; do
         $cmd "${args[@]}" --device 1 --devices 0
 done
 
-# the per-device report: a list, empty until the library reports devices
+# the per-device report: one object per device used
 "$OOCGEMM" run --backend host --json -m 120 -n 110 -k 100 --devices 0 --no-floor >"$tmp/out" 2>"$tmp/err"
-json_check "run --devices 0 --json: a devices list" '
+json_check "run --devices 0 --json: a devices list of one" '
 d = o["devices"]
-assert isinstance(d, list) and len(d) <= 1, d
+assert isinstance(d, list) and len(d) == 1, d
 assert all(x["device"] == 0 and x["blocks"] == o["blocks"] * o["panels"] for x in d), d
-assert all(x["busy_h2d"] is None and x["overlap_efficiency"] is None for x in d), d'
-# GUARDED until the library drives several devices: the counts are checked
-# only when the list is not empty
+assert all(x["busy_h2d"] is None and x["overlap_efficiency"] is None for x in d), d
+assert o["b_shared"] is False and o["bytes_peer"] == 0, o'
 "$OOCGEMM" run --backend host --json -m 500 -n 110 -k 100 --block-rows 50 --devices 0,1 --no-floor \
     --trace "$tmp/trace2.json" >"$tmp/out" 2>"$tmp/err"
-json_check "run --devices 0,1 --json: two devices once reported (guarded)" '
+json_check "run --devices 0,1 --json: two devices reported" '
 d = o["devices"]
 assert o["passed"] is True and isinstance(d, list), d
-if d:
-    assert [x["device"] for x in d] == [0, 1], d
-    assert sum(x["blocks"] for x in d) == o["blocks"] * o["panels"], d
-    assert sum(x["bytes_d2h"] for x in d) == o["bytes_d2h"], d
-    assert all(x["seconds"] > 0 and x["busy_compute"] is not None for x in d), d'
+assert [x["device"] for x in d] == [0, 1], d
+assert sum(x["blocks"] for x in d) == o["blocks"] * o["panels"], d
+assert sum(x["bytes_d2h"] for x in d) == o["bytes_d2h"], d
+assert all(x["seconds"] > 0 and x["busy_compute"] is not None for x in d), d
+assert all(0 <= x["overlap_efficiency"] <= 1 for x in d), d'
 "$OOCGEMM" run --backend host -m 500 -n 110 -k 100 --block-rows 50 --devices 0-1 --no-floor >"$tmp/out" 2>"$tmp/err"
 n=$(grep -c '^  device [0-9]*: ' "$tmp/out")
-if [ "$n" -eq 0 ] || [ "$n" -eq 2 ]; then
-    pass "run --devices 0-1: $n per-device lines (0 until the library reports devices; guarded)"
+if [ "$n" -eq 2 ]; then
+    pass "run --devices 0-1: 2 per-device lines"
 else
     fail "run --devices 0-1: $n per-device lines"
 fi
+
+# ---- --peer-b: op(B) to several devices from the host or shared ----
+for way in host share auto; do
+    "$OOCGEMM" run --backend host --json -m 500 -n 110 -k 100 --block-rows 50 --devices 0-2 --no-floor \
+        --peer-b $way >"$tmp/out" 2>"$tmp/err"
+    json_check "run --devices 0-2 --peer-b $way --json" '
+import sys
+way = "'$way'"
+assert o["passed"] is True, o
+d = o["devices"]
+assert o["b_shared"] is (way == "share"), o
+assert (o["bytes_peer"] > 0) is (way == "share"), o
+assert sum(x["bytes_peer"] for x in d) == o["bytes_peer"], d
+assert ("shared" in o["b_how"]) is (way == "share"), o["b_how"]'
+done
+"$OOCGEMM" run --backend host -m 500 -n 110 -k 100 --block-rows 50 --devices 0-2 --no-floor --peer-b share \
+    >"$tmp/out" 2>"$tmp/err"
+if grep -q '^op(B): uploaded once, shared between the devices' "$tmp/out" && grep -q 'from peers' "$tmp/out"; then
+    pass "run --peer-b share: says how op(B) went"
+else
+    fail "run --peer-b share: no op(B) line"
+fi
+for cmd in run multiply bench; do
+    case $cmd in
+    run | bench) args=(--backend host -m 10 -n 10 -k 10) ;;
+    multiply) args=(A.npy B.npy -o C.npy --backend host) ;;
+    esac
+    run_bad_says "$cmd --peer-b sometimes" "--peer-b: 'sometimes' is not auto, host or share" \
+        $cmd "${args[@]}" --peer-b sometimes
+done
 unset OOC_HOST_DEVICES
 
 # ---- help and version ----
@@ -267,10 +296,11 @@ json_check "bench --devices 1,0 --json: devices, the first, both ours, scaling" 
 s = o["shapes"][0]
 assert s["devices"] == [1, 0] and s["first_device"] == 1, s["devices"]
 m = [(x["label"], x["on_devices"], x["passed"]) for x in s["methods"]]
-assert m == [("ours", "all", True), ("ours, device 1 alone", "first", True)], m
+assert m == [("ours", "all", True), ("ours, device 1 alone", "first", True), ("ours, op(B) shared", "all", True)], m
 assert s["scaling"] > 0 and s["floor_s"] is None and s["floor_note"], s
 d = s["plan"]["devices"]
-assert d == [] or sorted(x["device"] for x in d) == [0, 1], d  # guarded: [] until the library reports devices'
+assert sorted(x["device"] for x in d) == [0, 1], d
+assert s["plan"]["b_shared"] is False, s["plan"]'
 if "$OOCGEMM" bench -m 200 -n 100 -k 50 --backend host --repeat 1 --devices all --csv >"$tmp/out" 2>"$tmp/err" &&
     [ "$(head -n 1 "$tmp/out" | tr -cd ',' | wc -c)" -eq "$(sed -n 2p "$tmp/out" | tr -cd ',' | wc -c)" ] &&
     sed -n 2p "$tmp/out" | grep -q ',all,all,,,[0-9.]*$'; then

@@ -453,6 +453,12 @@ int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, 
         return parse_param(cmd, optname, arg, OOC_PARAM_STAGING_THREADS, 0, &l->staging_threads) ? -1 : 1;
     case OPT_TAIL: return parse_param(cmd, optname, arg, OOC_PARAM_TAIL, 0, &l->tail) ? -1 : 1;
     case OPT_B_CHUNKS: return parse_param(cmd, optname, arg, OOC_PARAM_B_CHUNKS, 0, &l->b_chunks) ? -1 : 1;
+    case OPT_PEER_B:
+        if (strcasecmp(arg, "auto") == 0) l->peer_b = OOC_PEER_B_AUTO;
+        else if (strcasecmp(arg, "host") == 0) l->peer_b = OOC_PEER_B_HOST;
+        else if (strcasecmp(arg, "share") == 0) l->peer_b = OOC_PEER_B_SHARE;
+        else return usage_error(cmd, "--peer-b: '%s' is not auto, host or share", arg), -1;
+        return 1;
     case OPT_TRACE: l->trace = arg; return 1;
     case OPT_TF32: l->tf32 = 1; return 1;
     default: return 0;
@@ -489,6 +495,7 @@ ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l)
         (st = set_param(h, OOC_PARAM_STAGING_THREADS, l->staging_threads)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_TAIL, l->tail)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_B_CHUNKS, l->b_chunks)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_PEER_B, l->peer_b)) != OOC_SUCCESS ||
         (st = ooc_set_trace(h, l->trace)) != OOC_SUCCESS ||
         (st = ooc_set(h, OOC_PARAM_MATH_MODE, l->tf32 ? OOC_MATH_TF32 : OOC_MATH_STRICT)) != OOC_SUCCESS)
         return st;
@@ -731,11 +738,13 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
         fputc('\n', out);
     }
     int nd = stats_ndevices(st);
+    if (nd > 1) fprintf(out, "op(B): %s\n", st->b_how);
     for (int i = 0; nd > 1 && i < nd; i++) {
         const ooc_device_stats_t *d = &st->device[i];
-        fprintf(out, "  device %d: %lld block%s, H2D %.3g GB, D2H %.3g GB, its last block done at %.3g s",
-                (int)d->device, (long long)d->blocks, d->blocks == 1 ? "" : "s", (double)d->bytes_h2d / 1e9,
-                (double)d->bytes_d2h / 1e9, d->seconds);
+        fprintf(out, "  device %d: %lld block%s, H2D %.3g GB, D2H %.3g GB, ", (int)d->device, (long long)d->blocks,
+                d->blocks == 1 ? "" : "s", (double)d->bytes_h2d / 1e9, (double)d->bytes_d2h / 1e9);
+        if (st->b_shared) fprintf(out, "from peers %.3g GB, ", (double)d->bytes_peer / 1e9);
+        fprintf(out, "its last block done at %.3g s", d->seconds);
         if (st->traced) {
             fprintf(out, "; timeline %.3g s, ", d->trace_wall);
             print_busy(out, d->busy_h2d, d->busy_compute, d->busy_d2h, d->busy_read, d->busy_write,
@@ -1008,8 +1017,9 @@ void json_devices(FILE *f, const ooc_stats_t *st)
     fputs(",\"devices\":[", f);
     for (int i = 0; i < nd; i++) {
         const ooc_device_stats_t *d = &st->device[i];
-        fprintf(f, "%s{\"device\":%d,\"blocks\":%lld,\"bytes_h2d\":%" PRIu64 ",\"bytes_d2h\":%" PRIu64, i ? "," : "",
-                (int)d->device, (long long)d->blocks, d->bytes_h2d, d->bytes_d2h);
+        fprintf(f, "%s{\"device\":%d,\"blocks\":%lld,\"bytes_h2d\":%" PRIu64 ",\"bytes_d2h\":%" PRIu64
+                   ",\"bytes_peer\":%" PRIu64,
+                i ? "," : "", (int)d->device, (long long)d->blocks, d->bytes_h2d, d->bytes_d2h, d->bytes_peer);
         json_num(f, "seconds", d->seconds, 1);
         json_num(f, "busy_h2d", d->busy_h2d, st->traced);
         json_num(f, "busy_compute", d->busy_compute, st->traced);
@@ -1021,4 +1031,10 @@ void json_devices(FILE *f, const ooc_stats_t *st)
         fputc('}', f);
     }
     fputc(']', f);
+    /* how op(B) reached them (OOC_PARAM_PEER_B) */
+    fprintf(f, ",\"b_shared\":%s,\"bytes_peer\":%" PRIu64, st->b_shared ? "true" : "false", st->bytes_peer);
+    json_num(f, "probe_host_gbps", st->probe_host_gbps, st->probe_host_gbps > 0);
+    json_num(f, "probe_peer_gbps", st->probe_peer_gbps, st->probe_peer_gbps > 0);
+    fputs(",\"b_how\":", f);
+    json_str(f, st->b_how);
 }

@@ -71,13 +71,14 @@ enum {
     OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK,
     /* bench */
     OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
-    OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE
+    OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B
 };
 
 /* Library options shared by run, multiply and bench (0: the library chooses). */
 typedef struct {
     int64_t backend;
     int64_t device, device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
+    int64_t peer_b;    /* --peer-b: OOC_PARAM_PEER_B (0: measured) */
     int device_given;  /* --device N: device N alone (N = 0 too) */
     int devices_given; /* --devices LIST|all */
     uint32_t devices;  /* its OOC_PARAM_DEVICES mask: bit d for device d; 0: every visible device */
@@ -99,6 +100,7 @@ typedef struct {
     {"tail", required_argument, NULL, OPT_TAIL},                                                      \
     {"b-chunks", required_argument, NULL, OPT_B_CHUNKS},                                              \
     {"trace", required_argument, NULL, OPT_TRACE},                                                    \
+    {"peer-b", required_argument, NULL, OPT_PEER_B},                                                  \
     {"tf32", no_argument, NULL, OPT_TF32}
 
 /* --device and --devices in the --help of run, multiply and bench (one text:
@@ -108,7 +110,12 @@ typedef struct {
     "  --devices LIST|all    the devices to use together: indices and ranges\n"                       \
     "                        separated by commas (0,1  0-3  1,3-4; below 16), or\n"                   \
     "                        all: every visible device (the default); --devices N\n"                  \
-    "                        is device N alone, as --device N\n"
+    "                        is device N alone, as --device N\n"                                     \
+    "  --peer-b auto|host|share  several devices: op(B) uploaded to each from the\n"                  \
+    "                        host, or once (1/n by each) and copied between them\n"                 \
+    "                        (peer access, NVLink); auto (the default) measures\n"                  \
+    "                        both rates with every device copying at once and\n"                    \
+    "                        shares when a peer is faster; C is the same bytes\n"
 
 /* ------------------------------------------------------------------------ */
 /* The floor of docs/PERFORMANCE.md, shared by run and multiply              */

@@ -187,6 +187,8 @@ static void bench_usage(FILE *f)
             "  cublasXt        on all the devices (cublasXtDeviceSelect), at its default\n"
             "                  block dim and at each of --xt-dims\n"
             "  in-core cuBLAS  on the first device\n"
+            "  ours, op(B) from the host / shared  on all the devices, the way of\n"
+            "                  moving op(B) that --peer-b auto did not choose\n"
             "  the serial loop, a one-GPU baseline, is not run.\n"
             "  The floor is that of the GPUs together (PERFORMANCE.md): pinned copies of\n"
             "  1 GiB per GPU each way with every GPU copying at once (one stream per GPU\n"
@@ -219,7 +221,7 @@ static void bench_usage(FILE *f)
             "\n"
             "Library options for ours (absent: defaults): --backend auto|cublas|host,\n"
             "  --device N (the peers run there too), --devices LIST|all (above),\n"
-            "  --device-mem, --host-mem, --block-rows, --ring, --streams,\n"
+            "  --device-mem, --host-mem, --block-rows, --ring, --streams, --peer-b,\n"
             "  --staging-threads, --tf32 (also for the serial loop and in-core cuBLAS;\n"
             "  cublasXt has no TF32 mode), --trace (ours on all the devices), as in\n"
             "  'oocgemm run'.\n"
@@ -694,11 +696,11 @@ static ooc_status_t bench_handle(const lib_opts_t *lib, int device, ooc_handle_t
  * peers, or on the shape's handle h when no peer follows. *stats when it
  * ran (and res->backend with them). */
 static bench_method_t *bench_ours(bench_shape_ctx_t *x, ooc_handle_t *h, const char *label, int device,
-                                  ooc_stats_t *stats, int *have_stats)
+                                  int fresh_always, ooc_stats_t *stats, int *have_stats)
 {
     bench_result_t *res = x->res;
     bench_method_t *mt = bench_new_method(res, BM_OURS, label);
-    int fresh = x->env->peers || device >= 0;
+    int fresh = x->env->peers || device >= 0 || fresh_always;
     ooc_handle_t *ho = h;
     mt->first_only = device >= 0;
     *have_stats = 0;
@@ -867,14 +869,24 @@ static int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const ben
     x.beta = dtype_double(o->dtype) ? (const void *)beta : (const void *)beta_f;
 
     /* ours (meth[0]: on all the devices), and with --devices on the first alone */
-    bench_ours(&x, h, "ours", -1, &res->stats, &res->have_stats);
+    bench_ours(&x, h, "ours", -1, 0, &res->stats, &res->have_stats);
     if (env->multi) {
         char label[48];
         ooc_stats_t one;
         int have_one;
         snprintf(label, sizeof label, "ours, device %d alone", env->device);
-        bench_ours(&x, h, label, env->device, &one, &have_one);
+        bench_ours(&x, h, label, env->device, 0, &one, &have_one);
         res->ours_one = res->nmeth - 1;
+        /* the way of moving op(B) that ours (--peer-b auto) did not choose,
+         * on all the devices: the choice checked against the other one */
+        if (res->o.lib.peer_b == OOC_PEER_B_AUTO && res->have_stats) {
+            lib_opts_t keep = res->o.lib;
+            res->o.lib.peer_b = res->stats.b_shared ? OOC_PEER_B_HOST : OOC_PEER_B_SHARE;
+            res->o.lib.trace = NULL;
+            snprintf(label, sizeof label, "ours, op(B) %s", res->stats.b_shared ? "from the host" : "shared");
+            bench_ours(&x, h, label, -1, 1, &one, &have_one);
+            res->o.lib = keep;
+        }
     }
 
     if (!env->peers) {
