@@ -55,6 +55,10 @@ static ooc_handle_t *new_handle(void)
     ooc_set(h, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
     ooc_set(h, OOC_PARAM_DEVICE_MEM, DEVICE_MEM);
     ooc_set(h, OOC_PARAM_B_CHUNKS, 4);
+    /* on a machine of several GPUs: no peer probe (its allocations and
+     * copies would take the injected fault, and a failed probe only means
+     * op(B) comes from the host), so the Nth op is the multiply's */
+    ooc_set(h, OOC_PARAM_PEER_B, OOC_PEER_B_HOST);
     return h;
 }
 
