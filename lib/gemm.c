@@ -266,7 +266,7 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
                          : share_b ? "uploaded once, shared between the devices" : "uploaded from the host to each device");
     if (h->ndev > 1 && h->peer.why[0]) {
         size_t at = strlen(s->b_how);
-        snprintf(s->b_how + at, sizeof s->b_how - at, " (%s)", h->peer.why);
+        snprintf(s->b_how + at, sizeof s->b_how - at, " (%.*s)", (int)(sizeof s->b_how - at - 4), h->peer.why);
     }
     s->traced = rs->traced;
     s->trace_status = rs->trace_status;

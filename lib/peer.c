@@ -135,7 +135,8 @@ ooc_status_t ooc_peer_decide(ooc_handle_t *h, int *share)
         ooc_err_t perr;
         ooc_err_clear(&perr);
         if (measure(h, &ok, &perr) != OOC_SUCCESS || !ok)
-            snprintf(h->peer.why, sizeof h->peer.why, "the peer probe failed (%s): from the host", perr.msg);
+            snprintf(h->peer.why, sizeof h->peer.why, "the peer probe failed (%.120s): from the host",
+                     perr.msg);
         h->peer.measured = 1;
         h->peer.rates = ok;
     }
