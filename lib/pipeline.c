@@ -758,12 +758,6 @@ static ooc_status_t run_panel(pipe_t *P)
         if (st == OOC_SUCCESS && t == 0) st = upload_b(P, 1, &stopped, &err);
         if (st == OOC_SUCCESS && !stopped) st = issue_rest(P, t, &err);
     }
-    if (st == OOC_SUCCESS && P->share && !stopped) {
-        pthread_mutex_lock(&P->mu);
-        int none = P->claimed == 0;
-        pthread_mutex_unlock(&P->mu);
-        if (none && P->q->needed) st = upload_b(P, 0, &stopped, &err);
-    }
     if (st != OOC_SUCCESS) {
         fail(P, &err); /* stop the reader and writer, and the other devices */
         ooc_queue_abort(P->q);
@@ -778,6 +772,16 @@ static ooc_status_t run_panel(pipe_t *P)
     pthread_mutex_unlock(&P->mu);
     if (have_reader) pthread_join(reader, NULL);
     if (have_writer) pthread_join(writer, NULL);
+    /* op(B) shared and no block for this device: its chunks are uploaded
+     * all the same, for the others (after the reader has left: they share
+     * the pinned slots and their events) */
+    if (st == OOC_SUCCESS && P->share && !stopped && P->claimed == 0 && P->q->needed && !P->abort) {
+        st = upload_b(P, 0, &stopped, &err);
+        if (st != OOC_SUCCESS) {
+            fail(P, &err);
+            ooc_queue_abort(P->q);
+        }
+    }
     ooc_err_t derr;
     ooc_err_clear(&derr);
     ooc_status_t dst = drain(P, &derr); /* also after a failure: buffers must be idle */
