@@ -76,6 +76,18 @@ static ooc_status_t multiply(int n, const shape_t *s, const void *A, int64_t lda
     return r;
 }
 
+/* Elements of C (from C0) that multiply()'s alpha and beta for shape s
+ * leave wrong against OpenBLAS; *worst their largest relative error. */
+static int64_t bad_elements(const shape_t *s, const void *A, int64_t lda, const void *B, int64_t ldb, const void *C0,
+                            const void *C, int64_t ldc, double *worst)
+{
+    double alpha[2] = {0.75, -0.25}, beta[2] = {s->beta, 0.5};
+    float alphaf[2] = {0.75f, -0.25f}, betaf[2] = {(float)s->beta, 0.5f};
+    int single = s->t == OOC_R32 || s->t == OOC_C32;
+    return tu_check(s->t, s->lo, s->ta, s->tb, s->m, s->n, s->k, single ? (void *)alphaf : (void *)alpha, A, lda, B,
+                    ldb, single ? (void *)betaf : (void *)beta, C0, C, ldc, worst);
+}
+
 /* every device count, odd shapes (remainder tiles, panels), against OpenBLAS */
 static void test_every_count(void)
 {
@@ -104,12 +116,8 @@ static void test_every_count(void)
             memcpy(C, C0, nc * e);
             ooc_stats_t st;
             CU_ASSERT_EQUAL_FATAL(multiply(n, s, A, lda, B, ldb, C, ldc, 0, &st), OOC_SUCCESS);
-            double alpha[2] = {0.75, -0.25}, beta[2] = {s->beta, 0.5};
-            float alphaf[2] = {0.75f, -0.25f}, betaf[2] = {(float)s->beta, 0.5f};
-            int single = s->t == OOC_R32 || s->t == OOC_C32;
             double worst;
-            int64_t bad = tu_check(s->t, s->lo, s->ta, s->tb, s->m, s->n, s->k, single ? (void *)alphaf : (void *)alpha,
-                                   A, lda, B, ldb, single ? (void *)betaf : (void *)beta, C0, C, ldc, &worst);
+            int64_t bad = bad_elements(s, A, lda, B, ldb, C0, C, ldc, &worst);
             if (bad) printf("\n    shape %zu on %d devices: %lld bad elements (worst %.3g)\n", i, n, (long long)bad, worst);
             CU_ASSERT_EQUAL(bad, 0);
             /* every block of every panel once, by some device */
@@ -217,12 +225,8 @@ static void test_shared_b(void)
             uint64_t peer = 0;
             for (int d = 0; d < ss.ndevices; d++) peer += ss.device[d].bytes_peer;
             CU_ASSERT_EQUAL(peer, ss.bytes_peer);
-            double alpha[2] = {0.75, -0.25}, beta[2] = {s->beta, 0.5};
-            float alphaf[2] = {0.75f, -0.25f}, betaf[2] = {(float)s->beta, 0.5f};
-            int single = s->t == OOC_R32 || s->t == OOC_C32;
             double worst;
-            int64_t bad = tu_check(s->t, s->lo, s->ta, s->tb, s->m, s->n, s->k, single ? (void *)alphaf : (void *)alpha,
-                                   A, lda, B, ldb, single ? (void *)betaf : (void *)beta, C0, Cs, ldc, &worst);
+            int64_t bad = bad_elements(s, A, lda, B, ldb, C0, Cs, ldc, &worst);
             if (bad) printf("\n    shape %zu on %d devices, shared op(B): %lld bad elements\n", i, n, (long long)bad);
             CU_ASSERT_EQUAL(bad, 0);
         }
