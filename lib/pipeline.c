@@ -809,7 +809,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.hooks = hooks;
     P.q = queue;
     P.rank = rank;
-    P.share = queue->share && queue->devices > 1;
+    P.share = queue->share; /* set by multi.c only for several devices */
     P.e = ooc_dtype_size(p->dtype);
     P.R = pl->ring;
     P.va = make_view(&p->A, p->layout, p->ta, P.e);
