@@ -221,6 +221,32 @@ OOC_API ooc_status_t ooc_cancel(ooc_handle_t *handle);
 OOC_API const char *ooc_backend_name(const ooc_handle_t *handle);
 
 /**
+ * @brief Whether the CUDA backend can run in this process, and if not, why.
+ *
+ * The CUDA backend is a module, libooc_gemm_cuda.so, that the library loads
+ * the first time it is needed (this call, ooc_device_count, or a multiply
+ * with the backend auto, cublas or custom), from $OOC_CUDA_MODULE when set,
+ * else beside libooc_gemm.so (DIR/libooc_gemm/ or DIR/), else the configured
+ * pkglibdir; libooc_gemm.so itself needs no CUDA library. The answer is
+ * found once per process. The backend auto uses CUDA exactly when this
+ * returns OOC_SUCCESS.
+ *
+ * @param gpus   receives the GPUs the CUDA backend can use (0 when none); may be NULL
+ * @param why    receives a sentence, valid for the life of the process: the
+ *               driver and runtime versions when usable, else what is missing
+ *               ("no CUDA module: looked for ...", "no CUDA runtime: ...",
+ *               "no NVIDIA driver: ...", "the NVIDIA driver is too old: ...",
+ *               "no GPU: ..."); may be NULL
+ * @param module receives the module's path (loaded, or looked for last), ""
+ *               when the backend is linked in (static builds) or the library
+ *               was built without CUDA; may be NULL
+ * @return OOC_SUCCESS (at least one GPU), OOC_ERR_BACKEND_UNAVAILABLE (built
+ *         without CUDA, no module, or the module or its CUDA libraries cannot
+ *         be loaded), OOC_ERR_NO_DEVICE (no driver, a driver too old, no GPU)
+ */
+OOC_API ooc_status_t ooc_cuda_probe(int *gpus, const char **why, const char **module);
+
+/**
  * @brief Generic GEMM: C = alpha*op(A)*op(B) + beta*C, BLAS semantics.
  *
  * op(A) is m x k, op(B) is k x n, C is m x n, all stored in @p layout with the

@@ -105,17 +105,7 @@ extern const ooc_be_ops_t ooc_backend_host_ops;
 /* devices the host backend simulates: OOC_HOST_DEVICES (default 1; 0 when it
  * is not a positive number) */
 int ooc_backend_host_devices(void);
-#ifdef HAVE_CUDA
-extern const ooc_be_ops_t ooc_backend_cuda_ops;
-/* "custom": the CUDA backend with libooc_gemm's own kernels (kernels/) for
- * R32 and R64 tiles; C32 and C64 tiles still go to cuBLAS. */
-extern const ooc_be_ops_t ooc_backend_custom_ops;
-/* 1 when the CUDA runtime sees at least one GPU (0 with no driver) */
-int ooc_backend_cuda_available(void);
-/* GPUs the CUDA runtime sees (after CUDA_VISIBLE_DEVICES; 0 with no driver) */
-int ooc_backend_cuda_count(void);
-/* name, memory, engines, bus id of one GPU (not the PCIe link: device.c reads that) */
-ooc_status_t ooc_backend_cuda_device(int device, ooc_device_info_t *info, ooc_err_t *err);
-#endif
+/* The CUDA backend's tables ("cublas", "custom") are in backend_cuda.c,
+ * reached through module.h. */
 
 #endif

@@ -6,9 +6,12 @@
  * (kernels/kernels.h).
  * The only file of lib/ that includes CUDA headers. Every CUDA or cuBLAS
  * failure becomes a status plus a message naming the call; nothing aborts.
+ * Built into the CUDA module (module.h): it reaches the library only through
+ * ooc_err_set and ooc_fault_hit, and is reached only through ooc_cuda_table.
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,7 +21,12 @@
 
 #include "backend.h"
 #include "fault.h"
+#include "module.h"
 #include "../kernels/kernels.h"
+
+/* the two tables, defined at the end */
+static const ooc_be_ops_t ooc_backend_cuda_ops;
+static const ooc_be_ops_t ooc_backend_custom_ops;
 
 #define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's recommendation for Hopper */
 
@@ -56,19 +64,52 @@ static ooc_status_t cuda_fail(ooc_err_t *err, ooc_status_t st, cudaError_t e, co
                            "%s: %s", (name), cublasGetStatusString(cb_s_));                        \
     } while (0)
 
-int ooc_backend_cuda_count(void)
+/* CUDA's version number (13000) as "13.0" */
+static void cuda_version(int v, char *out, size_t len)
 {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError();
+    snprintf(out, len, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
+/* GPUs usable, or 0 and what is missing, in the order a user fixes them:
+ * the driver, a driver new enough for this runtime, a GPU it sees. */
+static int c_probe(char *why, size_t len)
+{
+    /* without the driver library cudart reports "driver version is
+     * insufficient", which is not what is wrong: look for it first */
+    void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (drv == NULL) {
+        snprintf(why, len, "no NVIDIA driver: libcuda.so.1 is not installed or not on the library path");
         return 0;
     }
+    dlclose(drv);
+    int rt = 0, dv = 0, n = 0;
+    char rts[16], dvs[16];
+    (void)cudaRuntimeGetVersion(&rt);
+    (void)cudaDriverGetVersion(&dv);
+    cuda_version(rt, rts, sizeof rts);
+    cuda_version(dv, dvs, sizeof dvs);
+    cudaError_t e = cudaGetDeviceCount(&n);
+    (void)cudaGetLastError();
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (e == cudaErrorInsufficientDriver) {
+        snprintf(why, len, "the NVIDIA driver is too old: it supports CUDA %s, the CUDA runtime here is %s", dvs, rts);
+        return 0;
+    }
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0)) {
+        snprintf(why, len, "no GPU: the NVIDIA driver (CUDA %s) sees no device%s%s%s", dvs,
+                 vis ? " (CUDA_VISIBLE_DEVICES=\"" : "", vis ? vis : "", vis ? "\")" : "");
+        return 0;
+    }
+    if (e != cudaSuccess) {
+        snprintf(why, len, "CUDA cannot start: cudaGetDeviceCount: %s (%s)", cudaGetErrorString(e),
+                 cudaGetErrorName(e));
+        return 0;
+    }
+    snprintf(why, len, "%d GPU%s, NVIDIA driver for CUDA %s, CUDA runtime %s", n, n == 1 ? "" : "s", dvs, rts);
     return n;
 }
 
-int ooc_backend_cuda_available(void) { return ooc_backend_cuda_count() > 0; }
-
-ooc_status_t ooc_backend_cuda_device(int device, ooc_device_info_t *info, ooc_err_t *err)
+static ooc_status_t c_device(int device, ooc_device_info_t *info, ooc_err_t *err)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -456,7 +497,7 @@ static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     .range_push = c_range_push, .range_pop = c_range_pop, .copy2d = c_copy2d,                     \
     .peer_enable = c_peer_enable, .copy_peer = c_copy_peer
 
-const ooc_be_ops_t ooc_backend_cuda_ops = {
+static const ooc_be_ops_t ooc_backend_cuda_ops = {
     .name = "cublas",
     .open = c_open,
     CUDA_COMMON_OPS,
@@ -465,9 +506,21 @@ const ooc_be_ops_t ooc_backend_cuda_ops = {
 
 /* The cuBLAS table but for open (which table the instance carries) and gemm
  * (our kernels for real dtypes). */
-const ooc_be_ops_t ooc_backend_custom_ops = {
+static const ooc_be_ops_t ooc_backend_custom_ops = {
     .name = "custom",
     .open = k_open,
     CUDA_COMMON_OPS,
     .gemm = k_gemm,
+};
+
+/* What the library reaches through module.h (loaded or linked in). */
+const ooc_cuda_module_t ooc_cuda_table = {
+    .abi = OOC_CUDA_MODULE_ABI,
+    .version = PACKAGE_VERSION,
+    .ops_size = sizeof(ooc_be_ops_t),
+    .err_size = sizeof(ooc_err_t),
+    .probe = c_probe,
+    .device = c_device,
+    .cuda_ops = &ooc_backend_cuda_ops,
+    .custom_ops = &ooc_backend_custom_ops,
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * device.c: ooc_device_count and ooc_device_info: what `oocgemm info`
- * prints. The CUDA queries live in backend_cuda.c; the PCIe link's current
+ * prints. The CUDA queries live in the CUDA module (module.h); the PCIe link's current
  * generation and width come from Linux's sysfs, which CUDA does not report.
  */
 #include "config.h"
@@ -12,23 +12,17 @@
 #include <string.h>
 
 #include "handle.h"
+#include "module.h"
 
 ooc_status_t ooc_device_count(ooc_handle_t *h, int *count)
 {
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
     OOC_RETURN_ERROR_IF(count == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_device_count: count is NULL");
-    *count = 0;
-#ifdef HAVE_CUDA
-    ooc_device_info_t info;
-    ooc_err_t ignored;
-    ooc_err_clear(&ignored);
-    while (*count < 1024 && ooc_backend_cuda_device(*count, &info, &ignored) == OOC_SUCCESS) (*count)++;
-#endif
+    *count = ooc_cuda_state()->gpus;
     return OOC_SUCCESS;
 }
 
-#ifdef HAVE_CUDA
 /* First line of a sysfs file of the GPU's PCI function, or "" */
 static void sysfs_read(const char *bus_id, const char *what, char *out, size_t cap)
 {
@@ -51,17 +45,17 @@ static int pcie_gen(const char *speed)
     return gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : gts >= 2 ? 1 : 0;
 }
 
-#endif
-
 ooc_status_t ooc_device_info(ooc_handle_t *h, int device, ooc_device_info_t *info)
 {
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
     OOC_RETURN_ERROR_IF(info == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_device_info: info is NULL");
-#ifdef HAVE_CUDA
+    const ooc_cuda_state_t *cuda = ooc_cuda_state();
+    if (cuda->mod == NULL) return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE, "ooc_device_info: %s", cuda->why);
+    if (cuda->gpus == 0) return OOC_ERR(&h->err, OOC_ERR_NO_DEVICE, "ooc_device_info: %s", cuda->why);
     ooc_device_info_t d;
     memset(&d, 0, sizeof d);
-    OOC_FORWARD(ooc_backend_cuda_device(device, &d, &h->err));
+    OOC_FORWARD(cuda->mod->device(device, &d, &h->err));
     char buf[64];
     sysfs_read(d.pci_bus_id, "current_link_speed", buf, sizeof buf);
     d.pcie_gen = pcie_gen(buf);
@@ -69,8 +63,4 @@ ooc_status_t ooc_device_info(ooc_handle_t *h, int device, ooc_device_info_t *inf
     d.pcie_width = atoi(buf);
     *info = d;
     return OOC_SUCCESS;
-#else
-    (void)device;
-    return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE, "ooc_device_info: libooc_gemm was built without CUDA");
-#endif
 }

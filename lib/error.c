@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "module.h"
 
 static void set_v(ooc_err_t *err, ooc_status_t status, const char *file, int line, const char *fmt,
                   va_list ap)
@@ -28,11 +29,18 @@ static void set_v(ooc_err_t *err, ooc_status_t status, const char *file, int lin
 ooc_status_t ooc_err_set(ooc_err_t *err, ooc_status_t status, const char *file, int line,
                          const char *fmt, ...)
 {
-    if (err == NULL || err->status != OOC_SUCCESS) return status;
     va_list ap;
     va_start(ap, fmt);
-    set_v(err, status, file, line, fmt, ap);
+    ooc_err_vset(err, status, file, line, fmt, ap);
     va_end(ap);
+    return status;
+}
+
+ooc_status_t ooc_err_vset(ooc_err_t *err, ooc_status_t status, const char *file, int line, const char *fmt,
+                          va_list ap)
+{
+    if (err == NULL || err->status != OOC_SUCCESS) return status;
+    set_v(err, status, file, line, fmt, ap);
     return status;
 }
 

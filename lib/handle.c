@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "handle.h"
+#include "module.h"
 
 unsigned ooc_version_number(void) { return OOC_VERSION_NUMBER; }
 
@@ -185,12 +186,10 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
     int math = (int)h->param[OOC_PARAM_MATH_MODE];
     const ooc_be_ops_t *ops = NULL;
 
+    const ooc_cuda_state_t *cuda = NULL;
     if (kind == OOC_BACKEND_AUTO) {
-#ifdef HAVE_CUDA
-        kind = ooc_backend_cuda_available() ? OOC_BACKEND_CUBLAS : OOC_BACKEND_HOST;
-#else
-        kind = OOC_BACKEND_HOST;
-#endif
+        cuda = ooc_cuda_state(); /* loads the CUDA module the first time */
+        kind = cuda->gpus > 0 ? OOC_BACKEND_CUBLAS : OOC_BACKEND_HOST;
     }
     int visible = 0;
     switch (kind) {
@@ -199,24 +198,17 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
         visible = ooc_backend_host_devices();
         break;
     case OOC_BACKEND_CUBLAS:
-#ifdef HAVE_CUDA
-        ops = &ooc_backend_cuda_ops;
-        visible = ooc_backend_cuda_count();
+    case OOC_BACKEND_CUSTOM: /* our kernels for real tiles; complex tiles still go to cuBLAS */
+        cuda = ooc_cuda_state();
+        if (cuda->mod == NULL)
+            return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE, "backend %s: %s",
+                           kind == OOC_BACKEND_CUBLAS ? "cublas" : "custom", cuda->why);
+        if (cuda->gpus == 0)
+            return OOC_ERR(&h->err, OOC_ERR_NO_DEVICE, "backend %s: %s",
+                           kind == OOC_BACKEND_CUBLAS ? "cublas" : "custom", cuda->why);
+        ops = kind == OOC_BACKEND_CUBLAS ? cuda->mod->cuda_ops : cuda->mod->custom_ops;
+        visible = cuda->gpus;
         break;
-#else
-        return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE,
-                       "backend cublas: this libooc_gemm was built without CUDA (--without-cuda)");
-#endif
-    case OOC_BACKEND_CUSTOM:
-#ifdef HAVE_CUDA
-        /* our kernels for real tiles; complex tiles still go to cuBLAS */
-        ops = &ooc_backend_custom_ops;
-        visible = ooc_backend_cuda_count();
-        break;
-#else
-        return OOC_ERR(&h->err, OOC_ERR_BACKEND_UNAVAILABLE,
-                       "backend custom: this libooc_gemm was built without CUDA (--without-cuda)");
-#endif
     default: return OOC_ERR(&h->err, OOC_ERR_INTERNAL, "backend %d", kind);
     }
     int list[OOC_MAX_DEVICES];

@@ -65,7 +65,7 @@ _OOCEOF
 
   AS_IF([test "x$have_cuda" = xyes], [
     AC_DEFINE([HAVE_CUDA], [1], [Define to 1 to build the CUDA (cuBLAS) backend.])
-    CUDA_LDFLAGS="-L$CUDA_LIBDIR -R$CUDA_LIBDIR"
+    CUDA_LDFLAGS="-L$CUDA_LIBDIR -R$CUDA_LIBDIR" # libtool turns -R into an rpath
     CUDA_LIBS="-lcublas -lcudart -lstdc++"
     NVCC_ARCHFLAGS="-arch=$ooc_cuda_arch"
     ooc_cuda_summary="yes ($NVCC, $ooc_cuda_arch, libraries in $CUDA_LIBDIR)"

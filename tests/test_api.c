@@ -238,6 +238,53 @@ static void test_runtime_failures(void)
     ooc_destroy(h);
 }
 
+/* ooc_cuda_probe: one answer per process, consistent with the backend auto
+ * and ooc_device_count, and a reason in words whenever CUDA cannot run. */
+static void test_cuda_probe(void)
+{
+    int gpus = -1;
+    const char *why = NULL, *module = NULL;
+    ooc_status_t st = ooc_cuda_probe(&gpus, &why, &module);
+    CU_ASSERT(st == OOC_SUCCESS || st == OOC_ERR_NO_DEVICE || st == OOC_ERR_BACKEND_UNAVAILABLE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(module);
+    CU_ASSERT(strlen(why) > 10);
+    CU_ASSERT_EQUAL(st == OOC_SUCCESS, gpus > 0);
+    /* the test library links the backend in (module_builtin.c): nothing loaded */
+    CU_ASSERT_STRING_EQUAL(module, "");
+#ifdef HAVE_CUDA
+    CU_ASSERT(st != OOC_ERR_BACKEND_UNAVAILABLE);
+    if (st == OOC_ERR_NO_DEVICE)
+        CU_ASSERT(strncmp(why, "no NVIDIA driver", 16) == 0 || strncmp(why, "no GPU", 6) == 0 ||
+                  strncmp(why, "the NVIDIA driver is too old", 28) == 0 || strncmp(why, "CUDA cannot start", 17) == 0);
+#else
+    CU_ASSERT_EQUAL(st, OOC_ERR_BACKEND_UNAVAILABLE);
+    CU_ASSERT(strstr(why, "without CUDA") != NULL);
+#endif
+    /* the same answer again, NULL outputs allowed */
+    CU_ASSERT_EQUAL(ooc_cuda_probe(NULL, NULL, NULL), st);
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    int count = -1;
+    CU_ASSERT_EQUAL(ooc_device_count(h, &count), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(count, gpus);
+    if (st != OOC_SUCCESS) {
+        /* the cublas backend asked for by name fails with the same reason */
+        double a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4] = {0, 0, 0, 0};
+        CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 2, 2, 2, 1.0, a, 2, b, 2, 0.0, c, 2), st);
+        CU_ASSERT(strstr(ooc_last_error(h), why) != NULL);
+        ooc_device_info_t info;
+        CU_ASSERT_EQUAL(ooc_device_info(h, 0, &info), st);
+        /* the backend auto runs on the host */
+        CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_AUTO), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 2, 2, 2, 1.0, a, 2, b, 2, 0.0, c, 2), OOC_SUCCESS);
+        CU_ASSERT_STRING_EQUAL(ooc_backend_name(h), "host");
+        CU_ASSERT(c[0] == 23 && c[1] == 34 && c[2] == 31 && c[3] == 46);
+    }
+    ooc_destroy(h);
+}
+
 /* The probes behind the floor: positive rates, and their own argument checks. */
 static void test_measure(void)
 {
@@ -308,6 +355,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("api", NULL, NULL);
     CU_add_test(s, "handle create and destroy", test_handle);
     CU_add_test(s, "version", test_version);
+    CU_add_test(s, "CUDA probe: one answer, with a reason", test_cuda_probe);
     CU_add_test(s, "status strings", test_status_strings);
     CU_add_test(s, "parameters and bounds", test_params);
     CU_add_test(s, "bad arguments", test_bad_arguments);

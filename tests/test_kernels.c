@@ -23,6 +23,7 @@
 
 #include "../kernels/kernels.h"
 #include "backend.h"
+#include "module.h"
 #include "testutil.h"
 
 typedef struct {
@@ -171,7 +172,7 @@ static void test_backend_custom(void)
 {
     ooc_err_t err = {0};
     ooc_be_t *be = NULL;
-    CU_ASSERT_EQUAL_FATAL(ooc_backend_custom_ops.open(&be, 0, OOC_MATH_STRICT, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_cuda_table.custom_ops->open(&be, 0, OOC_MATH_STRICT, &err), OOC_SUCCESS);
     CU_ASSERT_STRING_EQUAL(be->ops->name, "custom");
     uint64_t seed = 7;
     static const ooc_op_t ops[] = {OOC_OP_N, OOC_OP_T, OOC_OP_C};
@@ -192,7 +193,7 @@ static void test_backend_custom_transposed(void)
 {
     ooc_err_t err = {0};
     ooc_be_t *be = NULL;
-    CU_ASSERT_EQUAL_FATAL(ooc_backend_custom_ops.open(&be, 0, OOC_MATH_STRICT, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_cuda_table.custom_ops->open(&be, 0, OOC_MATH_STRICT, &err), OOC_SUCCESS);
     uint64_t seed = 8;
     for (int op = 1; op < 4; op++)
         CU_ASSERT_EQUAL(custom_case(be, OOC_R64, OOC_COL_MAJOR, op & 1 ? OOC_OP_T : OOC_OP_N,

@@ -13,8 +13,12 @@
  * bandwidth of GPUs all copying at once.
  *
  * Implemented in peers_cuda.c (plain C calling the CUDA runtime, cuBLAS and
- * cublasXt); without CUDA (HAVE_CUDA undefined) every function is a stub
- * answering PEER_UNAVAILABLE. Nothing here prints or exits: each function
+ * cublasXt). oocgemm links no CUDA library: in a shared build peers_cuda.c
+ * is the module oocgemm_peers.so, installed beside the library's CUDA module,
+ * and peers_load.c loads it at the first call (every function answers
+ * PEER_UNAVAILABLE, with the reason, where it cannot be loaded or the
+ * library was built without CUDA); a static build links it in. Nothing here
+ * prints or exits: each function
  * returns a status and, unless PEER_OK, a message in msg naming the failed
  * call ("cublasXtDgemm: CUBLAS_STATUS_ALLOC_FAILED") or the reason for
  * skipping. Everything a function allocates is freed before it returns,
@@ -64,8 +68,6 @@ typedef struct {
  * handle on all of them (made at the first use). */
 typedef struct peer_ctx_s peer_ctx_t;
 
-#ifdef HAVE_CUDA
-
 /** Open a context on the CUDA devices @p devices[0..ndevices) (1 to
  * OOC_MAX_DEVICES): peer_serial and peer_incore run on the first, cublasXt on
  * all of them; @p tf32 allows TF32 in the cuBLAS multiplies of peer_serial and
@@ -106,49 +108,23 @@ int peer_incore(peer_ctx_t *ctx, const peer_gemm_t *g, int reps, double *times, 
 int peer_bandwidth(const int *devices, int ndevices, size_t bytes, int reps, double *h2d, double *d2h, double *both,
                    char *msg, size_t len);
 
-#else /* !HAVE_CUDA: stubs */
+/** The module's table (peers_module.c, loaded by peers_load.c). */
+#define PEER_MODULE_ABI 1
+#define PEER_MODULE_FILE "oocgemm_peers.so"
+#define PEER_MODULE_ENTRY "oocgemm_peers_v1"
+typedef struct {
+    int abi; /* PEER_MODULE_ABI */
+    size_t gemm_size; /* sizeof(peer_gemm_t) */
+    int (*open)(const int *devices, int ndevices, int tf32, peer_ctx_t **ctx, char *msg, size_t len);
+    void (*close)(peer_ctx_t *ctx);
+    int (*serial)(peer_ctx_t *ctx, const peer_gemm_t *g, int64_t block_rows, double *seconds, char *msg,
+                  size_t len);
+    int (*cublasxt)(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinning, double *seconds,
+                    char *msg, size_t len);
+    int (*cublasxt_default_dim)(const peer_ctx_t *ctx);
+    int (*incore)(peer_ctx_t *ctx, const peer_gemm_t *g, int reps, double *times, char *msg, size_t len);
+    int (*bandwidth)(const int *devices, int ndevices, size_t bytes, int reps, double *h2d, double *d2h,
+                     double *both, char *msg, size_t len);
+} peer_module_t;
 
-static inline int peer_unavailable(char *msg, size_t len)
-{
-    if (msg && len) snprintf(msg, len, "not available: built without CUDA");
-    return PEER_UNAVAILABLE;
-}
-static inline int peer_open(const int *devices, int ndevices, int tf32, peer_ctx_t **ctx, char *msg, size_t len)
-{
-    (void)devices, (void)ndevices, (void)tf32;
-    if (ctx) *ctx = NULL;
-    return peer_unavailable(msg, len);
-}
-static inline void peer_close(peer_ctx_t *ctx) { (void)ctx; }
-static inline int peer_serial(peer_ctx_t *ctx, const peer_gemm_t *g, int64_t block_rows, double *seconds,
-                              char *msg, size_t len)
-{
-    (void)ctx, (void)g, (void)block_rows, (void)seconds;
-    return peer_unavailable(msg, len);
-}
-static inline int peer_cublasxt(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinning,
-                                double *seconds, char *msg, size_t len)
-{
-    (void)ctx, (void)g, (void)block_dim, (void)pinning, (void)seconds;
-    return peer_unavailable(msg, len);
-}
-static inline int peer_cublasxt_default_dim(const peer_ctx_t *ctx)
-{
-    (void)ctx;
-    return 0;
-}
-static inline int peer_incore(peer_ctx_t *ctx, const peer_gemm_t *g, int reps, double *times, char *msg,
-                              size_t len)
-{
-    (void)ctx, (void)g, (void)reps, (void)times;
-    return peer_unavailable(msg, len);
-}
-static inline int peer_bandwidth(const int *devices, int ndevices, size_t bytes, int reps, double *h2d,
-                                 double *d2h, double *both, char *msg, size_t len)
-{
-    (void)devices, (void)ndevices, (void)bytes, (void)reps, (void)h2d, (void)d2h, (void)both;
-    return peer_unavailable(msg, len);
-}
-
-#endif /* HAVE_CUDA */
 #endif /* OOC_PEERS_H */
