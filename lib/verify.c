@@ -29,9 +29,14 @@
 #include "backend.h"
 #include "handle.h"
 #include "io.h"
+#include "joblimits.h"
 #include "verify.h"
 
+/* the budget when OOC_PARAM_HOST_MEM is automatic: this, or half of what the
+ * job may take now (its cgroup's room, or MemAvailable) where less, but not
+ * under BUDGET_MIN */
 #define DEFAULT_BUDGET ((uint64_t)1 << 30)
+#define BUDGET_MIN ((uint64_t)64 << 20)
 /* Largest chunk (raw bytes and their doubles) read at once. Bigger chunks
  * are slower, not faster: a 4000^3 double check from the page cache took
  * 0.11 s with 4 MiB chunks, 0.15-0.3 s with 8 MiB, 0.5-0.9 s with 32 MiB
@@ -244,7 +249,12 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     double abs_al = hypot(al[0], al[1]);
     double eps = (t == OOC_R32 || t == OOC_C32) ? FLT_EPSILON : DBL_EPSILON;
 
-    uint64_t budget = h->param[OOC_PARAM_HOST_MEM] > 0 ? (uint64_t)h->param[OOC_PARAM_HOST_MEM] : DEFAULT_BUDGET;
+    uint64_t budget = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
+    if (budget == 0) {
+        uint64_t half = ooc_limit_mem_available() / 2;
+        budget = half < DEFAULT_BUDGET ? half : DEFAULT_BUDGET;
+        if (budget < BUDGET_MIN) budget = BUDGET_MIN;
+    }
     uint64_t quarter = budget / 4, chunk = quarter < CHUNK_MAX ? quarter : CHUNK_MAX;
     uint64_t bytes = 0;
     ooc_status_t st = OOC_SUCCESS;
