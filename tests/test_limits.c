@@ -128,93 +128,77 @@ static void v2_job(void)
 
 /* ---------- cgroup v2 ---------- */
 
-static void test_v2_parent_limit(void)
+/* A v2 job (0::/job_1/step_0, 16 GiB of RAM, 8 GiB available) with these
+ * memory.max, memory.high (NULL: no file) and memory.current on job_1 and
+ * on step_0, and what must come out. */
+typedef struct {
+    const char *name;
+    const char *job_max, *job_high;
+    uint64_t job_current;
+    const char *step_max, *step_high;
+    uint64_t step_current;
+    uint64_t limit, avail, usage;
+    const char *limit_source, *avail_source;
+} v2_case_t;
+
+#define AT_JOB "cgroup v2 memory.max at /sys/fs/cgroup/job_1"
+#define AT_STEP "cgroup v2 memory.max at /sys/fs/cgroup/job_1/step_0"
+#define PHYS_TOTAL "physical memory (/proc/meminfo MemTotal)"
+#define PHYS_AVAIL "physical memory (/proc/meminfo MemAvailable)"
+
+static const v2_case_t v2_cases[] = {
+    {"a limit on the parent only", "1073741824\n", "max\n", 100 * MiB, "max\n", "max\n", 50 * MiB, 1 * GiB, 924 * MiB,
+     100 * MiB, AT_JOB, AT_JOB},
+    {"the leaf's limit tighter than the parent's", "1073741824\n", "max\n", 100 * MiB, "268435456\n", "max\n",
+     50 * MiB, 256 * MiB, 206 * MiB, 50 * MiB, AT_STEP, AT_STEP},
+    /* a parent whose other children use most of its room: its room decides,
+     * though its limit is the larger */
+    {"the parent's room tighter than the leaf's limit", "1073741824\n", "max\n", 900 * MiB, "536870912\n", "max\n",
+     10 * MiB, 512 * MiB, 124 * MiB, 900 * MiB, AT_STEP, AT_JOB},
+    {"max everywhere", "max\n", "max\n", 100 * MiB, "max\n", "max\n", 50 * MiB, 16 * GiB, 8 * GiB, 0, PHYS_TOTAL,
+     PHYS_AVAIL},
+    {"a limit above the RAM", "68719476736\n", "max\n", 1 * GiB, NULL, NULL, 0, 16 * GiB, 8 * GiB, 1 * GiB,
+     PHYS_TOTAL, PHYS_AVAIL},
+    {"memory.high tighter than memory.max", "2147483648\n", "536870912\n", 12 * MiB, "max\n", "max\n", 4 * MiB,
+     512 * MiB, 500 * MiB, 12 * MiB, "cgroup v2 memory.high at /sys/fs/cgroup/job_1",
+     "cgroup v2 memory.high at /sys/fs/cgroup/job_1"},
+    /* usage over the limit (memory.high is soft): no room, not an underflow */
+    {"usage over the limit", "1073741824\n", "134217728\n", 200 * MiB, NULL, NULL, 0, 128 * MiB, 0, 200 * MiB,
+     "cgroup v2 memory.high at /sys/fs/cgroup/job_1", "cgroup v2 memory.high at /sys/fs/cgroup/job_1"},
+};
+
+static void test_v2_cases(void)
 {
-    new_tree("v2_parent");
-    v2_job();
-    put_v2("/job_1", num(1 * GiB), "max\n", 100 * MiB);
-    put_v2("/job_1/step_0", "max\n", "max\n", 50 * MiB);
-    ooc_limits_t L = probe();
-    CU_ASSERT_EQUAL(L.cgroup, 2);
-    CU_ASSERT_EQUAL(L.phys_total, 16 * GiB);
-    CU_ASSERT_EQUAL(L.phys_available, 8 * GiB);
-    CU_ASSERT_EQUAL(L.cg_limit, 1 * GiB);
-    CU_ASSERT_EQUAL(L.cg_usage, 100 * MiB);
-    CU_ASSERT_EQUAL(L.mem_limit, 1 * GiB);
-    CU_ASSERT_EQUAL(L.mem_available, 924 * MiB);
-    CU_ASSERT_STRING_EQUAL(L.limit_source, "cgroup v2 memory.max at /sys/fs/cgroup/job_1");
-    CU_ASSERT_STRING_EQUAL(L.available_source, "cgroup v2 memory.max at /sys/fs/cgroup/job_1");
+    for (size_t i = 0; i < sizeof v2_cases / sizeof v2_cases[0]; i++) {
+        const v2_case_t *c = &v2_cases[i];
+        char name[32];
+        snprintf(name, sizeof name, "v2_case_%zu", i);
+        new_tree(name);
+        v2_job();
+        put_v2("/job_1", c->job_max, c->job_high, c->job_current);
+        if (c->step_max) put_v2("/job_1/step_0", c->step_max, c->step_high, c->step_current);
+        ooc_limits_t L = probe();
+        int ok = L.cgroup == 2 && L.phys_total == 16 * GiB && L.phys_available == 8 * GiB && L.mem_limit == c->limit &&
+                 L.mem_available == c->avail && L.cg_usage == c->usage &&
+                 strcmp(L.limit_source, c->limit_source) == 0 && strcmp(L.available_source, c->avail_source) == 0;
+        if (!ok)
+            printf("\n    v2 case \"%s\": limit %llu (%s), available %llu (%s), usage %llu\n", c->name,
+                   (unsigned long long)L.mem_limit, L.limit_source, (unsigned long long)L.mem_available,
+                   L.available_source, (unsigned long long)L.cg_usage);
+        CU_ASSERT(ok);
+    }
 }
 
-static void test_v2_leaf_tighter(void)
-{
-    new_tree("v2_leaf");
-    v2_job();
-    put_v2("/job_1", num(1 * GiB), "max\n", 100 * MiB);
-    put_v2("/job_1/step_0", num(256 * MiB), "max\n", 50 * MiB);
-    ooc_limits_t L = probe();
-    CU_ASSERT_EQUAL(L.mem_limit, 256 * MiB);
-    CU_ASSERT_EQUAL(L.mem_available, 206 * MiB);
-    CU_ASSERT_STRING_EQUAL(L.limit_source, "cgroup v2 memory.max at /sys/fs/cgroup/job_1/step_0");
-    CU_ASSERT_STRING_EQUAL(L.available_source, "cgroup v2 memory.max at /sys/fs/cgroup/job_1/step_0");
-}
-
-/* A parent whose other children use most of its room: its room decides,
- * though its limit is the larger. */
-static void test_v2_parent_room_tighter(void)
-{
-    new_tree("v2_room");
-    v2_job();
-    put_v2("/job_1", num(1 * GiB), "max\n", 900 * MiB);
-    put_v2("/job_1/step_0", num(512 * MiB), "max\n", 10 * MiB);
-    ooc_limits_t L = probe();
-    CU_ASSERT_EQUAL(L.mem_limit, 512 * MiB);
-    CU_ASSERT_EQUAL(L.mem_available, 124 * MiB);
-    CU_ASSERT_EQUAL(L.cg_usage, 900 * MiB);
-    CU_ASSERT_STRING_EQUAL(L.limit_source, "cgroup v2 memory.max at /sys/fs/cgroup/job_1/step_0");
-    CU_ASSERT_STRING_EQUAL(L.available_source, "cgroup v2 memory.max at /sys/fs/cgroup/job_1");
-}
-
-static void test_v2_max_everywhere(void)
+/* No limit anywhere: the cgroup says so. */
+static void test_v2_no_limit(void)
 {
     new_tree("v2_max");
     v2_job();
     put_v2("/job_1", "max\n", "max\n", 100 * MiB);
-    put_v2("/job_1/step_0", "max\n", "max\n", 50 * MiB);
     ooc_limits_t L = probe();
     CU_ASSERT_EQUAL(L.cgroup, 2);
     CU_ASSERT_EQUAL(L.cg_limit, OOC_LIMIT_NONE);
     CU_ASSERT_EQUAL(L.cg_available, OOC_LIMIT_NONE);
-    CU_ASSERT_EQUAL(L.mem_limit, 16 * GiB);
-    CU_ASSERT_EQUAL(L.mem_available, 8 * GiB);
-    CU_ASSERT_STRING_EQUAL(L.limit_source, "physical memory (/proc/meminfo MemTotal)");
-    CU_ASSERT_STRING_EQUAL(L.available_source, "physical memory (/proc/meminfo MemAvailable)");
-}
-
-/* A limit above the RAM: the RAM decides. */
-static void test_v2_limit_above_ram(void)
-{
-    new_tree("v2_above");
-    v2_job();
-    put_v2("/job_1", num(64 * GiB), "max\n", 1 * GiB);
-    ooc_limits_t L = probe();
-    CU_ASSERT_EQUAL(L.cg_limit, 64 * GiB);
-    CU_ASSERT_EQUAL(L.cg_available, 63 * GiB);
-    CU_ASSERT_EQUAL(L.mem_limit, 16 * GiB);
-    CU_ASSERT_EQUAL(L.mem_available, 8 * GiB);
-    CU_ASSERT_STRING_EQUAL(L.available_source, "physical memory (/proc/meminfo MemAvailable)");
-}
-
-static void test_v2_high_tighter(void)
-{
-    new_tree("v2_high");
-    v2_job();
-    put_v2("/job_1", num(2 * GiB), num(512 * MiB), 12 * MiB);
-    put_v2("/job_1/step_0", "max\n", "max\n", 4 * MiB);
-    ooc_limits_t L = probe();
-    CU_ASSERT_EQUAL(L.mem_limit, 512 * MiB);
-    CU_ASSERT_EQUAL(L.mem_available, 500 * MiB);
-    CU_ASSERT_STRING_EQUAL(L.available_source, "cgroup v2 memory.high at /sys/fs/cgroup/job_1");
 }
 
 /* Page cache the kernel would drop (inactive_file) is not counted as used. */
@@ -229,17 +213,6 @@ static void test_v2_page_cache(void)
     ooc_limits_t L = probe();
     CU_ASSERT_EQUAL(L.cg_usage, 200 * MiB);
     CU_ASSERT_EQUAL(L.mem_available, 824 * MiB);
-}
-
-/* Usage over the limit (memory.high is soft): no room, not an underflow. */
-static void test_v2_over_limit(void)
-{
-    new_tree("v2_over");
-    v2_job();
-    put_v2("/job_1", num(1 * GiB), num(128 * MiB), 200 * MiB);
-    ooc_limits_t L = probe();
-    CU_ASSERT_EQUAL(L.mem_limit, 128 * MiB);
-    CU_ASSERT_EQUAL(L.mem_available, 0);
 }
 
 /* Slurm (cgroup/v2): job_N/step_M/user/task_K below slurmstepd.scope; the
@@ -675,14 +648,9 @@ int main(void)
     unsetenv("OOC_LIMITS_ROOT");
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("limits", suite_init, suite_clean);
-    CU_add_test(s, "v2: a limit on the parent only", test_v2_parent_limit);
-    CU_add_test(s, "v2: the leaf's limit tighter than the parent's", test_v2_leaf_tighter);
-    CU_add_test(s, "v2: the parent's room tighter than the leaf's limit", test_v2_parent_room_tighter);
-    CU_add_test(s, "v2: max everywhere", test_v2_max_everywhere);
-    CU_add_test(s, "v2: a limit above the RAM", test_v2_limit_above_ram);
-    CU_add_test(s, "v2: memory.high tighter than memory.max", test_v2_high_tighter);
+    CU_add_test(s, "v2: parent, leaf, room, max, above the RAM, memory.high, over the limit", test_v2_cases);
+    CU_add_test(s, "v2: no limit anywhere", test_v2_no_limit);
     CU_add_test(s, "v2: inactive page cache is room", test_v2_page_cache);
-    CU_add_test(s, "v2: usage over the limit", test_v2_over_limit);
     CU_add_test(s, "v2: Slurm's nesting", test_v2_slurm);
     CU_add_test(s, "v2: mounted at an odd path", test_v2_odd_mount);
     CU_add_test(s, "v2: a container's view of its subtree", test_v2_container);
