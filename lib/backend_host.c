@@ -29,6 +29,7 @@
 
 #include "backend.h"
 #include "fault.h"
+#include "joblimits.h"
 
 typedef enum { OP_COPY, OP_GEMM, OP_WAIT, OP_STAMP } op_kind_t;
 
@@ -290,13 +291,15 @@ static ooc_status_t h_activate(ooc_be_t *b, ooc_err_t *err)
 static ooc_status_t h_mem_info(ooc_be_t *b, size_t *free_bytes, size_t *total_bytes, ooc_err_t *err)
 {
     (void)b;
-    long page = sysconf(_SC_PAGESIZE), total = sysconf(_SC_PHYS_PAGES),
-         avail = sysconf(_SC_AVPHYS_PAGES);
-    OOC_RETURN_ERROR_IF(page <= 0 || total <= 0 || avail < 0, err, OOC_ERR_INTERNAL,
-                        "sysconf: cannot read the memory size");
-    /* the "device" shares RAM with the caller's matrices: offer half of what is free */
-    *total_bytes = (size_t)total * (size_t)page;
-    *free_bytes = (size_t)avail * (size_t)page / 2;
+    /* the "device" is this job's memory (the RAM, or its cgroup's limit
+     * where lower), shared with the caller's matrices: offer half of what
+     * the job may take now */
+    ooc_limits_t lim;
+    ooc_limits_get(&lim);
+    OOC_RETURN_ERROR_IF(lim.mem_limit == 0, err, OOC_ERR_INTERNAL, "cannot read the memory size (%s)",
+                        lim.limit_source);
+    *total_bytes = lim.mem_limit > SIZE_MAX ? SIZE_MAX : (size_t)lim.mem_limit;
+    *free_bytes = lim.mem_available / 2 > SIZE_MAX ? SIZE_MAX : (size_t)(lim.mem_available / 2);
     return OOC_SUCCESS;
 }
 

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "handle.h"
+#include "joblimits.h"
 
 #define DEVICE_MARGIN_MIN ((uint64_t)256 << 20) /* left free on the device for others */
-#define HOST_STAGING_MAX ((uint64_t)4 << 30)
 
 double ooc_now(void)
 {
@@ -138,10 +138,11 @@ static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, o
     return OOC_SUCCESS;
 }
 
+/* one per CPU this job may run on (its affinity mask), at most 16 */
 static int default_staging_threads(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+    int n = ooc_limit_cpus();
+    return n > 16 ? 16 : n;
 }
 
 /* The planner's input for p on the open backend: budgets from the options,
@@ -171,11 +172,16 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     }
     uint64_t host = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
     if (host == 0) {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        /* each device has its own staging ring: an eighth of the memory
-         * shared among them, at most HOST_STAGING_MAX each */
-        host = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 / (uint64_t)h->ndev : HOST_STAGING_MAX;
-        if (host > HOST_STAGING_MAX) host = HOST_STAGING_MAX;
+        /* from the job's memory limits (RAM, or its cgroup's), counting the
+         * staging rings we hold already as available, as for the devices;
+         * each device has its own ring */
+        ooc_limits_t lim;
+        ooc_limits_get(&lim);
+        for (int d = 0; d < h->ndev; d++) {
+            uint64_t held = (uint64_t)h->dev[d].res.pin_bytes;
+            lim.mem_available = lim.mem_available > UINT64_MAX - held ? UINT64_MAX : lim.mem_available + held;
+        }
+        host = ooc_limits_staging_budget(&lim, h->ndev);
     }
     ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io.h: matrix files (see ooc_file_t in ooc_gemm.h). The .npy header codec
- * (io_npy.c) and the file object with positioned, complete reads and writes
- * (io_file.c). Knows nothing of CUDA, the planner or the pipeline.
+ * (io_npy.c), positioned, complete reads and writes and the other
+ * descriptor helpers (io_fd.c), and the file object (io_file.c). Knows
+ * nothing of CUDA, the planner or the pipeline.
  */
 #ifndef OOC_IO_H
 #define OOC_IO_H
@@ -40,6 +41,11 @@ static inline int64_t ooc_file_ld(const ooc_file_t *f)
 {
     return f->spec.layout == OOC_ROW_MAJOR ? f->spec.cols : f->spec.rows;
 }
+
+/* ---- descriptor helpers (io_fd.c) ---- */
+
+/* errno e's text in buf (n bytes), thread-safe; returns the text. */
+const char *ooc_io_errtext(int e, char *buf, size_t n);
 
 /* pread/pwrite exactly len bytes at off, retrying short transfers and EINTR.
  * A read past the end of the file is OOC_ERR_FORMAT ("truncated"); other

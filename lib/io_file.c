@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_file.c: matrix files (see io.h and ooc_file_t in ooc_gemm.h). Complete
- * positioned reads and writes; opening a .npy or raw file (a regular file
- * only: a FIFO or a device is refused without blocking) and checking its size
- * against its shape; creating an output file as "PATH.ooc-tmp" at full size
+ * io_file.c: matrix files (see io.h and ooc_file_t in ooc_gemm.h), on top of
+ * the descriptor helpers of io_fd.c. Opening a .npy or raw file (a regular
+ * file only: a FIFO or a device is refused without blocking) and checking
+ * its size against its shape; creating an output file as "PATH.ooc-tmp" at full size
  * with its space reserved, exclusively and locked against other jobs, never
  * through a symbolic link (reused by a resumed run when its header matches),
  * and committing it with fdatasync, rename and a directory fsync onto a
@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -31,69 +30,9 @@
 
 _Static_assert(sizeof(off_t) >= 8, "io_file.c needs a 64-bit off_t (large file support)");
 
-/* one pread/pwrite moves at most this much (Linux caps a call near 2 GiB) */
-#define IO_CHUNK ((size_t)1 << 30)
 #define TMP_SUFFIX ".ooc-tmp"
 /* room for any .npy header ooc_npy_format writes (a 2-D one is under 256 bytes) */
 #define HEADER_CAP 1024
-
-static const char *errtext(int e, char *buf, size_t n)
-{
-    return strerror_r(e, buf, n); /* GNU: returns the text */
-}
-
-static const char *name_or(const char *path) { return path ? path : "(unnamed file)"; }
-
-ooc_status_t ooc_io_pread(int fd, void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err)
-{
-    path = name_or(path);
-    OOC_RETURN_ERROR_IF(off > (uint64_t)INT64_MAX || (uint64_t)len > (uint64_t)INT64_MAX - off, err,
-                        OOC_ERR_OVERFLOW, "pread %s: %zu bytes at offset %llu pass the largest file offset",
-                        path, len, (unsigned long long)off);
-    char *p = buf;
-    size_t done = 0;
-    while (done < len) {
-        size_t chunk = len - done > IO_CHUNK ? IO_CHUNK : len - done;
-        ssize_t n = pread(fd, p + done, chunk, (off_t)(off + done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            char eb[128];
-            return OOC_ERR_FILE(err, OOC_ERR_IO, path, "pread %s: %s (offset %llu)", path,
-                                errtext(errno, eb, sizeof eb), (unsigned long long)(off + done));
-        }
-        if (n == 0)
-            return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: truncated: read %zu of %zu bytes at offset %llu",
-                                path, done, len, (unsigned long long)off);
-        done += (size_t)n;
-    }
-    return OOC_SUCCESS;
-}
-
-ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, const char *path, ooc_err_t *err)
-{
-    path = name_or(path);
-    OOC_RETURN_ERROR_IF(off > (uint64_t)INT64_MAX || (uint64_t)len > (uint64_t)INT64_MAX - off, err,
-                        OOC_ERR_OVERFLOW, "pwrite %s: %zu bytes at offset %llu pass the largest file offset",
-                        path, len, (unsigned long long)off);
-    const char *p = buf;
-    size_t done = 0;
-    while (done < len) {
-        size_t chunk = len - done > IO_CHUNK ? IO_CHUNK : len - done;
-        ssize_t n = pwrite(fd, p + done, chunk, (off_t)(off + done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            char eb[128];
-            int e = errno;
-            return OOC_ERR_FILE(err, ooc_errno_status(e), path, "pwrite %s: %s (offset %llu)", path,
-                                errtext(e, eb, sizeof eb), (unsigned long long)(off + done));
-        }
-        if (n == 0)
-            return OOC_ERR_FILE(err, OOC_ERR_IO, path, "pwrite %s: wrote nothing (offset %llu, %zu of %zu bytes done)",
-                                path, (unsigned long long)(off + done), done, len);
-        done += (size_t)n;
-    }
-    return OOC_SUCCESS;
-}
 
 /* Record src's error in dst as "PATH: message" (the codec knows no paths). */
 static ooc_status_t relay(ooc_err_t *dst, const ooc_err_t *src, const char *path)
@@ -105,95 +44,6 @@ static ooc_status_t relay(ooc_err_t *dst, const ooc_err_t *src, const char *path
         ooc_err_path(dst, path);
     }
     return src->status;
-}
-
-/* 0, or the errno value of a lock another job holds (EAGAIN, EACCES) or of
- * a failure; 0 too where the file system has no locks */
-static int lock_errno(int fd)
-{
-    int e;
-#ifdef F_OFD_SETLK
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
-    if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
-    e = errno;
-    if (e == EAGAIN || e == EACCES) return e; /* another job holds it */
-    /* a kernel without OFD locks, or a file system without POSIX locks: flock */
-#endif
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
-    e = errno;
-    /* a file system without locks (Lustre mounted without -o flock, some
-     * NFS setups): go on unlocked; exclusive creation, never following a
-     * link and the identity checks still hold */
-    if (e == ENOSYS || e == EOPNOTSUPP || e == ENOLCK || e == EINVAL) return 0;
-    return e;
-}
-
-ooc_status_t ooc_fd_lock(int fd, const char *path, ooc_err_t *err)
-{
-    int e = lock_errno(fd);
-    char eb[128];
-    if (e == 0) return OOC_SUCCESS;
-    if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)
-        return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "another job is writing this output: %s is locked by it", path);
-    return OOC_ERR_FILE(err, OOC_ERR_IO, path, "lock %s: %s", path, errtext(e, eb, sizeof eb));
-}
-
-ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err)
-{
-    char eb[128];
-    while (fdatasync(fd) != 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s", path, errtext(e, eb, sizeof eb));
-    }
-    return OOC_SUCCESS;
-}
-
-int ooc_open_regular(const char *path, int flags, unsigned *mode)
-{
-    /* O_NONBLOCK: a FIFO must not hang the open (it is refused below);
-     * regular files ignore the flag, which is cleared once checked */
-    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return -1;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        if (mode) *mode = (unsigned)sb.st_mode;
-        close(fd);
-        errno = EINVAL;
-        return -1;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    return fd;
-}
-
-int ooc_fd_is_path(int fd, const char *path)
-{
-    struct stat a, b;
-    return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-const char *ooc_file_kind(unsigned mode)
-{
-    switch (mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFIFO: return "a FIFO (named pipe)";
-    case S_IFSOCK: return "a socket";
-    case S_IFLNK: return "a symbolic link";
-    }
-    return "not a regular file";
 }
 
 static int valid_dtype(ooc_dtype_t t) { return t >= OOC_R32 && t <= OOC_C64; }
@@ -299,14 +149,14 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
         if (errno == EINVAL)
             return OOC_ERR_FILE(err, OOC_ERR_IO, path, "%s is %s, not a regular file: matrices are read from files",
                                 path, ooc_file_kind(mode));
-        return OOC_ERR_FILE(err, OOC_ERR_IO, path, "open %s: %s", path, errtext(errno, eb, sizeof eb));
+        return OOC_ERR_FILE(err, OOC_ERR_IO, path, "open %s: %s", path, ooc_io_errtext(errno, eb, sizeof eb));
     }
     ooc_status_t st;
     ooc_file_t *f = NULL;
     struct stat sb;
     char eb[128];
     if (fstat(fd, &sb) != 0) {
-        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "fstat %s: %s", path, errtext(errno, eb, sizeof eb));
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "fstat %s: %s", path, ooc_io_errtext(errno, eb, sizeof eb));
         goto fail;
     }
     uint64_t size = (uint64_t)sb.st_size, off = 0, bytes;
@@ -370,7 +220,7 @@ static ooc_status_t check_target(ooc_err_t *err, const char *path)
     char eb[128];
     if (lstat(path, &sb) != 0) {
         if (errno == ENOENT) return OOC_SUCCESS;
-        return OOC_ERR_FILE(err, OOC_ERR_IO, path, "output %s: %s", path, errtext(errno, eb, sizeof eb));
+        return OOC_ERR_FILE(err, OOC_ERR_IO, path, "output %s: %s", path, ooc_io_errtext(errno, eb, sizeof eb));
     }
     if (S_ISREG(sb.st_mode)) return OOC_SUCCESS;
     if (S_ISLNK(sb.st_mode))
@@ -404,7 +254,7 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
             if (e == EINVAL)
                 return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "%s is %s: refusing to use it as the temporary output", tmp,
                                     ooc_file_kind(mode));
-            return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "open %s: %s", tmp, errtext(e, eb, sizeof eb));
+            return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "open %s: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
         }
         if (ooc_fd_lock(fd, tmp, err) != OOC_SUCCESS) {
             close(fd);
@@ -441,7 +291,7 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsi
 {
     char eb[128];
     if (ftruncate(fd, 0) != 0)
-        return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "ftruncate %s: %s", tmp, errtext(errno, eb, sizeof eb));
+        return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "ftruncate %s: %s", tmp, ooc_io_errtext(errno, eb, sizeof eb));
     OOC_FORWARD(ooc_io_pwrite(fd, hdr, hlen, 0, tmp, err));
     int rc = ooc_fault_errno(OOC_FAULT_RESERVE);
     if (rc == 0 && size > 0) {
@@ -454,11 +304,11 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsi
         char sz[32];
         snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
         return OOC_ERR_FILE(err, ooc_errno_status(rc), tmp, "reserving %s bytes for %s: %s", sz, tmp,
-                            errtext(rc, eb, sizeof eb));
+                            ooc_io_errtext(rc, eb, sizeof eb));
     }
     if (ftruncate(fd, (off_t)size) != 0)
         return OOC_ERR_FILE(err, ooc_errno_status(errno), tmp, "ftruncate %s to %llu bytes: %s", tmp,
-                            (unsigned long long)size, errtext(errno, eb, sizeof eb));
+                            (unsigned long long)size, ooc_io_errtext(errno, eb, sizeof eb));
     return OOC_SUCCESS;
 }
 
@@ -564,11 +414,11 @@ static ooc_status_t sync_dir(ooc_err_t *err, const char *path)
     ooc_status_t st = OOC_SUCCESS;
     int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
-        st = OOC_ERR(err, OOC_ERR_IO, "open directory %s: %s", d, errtext(errno, eb, sizeof eb));
+        st = OOC_ERR(err, OOC_ERR_IO, "open directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
     } else {
         /* EINVAL: this file system cannot sync a directory; nothing to do */
         if (fsync(dfd) != 0 && errno != EINVAL)
-            st = OOC_ERR(err, OOC_ERR_IO, "fsync directory %s: %s", d, errtext(errno, eb, sizeof eb));
+            st = OOC_ERR(err, OOC_ERR_IO, "fsync directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
         close(dfd);
     }
     free(dir);
@@ -591,7 +441,7 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     OOC_FORWARD(check_target(err, f->path)); /* a device or directory may have appeared there since */
     if (rename(f->tmp_path, f->path) != 0)
         return OOC_ERR_FILE(err, OOC_ERR_IO, f->path, "rename %s to %s: %s", f->tmp_path, f->path,
-                            errtext(errno, eb, sizeof eb));
+                            ooc_io_errtext(errno, eb, sizeof eb));
     /* the target exists now: the file is committed even if the directory sync fails */
     free(f->tmp_path);
     f->tmp_path = NULL;

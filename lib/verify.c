@@ -12,12 +12,9 @@
  * op(A) are read first when they are stored lines (then the pass over B
  * serves both), else gathered in the pass over A (then B is read again).
  *
- * Files are read with pread in chunks of whole stored lines (a C-order row,
- * a Fortran-order column) within a quarter of the host budget; each chunk
- * is converted to double (conjugated when op is C), which makes every stored
- * chunk either a block of rows of op(X) or the transpose of a block of its
- * columns, whatever the file's layout and op: one gemm per chunk handles
- * all the cases. All arithmetic is in double precision.
+ * Files are read in chunks of whole stored lines within a quarter of the
+ * host budget, by the passes of verify_pass.c. All arithmetic is in double
+ * precision.
  *
  * Must not: hold a whole large file, write to any file, print, exit or abort.
  */
@@ -29,13 +26,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
 #include "backend.h"
 #include "handle.h"
 #include "io.h"
+#include "joblimits.h"
+#include "verify.h"
 
+/* the budget when OOC_PARAM_HOST_MEM is automatic: this, or half of what the
+ * job may take now (its cgroup's room, or MemAvailable) where less, but not
+ * under BUDGET_MIN */
 #define DEFAULT_BUDGET ((uint64_t)1 << 30)
+#define BUDGET_MIN ((uint64_t)64 << 20)
 /* Largest chunk (raw bytes and their doubles) read at once. Bigger chunks
  * are slower, not faster: a 4000^3 double check from the page cache took
  * 0.11 s with 4 MiB chunks, 0.15-0.3 s with 8 MiB, 0.5-0.9 s with 32 MiB
@@ -44,8 +45,6 @@
 #define CHUNK_MAX ((uint64_t)4 << 20)
 #define EXACT_MAX_MNK ((unsigned __int128)1 << 33) /* multiply-adds of an exact check */
 #define SEED 0x6f6f632d76657269ULL                 /* fixed: a check is reproducible */
-
-static int is_cplx(ooc_dtype_t t) { return t == OOC_C32 || t == OOC_C64; }
 
 static const char *dtype_name(ooc_dtype_t t)
 {
@@ -58,13 +57,6 @@ static const char *dtype_name(ooc_dtype_t t)
     return "an unknown type";
 }
 
-/* rows and columns of op(X) */
-static void op_shape(const ooc_file_t *f, ooc_op_t op, int64_t *r, int64_t *c)
-{
-    *r = op == OOC_OP_N ? f->spec.rows : f->spec.cols;
-    *c = op == OOC_OP_N ? f->spec.cols : f->spec.rows;
-}
-
 /* one scalar of dtype t as (re, im) doubles */
 static void scalar(ooc_dtype_t t, const void *x, double s[2])
 {
@@ -75,255 +67,6 @@ static void scalar(ooc_dtype_t t, const void *x, double s[2])
     case OOC_C32: s[0] = ((const float *)x)[0]; s[1] = ((const float *)x)[1]; break;
     case OOC_C64: s[0] = ((const double *)x)[0]; s[1] = ((const double *)x)[1]; break;
     }
-}
-
-/* malloc of a * b * c bytes, NULL on overflow */
-static void *alloc3(uint64_t a, uint64_t b, uint64_t c)
-{
-    uint64_t n;
-    if (__builtin_mul_overflow(a, b, &n) || __builtin_mul_overflow(n, c, &n) || n > SIZE_MAX) return NULL;
-    return malloc(n ? (size_t)n : 1);
-}
-
-static void *zalloc3(uint64_t a, uint64_t b, uint64_t c)
-{
-    void *p = alloc3(a, b, c);
-    if (p) memset(p, 0, (size_t)(a * b * c));
-    return p;
-}
-
-/* C += alpha * op(A) * op(B), row-major, beta 1; real, or complex (re, im)
- * pairs with alpha complex. Empty products add nothing. */
-static void mm(int cplx, int ta, int tb, int64_t M, int64_t N, int64_t K, const double alpha[2],
-               const double *A, int64_t lda, const double *B, int64_t ldb, double *C, int64_t ldc)
-{
-    if (M == 0 || N == 0 || K == 0) return;
-    enum CBLAS_TRANSPOSE a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
-    if (cplx) {
-        static const double one[2] = {1, 0};
-        cblas_zgemm(CblasRowMajor, a, b, (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb,
-                    one, C, (int)ldc);
-    } else {
-        cblas_dgemm(CblasRowMajor, a, b, (int)M, (int)N, (int)K, alpha[0], A, (int)lda, B,
-                    (int)ldb, 1.0, C, (int)ldc);
-    }
-}
-
-/* ---- streaming a file in chunks of stored lines ---- */
-
-typedef struct {
-    ooc_handle_t *h;
-    const ooc_file_t *f;
-    int cplx, conj;       /* conj: op is C on a complex file */
-    int lines_rows;       /* stored lines are rows of op(X) (else columns) */
-    int64_t nlines, len;  /* stored lines, elements per line */
-    int64_t oprows, opcols;
-    size_t e;             /* bytes per stored element */
-    int64_t cap;          /* lines per chunk */
-    unsigned char *raw;
-    double *d, *dabs;     /* the chunk as doubles, nl x len row-major; |d| */
-    uint64_t *bytes_read;
-} stream_t;
-
-static void stream_free(stream_t *s)
-{
-    free(s->raw);
-    free(s->d);
-    free(s->dabs);
-    s->raw = NULL;
-    s->d = s->dabs = NULL;
-}
-
-/* Chunks of at most `chunk` bytes (raw + converted), at least one line, at
- * most `max_lines` lines. */
-static ooc_status_t stream_init(stream_t *s, ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op,
-                                uint64_t chunk, int64_t max_lines, int need_abs, uint64_t *bytes_read)
-{
-    memset(s, 0, sizeof *s);
-    s->h = h;
-    s->f = f;
-    s->cplx = is_cplx(f->spec.dtype);
-    s->conj = s->cplx && op == OOC_OP_C;
-    s->lines_rows = (f->spec.layout == OOC_ROW_MAJOR) == (op == OOC_OP_N);
-    s->nlines = f->spec.layout == OOC_ROW_MAJOR ? f->spec.rows : f->spec.cols;
-    s->len = ooc_file_ld(f);
-    op_shape(f, op, &s->oprows, &s->opcols);
-    s->e = ooc_dtype_size(f->spec.dtype);
-    s->bytes_read = bytes_read;
-    if (s->nlines == 0 || s->len == 0) return OOC_SUCCESS;
-    uint64_t per_line = (uint64_t)s->len * (s->e + (s->cplx ? 16 : 8) + (need_abs ? 8 : 0));
-    uint64_t lines = chunk / per_line;
-    if (lines < 1) lines = 1;
-    if (max_lines < 1) max_lines = 1;
-    if (lines > (uint64_t)max_lines) lines = (uint64_t)max_lines;
-    if (lines > (uint64_t)s->nlines) lines = (uint64_t)s->nlines;
-    s->cap = (int64_t)lines;
-    uint64_t elems = lines * (uint64_t)s->len;
-    s->raw = alloc3(elems, s->e, 1);
-    s->d = alloc3(elems, s->cplx ? 2 : 1, sizeof(double));
-    if (need_abs) s->dabs = alloc3(elems, 1, sizeof(double));
-    if (!s->raw || !s->d || (need_abs && !s->dabs)) {
-        stream_free(s);
-        return OOC_ERR(&h->err, OOC_ERR_HOST_MEMORY,
-                       "malloc: out of memory (verify: %lld lines of %lld elements of %s)",
-                       (long long)lines, (long long)s->len, f->path ? f->path : "a file");
-    }
-    return OOC_SUCCESS;
-}
-
-/* Read stored lines [l0, l0 + nl) into d (and dabs), as doubles. */
-static ooc_status_t stream_read(stream_t *s, int64_t l0, int64_t nl)
-{
-    const ooc_file_t *f = s->f;
-    uint64_t off = f->spec.layout == OOC_ROW_MAJOR ? ooc_file_elem_offset(f, l0, 0, s->e)
-                                                   : ooc_file_elem_offset(f, 0, l0, s->e);
-    size_t count = (size_t)nl * (size_t)s->len, bytes = count * s->e;
-    /* a created file not yet committed has its bytes in tmp_path */
-    OOC_FORWARD(ooc_io_pread(f->fd, s->raw, bytes, off, f->tmp_path ? f->tmp_path : f->path, &s->h->err));
-    *s->bytes_read += bytes;
-    size_t reals = count * (s->cplx ? 2 : 1);
-    if (f->spec.dtype == OOC_R32 || f->spec.dtype == OOC_C32) {
-        const float *x = (const float *)s->raw;
-        for (size_t i = 0; i < reals; i++) s->d[i] = x[i];
-    } else {
-        memcpy(s->d, s->raw, reals * sizeof(double));
-    }
-    if (s->conj)
-        for (size_t i = 1; i < reals; i += 2) s->d[i] = -s->d[i];
-    if (s->dabs) {
-        if (s->cplx)
-            for (size_t i = 0; i < count; i++) s->dabs[i] = hypot(s->d[2 * i], s->d[2 * i + 1]);
-        else
-            for (size_t i = 0; i < count; i++) s->dabs[i] = fabs(s->d[i]);
-    }
-    return OOC_SUCCESS;
-}
-
-/* What one pass over a file does with each chunk (any subset of the three). */
-typedef struct {
-    /* left: OUT (oprows x v) += ls * op(X) * V (opcols x v);
-     *       OUTabs += lsabs * |op(X)| * Vabs (when OUTabs) */
-    int64_t v;
-    const double *V, *Vabs;
-    double *OUT, *OUTabs;
-    double ls[2], lsabs;
-    /* right: ROUT (S x opcols) += rs * L (S x oprows) * op(X);
-     *        ROUTabs += rsabs * Labs * |op(X)| */
-    int64_t S;
-    const double *L, *Labs;
-    double *ROUT, *ROUTabs;
-    double rs[2], rsabs;
-    /* gather: rows `rows` (ascending) of op(X) into G (gs x opcols) */
-    int64_t gs;
-    const int64_t *rows;
-    double *G;
-} pass_t;
-
-/* first index t with rows[t] >= x */
-static int64_t lower_bound(const int64_t *rows, int64_t n, int64_t x)
-{
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (rows[mid] < x) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-/* Apply p to the chunk of lines [l0, l0 + nl) now in s. */
-static void pass_chunk(const stream_t *s, const pass_t *p, int64_t l0, int64_t nl)
-{
-    int c = s->cplx;
-    int64_t ce = c ? 2 : 1, len = s->len;
-    if (p->OUT) {
-        if (s->lines_rows) { /* chunk = op(X)[l0 : l0+nl, :] */
-            mm(c, 0, 0, nl, p->v, len, p->ls, s->d, len, p->V, p->v, p->OUT + l0 * p->v * ce, p->v);
-            if (p->OUTabs) {
-                double a[2] = {p->lsabs, 0};
-                mm(0, 0, 0, nl, p->v, len, a, s->dabs, len, p->Vabs, p->v, p->OUTabs + l0 * p->v, p->v);
-            }
-        } else { /* chunk = op(X)[:, l0 : l0+nl]^T */
-            mm(c, 1, 0, len, p->v, nl, p->ls, s->d, len, p->V + l0 * p->v * ce, p->v, p->OUT, p->v);
-            if (p->OUTabs) {
-                double a[2] = {p->lsabs, 0};
-                mm(0, 1, 0, len, p->v, nl, a, s->dabs, len, p->Vabs + l0 * p->v, p->v, p->OUTabs, p->v);
-            }
-        }
-    }
-    if (p->ROUT) {
-        double a[2] = {p->rsabs, 0};
-        if (s->lines_rows) { /* ROUT += L[:, l0 : l0+nl] * chunk */
-            mm(c, 0, 0, p->S, len, nl, p->rs, p->L + l0 * ce, s->oprows, s->d, len, p->ROUT, len);
-            mm(0, 0, 0, p->S, len, nl, a, p->Labs + l0, s->oprows, s->dabs, len, p->ROUTabs, len);
-        } else { /* ROUT[:, l0 : l0+nl] += L * chunk^T */
-            mm(c, 0, 1, p->S, nl, len, p->rs, p->L, len, s->d, len, p->ROUT + l0 * ce, s->opcols);
-            mm(0, 0, 1, p->S, nl, len, a, p->Labs, len, s->dabs, len, p->ROUTabs + l0, s->opcols);
-        }
-    }
-    if (p->G) {
-        if (s->lines_rows) {
-            for (int64_t t = lower_bound(p->rows, p->gs, l0); t < p->gs && p->rows[t] < l0 + nl; t++)
-                memcpy(p->G + t * s->opcols * ce, s->d + (p->rows[t] - l0) * len * ce,
-                       (size_t)(len * ce) * sizeof(double));
-        } else {
-            for (int64_t l = 0; l < nl; l++)
-                for (int64_t t = 0; t < p->gs; t++) {
-                    const double *src = s->d + (l * len + p->rows[t]) * ce;
-                    double *dst = p->G + (t * s->opcols + l0 + l) * ce;
-                    dst[0] = src[0];
-                    if (c) dst[1] = src[1];
-                }
-        }
-    }
-}
-
-/* ooc_cancel() was called: stop before reading more of f */
-static ooc_status_t cancelled(ooc_handle_t *h, const ooc_file_t *f)
-{
-    if (!atomic_load(&h->cancel)) return OOC_SUCCESS;
-    return OOC_ERR(&h->err, OOC_ERR_CANCELLED, "verify: cancelled while reading %s", f->path);
-}
-
-/* One pass over the whole file, applying p to every chunk. */
-static ooc_status_t run_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, const pass_t *p,
-                             uint64_t chunk, uint64_t *bytes_read)
-{
-    stream_t s;
-    OOC_FORWARD(stream_init(&s, h, f, op, chunk, INT64_MAX, p->OUTabs || p->ROUTabs, bytes_read));
-    ooc_status_t st = OOC_SUCCESS;
-    for (int64_t l0 = 0; l0 < s.nlines && s.len > 0; l0 += s.cap) {
-        int64_t nl = s.nlines - l0 < s.cap ? s.nlines - l0 : s.cap;
-        if ((st = cancelled(h, f)) != OOC_SUCCESS || (st = stream_read(&s, l0, nl)) != OOC_SUCCESS) break;
-        pass_chunk(&s, p, l0, nl);
-    }
-    stream_free(&s);
-    return st;
-}
-
-/* Rows `rows` (ascending) of op(X) into G (gs x opcols): line by line when
- * they are stored lines and only some are wanted, else in one pass. */
-static ooc_status_t gather_rows(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op,
-                                const int64_t *rows, int64_t gs, double *G, uint64_t chunk,
-                                uint64_t *bytes_read)
-{
-    pass_t p;
-    memset(&p, 0, sizeof p);
-    p.gs = gs;
-    p.rows = rows;
-    p.G = G;
-    int lines_rows = (f->spec.layout == OOC_ROW_MAJOR) == (op == OOC_OP_N);
-    int64_t oprows, opcols;
-    op_shape(f, op, &oprows, &opcols);
-    if (!lines_rows || gs >= oprows / 2 || opcols == 0) return run_pass(h, f, op, &p, chunk, bytes_read);
-    stream_t s;
-    OOC_FORWARD(stream_init(&s, h, f, op, 0, 1, 0, bytes_read));
-    ooc_status_t st = OOC_SUCCESS;
-    for (int64_t t = 0; t < gs && st == OOC_SUCCESS; t++)
-        if ((st = cancelled(h, f)) == OOC_SUCCESS && (st = stream_read(&s, rows[t], 1)) == OOC_SUCCESS)
-            pass_chunk(&s, &p, rows[t], 1);
-    stream_free(&s);
-    return st;
 }
 
 /* ---- comparing ---- */
@@ -506,7 +249,12 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     double abs_al = hypot(al[0], al[1]);
     double eps = (t == OOC_R32 || t == OOC_C32) ? FLT_EPSILON : DBL_EPSILON;
 
-    uint64_t budget = h->param[OOC_PARAM_HOST_MEM] > 0 ? (uint64_t)h->param[OOC_PARAM_HOST_MEM] : DEFAULT_BUDGET;
+    uint64_t budget = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
+    if (budget == 0) {
+        uint64_t half = ooc_limit_mem_available() / 2;
+        budget = half < DEFAULT_BUDGET ? half : DEFAULT_BUDGET;
+        if (budget < BUDGET_MIN) budget = BUDGET_MIN;
+    }
     uint64_t quarter = budget / 4, chunk = quarter < CHUNK_MAX ? quarter : CHUNK_MAX;
     uint64_t bytes = 0;
     ooc_status_t st = OOC_SUCCESS;
@@ -547,27 +295,27 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
 
     /* the sampled rows, spread evenly, first and last included */
     if (s > 0) {
-        ALLOC_OR_FAIL(rows, alloc3((uint64_t)s, sizeof(int64_t), 1), "row list");
+        ALLOC_OR_FAIL(rows, ooc_verify_alloc3((uint64_t)s, sizeof(int64_t), 1), "row list");
         for (int64_t i = 0; i < s; i++)
             rows[i] = s == 1 ? 0 : (int64_t)((unsigned __int128)i * (unsigned __int128)(m - 1) / (unsigned __int128)(s - 1));
-        ALLOC_OR_FAIL(R, zalloc3((uint64_t)s * ce, (uint64_t)n, sizeof(double)), "reference rows");
-        ALLOC_OR_FAIL(Rb, zalloc3((uint64_t)s, (uint64_t)n, sizeof(double)), "bound rows");
-        ALLOC_OR_FAIL(Cr, alloc3((uint64_t)s * ce, (uint64_t)n, sizeof(double)), "rows of C");
-        if (use_c0) ALLOC_OR_FAIL(C0r, alloc3((uint64_t)s * ce, (uint64_t)n, sizeof(double)), "rows of C0");
+        ALLOC_OR_FAIL(R, ooc_verify_zalloc3((uint64_t)s * ce, (uint64_t)n, sizeof(double)), "reference rows");
+        ALLOC_OR_FAIL(Rb, ooc_verify_zalloc3((uint64_t)s, (uint64_t)n, sizeof(double)), "bound rows");
+        ALLOC_OR_FAIL(Cr, ooc_verify_alloc3((uint64_t)s * ce, (uint64_t)n, sizeof(double)), "rows of C");
+        if (use_c0) ALLOC_OR_FAIL(C0r, ooc_verify_alloc3((uint64_t)s * ce, (uint64_t)n, sizeof(double)), "rows of C0");
         if (use_ab) {
-            ALLOC_OR_FAIL(Ar, alloc3((uint64_t)s * ce, (uint64_t)k, sizeof(double)), "rows of op(A)");
-            ALLOC_OR_FAIL(Arabs, alloc3((uint64_t)s, (uint64_t)k, sizeof(double)), "rows of |op(A)|");
+            ALLOC_OR_FAIL(Ar, ooc_verify_alloc3((uint64_t)s * ce, (uint64_t)k, sizeof(double)), "rows of op(A)");
+            ALLOC_OR_FAIL(Arabs, ooc_verify_alloc3((uint64_t)s, (uint64_t)k, sizeof(double)), "rows of |op(A)|");
         }
     }
     if (v > 0) {
-        ALLOC_OR_FAIL(X, alloc3((uint64_t)n * ce, (uint64_t)v, sizeof(double)), "vectors");
-        ALLOC_OR_FAIL(Xabs, alloc3((uint64_t)n, (uint64_t)v, sizeof(double)), "vectors");
-        ALLOC_OR_FAIL(Z, zalloc3((uint64_t)m * ce, (uint64_t)v, sizeof(double)), "alpha*op(A)*op(B)*X");
-        ALLOC_OR_FAIL(Zb, zalloc3((uint64_t)m, (uint64_t)v, sizeof(double)), "bound");
-        ALLOC_OR_FAIL(W, zalloc3((uint64_t)m * ce, (uint64_t)v, sizeof(double)), "C*X");
+        ALLOC_OR_FAIL(X, ooc_verify_alloc3((uint64_t)n * ce, (uint64_t)v, sizeof(double)), "vectors");
+        ALLOC_OR_FAIL(Xabs, ooc_verify_alloc3((uint64_t)n, (uint64_t)v, sizeof(double)), "vectors");
+        ALLOC_OR_FAIL(Z, ooc_verify_zalloc3((uint64_t)m * ce, (uint64_t)v, sizeof(double)), "alpha*op(A)*op(B)*X");
+        ALLOC_OR_FAIL(Zb, ooc_verify_zalloc3((uint64_t)m, (uint64_t)v, sizeof(double)), "bound");
+        ALLOC_OR_FAIL(W, ooc_verify_zalloc3((uint64_t)m * ce, (uint64_t)v, sizeof(double)), "C*X");
         if (use_ab) {
-            ALLOC_OR_FAIL(Y, zalloc3((uint64_t)k * ce, (uint64_t)v, sizeof(double)), "op(B)*X");
-            ALLOC_OR_FAIL(Yabs, zalloc3((uint64_t)k, (uint64_t)v, sizeof(double)), "|op(B)|*|X|");
+            ALLOC_OR_FAIL(Y, ooc_verify_zalloc3((uint64_t)k * ce, (uint64_t)v, sizeof(double)), "op(B)*X");
+            ALLOC_OR_FAIL(Yabs, ooc_verify_zalloc3((uint64_t)k, (uint64_t)v, sizeof(double)), "|op(B)|*|X|");
         }
         uint64_t seed = SEED;
         for (int64_t i = 0; i < n * v * ce; i++) X[i] = next_uniform(&seed);
@@ -581,7 +329,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
         int a_lines_rows = (A->spec.layout == OOC_ROW_MAJOR) == (transa == OOC_OP_N);
         int early = s > 0 && (a_lines_rows || v == 0);
         if (early) {
-            if ((st = gather_rows(h, A, transa, rows, s, Ar, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_gather(h, A, transa, rows, s, Ar, chunk, &bytes)) != OOC_SUCCESS) goto out;
             absolute(cplx, Ar, Arabs, (size_t)(s * k));
         }
         /* pass over B: Y = op(B) X, Yabs = |op(B)| |X|; sampled rows R = alpha Ar op(B) */
@@ -594,7 +342,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
             p.S = s, p.L = Ar, p.Labs = Arabs, p.ROUT = R, p.ROUTabs = Rb;
             p.rs[0] = al[0], p.rs[1] = al[1], p.rsabs = abs_al;
         }
-        if ((st = run_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
+        if ((st = ooc_verify_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
         /* pass over A: Z = alpha op(A) Y, Zb = |alpha| |op(A)| Yabs; rows of op(A) if not yet */
         if (v > 0 || !early) {
             memset(&p, 0, sizeof p);
@@ -603,14 +351,14 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
                 p.ls[0] = al[0], p.ls[1] = al[1], p.lsabs = abs_al;
             }
             if (s > 0 && !early) p.gs = s, p.rows = rows, p.G = Ar;
-            if ((st = run_pass(h, A, transa, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_pass(h, A, transa, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
         }
         if (s > 0 && !early) { /* second pass over B for the sampled rows */
             absolute(cplx, Ar, Arabs, (size_t)(s * k));
             memset(&p, 0, sizeof p);
             p.S = s, p.L = Ar, p.Labs = Arabs, p.ROUT = R, p.ROUTabs = Rb;
             p.rs[0] = al[0], p.rs[1] = al[1], p.rsabs = abs_al;
-            if ((st = run_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
         }
     }
     /* C0 and C: Z += beta C0 X (with its bound), W = C X; their sampled rows */
@@ -619,7 +367,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
         if (which == 0 && !use_c0) continue;
         double *G = which == 0 ? C0r : Cr;
         if (v == 0) {
-            if ((st = gather_rows(h, f, OOC_OP_N, rows, s, G, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_gather(h, f, OOC_OP_N, rows, s, G, chunk, &bytes)) != OOC_SUCCESS) goto out;
             continue;
         }
         memset(&p, 0, sizeof p);
@@ -631,7 +379,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
             p.OUT = W, p.ls[0] = 1;
         }
         if (s > 0) p.gs = s, p.rows = rows, p.G = G;
-        if ((st = run_pass(h, f, OOC_OP_N, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
+        if ((st = ooc_verify_pass(h, f, OOC_OP_N, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
     }
 
     if (v > 0) compare(cplx, 0, W, Z, Zb, (size_t)(m * v), &cmp);

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeline_int.h: what the pipeline's files share (pipeline.c: resources and
+ * the run; pipeline_queue.c: the queue of row blocks; pipeline_host.c: the
+ * reader and writer threads; pipeline_issue.c: the issuing thread of a
+ * panel). Internal to them: nothing else includes it, and nothing here knows
+ * which backend runs.
+ */
+#ifndef OOC_PIPELINE_INT_H
+#define OOC_PIPELINE_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeline.h"
+
+#define ALIGN 256
+/* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
+#define CLAIM_LAG 2
+
+static inline size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+
+/* ---------- views of the operands ---------- */
+
+/* op(X) or C as stored: element (i, j) at i + j*ld (rows contiguous) or
+ * i*ld + j (columns contiguous), in memory or in a file. */
+typedef struct {
+    const ooc_src_t *src;
+    int rows_contig;
+    size_t e;
+} view_t;
+
+/* A rectangle of a view as a 2-D copy: height lines of width bytes, line r
+ * at ptr + r*pitch (memory) or byte off + r*pitch of fd (file). */
+typedef struct {
+    const char *ptr;
+    uint64_t off;
+    int fd;
+    const char *name;
+    size_t width, height, pitch;
+} rect_t;
+
+static inline view_t make_view(const ooc_src_t *src, ooc_layout_t layout, ooc_op_t op, size_t e)
+{
+    view_t v = {src, (layout == OOC_COL_MAJOR) == (op == OOC_OP_N), e};
+    return v;
+}
+
+static inline rect_t rect(const view_t *v, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+{
+    rect_t r;
+    size_t ld = (size_t)v->src->ld, at;
+    r.pitch = ld * v->e;
+    if (v->rows_contig) {
+        at = ((size_t)r0 + (size_t)c0 * ld) * v->e;
+        r.width = (size_t)(r1 - r0) * v->e;
+        r.height = (size_t)(c1 - c0);
+    } else {
+        at = ((size_t)r0 * ld + (size_t)c0) * v->e;
+        r.width = (size_t)(c1 - c0) * v->e;
+        r.height = (size_t)(r1 - r0);
+    }
+    r.fd = v->src->fd;
+    r.name = v->src->name;
+    r.ptr = r.fd < 0 ? (const char *)v->src->ptr + at : NULL;
+    r.off = v->src->off + at;
+    return r;
+}
+
+/* ---------- the state of one pipeline ---------- */
+
+/* Within a panel a pipeline numbers the blocks it runs 0, 1, 2, ... in the
+ * order it claimed them ("turns"); slots, events and the progress counters
+ * go by turn, the rows and the journal by block. */
+typedef struct {
+    ooc_be_t *be;
+    const ooc_be_ops_t *o;
+    ooc_pool_t *pool;
+    const ooc_problem_t *p;
+    const ooc_plan_t *pl;
+    const ooc_pipe_hooks_t *hooks;
+    ooc_queue_t *q;
+    int rank;            /* this pipeline's number in the queue */
+    int share;           /* op(B) shared between the devices (pipeline.h) */
+    size_t e;
+    int R;
+    view_t va, vb, vc, vcin;
+    char *dB, *dA[OOC_MAX_RING], *dC[OOC_MAX_RING];
+    char *pin_in[OOC_MAX_RING], *pin_out[OOC_MAX_RING];
+    ooc_event_t ev_in[OOC_MAX_RING], ev_gemm[OOC_MAX_RING], ev_out[OOC_MAX_RING];
+    ooc_event_t ev_b[OOC_MAX_B_CHUNKS]; /* chunk j of op(B)'s panel is on the device */
+    const void *unit;    /* 1 in the element type */
+    ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
+    int ncomp;
+    /* the panel being run */
+    int64_t panel;       /* its number for the queue */
+    int64_t k0, k1, c0, c1;
+    int64_t g0;          /* number of the panel's block 0 */
+    int c_read;          /* C blocks are read in for this panel */
+    const void *beta;    /* beta for this panel */
+    int stage_a, stage_cin, stage_cout;
+    int64_t *turn;       /* turn t runs block turn[t] of the panel (m_blocks entries) */
+    /* progress, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t claimed;     /* turns with a block */
+    int no_more;         /* the queue had no block for turn `claimed` */
+    int issuer_done;     /* the issuing thread left the panel (every issued turn is final) */
+    int64_t staged;      /* turns whose inputs the reader put in pinned slots */
+    int64_t issued_in;   /* turns whose H2D was issued (ev_in recorded) */
+    int64_t issued;      /* turns whose D2H was issued (ev_out recorded) */
+    int64_t written;     /* turns the writer copied out of pinned slots */
+    int64_t b_staged;    /* 1: op(B)'s panel no longer needs the pinned slots */
+    int abort;
+    ooc_err_t err;       /* first failure of any thread */
+    ooc_pipe_stats_t stats; /* bus bytes: issuing thread; staged bytes: under mu */
+    ooc_trace_t *T;      /* NULL: not tracing */
+} pipe_t;
+
+/* Bracket a device op on stream s for the trace (no-ops when not tracing). */
+#define TR_START(P, s) ((P)->T ? ooc_trace_start((P)->T, (s)) : -1)
+#define TR_END(P, s, h, name, lane, blk)                                                           \
+    do {                                                                                           \
+        if ((P)->T) ooc_trace_end((P)->T, (s), (h), (name), (lane), (blk));                        \
+    } while (0)
+
+/* A host staging step, timed for the trace and named for profilers. */
+typedef struct {
+    double t0;
+} host_step_t;
+
+static inline void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1) { ooc_plan_block(P->pl, i, r0, r1); }
+
+static inline int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); }
+static inline int reuses_slot(const pipe_t *P, int64_t t) { return t >= P->R; }
+
+/* bytes of slot-in taken by the A part (when A is staged) */
+static inline size_t a_part(const pipe_t *P, const rect_t *ra) { return P->stage_a ? align_up(ra->width * ra->height) : 0; }
+
+/* ---------- pipeline.c: the progress counters, under P->mu ---------- */
+
+/* Record the first failure and stop every thread of the pipeline. */
+void ooc_pipe_fail(pipe_t *P, const ooc_err_t *e);
+/* *counter = value, waking the threads that wait on it. */
+void ooc_pipe_advance(pipe_t *P, int64_t *counter, int64_t value);
+/* wait until *counter >= target; 0 if the run was aborted meanwhile */
+int ooc_pipe_await(pipe_t *P, const int64_t *counter, int64_t target);
+/* The block of turn t, claiming it from the queue when t is the next turn;
+ * -1 when the queue has none left for it. */
+int64_t ooc_pipe_block_of(pipe_t *P, int64_t t);
+/* Bytes over the bus and through the staging ring. */
+void ooc_pipe_count(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out);
+
+/* ---------- pipeline_host.c: host staging ---------- */
+
+/* A host staging step, timed for the trace and named for profilers. */
+host_step_t ooc_pipe_step_begin(pipe_t *P, const char *name);
+void ooc_pipe_step_end(pipe_t *P, host_step_t h, const char *name, int lane, int64_t block);
+/* rectangle -> packed buffer (line pitch = width), from memory or a file */
+ooc_status_t ooc_pipe_stage_in(pipe_t *P, char *dst, const rect_t *r, ooc_err_t *err);
+/* The reader thread (fills the pinned in-slots) and the writer thread
+ * (empties the pinned out-slots) of one panel; arg is the pipe_t. */
+void *ooc_pipe_reader_main(void *arg);
+void *ooc_pipe_writer_main(void *arg);
+
+/* ---------- pipeline_issue.c: the issuing thread ---------- */
+
+/* Run the current panel (P->panel, k0..k1, c0..c1 set): start the reader
+ * and writer it needs, issue every turn, join them, drain our streams.
+ * Returns the first failure of any thread (also in P->err). */
+ooc_status_t ooc_pipe_run_panel(pipe_t *P);
+
+#endif

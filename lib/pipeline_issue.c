@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeline_issue.c: the issuing thread of a pipeline (see pipeline.c): for
+ * each turn of a panel, claim a block, issue its copy-in, multiply and
+ * copy-out on our streams with events between them, and op(B)'s panel chunk
+ * by chunk; start and join the panel's reader and writer. Issuing never
+ * waits on the whole device, only on our own events and streams.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "pipeline_int.h"
+
+/* Lines [l0, l1) of op(B)'s panel rectangle that chunk j holds. */
+static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, size_t *l1)
+{
+    *l0 = height * (size_t)j / (size_t)P->pl->b_chunks;
+    *l1 = height * (size_t)(j + 1) / (size_t)P->pl->b_chunks;
+}
+
+/* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in), chunk
+ * by chunk, recording ev_b[j] when chunk j is there. op(B) shared: only
+ * this device's chunks come from the host (each posted for the others);
+ * then, with `all`, every other chunk is copied from its owner (stream out:
+ * idle at the start of a panel, and the first copy-out needs all of op(B)
+ * anyway). *stopped = 1 when the queue was aborted while waiting for a
+ * chunk (another device failed: this one stops where it is). */
+static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
+{
+    *stopped = 0;
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    size_t lines = P->p->B.pinned ? rb.height : P->pl->pin_in_slot_bytes / rb.width;
+    OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
+                        (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
+    int64_t used = 0; /* slots used by staged pieces */
+    for (int j = 0; j < P->pl->b_chunks; j++) {
+        if (P->share && j % P->q->devices != P->rank) continue;
+        size_t c0, c1;
+        b_chunk_lines(P, rb.height, j, &c0, &c1);
+        /* pageable or a file: pieces of whole lines through the pinned in-slots,
+         * the host copy of piece p+1 overlapping the H2D of piece p */
+        for (size_t l0 = c0; l0 < c1; l0 += lines) {
+            size_t h = c1 - l0 < lines ? c1 - l0 : lines;
+            rect_t piece = rb;
+            piece.height = h;
+            if (piece.ptr) piece.ptr += l0 * rb.pitch;
+            piece.off += l0 * rb.pitch;
+            const char *src = piece.ptr;
+            size_t spitch = rb.pitch;
+            if (!P->p->B.pinned) {
+                int s = (int)(used++ % P->R);
+                OOC_FORWARD(P->o->event_sync(P->be, P->ev_in[s], err));
+                host_step_t hs = ooc_pipe_step_begin(P, "stage B");
+                OOC_FORWARD(ooc_pipe_stage_in(P, P->pin_in[s], &piece, err));
+                ooc_pipe_step_end(P, hs, "stage B", OOC_LANE_READ, P->g0);
+                src = P->pin_in[s];
+                spitch = rb.width;
+                int tr = TR_START(P, P->s_in);
+                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
+                TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
+                OOC_FORWARD(P->o->event_record(P->be, P->ev_in[s], P->s_in, err));
+            } else {
+                int tr = TR_START(P, P->s_in);
+                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
+                TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
+            }
+            ooc_pipe_count(P, rb.width * h, 0, 0, 0);
+        }
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_in, err));
+        if (P->share) ooc_queue_post(P->q, j, P->panel);
+    }
+    ooc_pipe_advance(P, &P->b_staged, 1);
+    for (int j = 0; P->share && all && j < P->pl->b_chunks; j++) {
+        if (j % P->q->devices == P->rank) continue;
+        ooc_be_t *owner;
+        char *from;
+        ooc_event_t there;
+        if (!ooc_queue_wait_posted(P->q, j, P->panel, &owner, &from, &there)) {
+            *stopped = 1;
+            return OOC_SUCCESS;
+        }
+        size_t c0, c1;
+        b_chunk_lines(P, rb.height, j, &c0, &c1);
+        size_t bytes = (c1 - c0) * rb.width;
+        OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, there, err));
+        if (bytes > 0) {
+            int tr = TR_START(P, P->s_out);
+            OOC_FORWARD(P->o->copy_peer(P->be, P->dB + c0 * rb.width, owner, from + c0 * rb.width, bytes, P->s_out, err));
+            TR_END(P, P->s_out, tr, "peer B", OOC_LANE_OUT, P->g0);
+            pthread_mutex_lock(&P->mu);
+            P->stats.bytes_peer += bytes;
+            pthread_mutex_unlock(&P->mu);
+        }
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_out, err));
+    }
+    return OOC_SUCCESS;
+}
+
+/* Turn t's copy-in (stream in): A's rows and, when read, C's. */
+static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
+{
+    const ooc_be_ops_t *o = P->o;
+    ooc_be_t *be = P->be;
+    int s = slot_of(P, t);
+    int64_t i = P->turn[t], r0, r1;
+    block_rows(P, i, &r0, &r1);
+    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+
+    if ((P->stage_a || P->stage_cin) && !ooc_pipe_await(P, &P->staged, t + 1)) return OOC_ERR_INTERNAL; /* aborted */
+
+    /* slot s must be free of turn t - R (its gemm read A; its D2H read C) */
+    if (reuses_slot(P, t)) {
+        OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_gemm[s], err));
+        if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
+    }
+    int tr = TR_START(P, P->s_in);
+    if (P->stage_a)
+        OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, P->pin_in[s], ra.width, ra.width, ra.height, OOC_H2D, P->s_in, err));
+    else
+        OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height, OOC_H2D, P->s_in, err));
+    ooc_pipe_count(P, ra.width * ra.height, 0, 0, 0);
+    if (P->c_read) {
+        rect_t rci = rect(&P->vcin, r0, r1, P->c0, P->c1);
+        if (P->stage_cin)
+            OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, P->pin_in[s] + a_part(P, &ra), rci.width, rci.width, rci.height, OOC_H2D, P->s_in, err));
+        else
+            OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, rci.ptr, rci.pitch, rci.width, rci.height, OOC_H2D, P->s_in, err));
+        ooc_pipe_count(P, rci.width * rci.height, 0, 0, 0);
+    }
+    TR_END(P, P->s_in, tr, P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
+    OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
+    ooc_pipe_advance(P, &P->issued_in, t + 1);
+    return OOC_SUCCESS;
+}
+
+/* Turn t's multiply and copy-out. A lead block (pipeline.h) is multiplied
+ * chunk by chunk of op(B), waiting for each chunk; the first turn of any
+ * other block waits for all of op(B). */
+static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
+{
+    const ooc_be_ops_t *o = P->o;
+    ooc_be_t *be = P->be;
+    int s = slot_of(P, t);
+    int64_t i = P->turn[t], r0, r1;
+    block_rows(P, i, &r0, &r1);
+    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+    rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    int split = i < P->pl->lead && P->pl->b_chunks > 1;
+
+    ooc_stream_t sc = P->s_comp[t % P->ncomp];
+    OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err));
+    if (reuses_slot(P, t) && !P->c_read) /* C part of slot s still being copied out */
+        OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));
+    const ooc_problem_t *p = P->p;
+    ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(r1 - r0), (int)(P->c1 - P->c0),
+                         (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
+                         (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
+    int chunks = split ? P->pl->b_chunks : 1;
+    for (int j = 0; j < chunks; j++) {
+        ooc_tile_gemm_t q = g;
+        if (split) {
+            OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[j], err));
+            size_t l0, l1;
+            b_chunk_lines(P, rb.height, j, &l0, &l1);
+            if (l1 == l0) continue;
+            q.B = P->dB + l0 * rb.width;
+            if (P->vb.rows_contig) { /* lines of op(B) are its columns: C[:, l0:l1] = A B[:, l0:l1] */
+                q.n = (int)(l1 - l0);
+                q.C = P->dC[s] + (P->vc.rows_contig ? l0 * rc.width : l0 * P->e);
+            } else { /* lines are rows: C += A[:, l0:l1] B[l0:l1, :], beta only the first time */
+                q.k = (int)(l1 - l0);
+                q.A = P->dA[s] + (P->va.rows_contig ? l0 * ra.width : l0 * P->e);
+                if (j > 0) q.beta = P->unit;
+            }
+        } else if (t == 0) { /* all of op(B): its chunks may come on two streams (shared) */
+            for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
+        }
+        int tr = TR_START(P, sc);
+        OOC_FORWARD(o->gemm(be, sc, &q, err));
+        TR_END(P, sc, tr, split ? "gemm (chunk of B)" : "gemm", OOC_LANE_COMPUTE, P->g0 + i);
+    }
+    OOC_FORWARD(o->event_record(be, P->ev_gemm[s], sc, err));
+
+    /* out */
+    OOC_FORWARD(o->stream_wait(be, P->s_out, P->ev_gemm[s], err));
+    if (P->stage_cout && reuses_slot(P, t) && !ooc_pipe_await(P, &P->written, t - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
+    int tr = TR_START(P, P->s_out);
+    if (P->stage_cout)
+        OOC_FORWARD(o->copy2d(be, P->pin_out[s], rc.width, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
+    else
+        OOC_FORWARD(o->copy2d(be, (char *)rc.ptr, rc.pitch, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
+    TR_END(P, P->s_out, tr, "D2H C", OOC_LANE_OUT, P->g0 + i);
+    ooc_pipe_count(P, 0, rc.width * rc.height, 0, 0);
+    OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
+    pthread_mutex_lock(&P->mu);
+    P->stats.blocks++;
+    P->issued = t + 1;
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
+    return OOC_SUCCESS;
+}
+
+/* Before block i is started: has the caller asked the run to stop? */
+static ooc_status_t check_cancel(pipe_t *P, int64_t i, ooc_err_t *err)
+{
+    if (P->hooks == NULL || P->hooks->cancel == NULL || !atomic_load(P->hooks->cancel)) return OOC_SUCCESS;
+    return OOC_ERR(err, OOC_ERR_CANCELLED, "cancelled before block %lld of %lld", (long long)(P->g0 + i),
+                   (long long)(P->pl->m_blocks * P->pl->n_panels * P->pl->k_panels));
+}
+
+/* Wait for everything queued on our streams (not the whole device). */
+static ooc_status_t drain(pipe_t *P, ooc_err_t *err)
+{
+    ooc_status_t st = P->o->stream_sync(P->be, P->s_in, err);
+    for (int c = 0; c < P->ncomp; c++) {
+        ooc_status_t t = P->o->stream_sync(P->be, P->s_comp[c], err);
+        if (st == OOC_SUCCESS) st = t;
+    }
+    ooc_status_t t = P->o->stream_sync(P->be, P->s_out, err);
+    return st == OOC_SUCCESS ? t : st;
+}
+
+/* The block of turn t for the issuing thread. A block is claimed from the
+ * shared queue only when this device is about to start on it: once the
+ * multiply of turn t - CLAIM_LAG is done (one block computing, the next
+ * copying in). Issuing alone never blocks (the waits are on the device), so
+ * without this one device could claim every block before the others start;
+ * and the fewer blocks a device holds, the closer together all finish. */
+static ooc_status_t claim_when_free(pipe_t *P, int64_t t, int64_t *block, ooc_err_t *err)
+{
+    if (t >= CLAIM_LAG) OOC_FORWARD(P->o->event_sync(P->be, P->ev_gemm[slot_of(P, t - CLAIM_LAG)], err));
+    *block = ooc_pipe_block_of(P, t);
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_pipe_run_panel(pipe_t *P)
+{
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    P->claimed = P->staged = P->issued_in = P->issued = P->written = P->b_staged = 0;
+    P->no_more = P->issuer_done = 0;
+    pthread_t reader, writer;
+    int have_reader = 0, have_writer = 0;
+
+    ooc_status_t st = OOC_SUCCESS;
+    if (P->stage_a || P->stage_cin) {
+        int rc = pthread_create(&reader, NULL, ooc_pipe_reader_main, P);
+        if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (reader)", rc);
+        have_reader = rc == 0;
+    }
+    if (st == OOC_SUCCESS && P->stage_cout) {
+        int rc = pthread_create(&writer, NULL, ooc_pipe_writer_main, P);
+        if (rc != 0) st = OOC_ERR(&err, OOC_ERR_THREAD, "pthread_create: error %d (writer)", rc);
+        have_writer = rc == 0;
+    }
+    /* the first turn's copy-in, then op(B) in chunks, the first turn's
+     * multiply, then the other turns; a device that gets no block of the
+     * panel does not upload op(B), unless op(B) is shared: then its chunks
+     * are uploaded all the same, for the others */
+    int64_t i;
+    int stopped = 0;
+    for (int64_t t = 0; st == OOC_SUCCESS && !stopped && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0;
+         t++) {
+        st = check_cancel(P, i, &err);
+        if (st == OOC_SUCCESS) st = issue_in(P, t, &err);
+        if (st == OOC_SUCCESS && t == 0) st = upload_b(P, 1, &stopped, &err);
+        if (st == OOC_SUCCESS && !stopped) st = issue_rest(P, t, &err);
+    }
+    if (st != OOC_SUCCESS) {
+        ooc_pipe_fail(P, &err); /* stop the reader and writer, and the other devices */
+        ooc_queue_abort(P->q);
+    }
+    pthread_mutex_lock(&P->mu);
+    /* stopped (another device failed while this one waited for a chunk of
+     * op(B)): the reader and writer stop too, without an error of ours (the
+     * reader may wait for a multiply that will never be issued) */
+    if (stopped) P->abort = 1;
+    P->issuer_done = 1;
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
+    if (have_reader) pthread_join(reader, NULL);
+    if (have_writer) pthread_join(writer, NULL);
+    /* op(B) shared and no block for this device: its chunks are uploaded
+     * all the same, for the others (after the reader has left: they share
+     * the pinned slots and their events) */
+    if (st == OOC_SUCCESS && P->share && !stopped && P->claimed == 0 && P->q->needed && !P->abort) {
+        st = upload_b(P, 0, &stopped, &err);
+        if (st != OOC_SUCCESS) {
+            ooc_pipe_fail(P, &err);
+            ooc_queue_abort(P->q);
+        }
+    }
+    ooc_err_t derr;
+    ooc_err_clear(&derr);
+    ooc_status_t dst = drain(P, &derr); /* also after a failure: buffers must be idle */
+    if (dst != OOC_SUCCESS) ooc_pipe_fail(P, &derr);
+    if (P->err.status != OOC_SUCCESS) ooc_queue_abort(P->q); /* a reader's or writer's failure */
+    /* shared op(B): the others may still copy from ours until all are done */
+    if (P->err.status == OOC_SUCCESS && P->share) (void)ooc_queue_leave(P->q, P->panel);
+    return P->err.status;
+}
