@@ -164,7 +164,9 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
             OOC_FORWARD(be->ops->activate(be, err));
             OOC_FORWARD(be->ops->mem_info(be, &free_b, &total_b, err));
             uint64_t avail = (uint64_t)free_b + h->dev[d].res.dev_bytes, margin = (uint64_t)total_b / 32;
-            if (margin < DEVICE_MARGIN_MIN) margin = DEVICE_MARGIN_MIN;
+            /* a GPU's driver and neighbours need a floor; the host backend's
+             * "device" is the job's memory, already given at half its room */
+            if (margin < DEVICE_MARGIN_MIN && h->be_kind != OOC_BACKEND_HOST) margin = DEVICE_MARGIN_MIN;
             avail = avail > margin ? avail - margin : 0;
             if (avail < dev) dev = avail;
         }
