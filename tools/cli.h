@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.h: what the subcommands of oocgemm share: the exit statuses, the long
- * option codes and the library options (LIB_LONG_OPTS), the option and size
- * parsers, the seeded random fill, the PCIe/compute floor, the OpenBLAS row
- * check, matrix allocation, and the JSON and printing helpers (cli.c), and
- * the subcommands themselves (cmd_run.c, cmd_files.c, cmd_bench.c), for the
- * table in oocgemm.c.
+ * cli.h: what the subcommands of oocgemm share, declared once: the exit
+ * statuses and error reporting (cli_error.c), option codes and value
+ * parsers (cli_opts.c), small helpers (cli_util.c), the seeded random
+ * streams and fill (cli_fill.c), in-memory matrices and their check against
+ * OpenBLAS (cli_check.c), the floor and the plan's summary (cli_floor.c),
+ * JSON (cli_json.c), matrix files on the command line (cli_operand.c), the
+ * file multiply's progress, disk measurement and signals (cli_progress.c,
+ * cli_disk.c, cli_signal.c), and the subcommands (cmd_*.c) for the table in
+ * oocgemm.c.
  */
 #ifndef OOCGEMM_CLI_H
 #define OOCGEMM_CLI_H
@@ -206,7 +209,7 @@ static inline float rand_float(uint64_t key, uint64_t q)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Helpers defined in cli.c                                                  */
+/* Exit statuses and errors (cli_error.c)                                    */
 
 extern const char *progname;
 extern char fail_msg[2048];
@@ -216,20 +219,33 @@ int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const cha
                     const char *journal_path);
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int library_error(const ooc_handle_t *h, ooc_status_t st);
+int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
+             const char *journal_path, const char *what);
+int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers (cli_util.c)                                                */
+
 double now_seconds(void);
+void times_summary(double *times, int64_t n, double *best, double *median);
 size_t dtype_size(ooc_dtype_t t);
 int dtype_complex(ooc_dtype_t t);
 int dtype_double(ooc_dtype_t t);
 char dtype_letter(ooc_dtype_t t);
-char op_letter(ooc_op_t op);
-const char *human_bytes(uint64_t b, char *buf, size_t len);
-int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
-             const char *journal_path, const char *what);
-void json_str(FILE *f, const char *s);
 const char *dtype_name(ooc_dtype_t t);
+char op_letter(ooc_op_t op);
 const char *order_name(ooc_layout_t l);
 int has_npy_ext(const char *path);
+const char *human_bytes(uint64_t b, char *buf, size_t len);
+const char *format_rate(double flops_per_s, char *buf, size_t len);
+const char *format_eta(double s, char *buf, size_t len);
+uint64_t peak_rss_bytes(void);
+int stats_ndevices(const ooc_stats_t *st);
+
+/* ------------------------------------------------------------------------ */
+/* Option values (cli_opts.c)                                                */
+
 int parse_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
               int64_t *out);
 int parse_bytes(const char *cmd, const char *opt, const char *s, int64_t *out);
@@ -241,8 +257,6 @@ int parse_seed(const char *cmd, const char *s, uint64_t *out);
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l);
 int devices_parse(const char *s, uint32_t *mask, int *first, char *why, size_t len);
 const char *devices_format(uint32_t mask, char *buf, size_t len);
-
-
 #define FLOOR_LONG_OPTS                                                                               \
     {"bw-h2d", required_argument, NULL, OPT_BW_H2D},                                                  \
     {"bw-d2h", required_argument, NULL, OPT_BW_D2H},                                                  \
@@ -254,16 +268,12 @@ const char *devices_format(uint32_t mask, char *buf, size_t len);
 int floor_opt_parse(const char *cmd, int c, const char *arg, floor_opts_t *f);
 ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v);
 ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l);
-int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
+
+/* ------------------------------------------------------------------------ */
+/* Random fill (cli_fill.c), matrices and the check (cli_check.c)            */
+
 void fill_random(ooc_dtype_t t, void *x, size_t count, uint64_t seed, unsigned which);
 void fill_nan(ooc_dtype_t t, void *x, size_t count);
-void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
-                   floor_t *f);
-void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
-                        floor_t *f);
-void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
-void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
-void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);
 int matrix_shape(const char *cmd, const char *name, const run_opts_t *o, ooc_op_t op, int64_t rows,
                  int64_t cols, matrix_t *x);
 int matrix_alloc(ooc_handle_t *h, int pinned, matrix_t *x, const char *name, char *err, size_t len);
@@ -278,13 +288,97 @@ double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t
 int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
             const void *c0, const int64_t *rows, int64_t r, double *max_err);
 double check_tolerance(const run_opts_t *o);
-void times_summary(double *times, int64_t n, double *best, double *median);
-void json_num(FILE *f, const char *key, double v, int available);
-void json_devices(FILE *f, const ooc_stats_t *st);
 
 /* ------------------------------------------------------------------------ */
-/* The subcommands: cmd_run.c, cmd_files.c (gen, multiply, verify, info),    */
-/* cmd_bench.c                                                               */
+/* The floor and the plan's summary (cli_floor.c)                            */
+
+void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                   floor_t *f);
+void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                        floor_t *f);
+void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
+void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
+void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);
+
+/* ------------------------------------------------------------------------ */
+/* JSON (cli_json.c)                                                         */
+
+void json_str(FILE *f, const char *s);
+void json_num(FILE *f, const char *key, double v, int available);
+void json_devices(FILE *f, const ooc_stats_t *st);
+void json_verify(FILE *f, const ooc_verify_result_t *v, int have);
+
+/* ------------------------------------------------------------------------ */
+/* Matrix files on the command line (cli_operand.c)                          */
+
+/* Defaults for raw operands: --rows, --cols, --dtype, --order. */
+typedef struct {
+    int64_t rows, cols; /* 0: not given */
+    ooc_dtype_t dtype;
+    ooc_layout_t layout;
+} raw_defaults_t;
+
+/* One operand as given: PATH, or PATH:ROWSxCOLS[:DTYPE[:ORDER]] for raw data. */
+typedef struct {
+    const char *name;     /* "A", "B", "C0", "C" */
+    const char *arg;      /* as given */
+    char *path;           /* allocated */
+    int shaped;           /* the suffix gave a raw shape (spec holds it) */
+    ooc_file_spec_t spec; /* once open: what the file holds */
+    ooc_file_t *file;
+} operand_t;
+
+/* alpha and beta as one element of dtype t, (x, 0) for complex types. */
+typedef struct {
+    double d[2];
+    float f[2];
+} scalar_t;
+
+void operand_free(operand_t *op);
+int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d,
+                  operand_t *op);
+int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d);
+int is_journal(const char *path);
+const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len);
+void op_shape(const ooc_file_spec_t *s, ooc_op_t op, int64_t *rows, int64_t *cols);
+int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t tb, const operand_t *C0,
+                   const operand_t *C, int64_t *m, int64_t *n, int64_t *k);
+scalar_t scalar_of(double x);
+const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t);
+void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n);
+
+/* ------------------------------------------------------------------------ */
+/* A file multiply's progress, disk and signals (cli_progress.c, cli_disk.c, */
+/* cli_signal.c)                                                             */
+
+enum { PROGRESS_NONE, PROGRESS_TTY, PROGRESS_LINES };
+
+typedef struct {
+    pthread_mutex_t lock;
+    int mode;
+    double t0;          /* when ooc_gemm_files() was called */
+    double flops;       /* of the whole product */
+    double last_print;
+    int next_pct;       /* PROGRESS_LINES: print when this percentage is reached */
+    int drawn;          /* PROGRESS_TTY: a bar is on the screen */
+    int have_base;
+    int64_t base;       /* blocks done before this run (resumed), estimated at the first call */
+    int64_t done, total;
+    uint64_t bytes_read, bytes_written;
+    int calls;
+} progress_t;
+
+void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written);
+void progress_end(progress_t *p);
+void measure_disk(const char *sample, const char *out, double *read_gbs, double *write_gbs, double *both_gbs);
+void stop_signals_install(ooc_handle_t *h);
+void stop_signals_remove(void);
+int stop_signal_caught(void);
+const char *signal_name(int sig);
+
+/* ------------------------------------------------------------------------ */
+/* The subcommands: cmd_run.c, cmd_gen.c, cmd_multiply.c, cmd_verify.c,      */
+/* cmd_info.c, cmd_bench.c                                                   */
 
 int cmd_run(int argc, char **argv);
 int cmd_gen(int argc, char **argv);

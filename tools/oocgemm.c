@@ -27,8 +27,15 @@
  * bench's peers tools/peers.h (CUDA, cuBLAS and cublasXt in peers_cuda.c).
  *
  * The tool's files: this one holds main() and the table of subcommands;
- * cli.h and cli.c what the subcommands share; cmd_run.c, cmd_files.c (gen,
- * multiply, verify, info) and cmd_bench.c the subcommands.
+ * cmd_<name>.c one subcommand each (bench also bench_run.c and
+ * bench_report.c, with bench.h); cli.h declares what they share, which
+ * lives in small modules: cli_error.c (exit statuses, messages), cli_opts.c
+ * (option values), cli_util.c (clock, names, formatting), cli_json.c,
+ * cli_fill.c (seeded random fill), cli_check.c (in-memory matrices, the
+ * OpenBLAS check), cli_floor.c (the floor, the plan's summary),
+ * cli_operand.c (matrix files on the command line), cli_progress.c,
+ * cli_disk.c and cli_signal.c (the file multiply's progress, disk
+ * measurement and signals); spec.c parses raw-operand specs.
  */
 #include "config.h"
 

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_gen.c: oocgemm gen: write a seeded random matrix file (.npy or raw)
+ * on several threads, each filling and writing its own chunks, through a
+ * temporary file renamed onto the output when complete.
+ */
+#include "config.h"
+
+#include "cli.h"
+
+static void gen_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oocgemm gen OUT --rows R --cols C [OPTIONS]\n"
+            "\n"
+            "Write a random matrix file: values uniform in [-1, 1), never 0, each a pure\n"
+            "function of (seed, row, column), so that the same seed gives the same\n"
+            "matrix in either storage order and on any number of threads. The file is\n"
+            "written through a temporary file (OUT.ooc-tmp) renamed onto OUT when\n"
+            "complete; each thread fills and writes its own chunks (at most 64 MiB each).\n"
+            "\n"
+            "Options:\n"
+            "  --rows R, --cols C    shape (required; positive integers)\n"
+            "  --dtype T             s|d|c|z (or f4|f8|c8|c16, float32|float64|\n"
+            "                        complex64|complex128) (default d)\n"
+            "  --order C|F           C order (row-major) or Fortran order (column-major)\n"
+            "                        (default C)\n"
+            "  --format npy|raw      file format (default: npy when OUT ends in .npy,\n"
+            "                        else raw little-endian elements without a header)\n"
+            "  --seed S              seed (default 42)\n"
+            "  --threads N           writer threads (default: the cores, at most 16)\n"
+            "  -q, --quiet           print nothing but errors\n"
+            "  --json                print one JSON object (file, shape, bytes, seconds, GB/s)\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "A raw file is read back as OUT:RxC:DTYPE:ORDER (see oocgemm multiply --help).\n"
+            "\n");
+    print_exit_codes(f);
+}
+
+typedef struct {
+    ooc_file_t *file;
+    ooc_file_spec_t spec;
+    uint64_t key;
+    uint64_t total, chunk, nchunks; /* elements, elements per chunk, chunks */
+    atomic_uint_fast64_t next;      /* the next chunk to take */
+    atomic_int stop;
+    pthread_mutex_t lock;
+    ooc_status_t st; /* the first failure, and its message */
+    char msg[1024];
+} gen_job_t;
+
+/* count elements from storage index `first`: element (i, j) holds the
+ * value of logical index i*cols + j (complex: reals 2L and 2L+1). */
+static void gen_fill(const gen_job_t *g, uint64_t first, uint64_t count, void *buf)
+{
+    ooc_dtype_t t = g->spec.dtype;
+    int cplx = dtype_complex(t), dbl = dtype_double(t);
+    uint64_t rows = (uint64_t)g->spec.rows, cols = (uint64_t)g->spec.cols;
+    int crow = g->spec.layout == OOC_ROW_MAJOR;
+    uint64_t i = crow ? first / cols : first % rows, j = crow ? first % cols : first / rows;
+    for (uint64_t e = 0; e < count; e++) {
+        uint64_t l = i * cols + j;
+        if (cplx) {
+            if (dbl) {
+                ((double *)buf)[2 * e] = rand_double(g->key, 2 * l);
+                ((double *)buf)[2 * e + 1] = rand_double(g->key, 2 * l + 1);
+            } else {
+                ((float *)buf)[2 * e] = rand_float(g->key, 2 * l);
+                ((float *)buf)[2 * e + 1] = rand_float(g->key, 2 * l + 1);
+            }
+        } else if (dbl) {
+            ((double *)buf)[e] = rand_double(g->key, l);
+        } else {
+            ((float *)buf)[e] = rand_float(g->key, l);
+        }
+        if (crow) {
+            if (++j == cols) j = 0, i++;
+        } else {
+            if (++i == rows) i = 0, j++;
+        }
+    }
+}
+
+/* One writer: its own handle and chunk buffer; takes chunks until none is left. */
+static void *gen_worker(void *arg)
+{
+    gen_job_t *g = arg;
+    ooc_handle_t *h = NULL;
+    void *buf = NULL;
+    const char *why = NULL;
+    ooc_status_t st = ooc_create(&h);
+    if (st == OOC_SUCCESS && (buf = malloc(g->chunk * dtype_size(g->spec.dtype))) == NULL) {
+        st = OOC_ERR_HOST_MEMORY;
+        why = "cannot allocate a chunk buffer";
+    }
+    while (st == OOC_SUCCESS && !atomic_load(&g->stop)) {
+        uint64_t c = atomic_fetch_add(&g->next, 1);
+        if (c >= g->nchunks) break;
+        uint64_t first = c * g->chunk, count = g->total - first < g->chunk ? g->total - first : g->chunk;
+        gen_fill(g, first, count, buf);
+        st = ooc_file_write(h, g->file, first, buf, count);
+    }
+    if (st != OOC_SUCCESS) {
+        pthread_mutex_lock(&g->lock);
+        if (g->st == OOC_SUCCESS) {
+            g->st = st;
+            snprintf(g->msg, sizeof g->msg, "%s", why ? why : h ? ooc_last_error(h) : "");
+        }
+        pthread_mutex_unlock(&g->lock);
+        atomic_store(&g->stop, 1);
+    }
+    free(buf);
+    ooc_destroy(h);
+    return NULL;
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"rows", required_argument, NULL, OPT_ROWS},   {"cols", required_argument, NULL, OPT_COLS},
+        {"dtype", required_argument, NULL, OPT_DTYPE}, {"order", required_argument, NULL, OPT_ORDER},
+        {"format", required_argument, NULL, OPT_FORMAT}, {"seed", required_argument, NULL, OPT_SEED},
+        {"threads", required_argument, NULL, OPT_THREADS}, {"quiet", no_argument, NULL, 'q'},
+        {"json", no_argument, NULL, OPT_JSON},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = "gen";
+    int64_t rows = 0, cols = 0, threads = 0;
+    ooc_dtype_t t = OOC_R64;
+    ooc_layout_t layout = OOC_ROW_MAJOR;
+    ooc_format_t format = OOC_FORMAT_AUTO;
+    uint64_t seed = 42;
+    int quiet = 0, json = 0;
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":qh", opts, NULL);
+        if (c == -1) break;
+        switch (c) {
+        case OPT_ROWS:
+            if (parse_int(cmd, "--rows", optarg, 1, INT64_MAX, &rows)) return RC_USAGE;
+            break;
+        case OPT_COLS:
+            if (parse_int(cmd, "--cols", optarg, 1, INT64_MAX, &cols)) return RC_USAGE;
+            break;
+        case OPT_DTYPE:
+            if (dtype_parse(optarg, &t)) return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
+            break;
+        case OPT_ORDER:
+            if (order_parse(optarg, &layout)) return usage_error(cmd, "--order: '%s' is not C or F", optarg);
+            break;
+        case OPT_FORMAT:
+            if (strcasecmp(optarg, "npy") == 0) format = OOC_FORMAT_NPY;
+            else if (strcasecmp(optarg, "raw") == 0) format = OOC_FORMAT_RAW;
+            else return usage_error(cmd, "--format: '%s' is not npy or raw", optarg);
+            break;
+        case OPT_SEED:
+            if (parse_seed(cmd, optarg, &seed)) return RC_USAGE;
+            break;
+        case OPT_THREADS:
+            if (parse_int(cmd, "--threads", optarg, 1, 1024, &threads)) return RC_USAGE;
+            break;
+        case 'q': quiet = 1; break;
+        case OPT_JSON: json = 1; break;
+        case 'h': gen_usage(stdout); return RC_OK;
+        default: return getopt_failure(cmd, c, argv, "qh");
+        }
+    }
+    if (optind >= argc) return usage_error(cmd, "the output file OUT is required");
+    if (optind + 1 < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    const char *out = argv[optind];
+    if (*out == '\0') return usage_error(cmd, "empty output file name");
+    if (rows == 0) return usage_error(cmd, "--rows R is required");
+    if (cols == 0) return usage_error(cmd, "--cols C is required");
+    size_t e = dtype_size(t);
+    uint64_t total, bytes;
+    if (__builtin_mul_overflow((uint64_t)rows, (uint64_t)cols, &total) || __builtin_mul_overflow(total, e, &bytes) ||
+        bytes > (uint64_t)INT64_MAX / 2)
+        return usage_error(cmd, "%lld x %lld elements of %zu bytes is too large", (long long)rows, (long long)cols, e);
+    if (format == OOC_FORMAT_AUTO) format = has_npy_ext(out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW;
+
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads == 0) threads = ncpu < 1 ? 1 : ncpu > 16 ? 16 : ncpu;
+    /* chunks: an even share per thread, within [1 MiB, 64 MiB] */
+    uint64_t lo = ((uint64_t)1 << 20) / e, hi = ((uint64_t)64 << 20) / e;
+    uint64_t chunk = (total + (uint64_t)threads - 1) / (uint64_t)threads;
+    chunk = chunk < lo ? lo : chunk > hi ? hi : chunk;
+    if (chunk > total) chunk = total;
+    uint64_t nchunks = (total + chunk - 1) / chunk;
+    if ((uint64_t)threads > nchunks) threads = (int64_t)nchunks;
+
+    ooc_handle_t *h = NULL;
+    pthread_t *th = NULL;
+    int *created = NULL;
+    int rc = RC_OK;
+    gen_job_t g;
+    memset(&g, 0, sizeof g);
+    g.spec = (ooc_file_spec_t){format, rows, cols, t, layout};
+    g.key = stream_key(seed, 1);
+    g.total = total;
+    g.chunk = chunk;
+    g.nchunks = nchunks;
+    atomic_init(&g.next, 0);
+    atomic_init(&g.stop, 0);
+    pthread_mutex_init(&g.lock, NULL);
+
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "output (%s)", out);
+    ooc_status_t st = ooc_create(&h);
+    if (st != OOC_SUCCESS) {
+        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+        goto done;
+    }
+    th = calloc((size_t)threads, sizeof *th);
+    created = calloc((size_t)threads, sizeof *created);
+    if (!th || !created) {
+        rc = fail(RC_RUNTIME, "out of host memory");
+        goto done;
+    }
+    double t0 = now_seconds();
+    if ((st = ooc_file_create(h, out, &g.spec, 0, &g.file)) != OOC_SUCCESS) {
+        g.file = NULL;
+        rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
+        goto done;
+    }
+    for (int64_t i = 0; i < threads; i++) {
+        created[i] = i + 1 < threads && pthread_create(&th[i], NULL, gen_worker, &g) == 0;
+        if (i + 1 == threads) gen_worker(&g); /* the last writer is this thread */
+    }
+    for (int64_t i = 0; i < threads; i++)
+        if (created[i]) pthread_join(th[i], NULL);
+    if (g.st != OOC_SUCCESS) {
+        int code = exit_status_for(g.st, AT_OUTPUT, NULL, NULL, NULL);
+        rc = fail(code, "%s: %s%s%s", what, ooc_status_string(g.st), *g.msg ? ": " : "", g.msg);
+        goto done;
+    }
+    if ((st = ooc_file_commit(h, g.file)) != OOC_SUCCESS) {
+        rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
+        goto done;
+    }
+    double secs = now_seconds() - t0;
+    uint64_t file_bytes = bytes + ooc_file_data_offset(g.file);
+    double gbps = secs > 0 ? (double)file_bytes / secs / 1e9 : INFINITY;
+    if (json) {
+        printf("{\"command\":\"gen\",\"file\":");
+        json_str(stdout, out);
+        printf(",\"rows\":%lld,\"cols\":%lld,\"dtype\":\"%s\",\"order\":\"%s\",\"format\":\"%s\",\"seed\":%" PRIu64
+               ",\"threads\":%lld,\"bytes\":%" PRIu64,
+               (long long)rows, (long long)cols, dtype_name(t), order_name(layout),
+               format == OOC_FORMAT_NPY ? "npy" : "raw", seed, (long long)threads, file_bytes);
+        json_num(stdout, "seconds", secs, 1);
+        json_num(stdout, "gbps", gbps, 1);
+        printf(",\"exit_status\":0}\n");
+    } else if (!quiet) {
+        char b[32];
+        printf("wrote %s: %lld x %lld %s, %s order, %s, %s in %.3g s (%.3g GB/s, %lld thread%s)\n", out,
+               (long long)rows, (long long)cols, dtype_name(t), order_name(layout),
+               format == OOC_FORMAT_NPY ? "npy" : "raw", human_bytes(file_bytes, b, sizeof b), secs, gbps,
+               (long long)threads, threads == 1 ? "" : "s");
+        if (format == OOC_FORMAT_RAW)
+            printf("read it as %s:%lldx%lld:%c:%s\n", out, (long long)rows, (long long)cols, dtype_letter(t),
+                   order_name(layout));
+    }
+
+done:
+    if (g.file) ooc_file_close(g.file, rc != RC_OK); /* never leave a partial file */
+    if (rc != RC_OK && json) {
+        printf("{\"command\":\"gen\",\"file\":");
+        json_str(stdout, out);
+        printf(",\"error\":");
+        json_str(stdout, fail_msg);
+        printf(",\"exit_status\":%d}\n", rc);
+    }
+    pthread_mutex_destroy(&g.lock);
+    free(created);
+    free(th);
+    ooc_destroy(h);
+    return rc;
+}
+
