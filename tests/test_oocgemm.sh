@@ -98,6 +98,9 @@ run_ok "d col pageable staged tiny" -m 500 -n 90 -k 70 --memory pageable --devic
 run_ok "d col options" -m 300 -n 200 -k 100 --block-rows 37 --ring 4 --repeat 3 --seed 7
 run_ok "s k=1 m=1" --dtype s -m 1 -n 77 -k 1 --beta 0.5
 run_ok "d alpha=0" -m 50 -n 40 -k 30 --alpha 0 --beta 2
+# the element types and layouts every command takes: NumPy's names, C and F
+run_ok "--dtype complex64 --layout C" --dtype complex64 --layout C -m 60 -n 50 -k 40
+run_ok "--dtype f8 --layout F" --dtype f8 --layout F -m 60 -n 50 -k 40
 
 # ---- the JSON line ----
 "$OOCGEMM" run --backend host --json -m 120 -n 110 -k 100 --dtype z --beta 1 \
@@ -143,8 +146,12 @@ run_bad "missing -m" run --backend host -n 10 -k 10
 run_bad "-m -5" run --backend host -m -5 -n 10 -k 10
 run_bad "-k 0" run --backend host -m 10 -n 10 -k 0
 run_bad "-n garbage" run --backend host -m 10 -n 1x -k 10
-run_bad "--dtype q" run --backend host -m 10 -n 10 -k 10 --dtype q
-run_bad "--layout diag" run --backend host -m 10 -n 10 -k 10 --layout diag
+for cmd in run bench; do
+    run_bad_says "$cmd --dtype q" "--dtype: 'q' is not an element type \(s, d, c, z; float32, float64" \
+        $cmd --backend host -m 10 -n 10 -k 10 --dtype q
+    run_bad_says "$cmd --layout diag" "--layout: 'diag' is not row or col \(or C or F\)" \
+        $cmd --backend host -m 10 -n 10 -k 10 --layout diag
+done
 run_bad "--transa X" run --backend host -m 10 -n 10 -k 10 --transa X
 run_bad "--device-mem 12Q" run --backend host -m 10 -n 10 -k 10 --device-mem 12Q
 run_bad "--ring 1" run --backend host -m 10 -n 10 -k 10 --ring 1
@@ -178,8 +185,19 @@ for cmd in run multiply bench; do
     run_bad_says "$cmd --devices 0,x" "'x' is not a device index or a range N-M" $cmd "${args[@]}" --devices 0,x
     run_bad_says "$cmd --devices -1" "'-1' is not a device index" $cmd "${args[@]}" --devices -1
     run_bad_says "$cmd --devices 1.5" "'1.5' is not a device index" $cmd "${args[@]}" --devices 1.5
-    run_bad_says "$cmd --device 1 --devices 0" "--device and --devices exclude each other" \
-        $cmd "${args[@]}" --device 1 --devices 0
+    # --device N is --devices N: the same parser, the same messages
+    run_bad_says "$cmd --device 16" "--device: '16' is out of range: device indices go from 0 to 15" \
+        $cmd "${args[@]}" --device 16
+    run_bad_says "$cmd --device x" "--device: 'x' is not a device index" $cmd "${args[@]}" --device x
+done
+# --device N and --devices N run the same devices (the last one given wins)
+for spelling in "--device 1" "--devices 1" "--devices 0 --device 1"; do
+    # shellcheck disable=SC2086
+    "$OOCGEMM" run --backend host --json -m 200 -n 50 -k 40 --block-rows 50 --no-floor $spelling \
+        >"$tmp/out" 2>"$tmp/err"
+    json_check "run $spelling: device 1 alone" '
+d = o["devices"]
+assert [x["device"] for x in d] == [1], d'
 done
 
 # the per-device report: one object per device used

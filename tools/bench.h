@@ -35,13 +35,6 @@ typedef struct {
     int nshapes;
     int64_t m, n, k;
     int have_m, have_n, have_k, suite;
-    /* given explicitly: applied to every shape */
-    int set_dtype, set_layout, set_ta, set_tb, set_alpha, set_beta, set_memory;
-    ooc_dtype_t dtype;
-    ooc_layout_t layout;
-    ooc_op_t ta, tb;
-    double alpha, beta;
-    int pinned;
     lib_opts_t lib;
     int64_t repeat;
     int xt_dims[BENCH_MAX_DIMS], nxt, xt_given;

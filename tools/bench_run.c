@@ -210,7 +210,6 @@ ooc_status_t bench_handle(const lib_opts_t *lib, int device, ooc_handle_t **out)
     if (device >= 0) {
         l.devices = (uint32_t)1 << device;
         l.devices_given = 1;
-        l.device_given = 0;
         l.trace = NULL;
     }
     *out = NULL;

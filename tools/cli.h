@@ -62,28 +62,46 @@ typedef enum {
     AT_OTHER   /* anything else (handle, options, devices, measurements) */
 } stage_t;
 
-/* Long options of every command share one set of codes. */
+/* Long options of every command share one set of codes: an option that
+ * several commands have is parsed by one function (common_opt_parse,
+ * lib_opt_parse, floor_opt_parse) and means the same in each. A spelling
+ * kept for old scripts (--order, --out-order) is another table entry with
+ * the same code, left out of --help (cli_hidden_option). */
 enum {
     OPT_DTYPE = 256, OPT_LAYOUT, OPT_TRANSA, OPT_TRANSB, OPT_ALPHA, OPT_BETA, OPT_MEMORY,
-    OPT_BACKEND, OPT_DEVICE, OPT_DEVICES, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
+    OPT_BACKEND, OPT_DEVICES, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
     OPT_STAGING_THREADS, OPT_TF32, OPT_REPEAT, OPT_SEED, OPT_CHECK_ROWS, OPT_NO_CHECK, OPT_BW_H2D,
     OPT_BW_D2H, OPT_RATE, OPT_NO_FLOOR, OPT_JSON,
     /* file commands */
-    OPT_ROWS, OPT_COLS, OPT_ORDER, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
-    OPT_JOURNAL, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_ORDER, OPT_DISK_READ_BW,
+    OPT_ROWS, OPT_COLS, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
+    OPT_JOURNAL, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_LAYOUT, OPT_DISK_READ_BW,
     OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK,
     /* bench */
     OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
     OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B
 };
 
+/* The options several commands share, one meaning each (common_opt_parse);
+ * a command sets its defaults first and lists in its table the ones it has. */
+typedef struct {
+    ooc_dtype_t dtype;   /* --dtype */
+    ooc_layout_t layout; /* --layout row|col (--order: the old spelling) */
+    ooc_op_t ta, tb;     /* --transa, --transb */
+    double alpha, beta;  /* --alpha, --beta */
+    int pinned;          /* --memory pinned|pageable */
+    uint64_t seed;       /* --seed */
+    int64_t check_rows;  /* --check-rows (--no-check: 0) */
+    int64_t rows, cols;  /* --rows, --cols (0: not given) */
+    int quiet, json;     /* -q, --quiet; --json */
+    int dtype_given, layout_given, ta_given, tb_given, alpha_given, beta_given, memory_given;
+} common_opts_t;
+
 /* Library options shared by run, multiply and bench (0: the library chooses). */
 typedef struct {
     int64_t backend;
-    int64_t device, device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
+    int64_t device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
     int64_t peer_b;    /* --peer-b: OOC_PARAM_PEER_B (0: measured) */
-    int device_given;  /* --device N: device N alone (N = 0 too) */
-    int devices_given; /* --devices LIST|all */
+    int devices_given; /* --devices LIST|all (or --device N, the same as --devices N) */
     uint32_t devices;  /* its OOC_PARAM_DEVICES mask: bit d for device d; 0: every visible device */
     int devices_first; /* the first index LIST names; -1 for all */
     int tf32;
@@ -92,7 +110,7 @@ typedef struct {
 
 #define LIB_LONG_OPTS                                                                                 \
     {"backend", required_argument, NULL, OPT_BACKEND},                                                \
-    {"device", required_argument, NULL, OPT_DEVICE},                                                  \
+    {"device", required_argument, NULL, OPT_DEVICES},                                                 \
     {"devices", required_argument, NULL, OPT_DEVICES},                                                \
     {"device-mem", required_argument, NULL, OPT_DEVICE_MEM},                                          \
     {"host-mem", required_argument, NULL, OPT_HOST_MEM},                                              \
@@ -106,14 +124,15 @@ typedef struct {
     {"peer-b", required_argument, NULL, OPT_PEER_B},                                                  \
     {"tf32", no_argument, NULL, OPT_TF32}
 
-/* --device and --devices in the --help of run, multiply and bench (one text:
- * one meaning). */
+/* --devices (and --device) in the --help of run, multiply and bench (one
+ * text: one meaning). */
 #define DEVICES_HELP                                                                                  \
-    "  --device N            device N alone (CUDA's index)\n"                                         \
     "  --devices LIST|all    the devices to use together: indices and ranges\n"                       \
-    "                        separated by commas (0,1  0-3  1,3-4; below 16), or\n"                   \
-    "                        all: every visible device (the default); --devices N\n"                  \
-    "                        is device N alone, as --device N\n"                                     \
+    "                        separated by commas (0,1  0-3  1,3-4; below 16; a\n"                     \
+    "                        set: an index given twice counts once), or all:\n"                       \
+    "                        every visible device (the default). --devices N is\n"                    \
+    "                        device N alone\n"                                                        \
+    "  --device N            the same as --devices N\n"                                               \
     "  --peer-b auto|host|share  several devices: op(B) uploaded to each from the\n"                  \
     "                        host, or once (1/n by each) and copied between them\n"                 \
     "                        (peer access, NVLink); auto (the default) measures\n"                  \
@@ -143,6 +162,7 @@ typedef struct {
     int no_floor;                /* neither measure nor show the floor */
 } floor_opts_t;
 
+/* One in-memory multiply of run (bench: one per shape) and its check. */
 typedef struct {
     int64_t m, n, k;
     ooc_dtype_t dtype;
@@ -242,6 +262,7 @@ const char *format_rate(double flops_per_s, char *buf, size_t len);
 const char *format_eta(double s, char *buf, size_t len);
 uint64_t peak_rss_bytes(void);
 int stats_ndevices(const ooc_stats_t *st);
+int cli_cpu_count(void);
 
 /* ------------------------------------------------------------------------ */
 /* Option values (cli_opts.c)                                                */
@@ -254,6 +275,16 @@ int parse_op(const char *cmd, const char *opt, const char *s, ooc_op_t *op);
 int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t param,
                 int bytes, int64_t *out);
 int parse_seed(const char *cmd, const char *s, uint64_t *out);
+/* getopt_long over a command's table: the code, with the option's name as
+ * given ("--layout", "-m") in optname[len] for messages. */
+int cli_getopt(int argc, char **argv, const char *shorts, const struct option *opts, char *optname,
+               size_t len);
+/* Is this long option a spelling kept for old scripts, left out of --help? */
+int cli_hidden_option(const char *name);
+/* getopt code c, if it is a shared option, into *o (common_opt_parse) or *l
+ * (lib_opt_parse): 1 when it was one, 0 when not, -1 on a bad value (message
+ * printed). */
+int common_opt_parse(const char *cmd, int c, const char *optname, const char *arg, common_opts_t *o);
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l);
 int devices_parse(const char *s, uint32_t *mask, int *first, char *why, size_t len);
 const char *devices_format(uint32_t mask, char *buf, size_t len);
@@ -311,11 +342,15 @@ void json_verify(FILE *f, const ooc_verify_result_t *v, int have);
 /* ------------------------------------------------------------------------ */
 /* Matrix files on the command line (cli_operand.c)                          */
 
-/* Defaults for raw operands: --rows, --cols, --dtype, --order. */
+/* What the command line says of the operands: raw ones without a full
+ * suffix take --rows, --cols, --dtype and --layout; an explicit --dtype
+ * must match every operand (no conversion: a mismatch is a usage error). */
 typedef struct {
+    const char *cmd;    /* for the messages */
     int64_t rows, cols; /* 0: not given */
     ooc_dtype_t dtype;
     ooc_layout_t layout;
+    int dtype_given;
 } raw_defaults_t;
 
 /* One operand as given: PATH, or PATH:ROWSxCOLS[:DTYPE[:ORDER]] for raw data. */

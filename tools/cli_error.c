@@ -80,15 +80,18 @@ int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const cha
 
 const char *progname = "oocgemm";
 
+/* The message of the last failure (usage_error, fail), for --json. */
+char fail_msg[2048];
+
 /* "oocgemm run: <message>" on stderr, a hint, and RC_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s%s%s: ", progname, cmd ? " " : "", cmd ? cmd : "");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry '%s%s%s --help'.\n", progname, cmd ? " " : "", cmd ? cmd : "");
+    fprintf(stderr, "%s%s%s: %s\nTry '%s%s%s --help'.\n", progname, cmd ? " " : "", cmd ? cmd : "", fail_msg,
+            progname, cmd ? " " : "", cmd ? cmd : "");
     return RC_USAGE;
 }
 
@@ -101,8 +104,6 @@ int library_error(const ooc_handle_t *h, ooc_status_t st)
     return RC_RUNTIME;
 }
 
-/* The message of the last failure of the file commands, for --json. */
-char fail_msg[2048];
 
 /* "oocgemm: <message>" on stderr (kept for --json); returns rc. */
 int fail(int rc, const char *fmt, ...)

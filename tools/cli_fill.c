@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_fill.c: seeded random matrices in memory (the splitmix64 streams of
- * cli.h), filled on all cores: each element a pure function of (seed,
+ * cli.h), filled on every CPU the process may use: each element a pure function of (seed,
  * matrix, index), so that any split across threads gives the same values.
  */
 #include "config.h"
@@ -37,12 +37,12 @@ static void *fill_part(void *arg)
 }
 
 /* Fill with values that depend only on (seed, which, index), or with NaN
- * (nan), on all cores. */
+ * (nan), on every CPU the process may use. */
 static void fill_threaded(ooc_dtype_t t, void *x, size_t count, uint64_t seed, unsigned which, int nan)
 {
     enum { MAX_THREADS = 64 };
     size_t reals = count * (dtype_complex(t) ? 2 : 1);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int ncpu = cli_cpu_count();
     size_t nt = reals < ((size_t)1 << 22) || ncpu < 2 ? 1 : (size_t)(ncpu > MAX_THREADS ? MAX_THREADS : ncpu);
     fill_part_t parts[MAX_THREADS];
     pthread_t th[MAX_THREADS];
@@ -61,6 +61,6 @@ void fill_random(ooc_dtype_t t, void *x, size_t count, uint64_t seed, unsigned w
     fill_threaded(t, x, count, seed, which, 0);
 }
 
-/* NaN everywhere (all bits set), on all cores: a C that must not be read. */
+/* NaN everywhere (all bits set), on every CPU the process may use: a C that must not be read. */
 void fill_nan(ooc_dtype_t t, void *x, size_t count) { fill_threaded(t, x, count, 0, 0, 1); }
 

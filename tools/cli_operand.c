@@ -21,11 +21,10 @@ void operand_free(operand_t *op)
 /*
  * Split a raw-shape suffix off an operand (spec.c: the last one, two or
  * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
- * them is a shape; missing fields come from the defaults --dtype, --order;
- * else d and C). Without such a suffix the whole argument is the path.
+ * them is a shape; missing fields come from --dtype and --layout; else d
+ * and row). Without such a suffix the whole argument is the path.
  */
-int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d,
-                         operand_t *op)
+int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d, operand_t *op)
 {
     memset(op, 0, sizeof *op);
     op->name = name;
@@ -41,10 +40,10 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
         op->path = strdup(arg);
         break;
     case RAW_SPEC_BAD_DTYPE:
-        return usage_error(cmd, "%s '%s': '%.*s' is not an element type (s, d, c, z, f4, f8, c8, c16)", name, arg,
+        return usage_error(cmd, "%s '%s': '%.*s' is not an element type (s, d, c, z; float32, float64, complex64, complex128; f4, f8, c8, c16)", name, arg,
                            (int)field_len, arg + field);
     case RAW_SPEC_BAD_ORDER:
-        return usage_error(cmd, "%s '%s': '%.*s' is not a storage order (C or F)", name, arg, (int)field_len,
+        return usage_error(cmd, "%s '%s': '%.*s' is not a layout (C or F, or row or col)", name, arg, (int)field_len,
                            arg + field);
     case RAW_SPEC_NO_PATH: return usage_error(cmd, "%s '%s': no file name before the shape", name, arg);
     }
@@ -90,6 +89,12 @@ int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
         return lib_fail(h, st, AT_INPUT, NULL, NULL, what);
     }
     if ((st = ooc_file_describe(op->file, &op->spec)) != OOC_SUCCESS) return lib_fail(h, st, AT_INPUT, NULL, NULL, what);
+    /* --dtype names the product's element type: never converted, so an
+     * operand of another type is refused, never silently read as it is */
+    if (d->dtype_given && op->spec.dtype != d->dtype)
+        return usage_error(d->cmd, "--dtype %s, but %s holds %s: %s does not convert element types (leave out "
+                                   "--dtype, or give files of %s)",
+                           dtype_name(d->dtype), what, dtype_name(op->spec.dtype), d->cmd, dtype_name(d->dtype));
     return RC_OK;
 }
 

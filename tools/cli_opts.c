@@ -211,6 +211,69 @@ const char *devices_format(uint32_t mask, char *buf, size_t len)
     return buf;
 }
 
+/* The spellings kept for old scripts: each is another entry of a table
+ * with the code of the option it stands for, parsed the same way. */
+static const char *const hidden_options[] = {
+    "order",     /* --layout (gen, multiply, verify) */
+    "out-order", /* --out-layout (multiply) */
+};
+
+int cli_hidden_option(const char *name)
+{
+    for (size_t i = 0; i < sizeof hidden_options / sizeof hidden_options[0]; i++)
+        if (strcmp(name, hidden_options[i]) == 0) return 1;
+    return 0;
+}
+
+int cli_getopt(int argc, char **argv, const char *shorts, const struct option *opts, char *optname, size_t len)
+{
+    int longind = -1;
+    int c = getopt_long(argc, argv, shorts, opts, &longind);
+    if (longind >= 0) snprintf(optname, len, "--%s", opts[longind].name);
+    else if (c > 0 && c < 256) snprintf(optname, len, "-%c", c);
+    else snprintf(optname, len, "?");
+    return c;
+}
+
+int common_opt_parse(const char *cmd, int c, const char *optname, const char *arg, common_opts_t *o)
+{
+    int64_t v;
+    switch (c) {
+    case OPT_DTYPE:
+        if (dtype_parse(arg, &o->dtype))
+            return usage_error(cmd, "%s: '%s' is not an element type (s, d, c, z; float32, float64, complex64, "
+                               "complex128; f4, f8, c8, c16)", optname, arg), -1;
+        o->dtype_given = 1;
+        return 1;
+    case OPT_LAYOUT:
+        if (order_parse(arg, &o->layout))
+            return usage_error(cmd, "%s: '%s' is not row or col (or C or F)", optname, arg), -1;
+        o->layout_given = 1;
+        return 1;
+    case OPT_TRANSA: o->ta_given = 1; return parse_op(cmd, optname, arg, &o->ta) ? -1 : 1;
+    case OPT_TRANSB: o->tb_given = 1; return parse_op(cmd, optname, arg, &o->tb) ? -1 : 1;
+    case OPT_ALPHA: o->alpha_given = 1; return parse_real(cmd, optname, arg, 0, &o->alpha) ? -1 : 1;
+    case OPT_BETA: o->beta_given = 1; return parse_real(cmd, optname, arg, 0, &o->beta) ? -1 : 1;
+    case OPT_MEMORY:
+        if (strcasecmp(arg, "pinned") == 0) o->pinned = 1;
+        else if (strcasecmp(arg, "pageable") == 0) o->pinned = 0;
+        else return usage_error(cmd, "%s: '%s' is not pinned or pageable", optname, arg), -1;
+        o->memory_given = 1;
+        return 1;
+    case OPT_SEED: return parse_seed(cmd, arg, &o->seed) ? -1 : 1;
+    case OPT_CHECK_ROWS:
+        if (parse_int(cmd, optname, arg, 0, INT32_MAX, &v)) return -1;
+        o->check_rows = v;
+        return 1;
+    case OPT_NO_CHECK: o->check_rows = 0; return 1;
+    case OPT_ROWS: return parse_int(cmd, optname, arg, 1, INT64_MAX, &o->rows) ? -1 : 1;
+    case OPT_COLS: return parse_int(cmd, optname, arg, 1, INT64_MAX, &o->cols) ? -1 : 1;
+    case 'q': o->quiet = 1; return 1;
+    case OPT_JSON: o->json = 1; return 1;
+    default: return 0;
+    }
+}
+
 /* getopt code c, if it is a library option, into *l: 1 when it was one, 0
  * when not, -1 on a bad value (message printed). */
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l)
@@ -224,16 +287,9 @@ int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, 
         else if (strcasecmp(arg, "host") == 0) l->backend = OOC_BACKEND_HOST;
         else return usage_error(cmd, "--backend: '%s' is not auto, cublas, custom or host", arg), -1;
         return 1;
-    case OPT_DEVICE:
-    case OPT_DEVICES:
-        if (c == OPT_DEVICE ? l->devices_given : l->device_given)
-            return usage_error(cmd, "--device and --devices exclude each other (--devices N: device N alone)"), -1;
-        if (c == OPT_DEVICE) {
-            l->device_given = 1;
-            return parse_param(cmd, optname, arg, OOC_PARAM_DEVICE, 0, &l->device) ? -1 : 1;
-        }
+    case OPT_DEVICES: /* --devices LIST|all, or --device N: the same */
         if (devices_parse(arg, &l->devices, &l->devices_first, why, sizeof why))
-            return usage_error(cmd, "--devices: %s", why), -1;
+            return usage_error(cmd, "%s: %s", optname, why), -1;
         l->devices_given = 1;
         return 1;
     case OPT_DEVICE_MEM: return parse_param(cmd, optname, arg, OOC_PARAM_DEVICE_MEM, 1, &l->device_mem) ? -1 : 1;
@@ -265,17 +321,15 @@ ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v)
 
 /*
  * Every library option onto the handle, before its backend opens. The
- * devices: --devices sets OOC_PARAM_DEVICES; --device N is the mask of N
- * alone (so that --device 0 is device 0, not every device), or for N beyond
- * the mask OOC_PARAM_DEVICE alone; and a mask of one device also names it in
+ * devices: --devices sets OOC_PARAM_DEVICES (so that --devices 0 is device
+ * 0, not every device); a mask of one device also names it in
  * OOC_PARAM_DEVICE (what a library of one device reads).
  */
 ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l)
 {
     ooc_status_t st;
-    int64_t mask = l->devices_given ? (int64_t)l->devices
-                   : l->device_given && l->device < OOC_MAX_DEVICES ? (int64_t)1 << l->device : 0;
-    int64_t device = mask != 0 && (mask & (mask - 1)) == 0 ? __builtin_ctzll((unsigned long long)mask) : l->device;
+    int64_t mask = l->devices_given ? (int64_t)l->devices : 0;
+    int64_t device = mask != 0 && (mask & (mask - 1)) == 0 ? __builtin_ctzll((unsigned long long)mask) : 0;
     if ((st = ooc_set(h, OOC_PARAM_BACKEND, l->backend)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_DEVICE, device)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_DEVICES, mask)) != OOC_SUCCESS ||

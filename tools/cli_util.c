@@ -9,6 +9,8 @@
 
 #include "cli.h"
 
+#include <sched.h>
+
 double now_seconds(void)
 {
     struct timespec ts;
@@ -128,3 +130,14 @@ int stats_ndevices(const ooc_stats_t *st)
     return st->ndevices < 0 ? 0 : st->ndevices > OOC_MAX_DEVICES ? OOC_MAX_DEVICES : st->ndevices;
 }
 
+
+/* The CPUs this process may run on: its affinity mask (taskset, numactl, a
+ * batch job's allocation), not every CPU online; at least 1. */
+int cli_cpu_count(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}

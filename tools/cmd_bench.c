@@ -121,7 +121,7 @@ static void bench_usage(FILE *f)
             "  --check-rows N        rows of C checked (default 64); 0: no check\n"
             "\n"
             "Library options for ours (absent: defaults): --backend auto|cublas|host,\n"
-            "  --device N (the peers run there too), --devices LIST|all (above),\n"
+            "  --devices LIST|all (above; the peers run on the first), --device N,\n"
             "  --device-mem, --host-mem, --block-rows, --ring, --streams, --peer-b,\n"
             "  --staging-threads, --tf32 (also for the serial loop and in-core cuBLAS;\n"
             "  cublasXt has no TF32 mode), --trace (ours on all the devices), as in\n"
@@ -155,7 +155,6 @@ static void bench_usage(FILE *f)
             "(its row says ERROR) or a shape could not be set up; skipped peers (not\n"
             "built, does not fit) are not failures.\n"
             "\n");
-    print_exit_codes(f);
 }
 
 static const struct option bench_long_opts[] = {
@@ -241,29 +240,24 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
     static const int default_dims[] = {1024, 2048, 4096, 8192, 16384}, suite_dims[] = {2048, 4096, 8192};
     int repeat_given = 0;
 
+    common_opts_t co = {.dtype = OOC_R64, .layout = OOC_COL_MAJOR, .ta = OOC_OP_N, .tb = OOC_OP_N,
+                        .alpha = 1.0, .pinned = 1, .seed = 42, .check_rows = 64};
+
     memset(o, 0, sizeof *o);
-    o->dtype = OOC_R64;
-    o->layout = OOC_COL_MAJOR;
-    o->ta = o->tb = OOC_OP_N;
-    o->alpha = 1.0;
-    o->pinned = 1;
     o->lib.backend = OOC_BACKEND_AUTO;
     o->repeat = 3;
     o->xt_pinning = -1;
-    o->check_rows = 64;
-    o->seed = 42;
 
     opterr = 0;
     optind = 1;
     for (;;) {
-        int longind = -1;
-        int c = getopt_long(argc, argv, ":m:n:k:qh", bench_long_opts, &longind);
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":m:n:k:qh", bench_long_opts, optname, sizeof optname);
         if (c == -1) break;
-        char optname[64] = "";
-        if (longind >= 0) snprintf(optname, sizeof optname, "--%s", bench_long_opts[longind].name);
-        int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
-        if (lib < 0) return RC_USAGE;
-        if (lib > 0) continue;
+        int shared = common_opt_parse(cmd, c, optname, optarg, &co);
+        if (shared == 0) shared = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (shared < 0) return RC_USAGE;
+        if (shared > 0) continue;
         switch (c) {
         case 'm':
             if (parse_int(cmd, "-m", optarg, 1, INT64_MAX, &o->m)) return RC_USAGE;
@@ -281,45 +275,6 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
             if (bench_parse_shapes(cmd, o, optarg) != RC_OK) return RC_USAGE;
             break;
         case OPT_SUITE: o->suite = 1; break;
-        case OPT_DTYPE:
-            if (strcasecmp(optarg, "s") == 0) o->dtype = OOC_R32;
-            else if (strcasecmp(optarg, "d") == 0) o->dtype = OOC_R64;
-            else if (strcasecmp(optarg, "c") == 0) o->dtype = OOC_C32;
-            else if (strcasecmp(optarg, "z") == 0) o->dtype = OOC_C64;
-            else return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
-            o->set_dtype = 1;
-            break;
-        case OPT_LAYOUT:
-            if (strcasecmp(optarg, "col") == 0) o->layout = OOC_COL_MAJOR;
-            else if (strcasecmp(optarg, "row") == 0) o->layout = OOC_ROW_MAJOR;
-            else return usage_error(cmd, "--layout: '%s' is not col or row", optarg);
-            o->set_layout = 1;
-            break;
-        case OPT_TRANSA:
-            if (parse_op(cmd, "--transa", optarg, &o->ta)) return RC_USAGE;
-            o->set_ta = 1;
-            break;
-        case OPT_TRANSB:
-            if (parse_op(cmd, "--transb", optarg, &o->tb)) return RC_USAGE;
-            o->set_tb = 1;
-            break;
-        case OPT_ALPHA:
-            if (parse_real(cmd, "--alpha", optarg, 0, &o->alpha)) return RC_USAGE;
-            o->set_alpha = 1;
-            break;
-        case OPT_BETA:
-            if (parse_real(cmd, "--beta", optarg, 0, &o->beta)) return RC_USAGE;
-            o->set_beta = 1;
-            break;
-        case OPT_MEMORY:
-            if (strcasecmp(optarg, "pinned") == 0) o->pinned = 1;
-            else if (strcasecmp(optarg, "pageable") == 0) o->pinned = 0;
-            else return usage_error(cmd, "--memory: '%s' is not pinned or pageable", optarg);
-            o->set_memory = 1;
-            break;
-        case OPT_SEED:
-            if (parse_seed(cmd, optarg, &o->seed)) return RC_USAGE;
-            break;
         case OPT_REPEAT:
             if (parse_int(cmd, "--repeat", optarg, 1, 1000000, &o->repeat)) return RC_USAGE;
             repeat_given = 1;
@@ -337,19 +292,15 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
         case OPT_NO_XT: o->no_xt = 1; break;
         case OPT_NO_SERIAL: o->no_serial = 1; break;
         case OPT_NO_INCORE: o->no_incore = 1; break;
-        case OPT_CHECK_ROWS: {
-            int64_t v;
-            if (parse_int(cmd, "--check-rows", optarg, 0, INT32_MAX, &v)) return RC_USAGE;
-            o->check_rows = v;
-            break;
-        }
         case OPT_CSV: o->csv = 1; break;
-        case OPT_JSON: o->json = 1; break;
-        case 'q': o->quiet = 1; break;
-        case 'h': bench_usage(stdout); return -1;
+        case 'h': bench_usage(stdout); print_exit_codes(stdout); return -1;
         default: return getopt_failure(cmd, c, argv, "mnkqh");
         }
     }
+    o->seed = co.seed;
+    o->check_rows = co.check_rows;
+    o->quiet = co.quiet;
+    o->json = co.json;
     if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (o->csv && o->json) return usage_error(cmd, "--csv and --json exclude each other");
     if (o->have_m || o->have_n || o->have_k) {
@@ -371,13 +322,13 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
     }
     for (int i = 0; i < o->nshapes; i++) { /* what was given replaces the shapes' own values */
         bench_shape_t *s = &o->shapes[i];
-        if (o->set_dtype) s->dtype = o->dtype;
-        if (o->set_layout) s->layout = o->layout;
-        if (o->set_ta) s->ta = o->ta;
-        if (o->set_tb) s->tb = o->tb;
-        if (o->set_alpha) s->alpha = o->alpha;
-        if (o->set_beta) s->beta = o->beta;
-        if (o->set_memory) s->pinned = o->pinned;
+        if (co.dtype_given) s->dtype = co.dtype;
+        if (co.layout_given) s->layout = co.layout;
+        if (co.ta_given) s->ta = co.ta;
+        if (co.tb_given) s->tb = co.tb;
+        if (co.alpha_given) s->alpha = co.alpha;
+        if (co.beta_given) s->beta = co.beta;
+        if (co.memory_given) s->pinned = co.pinned;
     }
     return RC_OK;
 }
@@ -394,7 +345,7 @@ static int bench_env_devices(const lib_opts_t *lib, int count, bench_env_t *env)
     uint32_t mask = lib->devices;
     env->ndev = 1;
     if (!lib->devices_given) {
-        env->devs[0] = env->device = (int)lib->device;
+        env->devs[0] = env->device = 0;
         return RC_OK;
     }
     if (mask == 0 && count > 0) mask = count >= OOC_MAX_DEVICES ? UINT32_C(0xffff) : ((uint32_t)1 << count) - 1;

@@ -21,21 +21,23 @@ static void gen_usage(FILE *f)
             "\n"
             "Options:\n"
             "  --rows R, --cols C    shape (required; positive integers)\n"
-            "  --dtype T             s|d|c|z (or f4|f8|c8|c16, float32|float64|\n"
-            "                        complex64|complex128) (default d)\n"
-            "  --order C|F           C order (row-major) or Fortran order (column-major)\n"
-            "                        (default C)\n"
+            "  --dtype T             element type: s, d, c or z (float32, float64,\n"
+            "                        complex64, complex128; also f4, f8, c8, c16)\n"
+            "                        (default d)\n"
+            "  --layout row|col      row-major (C order) or column-major (Fortran order;\n"
+            "                        also C or F) (default row)\n"
             "  --format npy|raw      file format (default: npy when OUT ends in .npy,\n"
             "                        else raw little-endian elements without a header)\n"
             "  --seed S              seed (default 42)\n"
-            "  --threads N           writer threads (default: the cores, at most 16)\n"
+            "  --threads N           writer threads (default: the CPUs the process may\n"
+            "                        run on, its affinity mask (taskset, a batch job's\n"
+            "                        allocation), at most 16)\n"
             "  -q, --quiet           print nothing but errors\n"
             "  --json                print one JSON object (file, shape, bytes, seconds, GB/s)\n"
             "  -h, --help            this help\n"
             "\n"
-            "A raw file is read back as OUT:RxC:DTYPE:ORDER (see oocgemm multiply --help).\n"
+            "A raw file is read back as OUT:RxC:DTYPE:LAYOUT (see oocgemm multiply --help).\n"
             "\n");
-    print_exit_codes(f);
 }
 
 typedef struct {
@@ -115,59 +117,55 @@ static void *gen_worker(void *arg)
     return NULL;
 }
 
+static const struct option gen_long_opts[] = {
+    {"rows", required_argument, NULL, OPT_ROWS},
+    {"cols", required_argument, NULL, OPT_COLS},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"order", required_argument, NULL, OPT_LAYOUT}, /* the old spelling of --layout */
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 int cmd_gen(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"rows", required_argument, NULL, OPT_ROWS},   {"cols", required_argument, NULL, OPT_COLS},
-        {"dtype", required_argument, NULL, OPT_DTYPE}, {"order", required_argument, NULL, OPT_ORDER},
-        {"format", required_argument, NULL, OPT_FORMAT}, {"seed", required_argument, NULL, OPT_SEED},
-        {"threads", required_argument, NULL, OPT_THREADS}, {"quiet", no_argument, NULL, 'q'},
-        {"json", no_argument, NULL, OPT_JSON},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *cmd = "gen";
-    int64_t rows = 0, cols = 0, threads = 0;
-    ooc_dtype_t t = OOC_R64;
-    ooc_layout_t layout = OOC_ROW_MAJOR;
+    int64_t threads = 0;
     ooc_format_t format = OOC_FORMAT_AUTO;
-    uint64_t seed = 42;
-    int quiet = 0, json = 0;
+    common_opts_t co = {.dtype = OOC_R64, .layout = OOC_ROW_MAJOR, .seed = 42};
 
     opterr = 0;
     optind = 1;
     for (;;) {
-        int c = getopt_long(argc, argv, ":qh", opts, NULL);
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":qh", gen_long_opts, optname, sizeof optname);
         if (c == -1) break;
+        int shared = common_opt_parse(cmd, c, optname, optarg, &co);
+        if (shared < 0) return RC_USAGE;
+        if (shared > 0) continue;
         switch (c) {
-        case OPT_ROWS:
-            if (parse_int(cmd, "--rows", optarg, 1, INT64_MAX, &rows)) return RC_USAGE;
-            break;
-        case OPT_COLS:
-            if (parse_int(cmd, "--cols", optarg, 1, INT64_MAX, &cols)) return RC_USAGE;
-            break;
-        case OPT_DTYPE:
-            if (dtype_parse(optarg, &t)) return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
-            break;
-        case OPT_ORDER:
-            if (order_parse(optarg, &layout)) return usage_error(cmd, "--order: '%s' is not C or F", optarg);
-            break;
         case OPT_FORMAT:
             if (strcasecmp(optarg, "npy") == 0) format = OOC_FORMAT_NPY;
             else if (strcasecmp(optarg, "raw") == 0) format = OOC_FORMAT_RAW;
             else return usage_error(cmd, "--format: '%s' is not npy or raw", optarg);
             break;
-        case OPT_SEED:
-            if (parse_seed(cmd, optarg, &seed)) return RC_USAGE;
-            break;
         case OPT_THREADS:
             if (parse_int(cmd, "--threads", optarg, 1, 1024, &threads)) return RC_USAGE;
             break;
-        case 'q': quiet = 1; break;
-        case OPT_JSON: json = 1; break;
-        case 'h': gen_usage(stdout); return RC_OK;
+        case 'h': gen_usage(stdout); print_exit_codes(stdout); return RC_OK;
         default: return getopt_failure(cmd, c, argv, "qh");
         }
     }
+    int64_t rows = co.rows, cols = co.cols;
+    ooc_dtype_t t = co.dtype;
+    ooc_layout_t layout = co.layout;
+    uint64_t seed = co.seed;
+    int quiet = co.quiet, json = co.json;
     if (optind >= argc) return usage_error(cmd, "the output file OUT is required");
     if (optind + 1 < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
     const char *out = argv[optind];
@@ -181,8 +179,10 @@ int cmd_gen(int argc, char **argv)
         return usage_error(cmd, "%lld x %lld elements of %zu bytes is too large", (long long)rows, (long long)cols, e);
     if (format == OOC_FORMAT_AUTO) format = has_npy_ext(out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW;
 
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads == 0) threads = ncpu < 1 ? 1 : ncpu > 16 ? 16 : ncpu;
+    if (threads == 0) { /* the CPUs this process may run on (taskset, a batch job's cgroup), at most 16 */
+        int ncpu = cli_cpu_count();
+        threads = ncpu > 16 ? 16 : ncpu;
+    }
     /* chunks: an even share per thread, within [1 MiB, 64 MiB] */
     uint64_t lo = ((uint64_t)1 << 20) / e, hi = ((uint64_t)64 << 20) / e;
     uint64_t chunk = (total + (uint64_t)threads - 1) / (uint64_t)threads;

@@ -25,21 +25,28 @@ static void multiply_usage(FILE *f)
             "  A, B                  .npy files (versions 1.0, 2.0, 3.0; float32, float64,\n"
             "                        complex64, complex128; little-endian; C or Fortran\n"
             "                        order), or raw little-endian data given as\n"
-            "                        PATH:ROWSxCOLS[:DTYPE[:ORDER]], e.g. A.bin:1000x500:d:F\n"
-            "                        (DTYPE s|d|c|z, ORDER C|F: the stored matrix,\n"
-            "                        before op). A file without the NumPy magic and\n"
-            "                        without that suffix is raw with the defaults below.\n"
+            "                        PATH:ROWSxCOLS[:DTYPE[:LAYOUT]], e.g.\n"
+            "                        A.bin:1000x500:d:F (DTYPE as --dtype, LAYOUT C or\n"
+            "                        F, or row or col: the stored matrix, before op). A\n"
+            "                        file without the NumPy magic and without that\n"
+            "                        suffix is raw with the defaults below.\n"
             "  --rows R, --cols C    shape of raw operands given without a suffix\n"
-            "  --dtype T             element type of raw operands whose suffix has none\n"
-            "                        (s|d|c|z; default d)\n"
-            "  --order C|F           storage order of raw operands whose suffix has none\n"
-            "                        (default C)\n"
+            "  --dtype T             the element type of the product: s, d, c or z\n"
+            "                        (float32, float64, complex64, complex128; also f4,\n"
+            "                        f8, c8, c16). Raw operands without a DTYPE field\n"
+            "                        are read as T; an operand of another type is\n"
+            "                        refused (exit 2): nothing is converted. Without\n"
+            "                        --dtype the files say (raw: d)\n"
+            "  --layout row|col      storage layout of raw operands whose suffix gives\n"
+            "                        none: row-major (C order) or column-major (Fortran\n"
+            "                        order; also C or F) (default row); a .npy file\n"
+            "                        says its own\n"
             "  -o, --output C        the result (required). Written to C.ooc-tmp, renamed\n"
             "                        onto C when complete and flushed: never half-written.\n"
             "  --out-format npy|raw  (default: npy when C ends in .npy, else raw)\n"
-            "  --out-order C|F       storage order of C (default C; C0, and an operand\n"
+            "  --out-layout row|col  storage layout of C (default row; C0, and an operand\n"
             "                        with op C on complex data, must be stored in C's\n"
-            "                        order: without --out-order C takes their order)\n"
+            "                        layout: without --out-layout C takes theirs)\n"
             "\n"
             "Product:\n"
             "  --transa N|T|C        op(A): A, A^T or A^H (default N)\n"
@@ -116,14 +123,12 @@ static void multiply_usage(FILE *f)
             "                        with bound/time. GB = 1e9 bytes.\n"
             "  -h, --help            this help\n"
             "\n");
-    print_exit_codes(f);
 }
 
 typedef struct {
     const char *a, *b, *out, *c_in, *journal;
     ooc_op_t ta, tb;
     double alpha, beta;
-    int have_beta;
     int verify, resume, quiet, json, no_progress;
     lib_opts_t lib;
     raw_defaults_t raw;
@@ -135,71 +140,59 @@ typedef struct {
     floor_opts_t floor;
 } mul_opts_t;
 
+static const struct option multiply_long_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"transa", required_argument, NULL, OPT_TRANSA},
+    {"transb", required_argument, NULL, OPT_TRANSB},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"beta", required_argument, NULL, OPT_BETA},
+    {"c-in", required_argument, NULL, OPT_C_IN},
+    {"verify", no_argument, NULL, OPT_VERIFY},
+    {"resume", no_argument, NULL, OPT_RESUME},
+    {"journal", required_argument, NULL, OPT_JOURNAL},
+    LIB_LONG_OPTS,
+    {"rows", required_argument, NULL, OPT_ROWS},
+    {"cols", required_argument, NULL, OPT_COLS},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"order", required_argument, NULL, OPT_LAYOUT}, /* the old spelling of --layout */
+    {"out-format", required_argument, NULL, OPT_OUT_FORMAT},
+    {"out-layout", required_argument, NULL, OPT_OUT_LAYOUT},
+    {"out-order", required_argument, NULL, OPT_OUT_LAYOUT}, /* the old spelling of --out-layout */
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    FLOOR_LONG_OPTS,
+    {"disk-read-bw", required_argument, NULL, OPT_DISK_READ_BW},
+    {"measure-disk", no_argument, NULL, OPT_MEASURE_DISK},
+    {"disk-write-bw", required_argument, NULL, OPT_DISK_WRITE_BW},
+    {"quiet", no_argument, NULL, 'q'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parse `oocgemm multiply` options into *o. Returns RC_OK, RC_USAGE, or -1
+ * for --help (already printed). */
 static int multiply_parse(int argc, char **argv, mul_opts_t *o)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"transa", required_argument, NULL, OPT_TRANSA},
-        {"transb", required_argument, NULL, OPT_TRANSB},
-        {"alpha", required_argument, NULL, OPT_ALPHA},
-        {"beta", required_argument, NULL, OPT_BETA},
-        {"c-in", required_argument, NULL, OPT_C_IN},
-        {"verify", no_argument, NULL, OPT_VERIFY},
-        {"resume", no_argument, NULL, OPT_RESUME},
-        {"journal", required_argument, NULL, OPT_JOURNAL},
-        LIB_LONG_OPTS,
-        {"rows", required_argument, NULL, OPT_ROWS},
-        {"cols", required_argument, NULL, OPT_COLS},
-        {"dtype", required_argument, NULL, OPT_DTYPE},
-        {"order", required_argument, NULL, OPT_ORDER},
-        {"out-format", required_argument, NULL, OPT_OUT_FORMAT},
-        {"out-order", required_argument, NULL, OPT_OUT_ORDER},
-        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-        FLOOR_LONG_OPTS,
-        {"disk-read-bw", required_argument, NULL, OPT_DISK_READ_BW},
-        {"measure-disk", no_argument, NULL, OPT_MEASURE_DISK},
-        {"disk-write-bw", required_argument, NULL, OPT_DISK_WRITE_BW},
-        {"quiet", no_argument, NULL, 'q'},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *cmd = "multiply";
+    common_opts_t co = {.dtype = OOC_R64, .layout = OOC_ROW_MAJOR, .ta = OOC_OP_N, .tb = OOC_OP_N, .alpha = 1.0};
     memset(o, 0, sizeof *o);
-    o->ta = o->tb = OOC_OP_N;
-    o->alpha = 1.0;
     o->lib.backend = OOC_BACKEND_AUTO;
-    o->raw.dtype = OOC_R64;
-    o->raw.layout = OOC_ROW_MAJOR;
     o->out_layout = OOC_ROW_MAJOR;
 
     opterr = 0;
     optind = 1;
     for (;;) {
-        int longind = -1;
-        int c = getopt_long(argc, argv, ":o:qh", opts, &longind);
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":o:qh", multiply_long_opts, optname, sizeof optname);
         if (c == -1) break;
-        char optname[64] = "";
-        if (longind >= 0) snprintf(optname, sizeof optname, "--%s", opts[longind].name);
-        int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
-        if (lib == 0) lib = floor_opt_parse(cmd, c, optarg, &o->floor);
-        if (lib < 0) return RC_USAGE;
-        if (lib > 0) continue;
+        int shared = common_opt_parse(cmd, c, optname, optarg, &co);
+        if (shared == 0) shared = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (shared == 0) shared = floor_opt_parse(cmd, c, optarg, &o->floor);
+        if (shared < 0) return RC_USAGE;
+        if (shared > 0) continue;
         switch (c) {
         case 'o': o->out = optarg; break;
-        case OPT_TRANSA:
-            if (parse_op(cmd, "--transa", optarg, &o->ta)) return RC_USAGE;
-            break;
-        case OPT_TRANSB:
-            if (parse_op(cmd, "--transb", optarg, &o->tb)) return RC_USAGE;
-            break;
-        case OPT_ALPHA:
-            if (parse_real(cmd, "--alpha", optarg, 0, &o->alpha)) return RC_USAGE;
-            break;
-        case OPT_BETA:
-            if (parse_real(cmd, "--beta", optarg, 0, &o->beta)) return RC_USAGE;
-            o->have_beta = 1;
-            break;
         case OPT_C_IN: o->c_in = optarg; break;
         case OPT_VERIFY: o->verify = 1; break;
         case OPT_RESUME: o->resume = 1; break;
@@ -207,26 +200,14 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
             if (*optarg == '\0') return usage_error(cmd, "--journal: empty path");
             o->journal = optarg;
             break;
-        case OPT_ROWS:
-            if (parse_int(cmd, "--rows", optarg, 1, INT64_MAX, &o->raw.rows)) return RC_USAGE;
-            break;
-        case OPT_COLS:
-            if (parse_int(cmd, "--cols", optarg, 1, INT64_MAX, &o->raw.cols)) return RC_USAGE;
-            break;
-        case OPT_DTYPE:
-            if (dtype_parse(optarg, &o->raw.dtype))
-                return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
-            break;
-        case OPT_ORDER:
-            if (order_parse(optarg, &o->raw.layout)) return usage_error(cmd, "--order: '%s' is not C or F", optarg);
-            break;
         case OPT_OUT_FORMAT:
             if (strcasecmp(optarg, "npy") == 0) o->out_format = OOC_FORMAT_NPY;
             else if (strcasecmp(optarg, "raw") == 0) o->out_format = OOC_FORMAT_RAW;
             else return usage_error(cmd, "--out-format: '%s' is not npy or raw", optarg);
             break;
-        case OPT_OUT_ORDER:
-            if (order_parse(optarg, &o->out_layout)) return usage_error(cmd, "--out-order: '%s' is not C or F", optarg);
+        case OPT_OUT_LAYOUT:
+            if (order_parse(optarg, &o->out_layout))
+                return usage_error(cmd, "%s: '%s' is not row or col (or C or F)", optname, optarg);
             o->have_out_layout = 1;
             break;
         case OPT_NO_PROGRESS: o->no_progress = 1; break;
@@ -237,12 +218,17 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         case OPT_DISK_WRITE_BW:
             if (parse_real(cmd, "--disk-write-bw", optarg, 1, &o->disk_write_bw)) return RC_USAGE;
             break;
-        case 'q': o->quiet = 1; break;
-        case OPT_JSON: o->json = 1; break;
-        case 'h': multiply_usage(stdout); return -1;
+        case 'h': multiply_usage(stdout); print_exit_codes(stdout); return -1;
         default: return getopt_failure(cmd, c, argv, "oqh");
         }
     }
+    o->ta = co.ta;
+    o->tb = co.tb;
+    o->alpha = co.alpha;
+    o->beta = co.beta;
+    o->quiet = co.quiet;
+    o->json = co.json;
+    o->raw = (raw_defaults_t){cmd, co.rows, co.cols, co.dtype, co.layout, co.dtype_given};
     if (argc - optind < 2) return usage_error(cmd, "two input files A and B are required");
     if (argc - optind > 2)
         return usage_error(cmd, "unexpected argument '%s' (the output is given with -o)", argv[optind + 2]);
@@ -251,11 +237,12 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
     if (o->out == NULL) return usage_error(cmd, "-o C is required (the output file)");
     if (*o->out == '\0') return usage_error(cmd, "-o: empty file name");
     if ((o->raw.rows > 0) != (o->raw.cols > 0)) return usage_error(cmd, "--rows and --cols go together");
-    if (o->c_in && !o->have_beta) o->beta = 1.0;
+    if (o->c_in && !co.beta_given) o->beta = 1.0;
     if (o->beta != 0.0 && o->c_in == NULL)
         return usage_error(cmd, "--beta %g needs --c-in C0 (the matrix beta multiplies)", o->beta);
     return RC_OK;
 }
+
 /* The journal must be a file of its own: not an operand, not the output.
  * RC_OK, or RC_USAGE with a message (nothing is created before this). */
 static int journal_apart(const char *cmd, const char *journal, const char *out, const operand_t *const *ops, int n)
@@ -328,7 +315,7 @@ static int mul_out_layout(mul_job_t *j)
         {o->ta == OOC_OP_C ? &j->A : NULL, "--transa C"},
         {o->tb == OOC_OP_C ? &j->B : NULL, "--transb C"},
     };
-    const char *chosen_by = "--out-order";
+    const char *chosen_by = "--out-layout";
     for (int i = 0; i < 3; i++) {
         if (need[i].op == NULL) continue;
         if (!o->have_out_layout) {

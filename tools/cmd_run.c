@@ -23,9 +23,12 @@ static void run_usage(FILE *f)
             "\n"
             "Problem:\n"
             "  -m M, -n N, -k K      sizes (required; positive integers)\n"
-            "  --dtype s|d|c|z       float, double, complex float, complex double\n"
+            "  --dtype T             element type: s, d, c or z (float32, float64,\n"
+            "                        complex64, complex128; also f4, f8, c8, c16)\n"
             "                        (default d)\n"
-            "  --layout col|row      storage order of A, B and C (default col)\n"
+            "  --layout row|col      storage layout of A, B and C: row-major (C order)\n"
+            "                        or column-major (Fortran order; also C or F)\n"
+            "                        (default col)\n"
             "  --transa N|T|C        op(A): A, A^T or A^H (conjugate transpose)\n"
             "                        (default N)\n"
             "  --transb N|T|C        op(B), likewise (default N)\n"
@@ -102,7 +105,6 @@ static void run_usage(FILE *f)
             "  The summary shows one line per device when several ran.\n"
             "  -h, --help            this help\n"
             "\n");
-    print_exit_codes(f);
 }
 
 static const struct option run_long_opts[] = {
@@ -131,32 +133,23 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
 {
     const char *cmd = "run";
     int have_m = 0, have_n = 0, have_k = 0;
-    int64_t v;
+    common_opts_t co = {.dtype = OOC_R64, .layout = OOC_COL_MAJOR, .ta = OOC_OP_N, .tb = OOC_OP_N,
+                        .alpha = 1.0, .pinned = 1, .seed = 42, .check_rows = 64};
 
     memset(o, 0, sizeof *o);
-    o->dtype = OOC_R64;
-    o->layout = OOC_COL_MAJOR;
-    o->ta = o->tb = OOC_OP_N;
-    o->alpha = 1.0;
-    o->beta = 0.0;
-    o->pinned = 1;
     o->lib.backend = OOC_BACKEND_AUTO;
     o->repeat = 1;
-    o->seed = 42;
-    o->check_rows = 64;
-
     opterr = 0;
     optind = 1;
     for (;;) {
-        int longind = -1;
-        int c = getopt_long(argc, argv, ":m:n:k:qh", run_long_opts, &longind);
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":m:n:k:qh", run_long_opts, optname, sizeof optname);
         if (c == -1) break;
-        char optname[64] = "";
-        if (longind >= 0) snprintf(optname, sizeof optname, "--%s", run_long_opts[longind].name);
-        int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
-        if (lib == 0) lib = floor_opt_parse(cmd, c, optarg, &o->floor);
-        if (lib < 0) return RC_USAGE;
-        if (lib > 0) continue;
+        int shared = common_opt_parse(cmd, c, optname, optarg, &co);
+        if (shared == 0) shared = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (shared == 0) shared = floor_opt_parse(cmd, c, optarg, &o->floor);
+        if (shared < 0) return RC_USAGE;
+        if (shared > 0) continue;
         switch (c) {
         case 'm':
             if (parse_int(cmd, "-m", optarg, 1, INT64_MAX, &o->m)) return RC_USAGE;
@@ -170,52 +163,24 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
             if (parse_int(cmd, "-k", optarg, 1, INT64_MAX, &o->k)) return RC_USAGE;
             have_k = 1;
             break;
-        case OPT_DTYPE:
-            if (strcasecmp(optarg, "s") == 0) o->dtype = OOC_R32;
-            else if (strcasecmp(optarg, "d") == 0) o->dtype = OOC_R64;
-            else if (strcasecmp(optarg, "c") == 0) o->dtype = OOC_C32;
-            else if (strcasecmp(optarg, "z") == 0) o->dtype = OOC_C64;
-            else return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
-            break;
-        case OPT_LAYOUT:
-            if (strcasecmp(optarg, "col") == 0) o->layout = OOC_COL_MAJOR;
-            else if (strcasecmp(optarg, "row") == 0) o->layout = OOC_ROW_MAJOR;
-            else return usage_error(cmd, "--layout: '%s' is not col or row", optarg);
-            break;
-        case OPT_TRANSA:
-            if (parse_op(cmd, "--transa", optarg, &o->ta)) return RC_USAGE;
-            break;
-        case OPT_TRANSB:
-            if (parse_op(cmd, "--transb", optarg, &o->tb)) return RC_USAGE;
-            break;
-        case OPT_ALPHA:
-            if (parse_real(cmd, "--alpha", optarg, 0, &o->alpha)) return RC_USAGE;
-            break;
-        case OPT_BETA:
-            if (parse_real(cmd, "--beta", optarg, 0, &o->beta)) return RC_USAGE;
-            break;
-        case OPT_MEMORY:
-            if (strcasecmp(optarg, "pinned") == 0) o->pinned = 1;
-            else if (strcasecmp(optarg, "pageable") == 0) o->pinned = 0;
-            else return usage_error(cmd, "--memory: '%s' is not pinned or pageable", optarg);
-            break;
         case OPT_REPEAT:
             if (parse_int(cmd, "--repeat", optarg, 1, 1000000, &o->repeat)) return RC_USAGE;
             break;
-        case OPT_SEED:
-            if (parse_seed(cmd, optarg, &o->seed)) return RC_USAGE;
-            break;
-        case OPT_CHECK_ROWS:
-            if (parse_int(cmd, "--check-rows", optarg, 0, INT32_MAX, &v)) return RC_USAGE;
-            o->check_rows = v;
-            break;
-        case OPT_NO_CHECK: o->check_rows = 0; break;
-        case 'q': o->quiet = 1; break;
-        case OPT_JSON: o->json = 1; break;
-        case 'h': run_usage(stdout); return -1;
+        case 'h': run_usage(stdout); print_exit_codes(stdout); return -1;
         default: return getopt_failure(cmd, c, argv, "mnkqh");
         }
     }
+    o->dtype = co.dtype;
+    o->layout = co.layout;
+    o->ta = co.ta;
+    o->tb = co.tb;
+    o->alpha = co.alpha;
+    o->beta = co.beta;
+    o->pinned = co.pinned;
+    o->seed = co.seed;
+    o->check_rows = co.check_rows;
+    o->quiet = co.quiet;
+    o->json = co.json;
     if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (!have_m) return usage_error(cmd, "-m M is required (rows of op(A) and C)");
     if (!have_n) return usage_error(cmd, "-n N is required (columns of op(B) and C)");

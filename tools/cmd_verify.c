@@ -21,18 +21,20 @@ static void verify_usage(FILE *f)
             "the terms summed; it passes when within a tolerance derived from k and\n"
             "the machine epsilon of the element type.\n"
             "\n"
-            "Operands: .npy files, or raw data as PATH:ROWSxCOLS[:DTYPE[:ORDER]]\n"
+            "Operands: .npy files, or raw data as PATH:ROWSxCOLS[:DTYPE[:LAYOUT]]\n"
             "(see oocgemm multiply --help).\n"
             "  --transa N|T|C        op(A) (default N)\n"
             "  --transb N|T|C        op(B) (default N)\n"
             "  --alpha X             real scalar (default 1)\n"
             "  --c-in C0             the C0 that C was computed from\n"
             "  --beta X              real scalar (default 1 with --c-in, else 0)\n"
-            "  --dtype T, --order C|F\n"
-            "                        element type and order of raw operands whose suffix\n"
-            "                        has none (default d and C)\n"
+            "  --rows R, --cols C, --dtype T, --layout row|col\n"
+            "                        as for oocgemm multiply: the shape, element type\n"
+            "                        and layout of raw operands whose suffix gives none\n"
+            "                        (default d and row); an explicit --dtype refuses\n"
+            "                        files of another type\n"
             "  --vectors V           Freivalds vectors (default 3)\n"
-            "  --rows R              rows of C recomputed exactly (default 16)\n"
+            "  --check-rows N        rows of C recomputed exactly (default 16)\n"
             "  --host-mem BYTES      host-memory budget for the check (0: automatic)\n"
             "  -q, --quiet           print nothing but errors\n"
             "  --json                print one JSON object: files, shape, mode, max_rel_err,\n"
@@ -42,159 +44,180 @@ static void verify_usage(FILE *f)
             "Prints the mode, the largest relative error, the tolerance and PASS or\n"
             "FAIL; exits 1 on FAIL.\n"
             "\n");
-    print_exit_codes(f);
+}
+
+static const struct option verify_long_opts[] = {
+    {"transa", required_argument, NULL, OPT_TRANSA},
+    {"transb", required_argument, NULL, OPT_TRANSB},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"beta", required_argument, NULL, OPT_BETA},
+    {"c-in", required_argument, NULL, OPT_C_IN},
+    {"rows", required_argument, NULL, OPT_ROWS},
+    {"cols", required_argument, NULL, OPT_COLS},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"order", required_argument, NULL, OPT_LAYOUT}, /* the old spelling of --layout */
+    {"vectors", required_argument, NULL, OPT_VECTORS},
+    {"check-rows", required_argument, NULL, OPT_CHECK_ROWS},
+    {"host-mem", required_argument, NULL, OPT_HOST_MEM},
+    {"quiet", no_argument, NULL, 'q'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One verification: what the command line says, the files, the result. */
+typedef struct {
+    const char *a, *b, *c, *c_in;
+    ooc_op_t ta, tb;
+    double alpha, beta;
+    int64_t vectors, check_rows, host_mem;
+    int quiet, json;
+    raw_defaults_t raw;
+    operand_t A, B, C0, C;
+    ooc_handle_t *h;
+    ooc_verify_result_t vr;
+    int64_t m, n, k;
+    ooc_dtype_t t;
+    double secs;
+} verify_job_t;
+
+/* RC_OK, RC_USAGE, or -1 for --help (already printed). */
+static int verify_parse(int argc, char **argv, verify_job_t *j)
+{
+    const char *cmd = "verify";
+    common_opts_t co = {.dtype = OOC_R64, .layout = OOC_ROW_MAJOR, .ta = OOC_OP_N, .tb = OOC_OP_N, .alpha = 1.0,
+                        .check_rows = 16};
+    j->vectors = 3;
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":qh", verify_long_opts, optname, sizeof optname);
+        if (c == -1) break;
+        int shared = common_opt_parse(cmd, c, optname, optarg, &co);
+        if (shared < 0) return RC_USAGE;
+        if (shared > 0) continue;
+        switch (c) {
+        case OPT_C_IN: j->c_in = optarg; break;
+        case OPT_VECTORS:
+            if (parse_int(cmd, "--vectors", optarg, 1, 1024, &j->vectors)) return RC_USAGE;
+            break;
+        case OPT_HOST_MEM:
+            if (parse_param(cmd, "--host-mem", optarg, OOC_PARAM_HOST_MEM, 1, &j->host_mem)) return RC_USAGE;
+            break;
+        case 'h': verify_usage(stdout); print_exit_codes(stdout); return -1;
+        default: return getopt_failure(cmd, c, argv, "qh");
+        }
+    }
+    j->ta = co.ta;
+    j->tb = co.tb;
+    j->alpha = co.alpha;
+    j->beta = co.beta;
+    j->check_rows = co.check_rows;
+    j->quiet = co.quiet;
+    j->json = co.json;
+    j->raw = (raw_defaults_t){cmd, co.rows, co.cols, co.dtype, co.layout, co.dtype_given};
+    if (argc - optind < 3) return usage_error(cmd, "three files A, B and C are required");
+    if (argc - optind > 3) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 3]);
+    j->a = argv[optind];
+    j->b = argv[optind + 1];
+    j->c = argv[optind + 2];
+    if ((j->raw.rows > 0) != (j->raw.cols > 0))
+        return usage_error(cmd, "--rows and --cols go together (the shape of raw operands; the rows of C "
+                                "recomputed are --check-rows)");
+    if (j->c_in && !co.beta_given) j->beta = 1.0;
+    if (j->beta != 0.0 && j->c_in == NULL) return usage_error(cmd, "--beta %g needs --c-in C0", j->beta);
+    if (j->vectors == 0 && j->check_rows == 0) return usage_error(cmd, "--check-rows 0 needs --vectors");
+    return RC_OK;
+}
+
+/* The files opened and checked, then the verification. RC_OK,
+ * RC_CHECK_FAILED, or a failure (message printed). */
+static int verify_run(verify_job_t *j)
+{
+    const char *cmd = "verify";
+    raw_defaults_t *raw = &j->raw;
+    ooc_status_t st;
+    int rc;
+    if ((rc = operand_parse(cmd, "A", j->a, raw, &j->A)) != RC_OK ||
+        (rc = operand_parse(cmd, "B", j->b, raw, &j->B)) != RC_OK ||
+        (rc = operand_parse(cmd, "C", j->c, raw, &j->C)) != RC_OK ||
+        (j->c_in && (rc = operand_parse(cmd, "C0", j->c_in, raw, &j->C0)) != RC_OK))
+        return rc;
+    if ((st = ooc_create(&j->h)) != OOC_SUCCESS) return lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+    if ((st = set_param(j->h, OOC_PARAM_HOST_MEM, j->host_mem)) != OOC_SUCCESS)
+        return lib_fail(j->h, st, AT_OTHER, NULL, NULL, "--host-mem");
+    if ((rc = operand_open(j->h, &j->A, raw)) != RC_OK || (rc = operand_open(j->h, &j->B, raw)) != RC_OK ||
+        (j->c_in && (rc = operand_open(j->h, &j->C0, raw)) != RC_OK) || (rc = operand_open(j->h, &j->C, raw)) != RC_OK)
+        return rc;
+    if ((rc = check_operands(&j->A, j->ta, &j->B, j->tb, j->c_in ? &j->C0 : NULL, &j->C, &j->m, &j->n, &j->k)) != RC_OK)
+        return rc;
+    j->t = j->A.spec.dtype;
+    if (!dtype_complex(j->t)) {
+        if (j->ta == OOC_OP_C) j->ta = OOC_OP_T;
+        if (j->tb == OOC_OP_C) j->tb = OOC_OP_T;
+    }
+    scalar_t sa = scalar_of(j->alpha), sb = scalar_of(j->beta);
+    double t0 = now_seconds();
+    st = ooc_verify_files(j->h, j->ta, j->tb, scalar_ptr(&sa, j->t), j->A.file, j->B.file, scalar_ptr(&sb, j->t),
+                          j->c_in ? j->C0.file : NULL, j->C.file, (int)j->vectors, j->check_rows, &j->vr);
+    j->secs = now_seconds() - t0;
+    if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
+    return j->vr.passed ? RC_OK : RC_CHECK_FAILED;
+}
+
+static void verify_report(const verify_job_t *j, int rc)
+{
+    if (j->json) {
+        printf("{\"command\":\"verify\",\"files\":{\"a\":");
+        json_str(stdout, j->A.path);
+        printf(",\"b\":");
+        json_str(stdout, j->B.path);
+        printf(",\"c_in\":");
+        json_str(stdout, j->c_in ? j->C0.path : NULL);
+        printf(",\"c\":");
+        json_str(stdout, j->C.path);
+        printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\",\"transb\":\"%c\","
+               "\"alpha\":%.17g,\"beta\":%.17g,\"mode\":\"%s\"",
+               (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t), op_letter(j->ta), op_letter(j->tb),
+               j->alpha, j->beta, j->vr.exact ? "exact" : "freivalds");
+        json_num(stdout, "seconds", j->secs, 1);
+        json_verify(stdout, &j->vr, 1);
+        printf(",\"exit_status\":%d}\n", rc);
+    } else if (!j->quiet) {
+        char b[32];
+        printf("oocgemm %s: verify %s against %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s\n", PACKAGE_VERSION, j->C.path,
+               j->ta == OOC_OP_N ? "" : j->ta == OOC_OP_T ? "T:" : "H:", j->A.path,
+               j->tb == OOC_OP_N ? "" : j->tb == OOC_OP_T ? "T:" : "H:", j->B.path, j->c_in ? " + beta x " : "",
+               j->c_in ? j->C0.path : "", (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t));
+        printf("read %s in %.3g s\n", human_bytes(j->vr.bytes_read, b, sizeof b), j->secs);
+        print_verify(stdout, &j->vr, j->m, j->n);
+    }
+    if (!j->vr.passed && (j->quiet || j->json))
+        fprintf(stderr, "%s: verification failed: max relative error %.3g exceeds the tolerance %.3g\n", progname,
+                j->vr.max_rel_err, j->vr.tolerance);
 }
 
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"transa", required_argument, NULL, OPT_TRANSA},   {"transb", required_argument, NULL, OPT_TRANSB},
-        {"alpha", required_argument, NULL, OPT_ALPHA},     {"beta", required_argument, NULL, OPT_BETA},
-        {"c-in", required_argument, NULL, OPT_C_IN},       {"dtype", required_argument, NULL, OPT_DTYPE},
-        {"order", required_argument, NULL, OPT_ORDER},     {"vectors", required_argument, NULL, OPT_VECTORS},
-        {"rows", required_argument, NULL, OPT_ROWS},       {"host-mem", required_argument, NULL, OPT_HOST_MEM},
-        {"quiet", no_argument, NULL, 'q'},                 {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0},
-    };
-    const char *cmd = "verify";
-    ooc_op_t ta = OOC_OP_N, tb = OOC_OP_N;
-    double alpha = 1.0, beta = 0.0;
-    int have_beta = 0, quiet = 0, json = 0;
-    const char *c_in = NULL;
-    int64_t vectors = 3, rows = 16, host_mem = 0;
-    raw_defaults_t raw = {0, 0, OOC_R64, OOC_ROW_MAJOR};
-
-    opterr = 0;
-    optind = 1;
-    for (;;) {
-        int c = getopt_long(argc, argv, ":qh", opts, NULL);
-        if (c == -1) break;
-        switch (c) {
-        case OPT_TRANSA:
-            if (parse_op(cmd, "--transa", optarg, &ta)) return RC_USAGE;
-            break;
-        case OPT_TRANSB:
-            if (parse_op(cmd, "--transb", optarg, &tb)) return RC_USAGE;
-            break;
-        case OPT_ALPHA:
-            if (parse_real(cmd, "--alpha", optarg, 0, &alpha)) return RC_USAGE;
-            break;
-        case OPT_BETA:
-            if (parse_real(cmd, "--beta", optarg, 0, &beta)) return RC_USAGE;
-            have_beta = 1;
-            break;
-        case OPT_C_IN: c_in = optarg; break;
-        case OPT_DTYPE:
-            if (dtype_parse(optarg, &raw.dtype)) return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
-            break;
-        case OPT_ORDER:
-            if (order_parse(optarg, &raw.layout)) return usage_error(cmd, "--order: '%s' is not C or F", optarg);
-            break;
-        case OPT_VECTORS:
-            if (parse_int(cmd, "--vectors", optarg, 1, 1024, &vectors)) return RC_USAGE;
-            break;
-        case OPT_ROWS:
-            if (parse_int(cmd, "--rows", optarg, 0, INT64_MAX, &rows)) return RC_USAGE;
-            break;
-        case OPT_HOST_MEM:
-            if (parse_param(cmd, "--host-mem", optarg, OOC_PARAM_HOST_MEM, 1, &host_mem)) return RC_USAGE;
-            break;
-        case 'q': quiet = 1; break;
-        case OPT_JSON: json = 1; break;
-        case 'h': verify_usage(stdout); return RC_OK;
-        default: return getopt_failure(cmd, c, argv, "qh");
-        }
-    }
-    if (argc - optind < 3) return usage_error(cmd, "three files A, B and C are required");
-    if (argc - optind > 3) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 3]);
-    if (c_in && !have_beta) beta = 1.0;
-    if (beta != 0.0 && c_in == NULL) return usage_error(cmd, "--beta %g needs --c-in C0", beta);
-
-    operand_t A, B, C0, C;
-    memset(&A, 0, sizeof A);
-    memset(&B, 0, sizeof B);
-    memset(&C0, 0, sizeof C0);
-    memset(&C, 0, sizeof C);
-    ooc_handle_t *h = NULL;
-    ooc_verify_result_t vr;
-    memset(&vr, 0, sizeof vr);
-    int64_t m = 0, n = 0, k = 0;
-    double secs = 0;
-    ooc_status_t st;
-    int rc;
-
-    if ((rc = operand_parse(cmd, "A", argv[optind], &raw, &A)) != RC_OK ||
-        (rc = operand_parse(cmd, "B", argv[optind + 1], &raw, &B)) != RC_OK ||
-        (rc = operand_parse(cmd, "C", argv[optind + 2], &raw, &C)) != RC_OK ||
-        (c_in && (rc = operand_parse(cmd, "C0", c_in, &raw, &C0)) != RC_OK))
-        goto out;
-    if ((st = ooc_create(&h)) != OOC_SUCCESS) {
-        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
-        goto out;
-    }
-    if ((st = set_param(h, OOC_PARAM_HOST_MEM, host_mem)) != OOC_SUCCESS) {
-        rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "--host-mem");
-        goto out;
-    }
-    if ((rc = operand_open(h, &A, &raw)) != RC_OK || (rc = operand_open(h, &B, &raw)) != RC_OK ||
-        (c_in && (rc = operand_open(h, &C0, &raw)) != RC_OK) || (rc = operand_open(h, &C, &raw)) != RC_OK)
-        goto out;
-    if ((rc = check_operands(&A, ta, &B, tb, c_in ? &C0 : NULL, &C, &m, &n, &k)) != RC_OK) goto out;
-    ooc_dtype_t t = A.spec.dtype;
-    if (!dtype_complex(t)) {
-        if (ta == OOC_OP_C) ta = OOC_OP_T;
-        if (tb == OOC_OP_C) tb = OOC_OP_T;
-    }
-    scalar_t sa = scalar_of(alpha), sb = scalar_of(beta);
-    double t0 = now_seconds();
-    st = ooc_verify_files(h, ta, tb, scalar_ptr(&sa, t), A.file, B.file, scalar_ptr(&sb, t), c_in ? C0.file : NULL,
-                          C.file, (int)vectors, rows, &vr);
-    secs = now_seconds() - t0;
-    if (st != OOC_SUCCESS) {
-        rc = lib_fail(h, st, AT_INPUT, NULL, NULL, "verify");
-        goto out;
-    }
-    rc = vr.passed ? RC_OK : RC_CHECK_FAILED;
-    if (json) {
-        printf("{\"command\":\"verify\",\"files\":{\"a\":");
-        json_str(stdout, A.path);
-        printf(",\"b\":");
-        json_str(stdout, B.path);
-        printf(",\"c_in\":");
-        json_str(stdout, c_in ? C0.path : NULL);
-        printf(",\"c\":");
-        json_str(stdout, C.path);
-        printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\",\"transb\":\"%c\","
-               "\"alpha\":%.17g,\"beta\":%.17g,\"mode\":\"%s\"",
-               (long long)m, (long long)n, (long long)k, dtype_name(t), op_letter(ta), op_letter(tb), alpha, beta,
-               vr.exact ? "exact" : "freivalds");
-        json_num(stdout, "seconds", secs, 1);
-        json_verify(stdout, &vr, 1);
-        printf(",\"exit_status\":%d}\n", rc);
-    } else if (!quiet) {
-        char b[32];
-        printf("oocgemm %s: verify %s against %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s\n", PACKAGE_VERSION, C.path,
-               ta == OOC_OP_N ? "" : ta == OOC_OP_T ? "T:" : "H:", A.path,
-               tb == OOC_OP_N ? "" : tb == OOC_OP_T ? "T:" : "H:", B.path, c_in ? " + beta x " : "",
-               c_in ? C0.path : "", (long long)m, (long long)n, (long long)k, dtype_name(t));
-        printf("read %s in %.3g s\n", human_bytes(vr.bytes_read, b, sizeof b), secs);
-        print_verify(stdout, &vr, m, n);
-    }
-    if (!vr.passed && (quiet || json))
-        fprintf(stderr, "%s: verification failed: max relative error %.3g exceeds the tolerance %.3g\n", progname,
-                vr.max_rel_err, vr.tolerance);
-
-out:
-    if (rc != RC_OK && rc != RC_CHECK_FAILED && json) {
+    verify_job_t j;
+    memset(&j, 0, sizeof j);
+    int rc = verify_parse(argc, argv, &j);
+    if (rc < 0) return RC_OK; /* --help */
+    if (rc != RC_OK) return rc;
+    rc = verify_run(&j);
+    if (rc == RC_OK || rc == RC_CHECK_FAILED) {
+        verify_report(&j, rc);
+    } else if (j.json) {
         printf("{\"command\":\"verify\",\"error\":");
         json_str(stdout, fail_msg);
         printf(",\"exit_status\":%d}\n", rc);
     }
-    operand_free(&C);
-    operand_free(&C0);
-    operand_free(&B);
-    operand_free(&A);
-    ooc_destroy(h);
+    operand_free(&j.C);
+    operand_free(&j.C0);
+    operand_free(&j.B);
+    operand_free(&j.A);
+    ooc_destroy(j.h);
     return rc;
 }
-
