@@ -279,14 +279,16 @@ elif command -v python3 >/dev/null 2>&1; then
     if python3 -c '
 import json, sys
 o = json.load(sys.stdin)
-for key in ("command", "files", "shape", "dtype", "backend", "seconds", "tflops", "bytes_read", "bytes_written",
-            "host_staging_bytes", "peak_rss_bytes", "floor_s", "floor_over_time", "io_bound_s", "bound_over_time",
-            "verify", "devices", "exit_status"):
+for key in ("command", "version", "files", "shape", "dtype", "backend", "time_s", "tflops", "bytes_read",
+            "bytes_written", "host_staging_bytes", "peak_rss_bytes", "floor", "io_bound_s", "bound_over_time",
+            "check", "plan", "stats", "devices", "exit_status", "error"):
     assert key in o, key
 assert isinstance(o["devices"], list)
 assert o["command"] == "multiply" and o["exit_status"] == 0 and o["backend"] == "host"
 assert o["shape"] == {"m": 300, "n": 170, "k": 200}, o["shape"]
-assert o["verify"]["passed"] is True and o["io_bound_s"] > 0 and o["floor_s"] > 0
+assert o["files"]["a"] == {"path": "A_d.npy", "format": "npy", "rows": 300, "cols": 200, "dtype": "float64",
+                           "layout": "row"}, o["files"]["a"]
+assert o["check"]["passed"] is True and o["io_bound_s"] > 0 and o["floor"]["time_s"] > 0
 assert o["bytes_read"] > 0 and o["bytes_written"] >= 300 * 170 * 8
 ' <out 2>err; then
         pass "json: one object with every field"

@@ -114,7 +114,7 @@ double bench_flops(const run_opts_t *o);
 void bench_print_text(FILE *f, const bench_result_t *res);
 void bench_csv_header(FILE *f);
 void bench_print_csv(FILE *f, const bench_result_t *res);
-void bench_print_json(FILE *f, const bench_result_t *res);
+void bench_print_json(json_t *js, const bench_result_t *res);
 void bench_print_summary(FILE *f, const bench_result_t *all, int n);
 
 #endif /* OOCGEMM_BENCH_H */

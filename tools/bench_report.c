@@ -30,7 +30,8 @@ static void bench_describe(FILE *f, const bench_result_t *res)
     fprintf(f, "%s: %cGEMM %s-major %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g, A/B/C %s (%s), best of %lld after a warm-up\n",
             res->sh.name, dtype_letter(o->dtype) - 'a' + 'A', o->layout == OOC_COL_MAJOR ? "col" : "row",
             op_letter(o->ta), op_letter(o->tb), (long long)o->m, (long long)o->n, (long long)o->k, o->alpha, o->beta,
-            o->pinned ? "pinned" : "pageable", human_bytes(bytes, b, sizeof b), (long long)o->repeat);
+            memory_words(o->pinned, strncmp(res->backend, "host", 4) == 0), human_bytes(bytes, b, sizeof b),
+            (long long)o->repeat);
 }
 
 /* The devices of --devices as a list, "0-1" ("all" when not known), or for
@@ -167,7 +168,7 @@ void bench_print_csv(FILE *f, const bench_result_t *res)
     for (int i = 0; i < n; i++) {
         const bench_method_t *mt = res->nmeth ? &res->meth[i] : NULL;
         csv_str(f, res->sh.name);
-        fprintf(f, ",%c,%s,%c,%c,%lld,%lld,%lld,%.17g,%.17g,%s,%s", dtype_letter(o->dtype),
+        fprintf(f, ",%s,%s,%c,%c,%lld,%lld,%lld,%.17g,%.17g,%s,%s", dtype_name(o->dtype),
                 o->layout == OOC_COL_MAJOR ? "col" : "row", op_letter(o->ta), op_letter(o->tb), (long long)o->m,
                 (long long)o->n, (long long)o->k, o->alpha, o->beta, o->pinned ? "pinned" : "pageable",
                 res->backend);
@@ -204,114 +205,93 @@ void bench_print_csv(FILE *f, const bench_result_t *res)
     }
 }
 
-/* --devices in a shape's JSON: "devices" (the list, the first first; [] for
- * every device when not known; null without --devices), "first_device", and
- * "incore_per_device_tflops" (each one's probe, or null). */
-static void bench_json_devices(FILE *f, const bench_result_t *res)
+/* One method of a shape as JSON. */
+static void bench_json_method(json_t *js, const bench_result_t *res, const bench_method_t *mt)
 {
-    const bench_env_t *env = res->env;
-    if (!env->multi) {
-        fputs(",\"devices\":null,\"first_device\":null,\"incore_per_device_tflops\":null", f);
-        return;
+    const floor_t *fl = &res->fl;
+    int ran = mt->status == BS_RAN;
+    json_object(js, NULL);
+    json_string(js, "method", bench_method_name(mt->kind));
+    json_string(js, "label", mt->label);
+    if (mt->kind == BM_XT) {
+        json_int(js, "block_dim", mt->dim_used);
+        json_bool(js, "default_block_dim", mt->block_dim == 0);
+        json_bool(js, "pinning", mt->pinning);
+    } else {
+        json_null(js, "block_dim");
+        json_null(js, "default_block_dim");
+        json_null(js, "pinning");
     }
-    fputs(",\"devices\":[", f);
-    for (int i = 0; i < env->ndev; i++) fprintf(f, "%s%d", i ? "," : "", env->devs[i]);
-    fprintf(f, "],\"first_device\":%d,\"incore_per_device_tflops\":", env->device);
-    if (!res->fl.measured_rate) {
-        fputs("null", f);
-        return;
-    }
-    for (int i = 0; i < env->ndev; i++) fprintf(f, "%c%.9g", i ? ',' : '[', res->rate_dev[i]);
-    fputc(']', f);
+    if (mt->block_rows > 0) json_int(js, "block_rows", mt->block_rows);
+    else json_null(js, "block_rows");
+    json_string(js, "on_devices", !res->env->multi ? NULL : mt->first_only ? "first" : "all");
+    json_string(js, "status", bench_status_name(mt->status));
+    json_string(js, "message", ran ? NULL : mt->msg);
+    json_array(js, "times_s");
+    for (int64_t t = 0; ran && t < mt->ntimes; t++) json_real(js, NULL, mt->times[t], 1);
+    json_end(js);
+    json_real(js, "best_s", mt->best, ran);
+    json_real(js, "median_s", mt->median, ran);
+    json_real(js, "tflops", mt->best > 0 ? bench_flops(&res->o) / mt->best / 1e12 : 0, ran && mt->best > 0);
+    json_real(js, "floor_over_time", mt->best > 0 ? fl->floor_s / mt->best : 0, ran && fl->have && mt->best > 0);
+    json_check_rows(js, mt->checked, res->check_rows, mt->max_err, res->tol, mt->passed);
+    json_end(js);
 }
 
-void bench_print_json(FILE *f, const bench_result_t *res)
+void bench_print_json(json_t *js, const bench_result_t *res)
 {
     const run_opts_t *o = &res->o;
-    const floor_t *fl = &res->fl;
-    int have = fl->have;
-    fputs("{\"name\":", f);
-    json_str(f, res->sh.name);
-    fprintf(f, ",\"dtype\":\"%c\",\"layout\":\"%s\",\"transa\":\"%c\",\"transb\":\"%c\",\"m\":%lld,\"n\":%lld,"
-               "\"k\":%lld,\"alpha\":%.17g,\"beta\":%.17g,\"memory\":\"%s\",\"backend\":\"%s\",\"repeat\":%lld",
-            dtype_letter(o->dtype), o->layout == OOC_COL_MAJOR ? "col" : "row", op_letter(o->ta), op_letter(o->tb),
-            (long long)o->m, (long long)o->n, (long long)o->k, o->alpha, o->beta, o->pinned ? "pinned" : "pageable",
-            res->backend, (long long)o->repeat);
-    fputs(",\"error\":", f);
-    json_str(f, res->error[0] ? res->error : NULL);
-    json_num(f, "bw_h2d_gbps", fl->bw_h2d, have);
-    json_num(f, "bw_d2h_gbps", fl->bw_d2h, have);
-    json_num(f, "incore_tflops", fl->rate, have);
-    fprintf(f, ",\"incore_shape\":[%lld,%lld,%lld]", (long long)fl->pm, (long long)fl->pn, (long long)fl->pk);
-    json_num(f, "floor_s", fl->floor_s, have);
-    fprintf(f, ",\"rate_from_whole_shape\":%s", res->rate_whole ? "true" : "false");
-    json_num(f, "probe_incore_tflops", res->fl_probe.rate, res->rate_whole);
-    json_num(f, "probe_floor_s", res->fl_probe.floor_s, res->rate_whole);
-    json_num(f, "floor_in_s", fl->t_in, have);
-    json_num(f, "floor_out_s", fl->t_out, have);
-    json_num(f, "floor_math_s", fl->t_math, have);
-    json_num(f, "bw_both_gbps", fl->bw_both, have && fl->bw_both > 0);
-    json_num(f, "floor_bus_s", fl->t_bus, have && fl->bw_both > 0);
-    fputs(",\"floor_note\":", f);
-    json_str(f, res->floor_note[0] ? res->floor_note : NULL);
-    bench_json_devices(f, res);
-    json_num(f, "target_floor_over_time", res->sh.target, res->sh.target > 0);
-    fprintf(f, ",\"check_rows\":%lld", (long long)res->check_rows);
-    json_num(f, "check_tolerance", res->tol, res->check_rows > 0);
-    if (res->have_stats)
-        fprintf(f,
-                ",\"plan\":{\"block_rows\":%lld,\"panel_cols\":%lld,\"panel_depth\":%lld,\"blocks\":%lld,"
-                "\"panels\":%lld,\"ring_depth\":%d,\"streams\":%d,\"staged_a\":%d,\"staged_c\":%d,"
-                "\"device_bytes\":%" PRIu64 ",\"host_bytes\":%" PRIu64 ",\"bytes_h2d\":%" PRIu64
-                ",\"bytes_d2h\":%" PRIu64,
-                (long long)res->stats.block_rows, (long long)res->stats.panel_cols, (long long)res->stats.panel_depth,
-                (long long)res->stats.blocks, (long long)res->stats.panels, (int)res->stats.ring_depth,
-                (int)res->stats.streams, (int)res->stats.staged_a, (int)res->stats.staged_c,
-                res->stats.device_bytes, res->stats.host_bytes, res->stats.bytes_h2d, res->stats.bytes_d2h);
-    if (res->have_stats) {
-        json_devices(f, &res->stats);
-        fputc('}', f);
+    const bench_env_t *env = res->env;
+    json_object(js, NULL);
+    json_string(js, "name", res->sh.name);
+    json_shape(js, "shape", o->m, o->n, o->k);
+    json_problem(js, &o->dtype, o->ta, o->tb, o->alpha, o->beta);
+    json_string(js, "layout", layout_name(o->layout));
+    json_string(js, "memory", o->pinned ? "pinned" : "pageable");
+    json_string(js, "backend", res->backend);
+    json_int(js, "repeat", o->repeat);
+    json_string(js, "error", res->error[0] ? res->error : NULL);
+    /* --devices: the list (the first first; [] for every device when not
+     * known), the first, each one's in-core probe; null without it */
+    if (env->multi) {
+        json_array(js, "device_list");
+        for (int i = 0; i < env->ndev; i++) json_int(js, NULL, env->devs[i]);
+        json_end(js);
+        json_int(js, "first_device", env->device);
+        json_array(js, "incore_per_device_tflops");
+        for (int i = 0; res->fl.measured_rate && i < env->ndev; i++) json_real(js, NULL, res->rate_dev[i], 1);
+        json_end(js);
     } else {
-        fputs(",\"plan\":null", f);
+        json_null(js, "device_list");
+        json_null(js, "first_device");
+        json_null(js, "incore_per_device_tflops");
     }
-    fputs(",\"peers_skipped\":", f);
-    json_str(f, res->peers_skipped);
-    fputs(",\"methods\":[", f);
-    for (int i = 0; i < res->nmeth; i++) {
-        const bench_method_t *mt = &res->meth[i];
-        int ran = mt->status == BS_RAN;
-        fprintf(f, "%s{\"method\":\"%s\",\"label\":", i ? "," : "", bench_method_name(mt->kind));
-        json_str(f, mt->label);
-        if (mt->kind == BM_XT)
-            fprintf(f, ",\"block_dim\":%d,\"default_block_dim\":%s,\"pinning\":%s", mt->dim_used,
-                    mt->block_dim == 0 ? "true" : "false", mt->pinning ? "true" : "false");
-        if (mt->block_rows > 0) fprintf(f, ",\"block_rows\":%lld", (long long)mt->block_rows);
-        if (res->env->multi) fprintf(f, ",\"on_devices\":\"%s\"", mt->first_only ? "first" : "all");
-        fprintf(f, ",\"status\":\"%s\",\"message\":", bench_status_name(mt->status));
-        json_str(f, mt->status == BS_RAN ? NULL : mt->msg);
-        fputs(",\"times_s\":[", f);
-        for (int64_t t = 0; ran && t < mt->ntimes; t++) fprintf(f, "%s%.9g", t ? "," : "", mt->times[t]);
-        fputc(']', f);
-        json_num(f, "best_s", mt->best, ran);
-        json_num(f, "median_s", mt->median, ran);
-        json_num(f, "tflops", mt->best > 0 ? bench_flops(o) / mt->best / 1e12 : 0, ran && mt->best > 0);
-        json_num(f, "floor_over_time", mt->best > 0 ? fl->floor_s / mt->best : 0, ran && have && mt->best > 0);
-        json_num(f, "max_rel_err", mt->max_err, mt->checked);
-        fprintf(f, ",\"passed\":%s}", mt->checked ? (mt->passed ? "true" : "false") : "null");
-    }
-    fputc(']', f);
+    json_floor(js, "floor", &res->fl, -1);
+    /* the floor of the short probe, when in-core cuBLAS on the whole shape gave the rate */
+    if (res->rate_whole) json_floor(js, "probe_floor", &res->fl_probe, -1);
+    else json_null(js, "probe_floor");
+    json_string(js, "floor_note", res->floor_note[0] ? res->floor_note : NULL);
+    json_real(js, "target_floor_over_time", res->sh.target, res->sh.target > 0);
+    json_plan(js, &res->stats, res->have_stats);
+    json_stats(js, &res->stats, res->have_stats);
+    json_string(js, "peers_skipped", res->peers_skipped);
+    json_array(js, "methods");
+    for (int i = 0; i < res->nmeth; i++) bench_json_method(js, res, &res->meth[i]);
+    json_end(js);
     if (res->xt_best >= 0) {
         const bench_method_t *b = &res->meth[res->xt_best];
-        fputs(",\"cublasxt_best\":{\"label\":", f);
-        json_str(f, b->label);
-        fprintf(f, ",\"block_dim\":%d,\"pinning\":%s,\"best_s\":%.9g}", b->dim_used, b->pinning ? "true" : "false",
-                b->best);
+        json_object(js, "cublasxt_best");
+        json_string(js, "label", b->label);
+        json_int(js, "block_dim", b->dim_used);
+        json_bool(js, "pinning", b->pinning);
+        json_real(js, "best_s", b->best, 1);
+        json_end(js);
     } else {
-        fputs(",\"cublasxt_best\":null", f);
+        json_null(js, "cublasxt_best");
     }
-    json_num(f, "ours_over_cublasxt_best", res->ratio, res->ratio > 0);
-    json_num(f, "scaling", res->scaling, res->scaling > 0);
-    fputc('}', f);
+    json_real(js, "ours_over_cublasxt_best", res->ratio, res->ratio > 0);
+    json_real(js, "scaling", res->scaling, res->scaling > 0);
+    json_end(js);
 }
 
 /* One line per shape: ours' floor/time against its target, and against cublasXt. */

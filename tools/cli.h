@@ -149,7 +149,8 @@ typedef struct {
     int ndev;              /* > 1: the figures are those of that many GPUs together */
     int measured_bw, measured_rate;
     int64_t pm, pn, pk;    /* the in-core shape measured */
-    int have;              /* bandwidths and rate known: the times below are valid */
+    int cpu;               /* the host backend: the floor is flops / the CPU's measured rate alone */
+    int have;              /* what it needs is known: the times below are valid */
     double t_in, t_out, t_bus, t_math, floor_s;
 } floor_t;
 
@@ -235,6 +236,8 @@ extern const char *progname;
 extern char fail_msg[2048];
 
 void print_exit_codes(FILE *f);
+void print_exit_code_list(FILE *f);
+const char *exit_status_meaning(int rc);
 int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const char *tmp_path,
                     const char *journal_path);
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -256,6 +259,7 @@ char dtype_letter(ooc_dtype_t t);
 const char *dtype_name(ooc_dtype_t t);
 char op_letter(ooc_op_t op);
 const char *order_name(ooc_layout_t l);
+const char *layout_name(ooc_layout_t l);
 int has_npy_ext(const char *path);
 const char *human_bytes(uint64_t b, char *buf, size_t len);
 const char *format_rate(double flops_per_s, char *buf, size_t len);
@@ -323,6 +327,8 @@ double check_tolerance(const run_opts_t *o);
 /* ------------------------------------------------------------------------ */
 /* The floor and the plan's summary (cli_floor.c)                            */
 
+int backend_is_host(ooc_handle_t *h);
+const char *memory_words(int pinned, int host);
 void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                    floor_t *f);
 void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
@@ -332,12 +338,49 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
 void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);
 
 /* ------------------------------------------------------------------------ */
-/* JSON (cli_json.c)                                                         */
+/* JSON (cli_json.c): one writer, one schema                                 */
 
+#define JSON_MAX_DEPTH 16
+typedef struct {
+    FILE *f;
+    int depth;
+    int count[JSON_MAX_DEPTH]; /* values written at each depth (a comma before the next) */
+    int array[JSON_MAX_DEPTH];
+} json_t;
+
+extern int json_printed; /* a command printed its object (json_close) */
+
+/* A JSON string, null for NULL; valid UTF-8 always (U+FFFD for bad bytes). */
 void json_str(FILE *f, const char *s);
-void json_num(FILE *f, const char *key, double v, int available);
-void json_devices(FILE *f, const ooc_stats_t *st);
-void json_verify(FILE *f, const ooc_verify_result_t *v, int have);
+/* {"command", "version", "library_version" ... then json_close:
+ * "exit_status", "error" (null on success, else the message) }. */
+void json_open(json_t *j, FILE *f, const char *command);
+void json_close(json_t *j, int exit_status);
+/* Values: key NULL inside an array. json_real: null when not available or
+ * not finite; json_exact: every digit (alpha, beta). */
+void json_object(json_t *j, const char *key);
+void json_array(json_t *j, const char *key);
+void json_end(json_t *j);
+void json_string(json_t *j, const char *key, const char *s);
+void json_int(json_t *j, const char *key, int64_t v);
+void json_uint(json_t *j, const char *key, uint64_t v);
+void json_real(json_t *j, const char *key, double v, int available);
+void json_exact(json_t *j, const char *key, double v);
+void json_bool(json_t *j, const char *key, int v);
+void json_null(json_t *j, const char *key);
+/* The shared objects: "shape" {m, n, k}; dtype, transa, transb, alpha,
+ * beta; a matrix file {path, format, rows, cols, dtype, layout} (spec NULL:
+ * the path alone, the rest null); "plan"; "stats" and "devices"; a floor
+ * (floor/time against time; time < 0: null); "check" of sampled rows or of
+ * files (ooc_verify_files). */
+void json_shape(json_t *j, const char *key, int64_t m, int64_t n, int64_t k);
+void json_problem(json_t *j, const ooc_dtype_t *t, ooc_op_t ta, ooc_op_t tb, double alpha, double beta);
+void json_file(json_t *j, const char *key, const char *path, const ooc_file_spec_t *spec);
+void json_plan(json_t *j, const ooc_stats_t *st, int have);
+void json_stats(json_t *j, const ooc_stats_t *st, int have);
+void json_floor(json_t *j, const char *key, const floor_t *f, double time);
+void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, double tol, int passed);
+void json_check_files(json_t *j, const ooc_verify_result_t *v, int have);
 
 /* ------------------------------------------------------------------------ */
 /* Matrix files on the command line (cli_operand.c)                          */
@@ -413,13 +456,19 @@ const char *signal_name(int sig);
 
 /* ------------------------------------------------------------------------ */
 /* The subcommands: cmd_run.c, cmd_gen.c, cmd_multiply.c, cmd_verify.c,      */
-/* cmd_info.c, cmd_bench.c                                                   */
+/* cmd_info.c, cmd_bench.c: each its function, its --help text (without     */
+/* the exit statuses, which main adds) and its getopt_long table, for the    */
+/* table in oocgemm.c (--help, help, --help-all, help-options).             */
 
-int cmd_run(int argc, char **argv);
-int cmd_gen(int argc, char **argv);
-int cmd_multiply(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_info(int argc, char **argv);
+#define CLI_COMMAND(name)                                                                             \
+    int cmd_##name(int argc, char **argv);                                                            \
+    void name##_usage(FILE *f);                                                                       \
+    extern const struct option name##_long_opts[]
+CLI_COMMAND(run);
+CLI_COMMAND(gen);
+CLI_COMMAND(multiply);
+CLI_COMMAND(verify);
+CLI_COMMAND(info);
+CLI_COMMAND(bench);
 
 #endif /* OOCGEMM_CLI_H */

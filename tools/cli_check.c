@@ -75,7 +75,7 @@ int matrix_alloc(ooc_handle_t *h, int pinned, matrix_t *x, const char *name, cha
     if (x->p == NULL) {
         char b[32];
         if (err) snprintf(err, len, "cannot allocate %s for %s", human_bytes(x->bytes, b, sizeof b), name);
-        else fprintf(stderr, "%s: cannot allocate %s for %s\n", progname, human_bytes(x->bytes, b, sizeof b), name);
+        else return fail(RC_RUNTIME, "cannot allocate %s for %s", human_bytes(x->bytes, b, sizeof b), name);
         return RC_RUNTIME;
     }
     return RC_OK;
@@ -154,7 +154,7 @@ int check_ref(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const v
     bmax = calloc((size_t)k, sizeof *bmax);
     ref->arow = calloc((size_t)r, sizeof *ref->arow);
     if (!G || !ref->R || !bmax || !ref->arow) {
-        fprintf(stderr, "%s: out of memory for the check\n", progname);
+        fail(RC_RUNTIME, "out of host memory for the check");
         check_ref_free(ref);
         goto out;
     }

@@ -31,11 +31,31 @@ static const struct {
                      "     blocks are kept; run the same command with --resume to finish"},
 };
 
+/* The meaning of an exit status, its first line (for JSON's "error" when
+ * no message says more). */
+const char *exit_status_meaning(int rc)
+{
+    static char line[128];
+    for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
+        if (exit_codes[i].code == rc) {
+            snprintf(line, sizeof line, "%.*s", (int)strcspn(exit_codes[i].meaning, "\n"), exit_codes[i].meaning);
+            return line;
+        }
+    return "unknown exit status";
+}
+
+/* The exit statuses, one per line ("  N  meaning"), and with their heading
+ * (the end of every --help). */
+void print_exit_code_list(FILE *f)
+{
+    for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
+        fprintf(f, "  %d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
+}
+
 void print_exit_codes(FILE *f)
 {
     fprintf(f, "Exit status:\n");
-    for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
-        fprintf(f, "  %d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
+    print_exit_code_list(f);
 }
 
 /*
@@ -99,9 +119,7 @@ int usage_error(const char *cmd, const char *fmt, ...)
 int library_error(const ooc_handle_t *h, ooc_status_t st)
 {
     const char *detail = h ? ooc_last_error(h) : "";
-    fprintf(stderr, "%s: %s%s%s\n", progname, ooc_status_string(st), detail && *detail ? ": " : "",
-            detail ? detail : "");
-    return RC_RUNTIME;
+    return fail(RC_RUNTIME, "%s%s%s", ooc_status_string(st), detail && *detail ? ": " : "", detail ? detail : "");
 }
 
 

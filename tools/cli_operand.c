@@ -113,11 +113,11 @@ int is_journal(const char *path)
     return yes;
 }
 
-/* "100 x 50 float64, C order" */
+/* "100 x 50 float64, row-major" */
 const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "%lld x %lld %s, %s order%s", (long long)s->rows, (long long)s->cols, dtype_name(s->dtype),
-             order_name(s->layout), s->format == OOC_FORMAT_RAW ? ", raw" : "");
+    snprintf(buf, len, "%lld x %lld %s, %s-major%s", (long long)s->rows, (long long)s->cols, dtype_name(s->dtype),
+             layout_name(s->layout), s->format == OOC_FORMAT_RAW ? ", raw" : "");
     return buf;
 }
 

@@ -74,6 +74,9 @@ const char *dtype_name(ooc_dtype_t t)
 
 const char *order_name(ooc_layout_t l) { return l == OOC_ROW_MAJOR ? "C" : "F"; }
 
+/* The --layout word of a layout (and of JSON's "layout"). */
+const char *layout_name(ooc_layout_t l) { return l == OOC_ROW_MAJOR ? "row" : "col"; }
+
 /* Does the path end in ".npy" (any case)? */
 int has_npy_ext(const char *path)
 {

@@ -29,7 +29,7 @@ static const bench_shape_t bench_presets[] = {
 };
 #define BENCH_NPRESETS (sizeof bench_presets / sizeof bench_presets[0])
 #define BENCH_MAX_SHAPES 64
-static void bench_usage(FILE *f)
+void bench_usage(FILE *f)
 {
     fprintf(f,
             "Usage: oocgemm bench [-m M -n N -k K] [--shape NAME[,NAME...]] [--suite] [OPTIONS]\n"
@@ -157,7 +157,7 @@ static void bench_usage(FILE *f)
             "\n");
 }
 
-static const struct option bench_long_opts[] = {
+const struct option bench_long_opts[] = {
     {"shape", required_argument, NULL, OPT_SHAPE},
     {"suite", no_argument, NULL, OPT_SUITE},
     {"dtype", required_argument, NULL, OPT_DTYPE},
@@ -364,114 +364,116 @@ static int bench_env_devices(const lib_opts_t *lib, int count, bench_env_t *env)
     return RC_OK;
 }
 
-int cmd_bench(int argc, char **argv)
+/* What holds for every shape: a GPU for the peers, the devices, their
+ * names. RC_OK, or a failure (message printed). */
+static int bench_env(const bench_opts_t *bo, bench_env_t *env)
 {
-    bench_opts_t *bo = calloc(1, sizeof *bo);
-    if (bo == NULL) return fail(RC_RUNTIME, "out of host memory");
-    int rc = bench_parse(argc, argv, bo);
-    if (rc < 0) {
-        free(bo);
-        return RC_OK; /* --help */
-    }
-    if (rc != RC_OK) {
-        free(bo);
-        return rc;
-    }
-
-    /* a GPU for the peers? */
-    bench_env_t env;
-    memset(&env, 0, sizeof env);
+    memset(env, 0, sizeof *env);
     ooc_handle_t *probe = NULL;
     ooc_status_t st = bench_handle(&bo->lib, -1, &probe);
-    int count = 0;
+    int count = 0, rc = RC_OK;
     if (st == OOC_SUCCESS) st = ooc_device_count(probe, &count);
-    if (st != OOC_SUCCESS) {
+    env->cuda = bo->lib.backend != OOC_BACKEND_HOST;
+    if (st != OOC_SUCCESS)
         rc = library_error(probe, st);
-        ooc_destroy(probe);
-        free(bo);
-        return rc;
-    }
-    env.cuda = bo->lib.backend != OOC_BACKEND_HOST;
-    if (env.cuda && count == 0) {
-        ooc_destroy(probe);
-        free(bo);
-        return fail(RC_RUNTIME,
-                    "bench: no GPU found: the peers (serial loop, cublasXt, in-core cuBLAS) need one; "
-                    "with --backend host, ours and the floor run on the CPU without them");
-    }
-    if ((rc = bench_env_devices(&bo->lib, env.cuda ? count : 0, &env)) != RC_OK) {
-        ooc_destroy(probe);
-        free(bo);
-        return rc;
-    }
-    if (!env.cuda) {
-        env.peers_reason = "backend host: the peers (serial loop, cublasXt, in-core cuBLAS) need a GPU";
-    } else if ((bo->no_serial || env.multi) && bo->no_xt && bo->no_incore) {
-        env.peers_reason = env.multi ? "--no-xt --no-incore" : "--no-serial --no-xt --no-incore";
-    } else {
-        env.peers = 1;
-    }
-    for (int i = 0; env.cuda && i < env.ndev; i++) {
-        ooc_device_info_t di;
-        size_t at = strlen(env.gpu);
-        if (ooc_device_info(probe, env.devs[i], &di) == OOC_SUCCESS)
-            snprintf(env.gpu + at, sizeof env.gpu - at, "%sGPU %d: %s", i ? "; " : "", env.devs[i], di.name);
+    else if (env->cuda && count == 0)
+        rc = fail(RC_RUNTIME, "bench: no GPU found: the peers (serial loop, cublasXt, in-core cuBLAS) need one; "
+                              "with --backend host, ours and the floor run on the CPU without them");
+    else
+        rc = bench_env_devices(&bo->lib, env->cuda ? count : 0, env);
+    if (rc == RC_OK) {
+        if (!env->cuda)
+            env->peers_reason = "backend host: the peers (serial loop, cublasXt, in-core cuBLAS) need a GPU";
+        else if ((bo->no_serial || env->multi) && bo->no_xt && bo->no_incore)
+            env->peers_reason = env->multi ? "--no-xt --no-incore" : "--no-serial --no-xt --no-incore";
+        else
+            env->peers = 1;
+        for (int i = 0; env->cuda && i < env->ndev; i++) {
+            ooc_device_info_t di;
+            size_t at = strlen(env->gpu);
+            if (ooc_device_info(probe, env->devs[i], &di) == OOC_SUCCESS)
+                snprintf(env->gpu + at, sizeof env->gpu - at, "%sGPU %d: %s", i ? "; " : "", env->devs[i], di.name);
+        }
     }
     ooc_destroy(probe);
+    return rc;
+}
 
-    bench_result_t *all = calloc((size_t)bo->nshapes, sizeof *all);
-    if (all == NULL) {
-        free(bo);
-        return fail(RC_RUNTIME, "out of host memory");
+/* A failed check or method on stderr (the text table shows them itself). */
+static void bench_complain(const bench_opts_t *bo, const bench_result_t *res, int *any_fail, int *any_error)
+{
+    int say = bo->quiet || bo->json || bo->csv;
+    if (res->error[0]) *any_error = 1;
+    for (int j = 0; j < res->nmeth; j++) {
+        const bench_method_t *mt = &res->meth[j];
+        if (mt->status == BS_ERROR) *any_error = 1;
+        if (mt->checked && !mt->passed) {
+            *any_fail = 1;
+            if (say)
+                fprintf(stderr, "%s: %s: %s: check failed: max relative error %.2g exceeds the tolerance %.2g\n",
+                        progname, res->sh.name, mt->label, mt->max_err, res->tol);
+        }
+        if (mt->status == BS_ERROR && say)
+            fprintf(stderr, "%s: %s: %s: %s\n", progname, res->sh.name, mt->label, mt->msg);
     }
+    if (res->error[0] && say) fprintf(stderr, "%s: %s: %s\n", progname, res->sh.name, res->error);
+}
+
+/* Every shape in turn, each reported as soon as it is done. */
+static int bench_shapes(const bench_opts_t *bo, const bench_env_t *env, bench_result_t *all)
+{
     int any_fail = 0, any_error = 0, usage = 0, done = 0;
+    json_t js;
     if (bo->json) {
-        printf("{\"command\":\"bench\",\"version\":\"%s\",\"tool_version\":\"%s\",\"gpu\":", ooc_version_string(),
-               PACKAGE_VERSION);
-        json_str(stdout, env.gpu[0] ? env.gpu : NULL);
-        printf(",\"repeat\":%lld,\"shapes\":[", (long long)bo->repeat);
+        json_open(&js, stdout, "bench");
+        json_string(&js, "gpu", env->gpu[0] ? env->gpu : NULL);
+        json_int(&js, "repeat", bo->repeat);
+        json_array(&js, "shapes");
     } else if (bo->csv) {
         bench_csv_header(stdout);
     } else if (!bo->quiet) {
         printf("oocgemm %s bench (libooc_gemm %s)%s%s\n\n", PACKAGE_VERSION, ooc_version_string(),
-               env.gpu[0] ? ": " : "", env.gpu);
+               env->gpu[0] ? ": " : "", env->gpu);
     }
     fflush(stdout);
     for (int i = 0; i < bo->nshapes; i++) {
         bench_result_t *res = &all[i];
-        if (bench_shape(bo, &env, &bo->shapes[i], res) == RC_USAGE) {
+        if (bench_shape(bo, env, &bo->shapes[i], res) == RC_USAGE) {
             usage = 1;
             break;
         }
         done++;
-        if (res->error[0]) any_error = 1;
-        for (int j = 0; j < res->nmeth; j++) {
-            if (res->meth[j].status == BS_ERROR) any_error = 1;
-            if (res->meth[j].checked && !res->meth[j].passed) {
-                any_fail = 1;
-                if (bo->quiet || bo->json || bo->csv)
-                    fprintf(stderr, "%s: %s: %s: check failed: max relative error %.2g exceeds the tolerance %.2g\n",
-                            progname, res->sh.name, res->meth[j].label, res->meth[j].max_err, res->tol);
-            }
-            if (res->meth[j].status == BS_ERROR && (bo->quiet || bo->json || bo->csv))
-                fprintf(stderr, "%s: %s: %s: %s\n", progname, res->sh.name, res->meth[j].label, res->meth[j].msg);
-        }
-        if (res->error[0] && (bo->quiet || bo->json || bo->csv))
-            fprintf(stderr, "%s: %s: %s\n", progname, res->sh.name, res->error);
-        if (bo->json) {
-            if (i) putchar(',');
-            bench_print_json(stdout, res);
-        } else if (bo->csv) {
-            bench_print_csv(stdout, res);
-        } else if (!bo->quiet) {
-            bench_print_text(stdout, res);
-        }
+        bench_complain(bo, res, &any_fail, &any_error);
+        if (bo->json) bench_print_json(&js, res);
+        else if (bo->csv) bench_print_csv(stdout, res);
+        else if (!bo->quiet) bench_print_text(stdout, res);
         fflush(stdout);
     }
-    rc = usage ? RC_USAGE : any_fail ? RC_CHECK_FAILED : any_error ? RC_RUNTIME : RC_OK;
-    if (bo->json) printf("],\"exit_status\":%d}\n", rc);
-    else if (!bo->csv && !bo->quiet && done > 1) bench_print_summary(stdout, all, done);
-    for (int i = 0; i < bo->nshapes; i++) bench_result_free(&all[i]);
+    int rc = usage ? RC_USAGE : any_fail ? RC_CHECK_FAILED : any_error ? RC_RUNTIME : RC_OK;
+    if (rc == RC_CHECK_FAILED) snprintf(fail_msg, sizeof fail_msg, "a check against OpenBLAS failed");
+    else if (rc == RC_RUNTIME) snprintf(fail_msg, sizeof fail_msg, "a method failed to run or a shape could not be set up");
+    if (bo->json) {
+        json_end(&js);
+        json_close(&js, rc);
+    } else if (!bo->csv && !bo->quiet && done > 1) {
+        bench_print_summary(stdout, all, done);
+    }
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts_t *bo = calloc(1, sizeof *bo);
+    bench_result_t *all = NULL;
+    bench_env_t env;
+    if (bo == NULL) return fail(RC_RUNTIME, "out of host memory");
+    int rc = bench_parse(argc, argv, bo);
+    if (rc < 0) rc = RC_OK; /* --help */
+    else if (rc == RC_OK && (rc = bench_env(bo, &env)) == RC_OK) {
+        all = calloc((size_t)bo->nshapes, sizeof *all);
+        rc = all ? bench_shapes(bo, &env, all) : fail(RC_RUNTIME, "out of host memory");
+    }
+    for (int i = 0; all && i < bo->nshapes; i++) bench_result_free(&all[i]);
     free(all);
     free(bo);
     return rc;

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-static void gen_usage(FILE *f)
+void gen_usage(FILE *f)
 {
     fprintf(f,
             "Usage: oocgemm gen OUT --rows R --cols C [OPTIONS]\n"
@@ -117,7 +117,7 @@ static void *gen_worker(void *arg)
     return NULL;
 }
 
-static const struct option gen_long_opts[] = {
+const struct option gen_long_opts[] = {
     {"rows", required_argument, NULL, OPT_ROWS},
     {"cols", required_argument, NULL, OPT_COLS},
     {"dtype", required_argument, NULL, OPT_DTYPE},
@@ -132,13 +132,21 @@ static const struct option gen_long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-int cmd_gen(int argc, char **argv)
+/* What gen was asked for. */
+typedef struct {
+    const char *out;
+    ooc_file_spec_t spec;
+    uint64_t seed;
+    int64_t threads; /* 0: the CPUs the process may run on, at most 16 */
+    int quiet, json;
+} gen_opts_t;
+
+/* RC_OK, RC_USAGE, or -1 for --help (already printed). */
+static int gen_parse(int argc, char **argv, gen_opts_t *o)
 {
     const char *cmd = "gen";
-    int64_t threads = 0;
     ooc_format_t format = OOC_FORMAT_AUTO;
     common_opts_t co = {.dtype = OOC_R64, .layout = OOC_ROW_MAJOR, .seed = 42};
-
     opterr = 0;
     optind = 1;
     for (;;) {
@@ -155,128 +163,136 @@ int cmd_gen(int argc, char **argv)
             else return usage_error(cmd, "--format: '%s' is not npy or raw", optarg);
             break;
         case OPT_THREADS:
-            if (parse_int(cmd, "--threads", optarg, 1, 1024, &threads)) return RC_USAGE;
+            if (parse_int(cmd, "--threads", optarg, 1, 1024, &o->threads)) return RC_USAGE;
             break;
-        case 'h': gen_usage(stdout); print_exit_codes(stdout); return RC_OK;
+        case 'h': gen_usage(stdout); print_exit_codes(stdout); return -1;
         default: return getopt_failure(cmd, c, argv, "qh");
         }
     }
-    int64_t rows = co.rows, cols = co.cols;
-    ooc_dtype_t t = co.dtype;
-    ooc_layout_t layout = co.layout;
-    uint64_t seed = co.seed;
-    int quiet = co.quiet, json = co.json;
+    o->seed = co.seed;
+    o->quiet = co.quiet;
+    o->json = co.json;
     if (optind >= argc) return usage_error(cmd, "the output file OUT is required");
     if (optind + 1 < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-    const char *out = argv[optind];
-    if (*out == '\0') return usage_error(cmd, "empty output file name");
-    if (rows == 0) return usage_error(cmd, "--rows R is required");
-    if (cols == 0) return usage_error(cmd, "--cols C is required");
-    size_t e = dtype_size(t);
+    o->out = argv[optind];
+    if (*o->out == '\0') return usage_error(cmd, "empty output file name");
+    if (co.rows == 0) return usage_error(cmd, "--rows R is required");
+    if (co.cols == 0) return usage_error(cmd, "--cols C is required");
+    if (format == OOC_FORMAT_AUTO) format = has_npy_ext(o->out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW;
+    o->spec = (ooc_file_spec_t){format, co.rows, co.cols, co.dtype, co.layout};
+    size_t e = dtype_size(co.dtype);
     uint64_t total, bytes;
-    if (__builtin_mul_overflow((uint64_t)rows, (uint64_t)cols, &total) || __builtin_mul_overflow(total, e, &bytes) ||
+    if (__builtin_mul_overflow((uint64_t)co.rows, (uint64_t)co.cols, &total) || __builtin_mul_overflow(total, e, &bytes) ||
         bytes > (uint64_t)INT64_MAX / 2)
-        return usage_error(cmd, "%lld x %lld elements of %zu bytes is too large", (long long)rows, (long long)cols, e);
-    if (format == OOC_FORMAT_AUTO) format = has_npy_ext(out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW;
-
-    if (threads == 0) { /* the CPUs this process may run on (taskset, a batch job's cgroup), at most 16 */
+        return usage_error(cmd, "%lld x %lld elements of %zu bytes is too large", (long long)co.rows,
+                           (long long)co.cols, e);
+    if (o->threads == 0) { /* the CPUs this process may run on (taskset, a batch job's cgroup), at most 16 */
         int ncpu = cli_cpu_count();
-        threads = ncpu > 16 ? 16 : ncpu;
+        o->threads = ncpu > 16 ? 16 : ncpu;
     }
-    /* chunks: an even share per thread, within [1 MiB, 64 MiB] */
+    return RC_OK;
+}
+
+/* The chunks (an even share per thread, within [1 MiB, 64 MiB]) and no
+ * more threads than chunks. */
+static void gen_plan(gen_job_t *g, int64_t *threads)
+{
+    size_t e = dtype_size(g->spec.dtype);
     uint64_t lo = ((uint64_t)1 << 20) / e, hi = ((uint64_t)64 << 20) / e;
-    uint64_t chunk = (total + (uint64_t)threads - 1) / (uint64_t)threads;
-    chunk = chunk < lo ? lo : chunk > hi ? hi : chunk;
-    if (chunk > total) chunk = total;
-    uint64_t nchunks = (total + chunk - 1) / chunk;
-    if ((uint64_t)threads > nchunks) threads = (int64_t)nchunks;
+    g->total = (uint64_t)g->spec.rows * (uint64_t)g->spec.cols;
+    g->chunk = (g->total + (uint64_t)*threads - 1) / (uint64_t)*threads;
+    g->chunk = g->chunk < lo ? lo : g->chunk > hi ? hi : g->chunk;
+    if (g->chunk > g->total) g->chunk = g->total;
+    g->nchunks = (g->total + g->chunk - 1) / g->chunk;
+    if ((uint64_t)*threads > g->nchunks) *threads = (int64_t)g->nchunks;
+}
 
-    ooc_handle_t *h = NULL;
-    pthread_t *th = NULL;
-    int *created = NULL;
-    int rc = RC_OK;
-    gen_job_t g;
-    memset(&g, 0, sizeof g);
-    g.spec = (ooc_file_spec_t){format, rows, cols, t, layout};
-    g.key = stream_key(seed, 1);
-    g.total = total;
-    g.chunk = chunk;
-    g.nchunks = nchunks;
-    atomic_init(&g.next, 0);
-    atomic_init(&g.stop, 0);
-    pthread_mutex_init(&g.lock, NULL);
-
+/* Create the output, run the writers (the last one on this thread), commit.
+ * RC_OK, else a failure (message printed); g->file is left for the caller
+ * to close (removed on failure). */
+static int gen_write(gen_job_t *g, ooc_handle_t *h, const char *out, int64_t threads)
+{
     char what[64 + PATH_MAX];
     snprintf(what, sizeof what, "output (%s)", out);
-    ooc_status_t st = ooc_create(&h);
-    if (st != OOC_SUCCESS) {
-        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
-        goto done;
-    }
-    th = calloc((size_t)threads, sizeof *th);
-    created = calloc((size_t)threads, sizeof *created);
+    pthread_t *th = calloc((size_t)threads, sizeof *th);
+    int *created = calloc((size_t)threads, sizeof *created);
+    ooc_status_t st;
+    int rc = RC_OK;
     if (!th || !created) {
         rc = fail(RC_RUNTIME, "out of host memory");
-        goto done;
-    }
-    double t0 = now_seconds();
-    if ((st = ooc_file_create(h, out, &g.spec, 0, &g.file)) != OOC_SUCCESS) {
-        g.file = NULL;
+    } else if ((st = ooc_file_create(h, out, &g->spec, 0, &g->file)) != OOC_SUCCESS) {
+        g->file = NULL;
         rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
-        goto done;
+    } else {
+        for (int64_t i = 0; i < threads; i++) {
+            created[i] = i + 1 < threads && pthread_create(&th[i], NULL, gen_worker, g) == 0;
+            if (i + 1 == threads) gen_worker(g); /* the last writer is this thread */
+        }
+        for (int64_t i = 0; i < threads; i++)
+            if (created[i]) pthread_join(th[i], NULL);
+        if (g->st != OOC_SUCCESS)
+            rc = fail(exit_status_for(g->st, AT_OUTPUT, NULL, NULL, NULL), "%s: %s%s%s", what,
+                      ooc_status_string(g->st), *g->msg ? ": " : "", g->msg);
+        else if ((st = ooc_file_commit(h, g->file)) != OOC_SUCCESS)
+            rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
     }
-    for (int64_t i = 0; i < threads; i++) {
-        created[i] = i + 1 < threads && pthread_create(&th[i], NULL, gen_worker, &g) == 0;
-        if (i + 1 == threads) gen_worker(&g); /* the last writer is this thread */
-    }
-    for (int64_t i = 0; i < threads; i++)
-        if (created[i]) pthread_join(th[i], NULL);
-    if (g.st != OOC_SUCCESS) {
-        int code = exit_status_for(g.st, AT_OUTPUT, NULL, NULL, NULL);
-        rc = fail(code, "%s: %s%s%s", what, ooc_status_string(g.st), *g.msg ? ": " : "", g.msg);
-        goto done;
-    }
-    if ((st = ooc_file_commit(h, g.file)) != OOC_SUCCESS) {
-        rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
-        goto done;
-    }
-    double secs = now_seconds() - t0;
-    uint64_t file_bytes = bytes + ooc_file_data_offset(g.file);
-    double gbps = secs > 0 ? (double)file_bytes / secs / 1e9 : INFINITY;
-    if (json) {
-        printf("{\"command\":\"gen\",\"file\":");
-        json_str(stdout, out);
-        printf(",\"rows\":%lld,\"cols\":%lld,\"dtype\":\"%s\",\"order\":\"%s\",\"format\":\"%s\",\"seed\":%" PRIu64
-               ",\"threads\":%lld,\"bytes\":%" PRIu64,
-               (long long)rows, (long long)cols, dtype_name(t), order_name(layout),
-               format == OOC_FORMAT_NPY ? "npy" : "raw", seed, (long long)threads, file_bytes);
-        json_num(stdout, "seconds", secs, 1);
-        json_num(stdout, "gbps", gbps, 1);
-        printf(",\"exit_status\":0}\n");
-    } else if (!quiet) {
-        char b[32];
-        printf("wrote %s: %lld x %lld %s, %s order, %s, %s in %.3g s (%.3g GB/s, %lld thread%s)\n", out,
-               (long long)rows, (long long)cols, dtype_name(t), order_name(layout),
-               format == OOC_FORMAT_NPY ? "npy" : "raw", human_bytes(file_bytes, b, sizeof b), secs, gbps,
-               (long long)threads, threads == 1 ? "" : "s");
-        if (format == OOC_FORMAT_RAW)
-            printf("read it as %s:%lldx%lld:%c:%s\n", out, (long long)rows, (long long)cols, dtype_letter(t),
-                   order_name(layout));
-    }
-
-done:
-    if (g.file) ooc_file_close(g.file, rc != RC_OK); /* never leave a partial file */
-    if (rc != RC_OK && json) {
-        printf("{\"command\":\"gen\",\"file\":");
-        json_str(stdout, out);
-        printf(",\"error\":");
-        json_str(stdout, fail_msg);
-        printf(",\"exit_status\":%d}\n", rc);
-    }
-    pthread_mutex_destroy(&g.lock);
     free(created);
     free(th);
-    ooc_destroy(h);
     return rc;
 }
 
+static void gen_report(const gen_opts_t *o, const gen_job_t *g, int64_t threads, double secs)
+{
+    const ooc_file_spec_t *sp = &o->spec;
+    uint64_t file_bytes = g->total * dtype_size(sp->dtype) + ooc_file_data_offset(g->file);
+    double gbps = secs > 0 ? (double)file_bytes / secs / 1e9 : INFINITY;
+    if (o->json) {
+        json_t js;
+        json_open(&js, stdout, "gen");
+        json_file(&js, "file", o->out, sp);
+        json_uint(&js, "seed", o->seed);
+        json_int(&js, "threads", threads);
+        json_uint(&js, "bytes", file_bytes);
+        json_real(&js, "time_s", secs, 1);
+        json_real(&js, "gbps", gbps, 1);
+        json_close(&js, RC_OK);
+    } else if (!o->quiet) {
+        char b[32];
+        printf("wrote %s: %lld x %lld %s, %s-major, %s, %s in %.3g s (%.3g GB/s, %lld thread%s)\n", o->out,
+               (long long)sp->rows, (long long)sp->cols, dtype_name(sp->dtype), layout_name(sp->layout),
+               sp->format == OOC_FORMAT_NPY ? "npy" : "raw", human_bytes(file_bytes, b, sizeof b), secs, gbps,
+               (long long)threads, threads == 1 ? "" : "s");
+        if (sp->format == OOC_FORMAT_RAW)
+            printf("read it as %s:%lldx%lld:%c:%s\n", o->out, (long long)sp->rows, (long long)sp->cols,
+                   dtype_letter(sp->dtype), order_name(sp->layout));
+    }
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    gen_opts_t o;
+    memset(&o, 0, sizeof o);
+    int rc = gen_parse(argc, argv, &o);
+    if (rc < 0) return RC_OK; /* --help */
+    if (rc != RC_OK) return rc;
+
+    gen_job_t g;
+    memset(&g, 0, sizeof g);
+    g.spec = o.spec;
+    g.key = stream_key(o.seed, 1);
+    int64_t threads = o.threads;
+    gen_plan(&g, &threads);
+    atomic_init(&g.next, 0);
+    atomic_init(&g.stop, 0);
+    pthread_mutex_init(&g.lock, NULL);
+    ooc_handle_t *h = NULL;
+    ooc_status_t st = ooc_create(&h);
+    double t0 = now_seconds();
+    if (st != OOC_SUCCESS) rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+    else rc = gen_write(&g, h, o.out, threads);
+    if (rc == RC_OK) gen_report(&o, &g, threads, now_seconds() - t0);
+    if (g.file) ooc_file_close(g.file, rc != RC_OK); /* never leave a partial file */
+    pthread_mutex_destroy(&g.lock);
+    ooc_destroy(h);
+    return rc;
+}

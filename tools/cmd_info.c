@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-static void info_usage(FILE *f)
+void info_usage(FILE *f)
 {
     fprintf(f,
             "Usage: oocgemm info [OPTIONS]\n"
@@ -20,29 +20,129 @@ static void info_usage(FILE *f)
             "three copies of BYTES each way). Without a GPU it says why, and that the\n"
             "host backend is used; that is not an error.\n"
             "\n"
-            "Options:\n"
-            "  --bytes BYTES         bytes copied each way for the bandwidth (default 1G)\n"
+            "Measurement and output:\n"
+            "  --bytes BYTES         bytes copied each way for the bandwidth (default 1G;\n"
+            "                        BYTES: an integer with an optional binary suffix\n"
+            "                        K, M, G or T)\n"
             "  --no-measure          do not measure the bandwidth\n"
-            "  --json                print one JSON object\n"
+            "  --json                print one JSON object (see JSON OUTPUT in the\n"
+            "                        manual): cuda_compiled, device_count, devices (one\n"
+            "                        object per GPU), no_device_reason, backend\n"
             "  -h, --help            this help\n"
             "\n");
-    print_exit_codes(f);
+}
+
+const struct option info_long_opts[] = {
+    {"bytes", required_argument, NULL, OPT_BYTES},
+    {"no-measure", no_argument, NULL, OPT_NO_MEASURE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One GPU as info reports it. */
+typedef struct {
+    int index;
+    ooc_status_t st; /* of ooc_device_info */
+    char error[1024];
+    ooc_device_info_t di;
+    int have_bw;
+    double h2d, d2h; /* bytes per second */
+    char bw_error[1024];
+} info_gpu_t;
+
+/* The GPU's properties and, when asked, its pinned bandwidth (on a handle
+ * of its own, on that device alone). */
+static void info_probe(ooc_handle_t *h, int i, int64_t bytes, int measure, info_gpu_t *g)
+{
+    memset(g, 0, sizeof *g);
+    g->index = i;
+    g->st = ooc_device_info(h, i, &g->di);
+    if (g->st != OOC_SUCCESS) {
+        snprintf(g->error, sizeof g->error, "%s: %s", ooc_status_string(g->st), ooc_last_error(h));
+        return;
+    }
+    if (!measure) return;
+    ooc_handle_t *hd = NULL;
+    ooc_status_t s2 = ooc_create(&hd);
+    if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
+    if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_DEVICE, i);
+    if (s2 == OOC_SUCCESS) s2 = ooc_measure_bandwidth(hd, (size_t)bytes, &g->h2d, &g->d2h);
+    if (s2 == OOC_SUCCESS) g->have_bw = 1;
+    else snprintf(g->bw_error, sizeof g->bw_error, "%s: %s", ooc_status_string(s2), hd ? ooc_last_error(hd) : "");
+    ooc_destroy(hd);
+}
+
+static void info_json_gpu(json_t *js, const info_gpu_t *g, int64_t bytes)
+{
+    const ooc_device_info_t *di = &g->di;
+    int ok = g->st == OOC_SUCCESS;
+    char cc[32];
+    snprintf(cc, sizeof cc, "%d.%d", di->compute_major, di->compute_minor);
+    json_object(js, NULL);
+    json_int(js, "device", g->index);
+    json_string(js, "error", ok ? NULL : g->error);
+    json_string(js, "name", ok ? di->name : NULL);
+    json_string(js, "compute_capability", ok ? cc : NULL);
+    json_int(js, "multiprocessors", di->multiprocessors);
+    json_uint(js, "memory_total", di->memory_total);
+    json_uint(js, "memory_free", di->memory_free);
+    json_int(js, "copy_engines", di->copy_engines);
+    json_string(js, "pci_bus_id", ok ? di->pci_bus_id : NULL);
+    json_int(js, "pcie_gen", di->pcie_gen);
+    json_int(js, "pcie_width", di->pcie_width);
+    json_int(js, "bandwidth_bytes", bytes);
+    json_real(js, "h2d_gbps", g->h2d / 1e9, g->have_bw);
+    json_real(js, "d2h_gbps", g->d2h / 1e9, g->have_bw);
+    json_end(js);
+}
+
+static void info_print_gpu(const info_gpu_t *g, int64_t bytes, int measure)
+{
+    const ooc_device_info_t *di = &g->di;
+    char b1[32], b2[32];
+    if (g->st != OOC_SUCCESS) {
+        printf("GPU %d: cannot describe it: %s\n", g->index, g->error);
+        return;
+    }
+    printf("GPU %d: %s\n", g->index, di->name);
+    printf("  compute capability %d.%d, %d multiprocessors\n", di->compute_major, di->compute_minor, di->multiprocessors);
+    printf("  memory: %s total, %s free\n", human_bytes(di->memory_total, b1, sizeof b1),
+           human_bytes(di->memory_free, b2, sizeof b2));
+    printf("  copy engines: %d%s\n", di->copy_engines,
+           di->copy_engines >= 2 ? " (copies both ways at once)" : " (one copy at a time)");
+    if (di->pcie_gen > 0) printf("  PCI bus id %s, PCIe Gen%d x%d\n", di->pci_bus_id, di->pcie_gen, di->pcie_width);
+    else printf("  PCI bus id %s, PCIe link unknown\n", di->pci_bus_id);
+    if (g->have_bw)
+        printf("  pinned bandwidth (%s each way): H2D %.1f GB/s, D2H %.1f GB/s\n",
+               human_bytes((uint64_t)bytes, b1, sizeof b1), g->h2d / 1e9, g->d2h / 1e9);
+    else if (measure)
+        printf("  pinned bandwidth: not measured: %s\n", g->bw_error);
+}
+
+/* Whether CUDA support is compiled in (a CUDA-less library refuses the
+ * cublas backend), and why there is no GPU, in reason[len]. */
+static int info_no_gpu(ooc_handle_t *probe, char *reason, size_t len)
+{
+    ooc_device_info_t di;
+    ooc_status_t st = ooc_set(probe, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
+    if (st == OOC_SUCCESS) st = ooc_device_info(probe, 0, &di);
+    int cuda = st != OOC_ERR_BACKEND_UNAVAILABLE;
+    const char *d = ooc_last_error(probe);
+    snprintf(reason, len, "%s", d && *d ? d : cuda ? "no GPU found" : "built without CUDA");
+    return cuda;
 }
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"bytes", required_argument, NULL, OPT_BYTES}, {"no-measure", no_argument, NULL, OPT_NO_MEASURE},
-        {"json", no_argument, NULL, OPT_JSON},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *cmd = "info";
     int64_t bytes = (int64_t)1 << 30;
     int json = 0, measure = 1;
     opterr = 0;
     optind = 1;
     for (;;) {
-        int c = getopt_long(argc, argv, ":h", opts, NULL);
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":h", info_long_opts, optname, sizeof optname);
         if (c == -1) break;
         switch (c) {
         case OPT_BYTES:
@@ -51,7 +151,7 @@ int cmd_info(int argc, char **argv)
             break;
         case OPT_NO_MEASURE: measure = 0; break;
         case OPT_JSON: json = 1; break;
-        case 'h': info_usage(stdout); return RC_OK;
+        case 'h': info_usage(stdout); print_exit_codes(stdout); return RC_OK;
         default: return getopt_failure(cmd, c, argv, "h");
         }
     }
@@ -62,100 +162,34 @@ int cmd_info(int argc, char **argv)
     char reason[1024] = "";
     ooc_status_t st = ooc_create(&h);
     if (st == OOC_SUCCESS) st = ooc_create(&probe);
-    if (st != OOC_SUCCESS) {
-        rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
-        goto out;
-    }
-    if ((st = ooc_device_count(h, &count)) != OOC_SUCCESS) {
+    if (st != OOC_SUCCESS) rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+    else if ((st = ooc_device_count(h, &count)) != OOC_SUCCESS)
         rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "ooc_device_count");
-        goto out;
-    }
-    if (count == 0) {
-        /* compiled in? a CUDA-less library refuses the cublas backend */
-        ooc_device_info_t di;
-        st = ooc_set(probe, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
-        if (st == OOC_SUCCESS) st = ooc_device_info(probe, 0, &di);
-        cuda = st != OOC_ERR_BACKEND_UNAVAILABLE;
-        const char *d = ooc_last_error(probe);
-        snprintf(reason, sizeof reason, "%s", d && *d ? d : cuda ? "no GPU found" : "built without CUDA");
-    }
-    if (json)
-        printf("{\"command\":\"info\",\"version\":\"%s\",\"tool_version\":\"%s\",\"cuda_compiled\":%s,"
-               "\"device_count\":%d,\"devices\":[",
-               ooc_version_string(), PACKAGE_VERSION, cuda ? "true" : "false", count);
-    else
+    if (rc == RC_OK && count == 0) cuda = info_no_gpu(probe, reason, sizeof reason);
+    json_t js;
+    if (rc == RC_OK && json) {
+        json_open(&js, stdout, "info");
+        json_bool(&js, "cuda_compiled", cuda);
+        json_int(&js, "device_count", count);
+        json_array(&js, "devices");
+    } else if (rc == RC_OK) {
         printf("libooc_gemm %s (oocgemm %s); CUDA support: %s\n", ooc_version_string(), PACKAGE_VERSION,
                cuda ? "compiled in" : "not compiled in");
-    for (int i = 0; i < count; i++) {
-        ooc_device_info_t di;
-        memset(&di, 0, sizeof di);
-        st = ooc_device_info(h, i, &di);
-        double h2d = 0, d2h = 0;
-        int have_bw = 0;
-        char bw_err[1024] = "";
-        if (st == OOC_SUCCESS && measure) {
-            ooc_handle_t *hd = NULL;
-            ooc_status_t s2 = ooc_create(&hd);
-            if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
-            if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_DEVICE, i);
-            if (s2 == OOC_SUCCESS) s2 = ooc_measure_bandwidth(hd, (size_t)bytes, &h2d, &d2h);
-            if (s2 == OOC_SUCCESS) have_bw = 1;
-            else snprintf(bw_err, sizeof bw_err, "%s: %s", ooc_status_string(s2), hd ? ooc_last_error(hd) : "");
-            ooc_destroy(hd);
-        }
-        if (json) {
-            printf("%s{\"index\":%d", i ? "," : "", i);
-            if (st != OOC_SUCCESS) {
-                printf(",\"error\":");
-                json_str(stdout, ooc_last_error(h));
-                printf("}");
-                continue;
-            }
-            printf(",\"name\":");
-            json_str(stdout, di.name);
-            printf(",\"compute_capability\":\"%d.%d\",\"multiprocessors\":%d,\"memory_total\":%" PRIu64
-                   ",\"memory_free\":%" PRIu64 ",\"copy_engines\":%d,\"pci_bus_id\":",
-                   di.compute_major, di.compute_minor, di.multiprocessors, di.memory_total, di.memory_free,
-                   di.copy_engines);
-            json_str(stdout, di.pci_bus_id);
-            printf(",\"pcie_gen\":%d,\"pcie_width\":%d,\"bandwidth_bytes\":%lld", di.pcie_gen, di.pcie_width,
-                   (long long)bytes);
-            json_num(stdout, "h2d_gbps", h2d / 1e9, have_bw);
-            json_num(stdout, "d2h_gbps", d2h / 1e9, have_bw);
-            printf("}");
-            continue;
-        }
-        if (st != OOC_SUCCESS) {
-            printf("GPU %d: cannot describe it: %s: %s\n", i, ooc_status_string(st), ooc_last_error(h));
-            continue;
-        }
-        char b1[32], b2[32];
-        printf("GPU %d: %s\n", i, di.name);
-        printf("  compute capability %d.%d, %d multiprocessors\n", di.compute_major, di.compute_minor,
-               di.multiprocessors);
-        printf("  memory: %s total, %s free\n", human_bytes(di.memory_total, b1, sizeof b1),
-               human_bytes(di.memory_free, b2, sizeof b2));
-        printf("  copy engines: %d%s\n", di.copy_engines,
-               di.copy_engines >= 2 ? " (copies both ways at once)" : " (one copy at a time)");
-        if (di.pcie_gen > 0)
-            printf("  PCI bus id %s, PCIe Gen%d x%d\n", di.pci_bus_id, di.pcie_gen, di.pcie_width);
-        else
-            printf("  PCI bus id %s, PCIe link unknown\n", di.pci_bus_id);
-        if (have_bw)
-            printf("  pinned bandwidth (%s each way): H2D %.1f GB/s, D2H %.1f GB/s\n",
-                   human_bytes((uint64_t)bytes, b1, sizeof b1), h2d / 1e9, d2h / 1e9);
-        else if (measure)
-            printf("  pinned bandwidth: not measured: %s\n", bw_err);
     }
-    if (json) {
-        printf("],\"no_device_reason\":");
-        json_str(stdout, count == 0 ? reason : NULL);
-        printf(",\"backend\":\"%s\",\"exit_status\":0}\n", count > 0 ? "cublas" : "host");
-    } else if (count == 0) {
+    for (int i = 0; rc == RC_OK && i < count; i++) {
+        info_gpu_t g;
+        info_probe(h, i, bytes, measure, &g);
+        if (json) info_json_gpu(&js, &g, bytes);
+        else info_print_gpu(&g, bytes, measure);
+    }
+    if (rc == RC_OK && json) {
+        json_end(&js);
+        json_string(&js, "no_device_reason", count == 0 ? reason : NULL);
+        json_string(&js, "backend", count > 0 ? "cublas" : "host");
+        json_close(&js, RC_OK);
+    } else if (rc == RC_OK && count == 0) {
         printf("no CUDA device (%s); the host backend is used\n", reason);
     }
-
-out:
     ooc_destroy(probe);
     ooc_destroy(h);
     return rc;

@@ -12,7 +12,7 @@
 
 /* oocgemm multiply                                                          */
 
-static void multiply_usage(FILE *f)
+void multiply_usage(FILE *f)
 {
     fprintf(f,
             "Usage: oocgemm multiply A B -o C [OPTIONS]\n"
@@ -140,7 +140,7 @@ typedef struct {
     floor_opts_t floor;
 } mul_opts_t;
 
-static const struct option multiply_long_opts[] = {
+const struct option multiply_long_opts[] = {
     {"output", required_argument, NULL, 'o'},
     {"transa", required_argument, NULL, OPT_TRANSA},
     {"transb", required_argument, NULL, OPT_TRANSB},
@@ -272,6 +272,7 @@ typedef struct {
     ooc_stats_t stats;
     ooc_verify_result_t vr;
     int verified, multiplied, already, interrupted;
+    int have_shape; /* the operands fit together: m, n, k and t are known */
     int64_t m, n, k;
     ooc_dtype_t t;
     double secs, disk_both;
@@ -345,6 +346,7 @@ static int mul_open_inputs(mul_job_t *j)
     if ((rc = check_operands(&j->A, o->ta, &j->B, o->tb, o->c_in ? &j->C0 : NULL, NULL, &j->m, &j->n, &j->k)) != RC_OK)
         return rc;
     j->t = j->A.spec.dtype;
+    j->have_shape = 1;
     if (!dtype_complex(j->t)) { /* A^H = A^T for real data */
         if (o->ta == OOC_OP_C) o->ta = OOC_OP_T;
         if (o->tb == OOC_OP_C) o->tb = OOC_OP_T;
@@ -482,7 +484,9 @@ static int mul_verify(mul_job_t *j)
     }
     if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
     j->verified = 1;
-    return j->vr.passed ? RC_OK : RC_CHECK_FAILED;
+    if (j->vr.passed) return RC_OK;
+    return fail(RC_CHECK_FAILED, "verification failed: max relative error %.3g exceeds the tolerance %.3g",
+                j->vr.max_rel_err, j->vr.tolerance);
 }
 
 /* The bounds of the summary: the floor, the disk's, and their max. */
@@ -522,49 +526,60 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     if (b->have_io && b->io_bound > b->bound) b->bound = b->io_bound;
 }
 
+/* The one JSON object of a multiply, whether it ran (b) or failed part-way
+ * (b NULL: what was given, how far it got). */
 static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
 {
     mul_opts_t *o = &j->o;
-    const floor_t *fl = &b->fl;
-    double secs = j->secs, disk_both = j->disk_both;
-    printf("{\"command\":\"multiply\",\"version\":\"%s\",\"files\":{\"a\":", PACKAGE_VERSION);
-    json_str(stdout, j->A.path);
-    printf(",\"b\":");
-    json_str(stdout, j->B.path);
-    printf(",\"c_in\":");
-    json_str(stdout, o->c_in ? j->C0.path : NULL);
-    printf(",\"c\":");
-    json_str(stdout, o->out);
-    printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\","
-           "\"transb\":\"%c\",\"alpha\":%.17g,\"beta\":%.17g,\"out_order\":\"%s\",\"backend\":\"%s\","
-           "\"resumed\":%s,\"blocks_before_resume\":%lld,\"already_finished\":%s",
-           (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t), op_letter(o->ta), op_letter(o->tb),
-           o->alpha, o->beta, order_name(o->out_layout), ooc_backend_name(j->h), b->resumed > 0 ? "true" : "false",
-           (long long)b->resumed, j->already ? "true" : "false");
-    json_num(stdout, "seconds", secs, 1);
-    json_num(stdout, "tflops", b->tflops, 1);
-    printf(",\"bytes_read\":%" PRIu64 ",\"bytes_written\":%" PRIu64, j->prog.bytes_read, j->prog.bytes_written);
-    json_num(stdout, "read_gbps", secs > 0 ? b->br / secs / 1e9 : NAN, 1);
-    json_num(stdout, "write_gbps", secs > 0 ? b->bw / secs / 1e9 : NAN, 1);
-    printf(",\"host_staging_bytes\":%" PRIu64 ",\"peak_rss_bytes\":%" PRIu64, j->stats.host_bytes, peak_rss_bytes());
-    json_num(stdout, "bw_h2d_gbps", fl->bw_h2d, fl->have);
-    json_num(stdout, "bw_d2h_gbps", fl->bw_d2h, fl->have);
-    json_num(stdout, "incore_tflops", fl->rate, fl->have);
-    json_num(stdout, "floor_s", fl->floor_s, fl->have);
-    json_num(stdout, "floor_over_time", secs > 0 ? fl->floor_s / secs : INFINITY, fl->have);
-    json_num(stdout, "io_bound_s", b->io_bound, b->have_io);
-    json_num(stdout, "disk_both_gbps", disk_both, disk_both > 0);
-    json_num(stdout, "shared_disk_bound_s", (b->br + b->bw) / (disk_both * 1e9), disk_both > 0);
-    json_num(stdout, "bound_s", b->bound, b->have_bound);
-    json_num(stdout, "bound_over_time", secs > 0 ? b->bound / secs : INFINITY, b->have_bound);
-    printf(",\"plan\":{\"block_rows\":%lld,\"panel_cols\":%lld,\"panel_depth\":%lld,\"blocks\":%lld,"
-           "\"panels\":%lld,\"ring_depth\":%d,\"streams\":%d,\"device_bytes\":%" PRIu64 "}",
-           (long long)j->stats.block_rows, (long long)j->stats.panel_cols, (long long)j->stats.panel_depth,
-           (long long)j->stats.blocks, (long long)j->stats.panels, (int)j->stats.ring_depth, (int)j->stats.streams,
-           j->stats.device_bytes);
-    json_devices(stdout, &j->stats);
-    json_verify(stdout, &j->vr, j->verified);
-    printf(",\"exit_status\":%d}\n", rc);
+    int sig = stop_signal_caught();
+    double secs = j->secs;
+    json_t js;
+    json_open(&js, stdout, "multiply");
+    json_object(&js, "files");
+    json_file(&js, "a", o->a, j->A.file ? &j->A.spec : NULL);
+    json_file(&js, "b", o->b, j->B.file ? &j->B.spec : NULL);
+    json_file(&js, "c_in", o->c_in, j->C0.file ? &j->C0.spec : NULL);
+    json_file(&js, "c", o->out, j->multiplied ? &j->cspec : NULL);
+    json_end(&js);
+    if (j->have_shape) json_shape(&js, "shape", j->m, j->n, j->k);
+    else json_null(&js, "shape");
+    json_problem(&js, j->have_shape ? &j->t : NULL, o->ta, o->tb, o->alpha, o->beta);
+    json_string(&js, "backend", j->h ? ooc_backend_name(j->h) : NULL);
+    json_bool(&js, "multiplied", j->multiplied);
+    json_bool(&js, "already_finished", j->already);
+    json_bool(&js, "resumed", b && b->resumed > 0);
+    json_int(&js, "blocks_before_resume", b ? b->resumed : 0);
+    json_bool(&js, "interrupted", j->interrupted);
+    json_bool(&js, "resumable", !j->multiplied && j->journal_path && is_journal(j->journal_path));
+    json_string(&js, "signal", sig ? signal_name(sig) : NULL);
+    json_real(&js, "time_s", secs, b != NULL);
+    json_real(&js, "tflops", b ? b->tflops : 0, b != NULL);
+    json_uint(&js, "bytes_read", j->prog.bytes_read);
+    json_uint(&js, "bytes_written", j->prog.bytes_written);
+    json_real(&js, "read_gbps", secs > 0 && b ? b->br / secs / 1e9 : NAN, 1);
+    json_real(&js, "write_gbps", secs > 0 && b ? b->bw / secs / 1e9 : NAN, 1);
+    json_uint(&js, "host_staging_bytes", j->stats.host_bytes);
+    json_uint(&js, "peak_rss_bytes", peak_rss_bytes());
+    if (b) json_floor(&js, "floor", &b->fl, secs);
+    else json_null(&js, "floor");
+    if (o->disk_read_bw > 0 || o->disk_write_bw > 0 || j->disk_both > 0) {
+        json_object(&js, "disk");
+        json_real(&js, "read_gbps", o->disk_read_bw, o->disk_read_bw > 0);
+        json_real(&js, "write_gbps", o->disk_write_bw, o->disk_write_bw > 0);
+        json_real(&js, "both_gbps", j->disk_both, j->disk_both > 0);
+        json_bool(&js, "measured", o->measure_disk);
+        json_end(&js);
+    } else {
+        json_null(&js, "disk");
+    }
+    json_real(&js, "io_bound_s", b ? b->io_bound : 0, b && b->have_io);
+    json_real(&js, "shared_disk_bound_s", b ? (b->br + b->bw) / (j->disk_both * 1e9) : 0, b && j->disk_both > 0);
+    json_real(&js, "bound_s", b ? b->bound : 0, b && b->have_bound);
+    json_real(&js, "bound_over_time", b && secs > 0 ? b->bound / secs : INFINITY, b && b->have_bound);
+    json_plan(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
+    json_stats(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
+    json_check_files(&js, &j->vr, j->verified);
+    json_close(&js, rc);
 }
 
 static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
@@ -617,30 +632,6 @@ static void mul_summary(mul_job_t *j, int rc)
     if (o->json) mul_print_json(j, &b, rc);
     else if (!o->quiet && !j->already) mul_print_text(j, &b);
     if (!o->json && !o->quiet && j->verified) print_verify(stdout, &j->vr, j->m, j->n);
-    if (j->verified && !j->vr.passed && (o->quiet || o->json))
-        fprintf(stderr, "%s: verification failed: max relative error %.3g exceeds the tolerance %.3g\n", progname,
-                j->vr.max_rel_err, j->vr.tolerance);
-}
-
-/* The JSON object of a job that failed: what was given, how far it got. */
-static void mul_failure_json(mul_job_t *j, int rc)
-{
-    mul_opts_t *o = &j->o;
-    int sig = stop_signal_caught();
-    printf("{\"command\":\"multiply\",\"version\":\"%s\",\"files\":{\"a\":", PACKAGE_VERSION);
-    json_str(stdout, o->a);
-    printf(",\"b\":");
-    json_str(stdout, o->b);
-    printf(",\"c_in\":");
-    json_str(stdout, o->c_in);
-    printf(",\"c\":");
-    json_str(stdout, o->out);
-    printf("},\"multiplied\":%s,\"interrupted\":%s,\"resumable\":%s,\"signal\":", j->multiplied ? "true" : "false",
-           j->interrupted ? "true" : "false", !j->multiplied && is_journal(j->journal_path) ? "true" : "false");
-    json_str(stdout, sig ? signal_name(sig) : NULL);
-    printf(",\"error\":");
-    json_str(stdout, fail_msg);
-    printf(",\"exit_status\":%d}\n", rc);
 }
 
 /* What the job holds, released in reverse order; an output still open
@@ -673,7 +664,7 @@ int cmd_multiply(int argc, char **argv)
         if (rc == RC_OK) rc = mul_run(j);
         if (rc == RC_OK && j->o.verify) rc = mul_verify(j);
         if (rc == RC_OK || rc == RC_CHECK_FAILED) mul_summary(j, rc);
-        else if (j->o.json) mul_failure_json(j, rc);
+        else if (j->o.json) mul_print_json(j, NULL, rc);
     }
     mul_cleanup(j);
     free(j);

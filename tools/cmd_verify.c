@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-static void verify_usage(FILE *f)
+void verify_usage(FILE *f)
 {
     fprintf(f,
             "Usage: oocgemm verify A B C [OPTIONS]\n"
@@ -46,7 +46,7 @@ static void verify_usage(FILE *f)
             "\n");
 }
 
-static const struct option verify_long_opts[] = {
+const struct option verify_long_opts[] = {
     {"transa", required_argument, NULL, OPT_TRANSA},
     {"transb", required_argument, NULL, OPT_TRANSB},
     {"alpha", required_argument, NULL, OPT_ALPHA},
@@ -167,25 +167,34 @@ static int verify_run(verify_job_t *j)
     return j->vr.passed ? RC_OK : RC_CHECK_FAILED;
 }
 
+/* The files of a product as JSON's "files" (paths alone before they were
+ * opened). */
+static void verify_json_files(json_t *js, const verify_job_t *j)
+{
+    json_object(js, "files");
+    json_file(js, "a", j->a, j->A.file ? &j->A.spec : NULL);
+    json_file(js, "b", j->b, j->B.file ? &j->B.spec : NULL);
+    json_file(js, "c_in", j->c_in, j->C0.file ? &j->C0.spec : NULL);
+    json_file(js, "c", j->c, j->C.file ? &j->C.spec : NULL);
+    json_end(js);
+}
+
 static void verify_report(const verify_job_t *j, int rc)
 {
+    int ran = rc == RC_OK || rc == RC_CHECK_FAILED;
     if (j->json) {
-        printf("{\"command\":\"verify\",\"files\":{\"a\":");
-        json_str(stdout, j->A.path);
-        printf(",\"b\":");
-        json_str(stdout, j->B.path);
-        printf(",\"c_in\":");
-        json_str(stdout, j->c_in ? j->C0.path : NULL);
-        printf(",\"c\":");
-        json_str(stdout, j->C.path);
-        printf("},\"shape\":{\"m\":%lld,\"n\":%lld,\"k\":%lld},\"dtype\":\"%s\",\"transa\":\"%c\",\"transb\":\"%c\","
-               "\"alpha\":%.17g,\"beta\":%.17g,\"mode\":\"%s\"",
-               (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t), op_letter(j->ta), op_letter(j->tb),
-               j->alpha, j->beta, j->vr.exact ? "exact" : "freivalds");
-        json_num(stdout, "seconds", j->secs, 1);
-        json_verify(stdout, &j->vr, 1);
-        printf(",\"exit_status\":%d}\n", rc);
-    } else if (!j->quiet) {
+        json_t js;
+        json_open(&js, stdout, "verify");
+        verify_json_files(&js, j);
+        if (ran) json_shape(&js, "shape", j->m, j->n, j->k);
+        else json_null(&js, "shape");
+        json_problem(&js, ran ? &j->t : NULL, j->ta, j->tb, j->alpha, j->beta);
+        json_real(&js, "time_s", j->secs, ran);
+        json_check_files(&js, &j->vr, ran);
+        json_close(&js, rc);
+        return;
+    }
+    if (ran && !j->quiet) {
         char b[32];
         printf("oocgemm %s: verify %s against %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s\n", PACKAGE_VERSION, j->C.path,
                j->ta == OOC_OP_N ? "" : j->ta == OOC_OP_T ? "T:" : "H:", j->A.path,
@@ -194,9 +203,6 @@ static void verify_report(const verify_job_t *j, int rc)
         printf("read %s in %.3g s\n", human_bytes(j->vr.bytes_read, b, sizeof b), j->secs);
         print_verify(stdout, &j->vr, j->m, j->n);
     }
-    if (!j->vr.passed && (j->quiet || j->json))
-        fprintf(stderr, "%s: verification failed: max relative error %.3g exceeds the tolerance %.3g\n", progname,
-                j->vr.max_rel_err, j->vr.tolerance);
 }
 
 int cmd_verify(int argc, char **argv)
@@ -207,13 +213,10 @@ int cmd_verify(int argc, char **argv)
     if (rc < 0) return RC_OK; /* --help */
     if (rc != RC_OK) return rc;
     rc = verify_run(&j);
-    if (rc == RC_OK || rc == RC_CHECK_FAILED) {
-        verify_report(&j, rc);
-    } else if (j.json) {
-        printf("{\"command\":\"verify\",\"error\":");
-        json_str(stdout, fail_msg);
-        printf(",\"exit_status\":%d}\n", rc);
-    }
+    if (rc == RC_CHECK_FAILED)
+        fail(rc, "verification failed: max relative error %.3g exceeds the tolerance %.3g", j.vr.max_rel_err,
+             j.vr.tolerance);
+    verify_report(&j, rc);
     operand_free(&j.C);
     operand_free(&j.C0);
     operand_free(&j.B);
