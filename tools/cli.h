@@ -124,20 +124,77 @@ typedef struct {
     {"peer-b", required_argument, NULL, OPT_PEER_B},                                                  \
     {"tf32", no_argument, NULL, OPT_TF32}
 
-/* --devices (and --device) in the --help of run, multiply and bench (one
- * text: one meaning). */
-#define DEVICES_HELP                                                                                  \
+/* The help of the options several commands share: one text, one meaning
+ * (and one source for the man page, which help2man makes of --help-all).
+ * The library's options, in run, multiply and bench: */
+#define LIB_HELP                                                                                      \
+    "Library options (absent or 0: the library chooses):\n"                                           \
+    "  --backend auto|cublas|custom|host\n"                                                          \
+    "                        where the multiply runs: cublas (cuBLAS on the GPU),\n"                  \
+    "                        custom (our own kernels on the GPU), host (OpenBLAS\n"                   \
+    "                        on the CPU); auto (the default): cublas when a GPU\n"                    \
+    "                        is present, else host\n"                                                 \
     "  --devices LIST|all    the devices to use together: indices and ranges\n"                       \
-    "                        separated by commas (0,1  0-3  1,3-4; below 16; a\n"                     \
-    "                        set: an index given twice counts once), or all:\n"                       \
-    "                        every visible device (the default). --devices N is\n"                    \
-    "                        device N alone\n"                                                        \
+    "                        separated by commas (0,1  0-3  1,3-4; below 16; a set:\n"                \
+    "                        an index given twice counts once), or all: every\n"                      \
+    "                        visible device (the default); --devices N is device N\n"                 \
+    "                        alone\n"                                                                 \
     "  --device N            the same as --devices N\n"                                               \
-    "  --peer-b auto|host|share  several devices: op(B) uploaded to each from the\n"                  \
-    "                        host, or once (1/n by each) and copied between them\n"                 \
-    "                        (peer access, NVLink); auto (the default) measures\n"                  \
-    "                        both rates with every device copying at once and\n"                    \
-    "                        shares when a peer is faster; C is the same bytes\n"
+    "  --peer-b auto|host|share\n"                                                                   \
+    "                        several devices: op(B) uploaded to each from the host,\n"                \
+    "                        or once (1/n by each) and copied between them (peer\n"                   \
+    "                        access, NVLink); auto (the default) measures both\n"                     \
+    "                        rates with every device copying at once and shares\n"                    \
+    "                        when a peer is faster; C is the same bytes either way\n"                 \
+    "  --device-mem BYTES    device-memory budget (default: the free memory less a\n"                 \
+    "                        margin)\n"                                                               \
+    "  --host-mem BYTES      host staging budget, through which pageable operands\n"                  \
+    "                        and files are copied (default: automatic)\n"                             \
+    "  --block-rows N        rows of op(A) per streamed block\n"                                      \
+    "  --ring N              buffers of blocks in the ring\n"                                         \
+    "  --streams N           streams of the pipeline\n"                                               \
+    "  --staging-threads N   host threads copying pageable memory\n"                                  \
+    "  --tail T              shrinking last blocks (half, a quarter, ... of the\n"                    \
+    "                        block rows) to shorten the pipeline's drain: 1 none;\n"                  \
+    "                        T > 1: T - 1 of them (default: 3 when the blocks are\n"                  \
+    "                        large enough)\n"                                                         \
+    "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
+    "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
+    "                        when op(B) is 32 MiB or more)\n"                                         \
+    "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
+    "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
+    "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \
+    "                        it with tools/trace_plot.py): every copy and multiply\n"                 \
+    "                        per stream, every staging step per thread; the busy\n"                   \
+    "                        time of each engine and the overlap efficiency are\n"                    \
+    "                        printed\n"                                                               \
+    "\n"                                                                                              \
+    "BYTES: an integer with an optional binary suffix K, M, G or T (64M = 64 MiB).\n"                 \
+    "\n"
+
+/* The floor's options and what it is, in run and multiply: */
+#define FLOOR_HELP                                                                                    \
+    "The floor:\n"                                                                                    \
+    "  --bw-h2d GB/s         use this host-to-device bandwidth instead of measuring\n"                \
+    "                        it (a GPU backend)\n"                                                    \
+    "  --bw-d2h GB/s         use this device-to-host bandwidth instead (a GPU\n"                      \
+    "                        backend)\n"                                                              \
+    "  --rate TFLOP/s        use this in-core multiply rate instead (the host\n"                      \
+    "                        backend: the CPU's GEMM rate)\n"                                         \
+    "  --no-floor            do not measure or show the floor\n"                                      \
+    "\n"                                                                                              \
+    "The floor (docs/PERFORMANCE.md) is the time the work cannot go below, from\n"                    \
+    "figures measured in the same run, after the multiply. On a GPU backend:\n"                       \
+    "pinned copies of 1 GiB each way and the in-core multiply rate on min(m,16384)\n"                 \
+    "x min(n,16384) x min(k,16384), and with s the element size\n"                                    \
+    "  T_in = s*(m*k + k*n [+ m*n when C0 is read]) / bw-h2d, T_out = s*m*n / bw-d2h,\n"              \
+    "  T_math = flops / rate (flops = 2mnk; complex: 8mnk),\n"                                        \
+    "  floor = max(T_in, T_out, T_math).\n"                                                           \
+    "On the host backend (OpenBLAS on the CPU) nothing crosses a bus: the floor is\n"                 \
+    "flops / the CPU's rate, OpenBLAS's GEMM on min(m,1024) x min(n,1024) x\n"                        \
+    "min(k,1024) in memory, best of 5, and the summary speaks of the CPU alone.\n"                    \
+    "floor/time is shown for the (best) time: 1.00 = at the floor. GB = 1e9 bytes.\n"                 \
+    "\n"
 
 /* ------------------------------------------------------------------------ */
 /* The floor of docs/PERFORMANCE.md, shared by run and multiply              */
