@@ -88,7 +88,7 @@ def run_case(tool, work, rng, dtype, case):
     write(pb, B, how[1])
     cmd = [tool, "multiply", operand_arg(pa, A, how[0]), operand_arg(pb, B, how[1]), "-o", pc,
            "--backend", "host", "--transa", ta, "--transb", tb, "--alpha", repr(alpha),
-           "--out-order", oc, "--no-floor", "-q"] + extra
+           "--out-layout", {"C": "row", "F": "col"}[oc], "--no-floor", "-q"] + extra
     if ofmt == "raw":
         cmd += ["--out-format", "raw"]
     C0 = None

@@ -15,6 +15,10 @@
 #     changed is refused (exit 6: the journal records the inputs' identity,
 #     so lib/files.c answers OOC_ERR_JOURNAL) and the files are kept, and a
 #     run without --resume then starts over;
+#   - --dtype refuses operands of another type (exit 2); --order, the old
+#     spelling of --layout, means the same; verify --rows/--cols shape raw
+#     operands as in multiply, --check-rows the rows recomputed; gen's
+#     default threads follow the CPU affinity mask (taskset);
 #   - --json prints one object; --help on every command.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
@@ -80,28 +84,48 @@ bad() {
 
 # ---- inputs ----
 gen A_d.npy --rows 300 --cols 200 --seed 1                 # d, C order
-gen B_dF.npy --rows 200 --cols 170 --order F --seed 2      # d, Fortran order
-gen AT_sF.npy --rows 150 --cols 260 --dtype s --order F --seed 3   # s: stored k x m
+gen B_dF.npy --rows 200 --cols 170 --layout col --seed 2      # d, Fortran order
+gen AT_sF.npy --rows 150 --cols 260 --dtype s --layout col --seed 3   # s: stored k x m
 gen B_s.npy --rows 150 --cols 90 --dtype s --seed 4
 gen A_c.bin --rows 210 --cols 120 --dtype c --seed 5       # c raw, C order
-gen B_cF.bin --rows 130 --cols 120 --dtype c --order F --seed 6    # c raw, F: op C -> 120 x 130
-gen AH_zF.npy --rows 140 --cols 230 --dtype z --order F --seed 7   # z: op C -> 230 x 140
+gen B_cF.bin --rows 130 --cols 120 --dtype c --layout col --seed 6    # c raw, F: op C -> 120 x 130
+gen AH_zF.npy --rows 140 --cols 230 --dtype z --layout col --seed 7   # z: op C -> 230 x 140
 gen BT_z.npy --rows 110 --cols 140 --dtype z --seed 8      # z: op T -> 140 x 110
-gen C0_zF.npy --rows 230 --cols 110 --dtype z --order F --seed 9
+gen C0_zF.npy --rows 230 --cols 110 --dtype z --layout col --seed 9
 gen Q_d.bin --rows 160 --cols 160 --seed 10                # raw d square (C order)
-gen QF_d.bin --rows 160 --cols 160 --order F --seed 11
+gen QF_d.bin --rows 160 --cols 160 --layout col --seed 11
 gen A_big.npy --rows 600 --cols 300 --seed 12              # 1.4 MB: > 256K budgets
-gen B_big.npy --rows 300 --cols 200 --order F --seed 13
+gen B_big.npy --rows 300 --cols 200 --layout col --seed 13
 gen C0_big.npy --rows 600 --cols 200 --seed 14
 
 # ---- gen: reproducible, any thread count; same values in both orders ----
+# gen's threads: by default the CPUs the process may run on (its affinity
+# mask), not every CPU online
+if command -v taskset >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+    taskset -c 0 "$OOCGEMM" gen T1.npy --rows 1000 --cols 1000 --json >out 2>err
+    if python3 -c 'import json, sys; o = json.load(sys.stdin); assert o["threads"] == 1, o["threads"]' <out; then
+        pass "gen under taskset -c 0: 1 thread"
+    else
+        fail "gen under taskset -c 0: not 1 thread"
+    fi
+else
+    echo "SKIP: gen under taskset (no taskset or python3)"
+fi
 gen R1.npy --rows 700 --cols 500 --seed 99 --threads 1
 gen R3.npy --rows 700 --cols 500 --seed 99 --threads 3
 if cmp -s R1.npy R3.npy; then pass "gen: 1 and 3 threads write identical files"; else fail "gen: thread count changes the data"; fi
-gen RF.npy --rows 700 --cols 500 --seed 99 --order F --threads 2
-gen RF1.npy --rows 700 --cols 500 --seed 99 --order F --threads 1
+gen RF.npy --rows 700 --cols 500 --seed 99 --layout col --threads 2
+gen RF1.npy --rows 700 --cols 500 --seed 99 --layout col --threads 1
 if cmp -s RF.npy RF1.npy; then pass "gen: Fortran order reproducible"; else fail "gen: Fortran order not reproducible"; fi
 gen R2.npy --rows 700 --cols 500 --seed 98
+# --order, the old spelling of --layout, still means the same (C/F and row/col alike)
+gen RFo.npy --rows 700 --cols 500 --seed 99 --order F
+gen RCo.npy --rows 700 --cols 500 --seed 99 --layout C
+if cmp -s RF.npy RFo.npy && cmp -s R1.npy RCo.npy; then
+    pass "gen: --order F = --layout col, --layout C = --layout row"
+else
+    fail "gen: --order or --layout C/F differ from --layout col/row"
+fi
 if cmp -s R1.npy R2.npy; then fail "gen: seeds 98 and 99 give the same data"; else pass "gen: another seed, other data"; fi
 oc gen G.bin --rows 10 --cols 7 --dtype z
 if [ "$(stat -c %s G.bin)" -eq $((10 * 7 * 16)) ] && grep -q 'G.bin:10x7:z:C' out; then
@@ -109,7 +133,7 @@ if [ "$(stat -c %s G.bin)" -eq $((10 * 7 * 16)) ] && grep -q 'G.bin:10x7:z:C' ou
 else
     fail "gen: raw file size or hint"
 fi
-oc gen G.npy --rows 10 --cols 7 --dtype c --order F
+oc gen G.npy --rows 10 --cols 7 --dtype c --layout col
 if head -c 128 G.npy | grep -a -q "'descr': '<c8', 'fortran_order': True, 'shape': (10, 7)"; then
     pass "gen: .npy header <c8, Fortran order, (10, 7)"
 else
@@ -126,11 +150,11 @@ roundtrip "z npy CT, beta, C0, 256K budgets" C4.npy AH_zF.npy BT_z.npy --transa 
     --beta 0.5 --alpha 2 --device-mem 256K --host-mem 256K \
     -- AH_zF.npy BT_z.npy C4.npy --transa C --transb T --c-in C0_zF.npy --beta 0.5 --alpha 2
 roundtrip "d raw: --rows/--cols defaults and a suffix, TT, F out" C5.bin Q_d.bin QF_d.bin:160x160:d:F --rows 160 \
-    --cols 160 --transa T --transb T --out-order F \
+    --cols 160 --transa T --transb T --out-layout col \
     -- Q_d.bin:160x160 QF_d.bin:160x160:d:F C5.bin:160x160:d:F --transa T --transb T
 roundtrip "d npy 256K budgets, beta, A and C > budget" C6.npy A_big.npy B_big.npy --c-in C0_big.npy --beta -1 \
     --device-mem 256K --host-mem 256K -- A_big.npy B_big.npy C6.npy --c-in C0_big.npy --beta -1 --host-mem 256K
-roundtrip "d npy to raw with --out-format, F out" C7.dat A_d.npy B_dF.npy --out-format raw --out-order F \
+roundtrip "d npy to raw with --out-format, F out" C7.dat A_d.npy B_dF.npy --out-format raw --out-layout col \
     -- A_d.npy B_dF.npy C7.dat:300x170:d:F
 roundtrip "s npy, op C on real data (= T)" C8.npy AT_sF.npy B_s.npy --transa C \
     -- AT_sF.npy B_s.npy C8.npy --transa T
@@ -141,7 +165,7 @@ roundtrip "d in place (--c-in = -o)" Cin.npy A_big.npy B_big.npy --c-in Cin.npy 
     -- A_big.npy B_big.npy Cin.npy --c-in C0_big.npy
 
 # Freivalds: a verify budget too small for the exact check
-oc verify A_big.npy B_big.npy C6.npy --c-in C0_big.npy --beta -1 --host-mem 256K --vectors 4 --rows 8
+oc verify A_big.npy B_big.npy C6.npy --c-in C0_big.npy --beta -1 --host-mem 256K --vectors 4 --check-rows 8
 if [ $? -eq 0 ] && grep -q '^verify: Freivalds with 4 random vectors.*: PASS$' out; then
     pass "verify: Freivalds mode with 4 vectors: $(grep '^verify:' out | sed 's/^verify: //')"
 else
@@ -204,8 +228,8 @@ bad "raw shorter than its shape" 4 X8.npy multiply short.bin:100x100:d B_dF.npy 
 bad "k mismatch" 5 X9.npy multiply A_d.npy A_d.npy -o X9.npy --backend host
 bad "dtype mismatch (float32 A, float64 B)" 5 X10.npy multiply AT_sF.npy B_dF.npy -o X10.npy --backend host --transa T
 bad "C0 shape mismatch" 5 X11.npy multiply A_d.npy B_dF.npy --c-in C0_big.npy -o X11.npy --backend host
-bad "conj operand in the other order than --out-order" 5 X12.npy multiply AH_zF.npy BT_z.npy --transa C --transb T \
-    --out-order C -o X12.npy --backend host
+bad "conj operand in the other layout than --out-layout" 5 X12.npy multiply AH_zF.npy BT_z.npy --transa C --transb T \
+    --out-layout row -o X12.npy --backend host
 bad "--devices 16" 2 X13.npy multiply A_d.npy B_dF.npy -o X13.npy --backend host --devices 16
 bad "--beta without --c-in" 2 X14.npy multiply A_d.npy B_dF.npy -o X14.npy --beta 2
 bad "bad raw dtype" 2 X15.npy multiply A_c.bin:210x120:q B_cF.bin:130x120:c:F -o X15.npy
@@ -215,6 +239,30 @@ bad "verify: missing C" 4 "" verify A_d.npy B_dF.npy missing.npy
 bad "verify: C of another shape" 5 "" verify A_d.npy B_dF.npy C6.npy
 bad "gen: no --rows" 2 X17.npy gen X17.npy --cols 5
 bad "gen: into a missing directory" 6 nodir/X18.npy gen nodir/X18.npy --rows 5 --cols 5
+# --dtype names the product's type: an operand of another type is refused
+# (exit 2, naming both types), never read as it is or converted
+bad "multiply --dtype s on float64 .npy" 2 X19.npy multiply A_d.npy B_dF.npy -o X19.npy --backend host --dtype s
+if grep -q -- "--dtype float32, but A (A_d.npy) holds float64" err; then
+    pass "multiply --dtype s on float64: the message names both types"
+else
+    fail "multiply --dtype s on float64: the message does not name float32 and float64"
+fi
+bad "multiply --dtype z on a raw c operand" 2 X20.npy multiply A_c.bin:210x120:c B_cF.bin:130x120 -o X20.npy \
+    --backend host --transb C --dtype z
+bad "verify --dtype complex64 on float64 files" 2 "" verify A_d.npy B_dF.npy C1.npy --dtype complex64
+roundtrip "d npy with --dtype float64 (the files' own type)" C9.npy A_d.npy B_dF.npy --dtype float64 \
+    -- A_d.npy B_dF.npy C9.npy --dtype d
+# verify: --rows and --cols are the raw operands' shape, as in multiply; the
+# rows of C recomputed are --check-rows, as in run and bench
+bad "verify --rows alone" 2 "" verify A_d.npy B_dF.npy C1.npy --rows 8
+if grep -q -- "--check-rows" err; then pass "verify --rows alone: points to --check-rows"; else fail "verify --rows: no hint"; fi
+oc verify Q_d.bin QF_d.bin:160x160:d:F C5.bin:160x160:d:F --rows 160 --cols 160 --transa T --transb T --check-rows 3
+if [ $? -eq 0 ] && grep -q ': PASS$' out; then
+    pass "verify: raw operands shaped by --rows/--cols, --check-rows 3"
+else
+    fail "verify --rows/--cols --check-rows"
+fi
+
 if ls ./*.ooc-tmp ./*.ooc-journal >/dev/null 2>&1; then
     fail "leftover temporary files: $(ls ./*.ooc-tmp ./*.ooc-journal 2>/dev/null | tr '\n' ' ')"
 else
@@ -231,14 +279,16 @@ elif command -v python3 >/dev/null 2>&1; then
     if python3 -c '
 import json, sys
 o = json.load(sys.stdin)
-for key in ("command", "files", "shape", "dtype", "backend", "seconds", "tflops", "bytes_read", "bytes_written",
-            "host_staging_bytes", "peak_rss_bytes", "floor_s", "floor_over_time", "io_bound_s", "bound_over_time",
-            "verify", "devices", "exit_status"):
+for key in ("command", "version", "files", "shape", "dtype", "backend", "time_s", "tflops", "bytes_read",
+            "bytes_written", "host_staging_bytes", "peak_rss_bytes", "floor", "io_bound_s", "bound_over_time",
+            "check", "plan", "stats", "devices", "exit_status", "error"):
     assert key in o, key
 assert isinstance(o["devices"], list)
 assert o["command"] == "multiply" and o["exit_status"] == 0 and o["backend"] == "host"
 assert o["shape"] == {"m": 300, "n": 170, "k": 200}, o["shape"]
-assert o["verify"]["passed"] is True and o["io_bound_s"] > 0 and o["floor_s"] > 0
+assert o["files"]["a"] == {"path": "A_d.npy", "format": "npy", "rows": 300, "cols": 200, "dtype": "float64",
+                           "layout": "row"}, o["files"]["a"]
+assert o["check"]["passed"] is True and o["io_bound_s"] > 0 and o["floor"]["time_s"] > 0
 assert o["bytes_read"] > 0 and o["bytes_written"] >= 300 * 170 * 8
 ' <out 2>err; then
         pass "json: one object with every field"
@@ -270,7 +320,7 @@ fi
 
 # ---- resume after kill -9 ----
 gen RA.npy --rows 2000 --cols 300 --seed 21
-gen RB.npy --rows 300 --cols 200 --order F --seed 22
+gen RB.npy --rows 300 --cols 200 --layout col --seed 22
 ok "resume: reference run" multiply RA.npy RB.npy -o Rref.npy --backend host --device-mem 256K --no-floor -q
 OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RC.npy --backend host --device-mem 256K --no-floor -q \
     >out 2>err &

@@ -98,6 +98,9 @@ run_ok "d col pageable staged tiny" -m 500 -n 90 -k 70 --memory pageable --devic
 run_ok "d col options" -m 300 -n 200 -k 100 --block-rows 37 --ring 4 --repeat 3 --seed 7
 run_ok "s k=1 m=1" --dtype s -m 1 -n 77 -k 1 --beta 0.5
 run_ok "d alpha=0" -m 50 -n 40 -k 30 --alpha 0 --beta 2
+# the element types and layouts every command takes: NumPy's names, C and F
+run_ok "--dtype complex64 --layout C" --dtype complex64 --layout C -m 60 -n 50 -k 40
+run_ok "--dtype f8 --layout F" --dtype f8 --layout F -m 60 -n 50 -k 40
 
 # ---- the JSON line ----
 "$OOCGEMM" run --backend host --json -m 120 -n 110 -k 100 --dtype z --beta 1 \
@@ -111,13 +114,19 @@ elif command -v python3 >/dev/null 2>&1; then
     if python3 -c '
 import json, sys
 o = json.load(sys.stdin)
-for key in ("m", "n", "k", "dtype", "layout", "transa", "transb", "memory", "backend", "seconds",
-            "tflops", "floor_s", "floor_over_time", "max_rel_err", "check_tolerance", "passed",
-            "block_rows", "panel_cols", "panel_depth", "blocks", "panels", "ring_depth", "streams",
-            "staged_a", "staged_c", "device_bytes", "host_bytes", "bytes_h2d", "bytes_d2h"):
+for key in ("command", "version", "library_version", "shape", "dtype", "layout", "transa", "transb",
+            "memory", "backend", "time_s", "median_s", "tflops", "floor", "check", "plan", "stats", "devices",
+            "exit_status", "error"):
     assert key in o, key
-assert o["passed"] is True and o["backend"] == "host" and o["m"] == 120 and o["dtype"] == "z"
-assert o["floor_s"] > 0
+for key in ("block_rows", "panel_cols", "panel_depth", "blocks", "panels", "ring_depth", "streams",
+            "staged_a", "staged_c", "device_bytes", "host_bytes"):
+    assert key in o["plan"], key
+for key in ("bytes_h2d", "bytes_d2h", "time_s"):
+    assert key in o["stats"], key
+assert o["check"]["passed"] is True and o["backend"] == "host" and o["dtype"] == "complex128"
+assert o["shape"] == {"m": 120, "n": 110, "k": 100}, o["shape"]
+assert o["command"] == "run" and o["exit_status"] == 0 and o["error"] is None
+assert o["floor"]["time_s"] > 0 and o["floor"]["rate_measured"] is False
 ' <"$tmp/out" 2>"$tmp/err"; then
         pass "json: parses, has every field"
     else
@@ -143,8 +152,12 @@ run_bad "missing -m" run --backend host -n 10 -k 10
 run_bad "-m -5" run --backend host -m -5 -n 10 -k 10
 run_bad "-k 0" run --backend host -m 10 -n 10 -k 0
 run_bad "-n garbage" run --backend host -m 10 -n 1x -k 10
-run_bad "--dtype q" run --backend host -m 10 -n 10 -k 10 --dtype q
-run_bad "--layout diag" run --backend host -m 10 -n 10 -k 10 --layout diag
+for cmd in run bench; do
+    run_bad_says "$cmd --dtype q" "--dtype: 'q' is not an element type \(s, d, c, z; float32, float64" \
+        $cmd --backend host -m 10 -n 10 -k 10 --dtype q
+    run_bad_says "$cmd --layout diag" "--layout: 'diag' is not row or col \(or C or F\)" \
+        $cmd --backend host -m 10 -n 10 -k 10 --layout diag
+done
 run_bad "--transa X" run --backend host -m 10 -n 10 -k 10 --transa X
 run_bad "--device-mem 12Q" run --backend host -m 10 -n 10 -k 10 --device-mem 12Q
 run_bad "--ring 1" run --backend host -m 10 -n 10 -k 10 --ring 1
@@ -178,8 +191,19 @@ for cmd in run multiply bench; do
     run_bad_says "$cmd --devices 0,x" "'x' is not a device index or a range N-M" $cmd "${args[@]}" --devices 0,x
     run_bad_says "$cmd --devices -1" "'-1' is not a device index" $cmd "${args[@]}" --devices -1
     run_bad_says "$cmd --devices 1.5" "'1.5' is not a device index" $cmd "${args[@]}" --devices 1.5
-    run_bad_says "$cmd --device 1 --devices 0" "--device and --devices exclude each other" \
-        $cmd "${args[@]}" --device 1 --devices 0
+    # --device N is --devices N: the same parser, the same messages
+    run_bad_says "$cmd --device 16" "--device: '16' is out of range: device indices go from 0 to 15" \
+        $cmd "${args[@]}" --device 16
+    run_bad_says "$cmd --device x" "--device: 'x' is not a device index" $cmd "${args[@]}" --device x
+done
+# --device N and --devices N run the same devices (the last one given wins)
+for spelling in "--device 1" "--devices 1" "--devices 0 --device 1"; do
+    # shellcheck disable=SC2086
+    "$OOCGEMM" run --backend host --json -m 200 -n 50 -k 40 --block-rows 50 --no-floor $spelling \
+        >"$tmp/out" 2>"$tmp/err"
+    json_check "run $spelling: device 1 alone" '
+d = o["devices"]
+assert [x["device"] for x in d] == [1], d'
 done
 
 # the per-device report: one object per device used
@@ -187,21 +211,22 @@ done
 json_check "run --devices 0 --json: a devices list of one" '
 d = o["devices"]
 assert isinstance(d, list) and len(d) == 1, d
-assert all(x["device"] == 0 and x["blocks"] == o["blocks"] * o["panels"] for x in d), d
-assert all(x["busy_h2d"] is None and x["overlap_efficiency"] is None for x in d), d
-assert o["b_shared"] is False and o["bytes_peer"] == 0, o'
+p = o["plan"]
+assert all(x["device"] == 0 and x["blocks"] == p["blocks"] * p["panels"] for x in d), d
+assert all(x["busy_h2d_s"] is None and x["overlap_efficiency"] is None for x in d), d
+assert o["stats"]["b_shared"] is False and o["stats"]["bytes_peer"] == 0, o'
 "$OOCGEMM" run --backend host --json -m 500 -n 110 -k 100 --block-rows 50 --devices 0,1 --no-floor \
     --trace "$tmp/trace2.json" >"$tmp/out" 2>"$tmp/err"
 json_check "run --devices 0,1 --json: two devices reported" '
 d = o["devices"]
-assert o["passed"] is True and isinstance(d, list), d
+assert o["check"]["passed"] is True and isinstance(d, list), d
 assert [x["device"] for x in d] == [0, 1], d
-assert sum(x["blocks"] for x in d) == o["blocks"] * o["panels"], d
-assert sum(x["bytes_d2h"] for x in d) == o["bytes_d2h"], d
-assert all(x["seconds"] > 0 and x["busy_compute"] is not None for x in d), d
+assert sum(x["blocks"] for x in d) == o["plan"]["blocks"] * o["plan"]["panels"], d
+assert sum(x["bytes_d2h"] for x in d) == o["stats"]["bytes_d2h"], d
+assert all(x["time_s"] > 0 and x["busy_compute_s"] is not None for x in d), d
 assert all(0 <= x["overlap_efficiency"] <= 1 for x in d), d'
 "$OOCGEMM" run --backend host -m 500 -n 110 -k 100 --block-rows 50 --devices 0-1 --no-floor >"$tmp/out" 2>"$tmp/err"
-n=$(grep -c '^  device [0-9]*: ' "$tmp/out")
+n=$(grep -c '^  simulated device [0-9]*: ' "$tmp/out")
 if [ "$n" -eq 2 ]; then
     pass "run --devices 0-1: 2 per-device lines"
 else
@@ -215,12 +240,13 @@ for way in host share auto; do
     json_check "run --devices 0-2 --peer-b $way --json" '
 import sys
 way = "'$way'"
-assert o["passed"] is True, o
+assert o["check"]["passed"] is True, o
 d = o["devices"]
-assert o["b_shared"] is (way == "share"), o
-assert (o["bytes_peer"] > 0) is (way == "share"), o
-assert sum(x["bytes_peer"] for x in d) == o["bytes_peer"], d
-assert ("shared" in o["b_how"]) is (way == "share"), o["b_how"]'
+st = o["stats"]
+assert st["b_shared"] is (way == "share"), o
+assert (st["bytes_peer"] > 0) is (way == "share"), o
+assert sum(x["bytes_peer"] for x in d) == st["bytes_peer"], d
+assert ("shared" in st["b_how"]) is (way == "share"), st["b_how"]'
 done
 "$OOCGEMM" run --backend host -m 500 -n 110 -k 100 --block-rows 50 --devices 0-2 --no-floor --peer-b share \
     >"$tmp/out" 2>"$tmp/err"
@@ -238,6 +264,31 @@ for cmd in run multiply bench; do
         $cmd "${args[@]}" --peer-b sometimes
 done
 unset OOC_HOST_DEVICES
+
+# ---- the host backend's summary speaks of the CPU ----
+# It has no device, no copies between host and device, no pinned memory and
+# no PCIe: its floor is flops / the CPU's GEMM rate measured in the same run.
+host_words() { # NAME [bench]: the summary in out has none of those words, and the CPU's floor
+    local ratio='  floor/time: [0-9.]*$'
+    [ "${2:-}" = bench ] && ratio='$' # bench: floor/time per method, in its table
+    if grep -inE 'device|h2d|d2h|pinned|pcie' "$tmp/out" >"$tmp/words"; then
+        fail "$1: the host summary says: $(head -n 3 "$tmp/words" | tr '\n' '|')"
+    elif ! grep -q "^CPU: OpenBLAS [SDCZ]GEMM [0-9x]* in memory: " "$tmp/out" ||
+        ! grep -q "^floor: flops / the CPU's rate = [0-9.e+-]* s$ratio" "$tmp/out"; then
+        fail "$1: no CPU floor in the summary"
+    else
+        pass "$1: CPU words only ($(grep '^floor:' "$tmp/out"))"
+    fi
+}
+"$OOCGEMM" run --backend host -m 300 -n 200 -k 100 >"$tmp/out" 2>"$tmp/err" &&
+    host_words "run --backend host (memory from ooc_host_alloc)"
+"$OOCGEMM" run --backend host -m 300 -n 200 -k 100 --memory pageable --trace "$tmp/tr.json" --repeat 2 \
+    --dtype c >"$tmp/out" 2>"$tmp/err" && host_words "run --backend host --memory pageable --trace"
+"$OOCGEMM" gen "$tmp/HA.npy" --rows 300 --cols 100 -q && "$OOCGEMM" gen "$tmp/HB.npy" --rows 100 --cols 90 -q &&
+    "$OOCGEMM" multiply "$tmp/HA.npy" "$tmp/HB.npy" -o "$tmp/HC.npy" --backend host --no-progress \
+        --verify >"$tmp/out" 2>"$tmp/err" && host_words "multiply --backend host"
+"$OOCGEMM" bench --backend host -m 300 -n 200 -k 100 --repeat 1 >"$tmp/out" 2>"$tmp/err" &&
+    host_words "bench --backend host" bench
 
 # ---- help and version ----
 if "$OOCGEMM" --help >"$tmp/out" 2>"$tmp/err" && grep -q 'run' "$tmp/out"; then
@@ -294,13 +345,13 @@ fi
 "$OOCGEMM" bench -m 300 -n 200 -k 100 --backend host --repeat 1 --devices 1,0 --json >"$tmp/out" 2>"$tmp/err"
 json_check "bench --devices 1,0 --json: devices, the first, both ours, scaling" '
 s = o["shapes"][0]
-assert s["devices"] == [1, 0] and s["first_device"] == 1, s["devices"]
-m = [(x["label"], x["on_devices"], x["passed"]) for x in s["methods"]]
+assert s["device_list"] == [1, 0] and s["first_device"] == 1, s["device_list"]
+m = [(x["label"], x["on_devices"], x["check"]["passed"]) for x in s["methods"]]
 assert m == [("ours", "all", True), ("ours, device 1 alone", "first", True), ("ours, op(B) shared", "all", True)], m
-assert s["scaling"] > 0 and s["floor_s"] is None and s["floor_note"], s
-d = s["plan"]["devices"]
+assert s["scaling"] > 0 and s["floor"] is None and s["floor_note"], s
+d = s["devices"]
 assert sorted(x["device"] for x in d) == [0, 1], d
-assert s["plan"]["b_shared"] is False, s["plan"]'
+assert s["stats"]["b_shared"] is False, s["stats"]'
 if "$OOCGEMM" bench -m 200 -n 100 -k 50 --backend host --repeat 1 --devices all --csv >"$tmp/out" 2>"$tmp/err" &&
     [ "$(head -n 1 "$tmp/out" | tr -cd ',' | wc -c)" -eq "$(sed -n 2p "$tmp/out" | tr -cd ',' | wc -c)" ] &&
     sed -n 2p "$tmp/out" | grep -q ',all,all,,,[0-9.]*$'; then

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.h: what the subcommands of oocgemm share: the exit statuses, the long
- * option codes and the library options (LIB_LONG_OPTS), the option and size
- * parsers, the seeded random fill, the PCIe/compute floor, the OpenBLAS row
- * check, matrix allocation, and the JSON and printing helpers (cli.c), and
- * the subcommands themselves (cmd_run.c, cmd_files.c, cmd_bench.c), for the
- * table in oocgemm.c.
+ * cli.h: what the subcommands of oocgemm share, declared once: the exit
+ * statuses and error reporting (cli_error.c), option codes and value
+ * parsers (cli_opts.c), small helpers (cli_util.c), the seeded random
+ * streams and fill (cli_fill.c), in-memory matrices and their check against
+ * OpenBLAS (cli_check.c), the floor and the plan's summary (cli_floor.c),
+ * JSON (cli_json.c), matrix files on the command line (cli_operand.c), the
+ * file multiply's progress, disk measurement and signals (cli_progress.c,
+ * cli_disk.c, cli_signal.c), and the subcommands (cmd_*.c) for the table in
+ * oocgemm.c.
  */
 #ifndef OOCGEMM_CLI_H
 #define OOCGEMM_CLI_H
@@ -59,28 +62,46 @@ typedef enum {
     AT_OTHER   /* anything else (handle, options, devices, measurements) */
 } stage_t;
 
-/* Long options of every command share one set of codes. */
+/* Long options of every command share one set of codes: an option that
+ * several commands have is parsed by one function (common_opt_parse,
+ * lib_opt_parse, floor_opt_parse) and means the same in each. A spelling
+ * kept for old scripts (--order, --out-order) is another table entry with
+ * the same code, left out of --help (cli_hidden_option). */
 enum {
     OPT_DTYPE = 256, OPT_LAYOUT, OPT_TRANSA, OPT_TRANSB, OPT_ALPHA, OPT_BETA, OPT_MEMORY,
-    OPT_BACKEND, OPT_DEVICE, OPT_DEVICES, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
+    OPT_BACKEND, OPT_DEVICES, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
     OPT_STAGING_THREADS, OPT_TF32, OPT_REPEAT, OPT_SEED, OPT_CHECK_ROWS, OPT_NO_CHECK, OPT_BW_H2D,
     OPT_BW_D2H, OPT_RATE, OPT_NO_FLOOR, OPT_JSON,
     /* file commands */
-    OPT_ROWS, OPT_COLS, OPT_ORDER, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
-    OPT_JOURNAL, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_ORDER, OPT_DISK_READ_BW,
+    OPT_ROWS, OPT_COLS, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
+    OPT_JOURNAL, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_LAYOUT, OPT_DISK_READ_BW,
     OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK,
     /* bench */
     OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
     OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B
 };
 
+/* The options several commands share, one meaning each (common_opt_parse);
+ * a command sets its defaults first and lists in its table the ones it has. */
+typedef struct {
+    ooc_dtype_t dtype;   /* --dtype */
+    ooc_layout_t layout; /* --layout row|col (--order: the old spelling) */
+    ooc_op_t ta, tb;     /* --transa, --transb */
+    double alpha, beta;  /* --alpha, --beta */
+    int pinned;          /* --memory pinned|pageable */
+    uint64_t seed;       /* --seed */
+    int64_t check_rows;  /* --check-rows (--no-check: 0) */
+    int64_t rows, cols;  /* --rows, --cols (0: not given) */
+    int quiet, json;     /* -q, --quiet; --json */
+    int dtype_given, layout_given, ta_given, tb_given, alpha_given, beta_given, memory_given;
+} common_opts_t;
+
 /* Library options shared by run, multiply and bench (0: the library chooses). */
 typedef struct {
     int64_t backend;
-    int64_t device, device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
+    int64_t device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
     int64_t peer_b;    /* --peer-b: OOC_PARAM_PEER_B (0: measured) */
-    int device_given;  /* --device N: device N alone (N = 0 too) */
-    int devices_given; /* --devices LIST|all */
+    int devices_given; /* --devices LIST|all (or --device N, the same as --devices N) */
     uint32_t devices;  /* its OOC_PARAM_DEVICES mask: bit d for device d; 0: every visible device */
     int devices_first; /* the first index LIST names; -1 for all */
     int tf32;
@@ -89,7 +110,7 @@ typedef struct {
 
 #define LIB_LONG_OPTS                                                                                 \
     {"backend", required_argument, NULL, OPT_BACKEND},                                                \
-    {"device", required_argument, NULL, OPT_DEVICE},                                                  \
+    {"device", required_argument, NULL, OPT_DEVICES},                                                 \
     {"devices", required_argument, NULL, OPT_DEVICES},                                                \
     {"device-mem", required_argument, NULL, OPT_DEVICE_MEM},                                          \
     {"host-mem", required_argument, NULL, OPT_HOST_MEM},                                              \
@@ -103,19 +124,77 @@ typedef struct {
     {"peer-b", required_argument, NULL, OPT_PEER_B},                                                  \
     {"tf32", no_argument, NULL, OPT_TF32}
 
-/* --device and --devices in the --help of run, multiply and bench (one text:
- * one meaning). */
-#define DEVICES_HELP                                                                                  \
-    "  --device N            device N alone (CUDA's index)\n"                                         \
+/* The help of the options several commands share: one text, one meaning
+ * (and one source for the man page, which help2man makes of --help-all).
+ * The library's options, in run, multiply and bench: */
+#define LIB_HELP                                                                                      \
+    "Library options (absent or 0: the library chooses):\n"                                           \
+    "  --backend auto|cublas|custom|host\n"                                                          \
+    "                        where the multiply runs: cublas (cuBLAS on the GPU),\n"                  \
+    "                        custom (our own kernels on the GPU), host (OpenBLAS\n"                   \
+    "                        on the CPU); auto (the default): cublas when a GPU\n"                    \
+    "                        is present, else host\n"                                                 \
     "  --devices LIST|all    the devices to use together: indices and ranges\n"                       \
-    "                        separated by commas (0,1  0-3  1,3-4; below 16), or\n"                   \
-    "                        all: every visible device (the default); --devices N\n"                  \
-    "                        is device N alone, as --device N\n"                                     \
-    "  --peer-b auto|host|share  several devices: op(B) uploaded to each from the\n"                  \
-    "                        host, or once (1/n by each) and copied between them\n"                 \
-    "                        (peer access, NVLink); auto (the default) measures\n"                  \
-    "                        both rates with every device copying at once and\n"                    \
-    "                        shares when a peer is faster; C is the same bytes\n"
+    "                        separated by commas (0,1  0-3  1,3-4; below 16; a set:\n"                \
+    "                        an index given twice counts once), or all: every\n"                      \
+    "                        visible device (the default); --devices N is device N\n"                 \
+    "                        alone\n"                                                                 \
+    "  --device N            the same as --devices N\n"                                               \
+    "  --peer-b auto|host|share\n"                                                                   \
+    "                        several devices: op(B) uploaded to each from the host,\n"                \
+    "                        or once (1/n by each) and copied between them (peer\n"                   \
+    "                        access, NVLink); auto (the default) measures both\n"                     \
+    "                        rates with every device copying at once and shares\n"                    \
+    "                        when a peer is faster; C is the same bytes either way\n"                 \
+    "  --device-mem BYTES    device-memory budget (default: the free memory less a\n"                 \
+    "                        margin)\n"                                                               \
+    "  --host-mem BYTES      host staging budget, through which pageable operands\n"                  \
+    "                        and files are copied (default: automatic)\n"                             \
+    "  --block-rows N        rows of op(A) per streamed block\n"                                      \
+    "  --ring N              buffers of blocks in the ring\n"                                         \
+    "  --streams N           streams of the pipeline\n"                                               \
+    "  --staging-threads N   host threads copying pageable memory\n"                                  \
+    "  --tail T              shrinking last blocks (half, a quarter, ... of the\n"                    \
+    "                        block rows) to shorten the pipeline's drain: 1 none;\n"                  \
+    "                        T > 1: T - 1 of them (default: 3 when the blocks are\n"                  \
+    "                        large enough)\n"                                                         \
+    "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
+    "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
+    "                        when op(B) is 32 MiB or more)\n"                                         \
+    "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
+    "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
+    "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \
+    "                        it with tools/trace_plot.py): every copy and multiply\n"                 \
+    "                        per stream, every staging step per thread; the busy\n"                   \
+    "                        time of each engine and the overlap efficiency are\n"                    \
+    "                        printed\n"                                                               \
+    "\n"                                                                                              \
+    "BYTES: an integer with an optional binary suffix K, M, G or T (64M = 64 MiB).\n"                 \
+    "\n"
+
+/* The floor's options and what it is, in run and multiply: */
+#define FLOOR_HELP                                                                                    \
+    "The floor:\n"                                                                                    \
+    "  --bw-h2d GB/s         use this host-to-device bandwidth instead of measuring\n"                \
+    "                        it (a GPU backend)\n"                                                    \
+    "  --bw-d2h GB/s         use this device-to-host bandwidth instead (a GPU\n"                      \
+    "                        backend)\n"                                                              \
+    "  --rate TFLOP/s        use this in-core multiply rate instead (the host\n"                      \
+    "                        backend: the CPU's GEMM rate)\n"                                         \
+    "  --no-floor            do not measure or show the floor\n"                                      \
+    "\n"                                                                                              \
+    "The floor (docs/PERFORMANCE.md) is the time the work cannot go below, from\n"                    \
+    "figures measured in the same run, after the multiply. On a GPU backend:\n"                       \
+    "pinned copies of 1 GiB each way and the in-core multiply rate on min(m,16384)\n"                 \
+    "x min(n,16384) x min(k,16384), and with s the element size\n"                                    \
+    "  T_in = s*(m*k + k*n [+ m*n when C0 is read]) / bw-h2d, T_out = s*m*n / bw-d2h,\n"              \
+    "  T_math = flops / rate (flops = 2mnk; complex: 8mnk),\n"                                        \
+    "  floor = max(T_in, T_out, T_math).\n"                                                           \
+    "On the host backend (OpenBLAS on the CPU) nothing crosses a bus: the floor is\n"                 \
+    "flops / the CPU's rate, OpenBLAS's GEMM on min(m,1024) x min(n,1024) x\n"                        \
+    "min(k,1024) in memory, best of 5, and the summary speaks of the CPU alone.\n"                    \
+    "floor/time is shown for the (best) time: 1.00 = at the floor. GB = 1e9 bytes.\n"                 \
+    "\n"
 
 /* ------------------------------------------------------------------------ */
 /* The floor of docs/PERFORMANCE.md, shared by run and multiply              */
@@ -127,7 +206,8 @@ typedef struct {
     int ndev;              /* > 1: the figures are those of that many GPUs together */
     int measured_bw, measured_rate;
     int64_t pm, pn, pk;    /* the in-core shape measured */
-    int have;              /* bandwidths and rate known: the times below are valid */
+    int cpu;               /* the host backend: the floor is flops / the CPU's measured rate alone */
+    int have;              /* what it needs is known: the times below are valid */
     double t_in, t_out, t_bus, t_math, floor_s;
 } floor_t;
 
@@ -140,6 +220,7 @@ typedef struct {
     int no_floor;                /* neither measure nor show the floor */
 } floor_opts_t;
 
+/* One in-memory multiply of run (bench: one per shape) and its check. */
 typedef struct {
     int64_t m, n, k;
     ooc_dtype_t dtype;
@@ -206,30 +287,47 @@ static inline float rand_float(uint64_t key, uint64_t q)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Helpers defined in cli.c                                                  */
+/* Exit statuses and errors (cli_error.c)                                    */
 
 extern const char *progname;
 extern char fail_msg[2048];
 
 void print_exit_codes(FILE *f);
+void print_exit_code_list(FILE *f);
+const char *exit_status_meaning(int rc);
 int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const char *tmp_path,
                     const char *journal_path);
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int library_error(const ooc_handle_t *h, ooc_status_t st);
+int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
+             const char *journal_path, const char *what);
+int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers (cli_util.c)                                                */
+
 double now_seconds(void);
+void times_summary(double *times, int64_t n, double *best, double *median);
 size_t dtype_size(ooc_dtype_t t);
 int dtype_complex(ooc_dtype_t t);
 int dtype_double(ooc_dtype_t t);
 char dtype_letter(ooc_dtype_t t);
-char op_letter(ooc_op_t op);
-const char *human_bytes(uint64_t b, char *buf, size_t len);
-int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
-             const char *journal_path, const char *what);
-void json_str(FILE *f, const char *s);
 const char *dtype_name(ooc_dtype_t t);
+char op_letter(ooc_op_t op);
 const char *order_name(ooc_layout_t l);
+const char *layout_name(ooc_layout_t l);
 int has_npy_ext(const char *path);
+const char *human_bytes(uint64_t b, char *buf, size_t len);
+const char *format_rate(double flops_per_s, char *buf, size_t len);
+const char *format_eta(double s, char *buf, size_t len);
+uint64_t peak_rss_bytes(void);
+int stats_ndevices(const ooc_stats_t *st);
+int cli_cpu_count(void);
+
+/* ------------------------------------------------------------------------ */
+/* Option values (cli_opts.c)                                                */
+
 int parse_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
               int64_t *out);
 int parse_bytes(const char *cmd, const char *opt, const char *s, int64_t *out);
@@ -238,11 +336,19 @@ int parse_op(const char *cmd, const char *opt, const char *s, ooc_op_t *op);
 int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t param,
                 int bytes, int64_t *out);
 int parse_seed(const char *cmd, const char *s, uint64_t *out);
+/* getopt_long over a command's table: the code, with the option's name as
+ * given ("--layout", "-m") in optname[len] for messages. */
+int cli_getopt(int argc, char **argv, const char *shorts, const struct option *opts, char *optname,
+               size_t len);
+/* Is this long option a spelling kept for old scripts, left out of --help? */
+int cli_hidden_option(const char *name);
+/* getopt code c, if it is a shared option, into *o (common_opt_parse) or *l
+ * (lib_opt_parse): 1 when it was one, 0 when not, -1 on a bad value (message
+ * printed). */
+int common_opt_parse(const char *cmd, int c, const char *optname, const char *arg, common_opts_t *o);
 int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, lib_opts_t *l);
 int devices_parse(const char *s, uint32_t *mask, int *first, char *why, size_t len);
 const char *devices_format(uint32_t mask, char *buf, size_t len);
-
-
 #define FLOOR_LONG_OPTS                                                                               \
     {"bw-h2d", required_argument, NULL, OPT_BW_H2D},                                                  \
     {"bw-d2h", required_argument, NULL, OPT_BW_D2H},                                                  \
@@ -254,16 +360,12 @@ const char *devices_format(uint32_t mask, char *buf, size_t len);
 int floor_opt_parse(const char *cmd, int c, const char *arg, floor_opts_t *f);
 ooc_status_t set_param(ooc_handle_t *h, ooc_param_t p, int64_t v);
 ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l);
-int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
+
+/* ------------------------------------------------------------------------ */
+/* Random fill (cli_fill.c), matrices and the check (cli_check.c)            */
+
 void fill_random(ooc_dtype_t t, void *x, size_t count, uint64_t seed, unsigned which);
 void fill_nan(ooc_dtype_t t, void *x, size_t count);
-void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
-                   floor_t *f);
-void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
-                        floor_t *f);
-void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
-void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
-void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);
 int matrix_shape(const char *cmd, const char *name, const run_opts_t *o, ooc_op_t op, int64_t rows,
                  int64_t cols, matrix_t *x);
 int matrix_alloc(ooc_handle_t *h, int pinned, matrix_t *x, const char *name, char *err, size_t len);
@@ -278,19 +380,152 @@ double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t
 int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
             const void *c0, const int64_t *rows, int64_t r, double *max_err);
 double check_tolerance(const run_opts_t *o);
-void times_summary(double *times, int64_t n, double *best, double *median);
-void json_num(FILE *f, const char *key, double v, int available);
-void json_devices(FILE *f, const ooc_stats_t *st);
 
 /* ------------------------------------------------------------------------ */
-/* The subcommands: cmd_run.c, cmd_files.c (gen, multiply, verify, info),    */
-/* cmd_bench.c                                                               */
+/* The floor and the plan's summary (cli_floor.c)                            */
 
-int cmd_run(int argc, char **argv);
-int cmd_gen(int argc, char **argv);
-int cmd_multiply(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_info(int argc, char **argv);
+int backend_is_host(ooc_handle_t *h);
+const char *memory_words(int pinned, int host);
+void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                   floor_t *f);
+void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                        floor_t *f);
+void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
+void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
+void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);
+
+/* ------------------------------------------------------------------------ */
+/* JSON (cli_json.c): one writer, one schema                                 */
+
+#define JSON_MAX_DEPTH 16
+typedef struct {
+    FILE *f;
+    int depth;
+    int count[JSON_MAX_DEPTH]; /* values written at each depth (a comma before the next) */
+    int array[JSON_MAX_DEPTH];
+} json_t;
+
+extern int json_printed; /* a command printed its object (json_close) */
+
+/* A JSON string, null for NULL; valid UTF-8 always (U+FFFD for bad bytes). */
+void json_str(FILE *f, const char *s);
+/* {"command", "version", "library_version" ... then json_close:
+ * "exit_status", "error" (null on success, else the message) }. */
+void json_open(json_t *j, FILE *f, const char *command);
+void json_close(json_t *j, int exit_status);
+/* Values: key NULL inside an array. json_real: null when not available or
+ * not finite; json_exact: every digit (alpha, beta). */
+void json_object(json_t *j, const char *key);
+void json_array(json_t *j, const char *key);
+void json_end(json_t *j);
+void json_string(json_t *j, const char *key, const char *s);
+void json_int(json_t *j, const char *key, int64_t v);
+void json_uint(json_t *j, const char *key, uint64_t v);
+void json_real(json_t *j, const char *key, double v, int available);
+void json_exact(json_t *j, const char *key, double v);
+void json_bool(json_t *j, const char *key, int v);
+void json_null(json_t *j, const char *key);
+/* The shared objects: "shape" {m, n, k}; dtype, transa, transb, alpha,
+ * beta; a matrix file {path, format, rows, cols, dtype, layout} (spec NULL:
+ * the path alone, the rest null); "plan"; "stats" and "devices"; a floor
+ * (floor/time against time; time < 0: null); "check" of sampled rows or of
+ * files (ooc_verify_files). */
+void json_shape(json_t *j, const char *key, int64_t m, int64_t n, int64_t k);
+void json_problem(json_t *j, const ooc_dtype_t *t, ooc_op_t ta, ooc_op_t tb, double alpha, double beta);
+void json_file(json_t *j, const char *key, const char *path, const ooc_file_spec_t *spec);
+void json_plan(json_t *j, const ooc_stats_t *st, int have);
+void json_stats(json_t *j, const ooc_stats_t *st, int have);
+void json_floor(json_t *j, const char *key, const floor_t *f, double time);
+void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, double tol, int passed);
+void json_check_files(json_t *j, const ooc_verify_result_t *v, int have);
+
+/* ------------------------------------------------------------------------ */
+/* Matrix files on the command line (cli_operand.c)                          */
+
+/* What the command line says of the operands: raw ones without a full
+ * suffix take --rows, --cols, --dtype and --layout; an explicit --dtype
+ * must match every operand (no conversion: a mismatch is a usage error). */
+typedef struct {
+    const char *cmd;    /* for the messages */
+    int64_t rows, cols; /* 0: not given */
+    ooc_dtype_t dtype;
+    ooc_layout_t layout;
+    int dtype_given;
+} raw_defaults_t;
+
+/* One operand as given: PATH, or PATH:ROWSxCOLS[:DTYPE[:ORDER]] for raw data. */
+typedef struct {
+    const char *name;     /* "A", "B", "C0", "C" */
+    const char *arg;      /* as given */
+    char *path;           /* allocated */
+    int shaped;           /* the suffix gave a raw shape (spec holds it) */
+    ooc_file_spec_t spec; /* once open: what the file holds */
+    ooc_file_t *file;
+} operand_t;
+
+/* alpha and beta as one element of dtype t, (x, 0) for complex types. */
+typedef struct {
+    double d[2];
+    float f[2];
+} scalar_t;
+
+void operand_free(operand_t *op);
+int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d,
+                  operand_t *op);
+int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d);
+int is_journal(const char *path);
+const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len);
+void op_shape(const ooc_file_spec_t *s, ooc_op_t op, int64_t *rows, int64_t *cols);
+int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t tb, const operand_t *C0,
+                   const operand_t *C, int64_t *m, int64_t *n, int64_t *k);
+scalar_t scalar_of(double x);
+const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t);
+void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n);
+
+/* ------------------------------------------------------------------------ */
+/* A file multiply's progress, disk and signals (cli_progress.c, cli_disk.c, */
+/* cli_signal.c)                                                             */
+
+enum { PROGRESS_NONE, PROGRESS_TTY, PROGRESS_LINES };
+
+typedef struct {
+    pthread_mutex_t lock;
+    int mode;
+    double t0;          /* when ooc_gemm_files() was called */
+    double flops;       /* of the whole product */
+    double last_print;
+    int next_pct;       /* PROGRESS_LINES: print when this percentage is reached */
+    int drawn;          /* PROGRESS_TTY: a bar is on the screen */
+    int have_base;
+    int64_t base;       /* blocks done before this run (resumed), estimated at the first call */
+    int64_t done, total;
+    uint64_t bytes_read, bytes_written;
+    int calls;
+} progress_t;
+
+void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written);
+void progress_end(progress_t *p);
+void measure_disk(const char *sample, const char *out, double *read_gbs, double *write_gbs, double *both_gbs);
+void stop_signals_install(ooc_handle_t *h);
+void stop_signals_remove(void);
+int stop_signal_caught(void);
+const char *signal_name(int sig);
+
+/* ------------------------------------------------------------------------ */
+/* The subcommands: cmd_run.c, cmd_gen.c, cmd_multiply.c, cmd_verify.c,      */
+/* cmd_info.c, cmd_bench.c: each its function, its --help text (without     */
+/* the exit statuses, which main adds) and its getopt_long table, for the    */
+/* table in oocgemm.c (--help, help, --help-all, help-options).             */
+
+#define CLI_COMMAND(name)                                                                             \
+    int cmd_##name(int argc, char **argv);                                                            \
+    void name##_usage(FILE *f);                                                                       \
+    extern const struct option name##_long_opts[]
+CLI_COMMAND(run);
+CLI_COMMAND(gen);
+CLI_COMMAND(multiply);
+CLI_COMMAND(verify);
+CLI_COMMAND(info);
+CLI_COMMAND(bench);
 
 #endif /* OOCGEMM_CLI_H */

@@ -8,104 +8,73 @@
 
 #include "cli.h"
 
-static void run_usage(FILE *f)
+void run_usage(FILE *f)
 {
     fprintf(f,
             "Usage: oocgemm run -m M -n N -k K [OPTIONS]\n"
             "\n"
             "Multiply random in-memory matrices with libooc_gemm,\n"
-            "  C = alpha*op(A)*op(B) + beta*C,  op(A) m x k, op(B) k x n, C m x n,\n"
-            "time it, compare the time with the floor, and check C against OpenBLAS.\n"
-            "A, B (and C when beta != 0) hold uniform random values in [-1, 1) from a\n"
-            "seeded splitmix64 stream; with beta = 0, C starts as NaN (it must not be\n"
-            "read). Leading dimensions are exactly the stored rows (col-major) or\n"
+            "C = alpha*op(A)*op(B) + beta*C (op(A) m x k, op(B) k x n, C m x n), time it,\n"
+            "compare the time with the floor, and check sampled rows of C against\n"
+            "OpenBLAS. A, B (and C when beta != 0) hold uniform random values in [-1, 1)\n"
+            "from a seeded splitmix64 stream; with beta = 0, C starts as NaN (it must not\n"
+            "be read). Leading dimensions are exactly the stored rows (column-major) or\n"
             "columns (row-major).\n"
             "\n"
             "Problem:\n"
             "  -m M, -n N, -k K      sizes (required; positive integers)\n"
-            "  --dtype s|d|c|z       float, double, complex float, complex double\n"
+            "  --dtype T             element type: s, d, c or z (float32, float64,\n"
+            "                        complex64, complex128; also f4, f8, c8, c16)\n"
             "                        (default d)\n"
-            "  --layout col|row      storage order of A, B and C (default col)\n"
+            "  --layout row|col      storage layout of A, B and C: row-major (C order)\n"
+            "                        or column-major (Fortran order; also C or F)\n"
+            "                        (default col)\n"
             "  --transa N|T|C        op(A): A, A^T or A^H (conjugate transpose)\n"
             "                        (default N)\n"
             "  --transb N|T|C        op(B), likewise (default N)\n"
-            "  --alpha X, --beta X   real scalars, (X, 0) for complex types\n"
-            "                        (default 1 and 0)\n"
+            "  --alpha X, --beta X   real scalars, (X, 0) for complex types (default 1\n"
+            "                        and 0)\n"
             "  --memory pinned|pageable\n"
-            "                        A, B and C from ooc_host_alloc (pinned), or from\n"
-            "                        aligned_alloc (pageable: the library stages them)\n"
-            "                        (default pinned)\n"
+            "                        A, B and C from ooc_host_alloc (pinned on a GPU\n"
+            "                        backend), or from aligned_alloc (pageable: the\n"
+            "                        library stages them) (default pinned)\n"
             "  --seed S              seed of the random matrices (default 42)\n"
-            "\n"
-            "Library options (absent or 0: the library chooses):\n"
-            "  --backend auto|cublas|custom|host\n"
-            "                        (default auto: cublas when a GPU is present)\n"
-            DEVICES_HELP
-            "  --device-mem BYTES    device-memory budget\n"
-            "  --host-mem BYTES      pinned staging budget (pageable operands)\n"
-            "  --block-rows N        rows of op(A) per streamed block\n"
-            "  --ring N              device buffers in the ring\n"
-            "  --streams N           streams used by the pipeline\n"
-            "  --staging-threads N   host threads copying pageable memory\n"
-            "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"
-            "  --tail T              shrinking last blocks: 1 none, T>1: T-1 of them\n"
-            "  --b-chunks Q          op(B) uploaded in Q chunks (1: in one piece)\n"
-            "  --trace FILE          write the timeline of the (last timed) multiply to\n"
-            "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"
-            "                        it with tools/trace_plot.py); the overlap efficiency\n"
-            "                        and each engine's busy time are printed\n"
-            "  BYTES: an integer with an optional binary suffix K, M, G or T\n"
-            "  (64M = 64 MiB).\n"
-            "\n"
-            "Timing and the floor:\n"
             "  --repeat R            timed runs (default 1). With R > 1 an untimed\n"
             "                        warm-up run comes first, and the best and median\n"
-            "                        times are shown. When beta != 0, C is refilled\n"
-            "                        (untimed) before each run.\n"
-            "  The floor (docs/PERFORMANCE.md) is computed from figures measured in\n"
-            "  the same run, after the timed runs: pinned copies of 1 GiB each way\n"
-            "  (64 MiB on the host backend), and the in-core multiply rate of the\n"
-            "  backend on min(m,C) x min(n,C) x min(k,C), C = 16384 (1024 on host).\n"
-            "  --bw-h2d GB/s         use this host-to-device bandwidth instead\n"
-            "  --bw-d2h GB/s         use this device-to-host bandwidth instead\n"
-            "  --rate TFLOP/s        use this in-core multiply rate instead\n"
-            "  --no-floor            do not measure or show the floor\n"
-            "  With s the element size:\n"
-            "    T_in   = s*(m*k + k*n [+ m*n if beta != 0]) / bw-h2d\n"
-            "    T_out  = s*m*n / bw-d2h\n"
-            "    T_math = flops / rate     (flops = 2mnk; complex: 8mnk)\n"
-            "    floor  = max(T_in, T_out, T_math)\n"
-            "  and floor/time for the best time (1.00 = at the limit). GB = 1e9 bytes.\n"
+            "                        times are shown; when beta != 0, C is refilled\n"
+            "                        (untimed) before each run\n"
             "\n"
+            LIB_HELP
+            FLOOR_HELP
             "Check:\n"
             "  --check-rows N        rows of C checked (default 64), spread evenly over\n"
             "                        C, first and last included; 0: no check\n"
             "  --no-check            skip the check\n"
-            "  The checked rows are recomputed with OpenBLAS (cblas_?gemm on the\n"
-            "  gathered rows of op(A)) from the same A, B and initial C0. The error\n"
-            "  shown is the largest, over the checked elements (i, j), of\n"
-            "    |C[i,j] - ref[i,j]| / (|alpha| * sum_l |op(A)[i,l]| * b_l\n"
-            "                           + |beta| * |C0[i,j]|),   b_l = max_j |op(B)[l,j]|\n"
-            "  i.e. the error relative to a bound on the terms summed (|z|: modulus).\n"
-            "  It passes when <= 4*k*eps, eps = FLT_EPSILON (s, c) or DBL_EPSILON\n"
-            "  (d, z); with --tf32 (s, c) the tolerance adds 2^-7 for the rounding of\n"
-            "  the inputs to TF32.\n"
+            "\n"
+            "The checked rows are recomputed with OpenBLAS (cblas_?gemm on the gathered\n"
+            "rows of op(A)) from the same A, B and initial C0. The error shown is the\n"
+            "largest, over the checked elements (i, j), of |C[i,j] - ref[i,j]| /\n"
+            "(|alpha| * sum_l |op(A)[i,l]| * b_l + |beta| * |C0[i,j]|), b_l = max_j\n"
+            "|op(B)[l,j]|: the error relative to a bound on the terms summed (|z|: the\n"
+            "modulus). It passes when <= 4*k*eps, eps = FLT_EPSILON (s, c) or DBL_EPSILON\n"
+            "(d, z); with --tf32 (s, c) the tolerance adds 2^-7 for the rounding of the\n"
+            "inputs to TF32.\n"
             "\n"
             "Output:\n"
             "  -q, --quiet           print nothing but errors\n"
-            "  --json                print one JSON object: sizes, options, backend,\n"
-            "                        times, rate, floor, check, the library's stats,\n"
-            "                        and devices: a list with what each device did\n"
-            "                        (device, blocks, bytes_h2d, bytes_d2h, seconds,\n"
-            "                        and with --trace its busy times and overlap\n"
-            "                        efficiency, else null)\n"
-            "  The summary shows one line per device when several ran.\n"
+            "  --json                print one JSON object instead of the summary (see\n"
+            "                        JSON OUTPUT in the manual): shape, options,\n"
+            "                        backend, time_s, median_s, tflops, floor, check,\n"
+            "                        plan, stats and devices (what each device did)\n"
             "  -h, --help            this help\n"
+            "\n"
+            "The summary: the problem, the backend and its plan (one line per device when\n"
+            "several ran), the best and median times and the rate, the floor with\n"
+            "floor/time, and the check.\n"
             "\n");
-    print_exit_codes(f);
 }
 
-static const struct option run_long_opts[] = {
+const struct option run_long_opts[] = {
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"layout", required_argument, NULL, OPT_LAYOUT},
     {"transa", required_argument, NULL, OPT_TRANSA},
@@ -131,32 +100,23 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
 {
     const char *cmd = "run";
     int have_m = 0, have_n = 0, have_k = 0;
-    int64_t v;
+    common_opts_t co = {.dtype = OOC_R64, .layout = OOC_COL_MAJOR, .ta = OOC_OP_N, .tb = OOC_OP_N,
+                        .alpha = 1.0, .pinned = 1, .seed = 42, .check_rows = 64};
 
     memset(o, 0, sizeof *o);
-    o->dtype = OOC_R64;
-    o->layout = OOC_COL_MAJOR;
-    o->ta = o->tb = OOC_OP_N;
-    o->alpha = 1.0;
-    o->beta = 0.0;
-    o->pinned = 1;
     o->lib.backend = OOC_BACKEND_AUTO;
     o->repeat = 1;
-    o->seed = 42;
-    o->check_rows = 64;
-
     opterr = 0;
     optind = 1;
     for (;;) {
-        int longind = -1;
-        int c = getopt_long(argc, argv, ":m:n:k:qh", run_long_opts, &longind);
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":m:n:k:qh", run_long_opts, optname, sizeof optname);
         if (c == -1) break;
-        char optname[64] = "";
-        if (longind >= 0) snprintf(optname, sizeof optname, "--%s", run_long_opts[longind].name);
-        int lib = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
-        if (lib == 0) lib = floor_opt_parse(cmd, c, optarg, &o->floor);
-        if (lib < 0) return RC_USAGE;
-        if (lib > 0) continue;
+        int shared = common_opt_parse(cmd, c, optname, optarg, &co);
+        if (shared == 0) shared = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (shared == 0) shared = floor_opt_parse(cmd, c, optarg, &o->floor);
+        if (shared < 0) return RC_USAGE;
+        if (shared > 0) continue;
         switch (c) {
         case 'm':
             if (parse_int(cmd, "-m", optarg, 1, INT64_MAX, &o->m)) return RC_USAGE;
@@ -170,52 +130,24 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
             if (parse_int(cmd, "-k", optarg, 1, INT64_MAX, &o->k)) return RC_USAGE;
             have_k = 1;
             break;
-        case OPT_DTYPE:
-            if (strcasecmp(optarg, "s") == 0) o->dtype = OOC_R32;
-            else if (strcasecmp(optarg, "d") == 0) o->dtype = OOC_R64;
-            else if (strcasecmp(optarg, "c") == 0) o->dtype = OOC_C32;
-            else if (strcasecmp(optarg, "z") == 0) o->dtype = OOC_C64;
-            else return usage_error(cmd, "--dtype: '%s' is not s, d, c or z", optarg);
-            break;
-        case OPT_LAYOUT:
-            if (strcasecmp(optarg, "col") == 0) o->layout = OOC_COL_MAJOR;
-            else if (strcasecmp(optarg, "row") == 0) o->layout = OOC_ROW_MAJOR;
-            else return usage_error(cmd, "--layout: '%s' is not col or row", optarg);
-            break;
-        case OPT_TRANSA:
-            if (parse_op(cmd, "--transa", optarg, &o->ta)) return RC_USAGE;
-            break;
-        case OPT_TRANSB:
-            if (parse_op(cmd, "--transb", optarg, &o->tb)) return RC_USAGE;
-            break;
-        case OPT_ALPHA:
-            if (parse_real(cmd, "--alpha", optarg, 0, &o->alpha)) return RC_USAGE;
-            break;
-        case OPT_BETA:
-            if (parse_real(cmd, "--beta", optarg, 0, &o->beta)) return RC_USAGE;
-            break;
-        case OPT_MEMORY:
-            if (strcasecmp(optarg, "pinned") == 0) o->pinned = 1;
-            else if (strcasecmp(optarg, "pageable") == 0) o->pinned = 0;
-            else return usage_error(cmd, "--memory: '%s' is not pinned or pageable", optarg);
-            break;
         case OPT_REPEAT:
             if (parse_int(cmd, "--repeat", optarg, 1, 1000000, &o->repeat)) return RC_USAGE;
             break;
-        case OPT_SEED:
-            if (parse_seed(cmd, optarg, &o->seed)) return RC_USAGE;
-            break;
-        case OPT_CHECK_ROWS:
-            if (parse_int(cmd, "--check-rows", optarg, 0, INT32_MAX, &v)) return RC_USAGE;
-            o->check_rows = v;
-            break;
-        case OPT_NO_CHECK: o->check_rows = 0; break;
-        case 'q': o->quiet = 1; break;
-        case OPT_JSON: o->json = 1; break;
-        case 'h': run_usage(stdout); return -1;
+        case 'h': run_usage(stdout); print_exit_codes(stdout); return -1;
         default: return getopt_failure(cmd, c, argv, "mnkqh");
         }
     }
+    o->dtype = co.dtype;
+    o->layout = co.layout;
+    o->ta = co.ta;
+    o->tb = co.tb;
+    o->alpha = co.alpha;
+    o->beta = co.beta;
+    o->pinned = co.pinned;
+    o->seed = co.seed;
+    o->check_rows = co.check_rows;
+    o->quiet = co.quiet;
+    o->json = co.json;
     if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (!have_m) return usage_error(cmd, "-m M is required (rows of op(A) and C)");
     if (!have_n) return usage_error(cmd, "-n N is required (columns of op(B) and C)");
@@ -223,191 +155,187 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
     return RC_OK;
 }
 
-int cmd_run(int argc, char **argv)
-{
+/* One run: the options, the handle, the matrices, the times and what the
+ * summary says of them. */
+typedef struct {
     run_opts_t o;
-    int rc = run_parse(argc, argv, &o);
-    if (rc < 0) return RC_OK; /* --help */
-    if (rc != RC_OK) return rc;
-
-    ooc_dtype_t t = o.dtype;
-    size_t e = dtype_size(t);
-    int cplx = dtype_complex(t);
+    ooc_handle_t *h;
+    int host;                /* the host backend: the summary in CPU words */
     matrix_t A, B, C;
-    if (matrix_shape("run", "A", &o, o.ta, o.m, o.k, &A) || matrix_shape("run", "B", &o, o.tb, o.k, o.n, &B) ||
-        matrix_shape("run", "C", &o, OOC_OP_N, o.m, o.n, &C))
+    int64_t r, *rows;        /* the checked rows of C */
+    void *c0;                /* their values before the multiply (beta != 0) */
+    size_t c0_bytes;
+    double *times;
+    ooc_stats_t stats;
+    int have_stats;
+    double best, median, tflops;
+    floor_t fl;
+    double tol, max_err;
+    int checked, passed;
+} run_job_t;
+
+/* The sizes checked, the handle with every option, the matrices allocated
+ * and filled, the checked rows saved. */
+static int run_setup(run_job_t *j)
+{
+    run_opts_t *o = &j->o;
+    size_t e = dtype_size(o->dtype);
+    ooc_status_t st;
+    int rc;
+    if (matrix_shape("run", "A", o, o->ta, o->m, o->k, &j->A) || matrix_shape("run", "B", o, o->tb, o->k, o->n, &j->B) ||
+        matrix_shape("run", "C", o, OOC_OP_N, o->m, o->n, &j->C))
         return RC_USAGE;
-
-    int64_t r = o.check_rows < o.m ? o.check_rows : o.m;
-    size_t c0_bytes = 0;
-    if (r > 0 && (__builtin_mul_overflow((size_t)r, (size_t)o.n, &c0_bytes) ||
-                  __builtin_mul_overflow(c0_bytes, e, &c0_bytes)))
-        return usage_error("run", "--check-rows %lld: the checked rows of C are too large", (long long)r);
-
-    ooc_handle_t *h = NULL;
-    int64_t *rows = NULL;
-    void *c0 = NULL;
-    double *times = NULL;
-    ooc_status_t st = ooc_create(&h);
-    if (st != OOC_SUCCESS) return library_error(NULL, st);
-
+    j->r = o->check_rows < o->m ? o->check_rows : o->m;
+    if (j->r > 0 && (__builtin_mul_overflow((size_t)j->r, (size_t)o->n, &j->c0_bytes) ||
+                     __builtin_mul_overflow(j->c0_bytes, e, &j->c0_bytes)))
+        return usage_error("run", "--check-rows %lld: the checked rows of C are too large", (long long)j->r);
+    if ((st = ooc_create(&j->h)) != OOC_SUCCESS) return library_error(NULL, st);
     /* every option before the first allocation: ooc_host_alloc opens the backend */
-    if ((st = lib_opts_apply(h, &o.lib)) != OOC_SUCCESS) {
-        rc = library_error(h, st);
-        goto out;
-    }
-
-    char dt = dtype_letter(t);
-    const char *layout_name = o.layout == OOC_COL_MAJOR ? "col" : "row";
-    const char *mem_name = o.pinned ? "pinned" : "pageable";
-    if (!o.quiet && !o.json) {
-        printf("oocgemm %s: %cGEMM %s-major %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g, A/B/C %s\n",
-               PACKAGE_VERSION, dt - 'a' + 'A', layout_name, op_letter(o.ta), op_letter(o.tb),
-               (long long)o.m, (long long)o.n, (long long)o.k, o.alpha, o.beta, mem_name);
+    if ((st = lib_opts_apply(j->h, &o->lib)) != OOC_SUCCESS) return library_error(j->h, st);
+    j->host = backend_is_host(j->h);
+    if (!o->quiet && !o->json) {
+        printf("oocgemm %s: %cGEMM %s-major %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g, A/B/C %s\n", PACKAGE_VERSION,
+               dtype_letter(o->dtype) - 'a' + 'A', layout_name(o->layout), op_letter(o->ta), op_letter(o->tb),
+               (long long)o->m, (long long)o->n, (long long)o->k, o->alpha, o->beta, memory_words(o->pinned, j->host));
         fflush(stdout);
     }
-
-    if ((rc = matrix_alloc(h, o.pinned, &A, "A", NULL, 0)) != RC_OK ||
-        (rc = matrix_alloc(h, o.pinned, &B, "B", NULL, 0)) != RC_OK ||
-        (rc = matrix_alloc(h, o.pinned, &C, "C", NULL, 0)) != RC_OK)
-        goto out;
-    rows = r > 0 ? malloc((size_t)r * sizeof *rows) : NULL;
-    c0 = r > 0 && o.beta != 0.0 ? malloc(c0_bytes) : NULL;
-    times = malloc((size_t)o.repeat * sizeof *times);
-    if ((r > 0 && !rows) || (r > 0 && o.beta != 0.0 && !c0) || !times) {
-        fprintf(stderr, "%s: out of host memory\n", progname);
-        rc = RC_RUNTIME;
-        goto out;
+    if ((rc = matrix_alloc(j->h, o->pinned, &j->A, "A", NULL, 0)) != RC_OK ||
+        (rc = matrix_alloc(j->h, o->pinned, &j->B, "B", NULL, 0)) != RC_OK ||
+        (rc = matrix_alloc(j->h, o->pinned, &j->C, "C", NULL, 0)) != RC_OK)
+        return rc;
+    j->rows = j->r > 0 ? malloc((size_t)j->r * sizeof *j->rows) : NULL;
+    j->c0 = j->r > 0 && o->beta != 0.0 ? malloc(j->c0_bytes) : NULL;
+    j->times = malloc((size_t)o->repeat * sizeof *j->times);
+    if ((j->r > 0 && !j->rows) || (j->r > 0 && o->beta != 0.0 && !j->c0) || !j->times)
+        return fail(RC_RUNTIME, "out of host memory");
+    fill_random(o->dtype, j->A.p, j->A.elems, o->seed, 1);
+    fill_random(o->dtype, j->B.p, j->B.elems, o->seed, 2);
+    if (o->beta != 0.0) fill_random(o->dtype, j->C.p, j->C.elems, o->seed, 3);
+    else fill_nan(o->dtype, j->C.p, j->C.elems); /* NaN: beta = 0 must not read C */
+    if (j->r > 0) {
+        pick_rows(o->m, j->r, j->rows);
+        if (j->c0) save_rows(o, j->C.p, j->rows, j->r, j->c0);
     }
+    return RC_OK;
+}
 
-    fill_random(t, A.p, A.elems, o.seed, 1);
-    fill_random(t, B.p, B.elems, o.seed, 2);
-    if (o.beta != 0.0) fill_random(t, C.p, C.elems, o.seed, 3);
-    else fill_nan(t, C.p, C.elems); /* NaN: beta = 0 must not read C */
-    if (r > 0) {
-        pick_rows(o.m, r, rows);
-        if (c0) save_rows(&o, C.p, rows, r, c0);
-    }
-
-    double alpha[2] = {o.alpha, 0.0}, beta[2] = {o.beta, 0.0};
-    float alpha_f[2] = {(float)o.alpha, 0.0f}, beta_f[2] = {(float)o.beta, 0.0f};
-    const void *pa = dtype_double(t) ? (const void *)alpha : (const void *)alpha_f;
-    const void *pb = dtype_double(t) ? (const void *)beta : (const void *)beta_f;
-    int64_t runs = o.repeat > 1 ? o.repeat + 1 : 1;
+/* The warm-up (with --repeat > 1) and the timed runs; the stats of the last. */
+static int run_timed(run_job_t *j)
+{
+    const run_opts_t *o = &j->o;
+    ooc_dtype_t t = o->dtype;
+    scalar_t alpha = scalar_of(o->alpha), beta = scalar_of(o->beta);
+    int64_t runs = o->repeat > 1 ? o->repeat + 1 : 1;
+    ooc_status_t st;
     for (int64_t it = 0; it < runs; it++) {
-        if (it > 0 && o.beta != 0.0) fill_random(t, C.p, C.elems, o.seed, 3); /* same C0 each run */
+        if (it > 0 && o->beta != 0.0) fill_random(t, j->C.p, j->C.elems, o->seed, 3); /* same C0 each run */
         double t0 = now_seconds();
-        st = ooc_gemm(h, t, o.layout, o.ta, o.tb, o.m, o.n, o.k, pa, A.p, A.ld, B.p, B.ld, pb, C.p, C.ld);
+        st = ooc_gemm(j->h, t, o->layout, o->ta, o->tb, o->m, o->n, o->k, scalar_ptr(&alpha, t), j->A.p, j->A.ld,
+                      j->B.p, j->B.ld, scalar_ptr(&beta, t), j->C.p, j->C.ld);
         double t1 = now_seconds();
-        if (st != OOC_SUCCESS) {
-            rc = library_error(h, st);
-            goto out;
-        }
+        if (st != OOC_SUCCESS) return library_error(j->h, st);
         if (runs > 1 && it == 0) continue; /* warm-up */
-        times[runs > 1 ? it - 1 : it] = t1 - t0;
+        j->times[runs > 1 ? it - 1 : it] = t1 - t0;
     }
-    ooc_stats_t stats;
-    if ((st = ooc_get_stats(h, &stats)) != OOC_SUCCESS) {
-        rc = library_error(h, st);
-        goto out;
+    if ((st = ooc_get_stats(j->h, &j->stats)) != OOC_SUCCESS) return library_error(j->h, st);
+    j->have_stats = 1;
+    times_summary(j->times, o->repeat, &j->best, &j->median);
+    double flops = (dtype_complex(t) ? 8.0 : 2.0) * (double)o->m * (double)o->n * (double)o->k;
+    j->tflops = j->best > 0 ? flops / j->best / 1e12 : INFINITY;
+    return RC_OK;
+}
+
+/* The floor (measured now, after the timed runs, unless given) and the
+ * check of the sampled rows against OpenBLAS: RC_OK or RC_CHECK_FAILED. */
+static int run_check(run_job_t *j)
+{
+    const run_opts_t *o = &j->o;
+    j->fl = (floor_t){.bw_h2d = o->floor.bw_h2d, .bw_d2h = o->floor.bw_d2h, .rate = o->floor.rate};
+    if (!o->floor.no_floor) {
+        floor_measure(j->h, o->dtype, o->m, o->n, o->k, o->quiet, &j->fl);
+        floor_compute(&j->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
     }
-
-    double best, median;
-    times_summary(times, o.repeat, &best, &median);
-    double flops = (cplx ? 8.0 : 2.0) * (double)o.m * (double)o.n * (double)o.k;
-    double tflops = best > 0 ? flops / best / 1e12 : INFINITY;
-
-    /* what the floor is made of, measured now unless given */
-    floor_t fl = {.bw_h2d = o.floor.bw_h2d, .bw_d2h = o.floor.bw_d2h, .rate = o.floor.rate};
-    if (!o.floor.no_floor) {
-        floor_measure(h, t, o.m, o.n, o.k, o.quiet, &fl);
-        floor_compute(&fl, t, o.m, o.n, o.k, o.beta != 0.0);
+    j->tol = check_tolerance(o);
+    if (j->r == 0) return RC_OK;
+    int crc = check_c(o, &j->A, &j->B, &j->C, j->c0, j->rows, j->r, &j->max_err);
+    if (crc == RC_RUNTIME) return crc;
+    if (crc != RC_OK) {
+        if (!o->quiet) fprintf(stderr, "%s: check skipped: n or k exceeds the BLAS integer range\n", progname);
+        return RC_OK;
     }
-    int have_floor = fl.have;
-    double floor_ratio = have_floor ? (best > 0 ? fl.floor_s / best : INFINITY) : 0.0;
+    j->checked = 1;
+    j->passed = j->max_err <= j->tol;
+    if (j->passed) return RC_OK;
+    return fail(RC_CHECK_FAILED, "check failed: max relative error %.2g exceeds the tolerance %.2g", j->max_err,
+                j->tol);
+}
 
-    double tol = check_tolerance(&o), max_err = 0.0;
-    int checked = 0, passed = 1;
-    if (r > 0) {
-        int crc = check_c(&o, &A, &B, &C, c0, rows, r, &max_err);
-        if (crc == RC_RUNTIME) {
-            rc = crc;
-            goto out;
+static void run_print_json(const run_job_t *j, int rc)
+{
+    const run_opts_t *o = &j->o;
+    json_t js;
+    json_open(&js, stdout, "run");
+    json_shape(&js, "shape", o->m, o->n, o->k);
+    json_problem(&js, &o->dtype, o->ta, o->tb, o->alpha, o->beta);
+    json_string(&js, "layout", layout_name(o->layout));
+    json_string(&js, "memory", o->pinned ? "pinned" : "pageable");
+    json_string(&js, "backend", ooc_backend_name(j->h));
+    json_bool(&js, "tf32", o->lib.tf32);
+    json_int(&js, "repeat", o->repeat);
+    json_uint(&js, "seed", o->seed);
+    json_real(&js, "time_s", j->best, 1);
+    json_real(&js, "median_s", j->median, 1);
+    json_real(&js, "tflops", j->tflops, 1);
+    json_floor(&js, "floor", &j->fl, j->best);
+    json_check_rows(&js, j->checked, j->r, j->max_err, j->tol, j->passed);
+    json_plan(&js, &j->stats, j->have_stats);
+    json_stats(&js, &j->stats, j->have_stats);
+    json_close(&js, rc);
+}
+
+static void run_print_text(const run_job_t *j)
+{
+    const run_opts_t *o = &j->o;
+    char b[32];
+    print_plan(stdout, ooc_backend_name(j->h), &j->stats);
+    if (o->repeat > 1) printf("time: %.3g s (best of %lld; median %.3g s)", j->best, (long long)o->repeat, j->median);
+    else printf("time: %.3g s (1 run)", j->best);
+    printf("   rate: %s", format_rate(j->tflops * 1e12, b, sizeof b));
+    if (j->host)
+        printf("   copied: in %.3g GB, out %.3g GB\n", (double)j->stats.bytes_h2d / 1e9, (double)j->stats.bytes_d2h / 1e9);
+    else
+        printf("   moved: H2D %.3g GB, D2H %.3g GB\n", (double)j->stats.bytes_h2d / 1e9, (double)j->stats.bytes_d2h / 1e9);
+    floor_print(stdout, &j->fl, o->dtype, j->best);
+    if (j->checked)
+        printf("check: %lld row%s of C against OpenBLAS: max relative error %.2g (tolerance %.2g): %s\n",
+               (long long)j->r, j->r == 1 ? "" : "s", j->max_err, j->tol, j->passed ? "PASS" : "FAIL");
+    else
+        printf("check: skipped\n");
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_job_t *j = calloc(1, sizeof *j);
+    if (j == NULL) return fail(RC_RUNTIME, "out of host memory");
+    int rc = run_parse(argc, argv, &j->o);
+    if (rc < 0) {
+        rc = RC_OK; /* --help */
+    } else if (rc == RC_OK) {
+        rc = run_setup(j);
+        if (rc == RC_OK) rc = run_timed(j);
+        if (rc == RC_OK) rc = run_check(j);
+        if (rc == RC_OK || rc == RC_CHECK_FAILED) {
+            if (j->o.json) run_print_json(j, rc);
+            else if (!j->o.quiet) run_print_text(j);
         }
-        if (crc == RC_OK) {
-            checked = 1;
-            passed = max_err <= tol;
-        } else if (!o.quiet) {
-            fprintf(stderr, "%s: check skipped: n or k exceeds the BLAS integer range\n", progname);
-        }
     }
-
-    const char *backend = ooc_backend_name(h);
-    if (o.json) {
-        printf("{\"version\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"dtype\":\"%c\",\"layout\":\"%s\","
-               "\"transa\":\"%c\",\"transb\":\"%c\",\"alpha\":%.17g,\"beta\":%.17g,\"memory\":\"%s\","
-               "\"backend\":\"%s\",\"tf32\":%s,\"repeat\":%lld",
-               PACKAGE_VERSION, (long long)o.m, (long long)o.n, (long long)o.k, dt, layout_name,
-               op_letter(o.ta), op_letter(o.tb), o.alpha, o.beta, mem_name, backend,
-               o.lib.tf32 ? "true" : "false", (long long)o.repeat);
-        json_num(stdout, "seconds", best, 1);
-        json_num(stdout, "median_seconds", median, 1);
-        json_num(stdout, "tflops", tflops, 1);
-        json_num(stdout, "bw_h2d_gbps", fl.bw_h2d, have_floor);
-        json_num(stdout, "bw_d2h_gbps", fl.bw_d2h, have_floor);
-        json_num(stdout, "incore_tflops", fl.rate, have_floor);
-        json_num(stdout, "floor_s", fl.floor_s, have_floor);
-        json_num(stdout, "floor_in_s", fl.t_in, have_floor);
-        json_num(stdout, "floor_out_s", fl.t_out, have_floor);
-        json_num(stdout, "floor_math_s", fl.t_math, have_floor);
-        json_num(stdout, "floor_over_time", floor_ratio, have_floor);
-        printf(",\"check_rows\":%lld", (long long)(checked ? r : 0));
-        json_num(stdout, "max_rel_err", max_err, checked);
-        json_num(stdout, "check_tolerance", tol, checked);
-        printf(",\"passed\":%s", checked ? (passed ? "true" : "false") : "null");
-        printf(",\"block_rows\":%lld,\"panel_cols\":%lld,\"panel_depth\":%lld,\"blocks\":%lld,\"panels\":%lld,"
-               "\"ring_depth\":%d,\"streams\":%d,\"staged_a\":%d,\"staged_c\":%d,\"device_bytes\":%" PRIu64
-               ",\"host_bytes\":%" PRIu64 ",\"bytes_h2d\":%" PRIu64 ",\"bytes_d2h\":%" PRIu64,
-               (long long)stats.block_rows, (long long)stats.panel_cols, (long long)stats.panel_depth,
-               (long long)stats.blocks, (long long)stats.panels, (int)stats.ring_depth, (int)stats.streams,
-               (int)stats.staged_a, (int)stats.staged_c, stats.device_bytes, stats.host_bytes,
-               stats.bytes_h2d, stats.bytes_d2h);
-        json_num(stdout, "stats_seconds", stats.seconds, 1);
-        json_devices(stdout, &stats);
-        printf("}\n");
-    } else if (!o.quiet) {
-        print_plan(stdout, backend, &stats);
-        if (o.repeat > 1)
-            printf("time: %.3g s (best of %lld; median %.3g s)", best, (long long)o.repeat, median);
-        else
-            printf("time: %.3g s (1 run)", best);
-        if (tflops >= 1.0 || !isfinite(tflops)) printf("   rate: %.3g TFLOP/s", tflops);
-        else printf("   rate: %.3g GFLOP/s", tflops * 1e3);
-        printf("   moved: H2D %.3g GB, D2H %.3g GB\n", (double)stats.bytes_h2d / 1e9,
-               (double)stats.bytes_d2h / 1e9);
-        floor_print(stdout, &fl, t, best);
-        if (checked)
-            printf("check: %lld row%s of C against OpenBLAS: max relative error %.2g (tolerance %.2g): %s\n",
-                   (long long)r, r == 1 ? "" : "s", max_err, tol, passed ? "PASS" : "FAIL");
-        else
-            printf("check: skipped\n");
-    }
-    if (checked && !passed) {
-        if (o.quiet || o.json)
-            fprintf(stderr, "%s: check failed: max relative error %.2g exceeds the tolerance %.2g\n", progname,
-                    max_err, tol);
-        rc = RC_CHECK_FAILED;
-    } else {
-        rc = RC_OK;
-    }
-
-out:
-    free(times);
-    free(c0);
-    free(rows);
-    matrix_free(h, o.pinned, &C);
-    matrix_free(h, o.pinned, &B);
-    matrix_free(h, o.pinned, &A);
-    ooc_destroy(h);
+    free(j->times);
+    free(j->c0);
+    free(j->rows);
+    matrix_free(j->h, j->o.pinned, &j->C);
+    matrix_free(j->h, j->o.pinned, &j->B);
+    matrix_free(j->h, j->o.pinned, &j->A);
+    ooc_destroy(j->h);
+    free(j);
     return rc;
 }

@@ -27,80 +27,177 @@
  * bench's peers tools/peers.h (CUDA, cuBLAS and cublasXt in peers_cuda.c).
  *
  * The tool's files: this one holds main() and the table of subcommands;
- * cli.h and cli.c what the subcommands share; cmd_run.c, cmd_files.c (gen,
- * multiply, verify, info) and cmd_bench.c the subcommands.
+ * cmd_<name>.c one subcommand each (bench also bench_run.c and
+ * bench_report.c, with bench.h); cli.h declares what they share, which
+ * lives in small modules: cli_error.c (exit statuses, messages), cli_opts.c
+ * (option values), cli_util.c (clock, names, formatting), cli_json.c,
+ * cli_fill.c (seeded random fill), cli_check.c (in-memory matrices, the
+ * OpenBLAS check), cli_floor.c (the floor, the plan's summary),
+ * cli_operand.c (matrix files on the command line), cli_progress.c,
+ * cli_disk.c and cli_signal.c (the file multiply's progress, disk
+ * measurement and signals); spec.c parses raw-operand specs.
  */
 #include "config.h"
 
 #include "cli.h"
 
 /* ------------------------------------------------------------------------ */
-/* Dispatch                                                                  */
+/* The table of subcommands                                                  */
 
 static const struct {
     const char *name;
     int (*fn)(int argc, char **argv);
+    void (*usage)(FILE *f);        /* its --help, without the exit statuses */
+    const struct option *opts;     /* its getopt_long table */
     const char *summary;
 } commands[] = {
-    {"multiply", cmd_multiply, "C = alpha*op(A)*op(B) + beta*C0 on .npy or raw files (resumable)"},
-    {"gen", cmd_gen, "write a seeded random matrix file (.npy or raw)"},
-    {"verify", cmd_verify, "check a product on files against OpenBLAS"},
-    {"info", cmd_info, "the GPUs: memory, copy engines, PCIe link, measured bandwidth"},
-    {"run", cmd_run, "multiply random in-memory matrices: time, floor, check against OpenBLAS"},
-    {"bench", cmd_bench, "time ours against the floor, the serial loop, cublasXt, in-core cuBLAS"},
+    {"multiply", cmd_multiply, multiply_usage, multiply_long_opts,
+     "C = alpha*op(A)*op(B) + beta*C0 on .npy or raw files (resumable)"},
+    {"gen", cmd_gen, gen_usage, gen_long_opts, "write a seeded random matrix file (.npy or raw)"},
+    {"verify", cmd_verify, verify_usage, verify_long_opts, "check a product on files against OpenBLAS"},
+    {"info", cmd_info, info_usage, info_long_opts, "the GPUs: memory, copy engines, PCIe link, measured bandwidth"},
+    {"run", cmd_run, run_usage, run_long_opts,
+     "multiply random in-memory matrices: time, floor, check against OpenBLAS"},
+    {"bench", cmd_bench, bench_usage, bench_long_opts,
+     "time ours against the floor, the serial loop, cublasXt, in-core cuBLAS"},
 };
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-static void main_usage(FILE *f)
+/* The first line of a command's --help, less "Usage: " (one source: its
+ * usage text). */
+static void usage_line(size_t i, char *buf, size_t len)
 {
-    fprintf(f,
-            "Usage: oocgemm COMMAND [OPTIONS]\n"
-            "       oocgemm --help | --version\n"
-            "\n"
-            "Out-of-core GEMM, C = alpha*op(A)*op(B) + beta*C, with libooc_gemm.\n"
-            "\n"
-            "Commands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f,
-            "  %-8s show a command's options\n"
-            "\n"
-            "Run 'oocgemm COMMAND --help' for a command's options.\n"
-            "\n",
-            "help");
-    print_exit_codes(f);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    buf[0] = '\0';
+    if (f == NULL) return;
+    commands[i].usage(f);
+    fclose(f);
+    const char *line = text && strncmp(text, "Usage: ", 7) == 0 ? text + 7 : text ? text : "";
+    snprintf(buf, len, "%.*s", (int)strcspn(line, "\n"), line);
+    free(text);
 }
 
-int main(int argc, char **argv)
+/* oocgemm --help, and the start of --help-all (and of the man page). */
+static void main_usage(FILE *f)
 {
-    if (argc < 2) {
-        fprintf(stderr, "%s: no command given\n\n", progname);
-        main_usage(stderr);
-        return RC_USAGE;
+    char line[256];
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        usage_line(i, line, sizeof line);
+        fprintf(f, "%s %s\n", i == 0 ? "Usage:" : "  or: ", line);
     }
+    fprintf(f,
+            "  or:  oocgemm help [COMMAND]\n"
+            "  or:  oocgemm --help | --help-all | --version\n"
+            "\n"
+            "Out-of-core GEMM, C = alpha*op(A)*op(B) + beta*C0, with libooc_gemm: the\n"
+            "operands are streamed through the GPU (or, with the host backend, through\n"
+            "OpenBLAS on the CPU) in blocks that fit the memory budgets, so that they may\n"
+            "be larger than GPU memory and, as files, larger than host memory. op(X) is\n"
+            "X, its transpose or its conjugate transpose; op(A) is m x k, op(B) k x n, C0\n"
+            "and C m x n; all operands have one element type, which C gets too.\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "  %-10s show a command's options (as COMMAND --help)\n"
+            "\n"
+            "An option that several commands have is spelled the same and means the same\n"
+            "in each. Errors are printed as 'oocgemm: message' on standard error, and the\n"
+            "exit status says what kind of error it was; with --json every command prints\n"
+            "one JSON object on standard output, also when it fails.\n"
+            "Run 'oocgemm COMMAND --help' for a command's options, 'oocgemm --help-all'\n"
+            "for every command's.\n"
+            "\n",
+            "help");
+}
+
+/* --help-all: the main help, then each command's, then the exit statuses,
+ * each under a *Section* line: help2man makes the man page of it
+ * (docs/oocgemm.h2m adds what is not help). */
+static void help_all(FILE *f)
+{
+    main_usage(f);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        fprintf(f, "*oocgemm %s*\n", commands[i].name);
+        commands[i].usage(f);
+    }
+    fprintf(f, "*Exit status*\n");
+    print_exit_code_list(f);
+}
+
+/* help-options (not listed): every long option of every command, one
+ * "COMMAND --OPTION" per line, from the getopt tables themselves, less the
+ * spellings kept for old scripts; what tests/test_help.sh checks --help and
+ * the man page against. */
+static int help_options(void)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        for (const struct option *o = commands[i].opts; o->name; o++)
+            if (!cli_hidden_option(o->name)) printf("%s --%s\n", commands[i].name, o->name);
+    return RC_OK;
+}
+
+/* Is --json among the arguments (before a "--")? Then a command that fails
+ * without printing its object gets one from main. */
+static int wants_json(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0 || strncmp(argv[i], "--json=", 7) == 0) return 1;
+    return 0;
+}
+
+static int dispatch(int argc, char **argv, const char **name)
+{
     const char *cmd = argv[1];
-    /* past a file-size limit (ulimit -f) a write fails with EFBIG, reported
-     * as a full output, instead of the signal killing the process */
-    signal(SIGXFSZ, SIG_IGN);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         main_usage(stdout);
+        print_exit_codes(stdout);
+        return RC_OK;
+    }
+    if (strcmp(cmd, "--help-all") == 0) {
+        help_all(stdout);
         return RC_OK;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
         printf("oocgemm (%s) %s\nlibooc_gemm %s (run time)\n", PACKAGE_NAME, PACKAGE_VERSION, ooc_version_string());
         return RC_OK;
     }
+    if (strcmp(cmd, "help-options") == 0) return help_options();
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) {
             main_usage(stdout);
+            print_exit_codes(stdout);
             return RC_OK;
         }
         char *help_argv[] = {argv[2], (char *)"--help", NULL};
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        for (size_t i = 0; i < NCOMMANDS; i++)
             if (strcmp(argv[2], commands[i].name) == 0) return commands[i].fn(2, help_argv);
         return usage_error(NULL, "unknown command '%s'", argv[2]);
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(cmd, commands[i].name) == 0) {
+            *name = commands[i].name;
+            return commands[i].fn(argc - 1, argv + 1);
+        }
     if (cmd[0] == '-') return usage_error(NULL, "unknown option '%s' (a command comes first)", cmd);
     return usage_error(NULL, "unknown command '%s'", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    /* past a file-size limit (ulimit -f) a write fails with EFBIG, reported
+     * as a full output, instead of the signal killing the process */
+    signal(SIGXFSZ, SIG_IGN);
+    const char *name = NULL;
+    int json = wants_json(argc, argv), rc;
+    if (argc < 2) rc = usage_error(NULL, "no command given (try 'oocgemm --help')");
+    else rc = dispatch(argc, argv, &name);
+    if (rc != RC_OK && json && !json_printed) { /* a failure the command printed no object for */
+        json_t js;
+        json_open(&js, stdout, name);
+        json_close(&js, rc);
+    }
+    return rc;
 }

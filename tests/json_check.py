@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: MIT
+"""json_check.py: every oocgemm subcommand's --json against the one schema
+(run by tests/test_json.sh; the schema is the man page's JSON OUTPUT).
+
+Runs gen, multiply, verify, info, run and bench with --json through the host
+backend: successes, failures (a missing input, a failed check, a refused
+--dtype), a usage error of every command, and a file name that is not UTF-8
+(bytes 0xff 0xfe, made in the work directory). Each run must print exactly
+one line on stdout that is strict UTF-8 and parses with json.loads into an
+object with command (the subcommand), version (the tool's), library_version,
+exit_status (the process's) and error (null exactly when exit_status is 0).
+Anywhere in it: a "dtype" is a NumPy name; a "layout" row or col; a "shape"
+(or "*_shape") is {"m", "n", "k"} and m, n, k appear nowhere else; "plan",
+"floor", "check", a matrix file and each of "devices" have their one set of
+keys. Prints one line per case; exits 1 on any failure.
+
+Usage: json_check.py OOCGEMM WORKDIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+DTYPES = {"float32", "float64", "complex64", "complex128"}
+PLAN_KEYS = {"block_rows", "panel_cols", "panel_depth", "blocks", "panels", "ring_depth", "streams", "staged_a",
+             "staged_c", "a_resident", "device_bytes", "host_bytes"}
+FLOOR_KEYS = {"kind", "time_s", "over_time", "rate_tflops", "rate_measured", "probe_shape", "gpus", "bw_h2d_gbps",
+              "bw_d2h_gbps", "bw_both_gbps", "bw_measured", "in_s", "out_s", "bus_s", "math_s"}
+CHECK_KEYS = {"method", "rows", "vectors", "max_rel_err", "tolerance", "passed", "bytes_read"}
+FILE_KEYS = {"path", "format", "rows", "cols", "dtype", "layout"}
+DEVICE_KEYS = {"device", "blocks", "bytes_h2d", "bytes_d2h", "bytes_peer", "time_s", "busy_h2d_s", "busy_compute_s",
+               "busy_d2h_s", "busy_read_s", "busy_write_s", "trace_wall_s", "overlap_efficiency"}
+GPU_KEYS = {"device", "error", "name", "compute_capability", "multiprocessors", "memory_total", "memory_free",
+            "copy_engines", "pci_bus_id", "pcie_gen", "pcie_width", "bandwidth_bytes", "h2d_gbps", "d2h_gbps"}
+
+failures = 0
+
+
+def walk(v, where, command):
+    """Check every key of v (recursively) against the schema's conventions."""
+    if isinstance(v, list):
+        for i, x in enumerate(v):
+            walk(x, "%s[%d]" % (where, i), command)
+        return
+    if not isinstance(v, dict):
+        return
+    for key, x in v.items():
+        at = where + "." + key
+        if key == "dtype":
+            assert x is None or x in DTYPES, "%s = %r: not a NumPy name" % (at, x)
+        elif key == "layout":
+            assert x is None or x in ("row", "col"), "%s = %r" % (at, x)
+        elif key in ("transa", "transb"):
+            assert x in ("N", "T", "C"), "%s = %r" % (at, x)
+        elif key == "shape" or key.endswith("_shape"):
+            assert x is None or (isinstance(x, dict) and set(x) == {"m", "n", "k"}), "%s = %r" % (at, x)
+            assert x is None or all(isinstance(x[d], int) for d in "mnk"), "%s = %r" % (at, x)
+            continue  # m, n, k belong here
+        elif key in ("m", "n", "k"):
+            raise AssertionError("%s: m, n, k outside a shape" % at)
+        elif key == "plan":
+            assert x is None or set(x) == PLAN_KEYS, "%s: keys %r" % (at, sorted(x))
+        elif key in ("floor", "probe_floor"):
+            assert x is None or set(x) == FLOOR_KEYS, "%s: keys %r" % (at, sorted(x))
+            assert x is None or x["kind"] in ("gpu", "cpu"), "%s.kind = %r" % (at, x["kind"])
+        elif key == "check":
+            assert x is None or set(x) == CHECK_KEYS, "%s: keys %r" % (at, sorted(x))
+        elif key == "devices":
+            assert isinstance(x, list), "%s: not a list" % at
+            want = GPU_KEYS if command == "info" else DEVICE_KEYS
+            for i, d in enumerate(x):
+                assert set(d) == want, "%s[%d]: keys %r" % (at, i, sorted(d))
+        elif isinstance(x, dict) and "path" in x:
+            assert set(x) == FILE_KEYS, "%s: keys %r" % (at, sorted(x))
+        walk(x, at, command)
+
+
+def case(name, tool, args, want_command, want_rc=None, env=None, check=None):
+    """Run oocgemm ARGS and check its one JSON object; check(o) adds asserts."""
+    global failures
+    r = subprocess.run([tool] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                       env=dict(os.environ, **(env or {})))
+    try:
+        if want_rc is not None:
+            assert r.returncode == want_rc, "exit %d, expected %d" % (r.returncode, want_rc)
+        lines = r.stdout.split(b"\n")
+        assert len(lines) == 2 and lines[1] == b"", "%d lines on stdout, expected one" % (len(lines) - 1)
+        text = lines[0].decode("utf-8")  # strict: invalid UTF-8 raises
+        o = json.loads(text)
+        assert isinstance(o, dict), "not an object"
+        for key in ("command", "version", "library_version", "exit_status", "error"):
+            assert key in o, "no %r" % key
+        assert o["command"] == want_command, "command %r, expected %r" % (o["command"], want_command)
+        assert o["version"] == VERSION, "version %r, expected %r" % (o["version"], VERSION)
+        assert o["exit_status"] == r.returncode, "exit_status %r, the process exited %d" % (
+            o["exit_status"], r.returncode)
+        assert (o["error"] is None) == (r.returncode == 0), "error %r with exit %d" % (o["error"], r.returncode)
+        assert o["error"] is None or (isinstance(o["error"], str) and o["error"]), "error %r" % o["error"]
+        walk(o, "", want_command)
+        if check:
+            check(o)
+        print("PASS: %s: exit %d" % (name, r.returncode))
+    except (AssertionError, ValueError, KeyError, TypeError, ZeroDivisionError) as e:
+        failures += 1
+        print("FAIL: %s: %s" % (name, e))
+        print("    | stdout: %r" % r.stdout[:600])
+        print("    | stderr: %r" % r.stderr[:600])
+
+
+def main():
+    global VERSION
+    tool, work = sys.argv[1], sys.argv[2]
+    os.chdir(work)
+    out = subprocess.run([tool, "--version"], stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    VERSION = out.split("\n")[0].split()[-1]
+    H = ["--backend", "host"]
+
+    # gen: npy and raw; a file name that is not UTF-8
+    case("gen npy", tool, ["gen", "A.npy", "--rows", "120", "--cols", "80", "--json"], "gen", 0,
+         check=lambda o: (o["file"]["dtype"] == "float64" or 1 / 0, o["file"]["layout"] == "row" or 1 / 0))
+    case("gen raw c col", tool, ["gen", "B.bin", "--rows", "80", "--cols", "60", "--dtype", "c", "--layout", "col",
+                                 "--json"], "gen", 0,
+         check=lambda o: o["file"] == {"path": "B.bin", "format": "raw", "rows": 80, "cols": 60,
+                                       "dtype": "complex64", "layout": "col"} or 1 / 0)
+    case("gen B.npy", tool, ["gen", "B.npy", "--rows", "80", "--cols", "60", "--json"], "gen", 0)
+    bad = b"A\xff\xfe.npy"
+    case("gen to a non-UTF-8 name", tool, ["gen", bad, "--rows", "120", "--cols", "80", "--json"], "gen", 0,
+         check=lambda o: o["file"]["path"] == "A\ufffd\ufffd.npy" or 1 / 0)
+
+    # multiply: success with --verify, the non-UTF-8 operand, failures
+    case("multiply --verify", tool, ["multiply", "A.npy", "B.npy", "-o", "C.npy", "--verify", "--no-progress"] + H +
+         ["--json"], "multiply", 0,
+         check=lambda o: (o["shape"] == {"m": 120, "n": 60, "k": 80} or 1 / 0, o["check"]["passed"] or 1 / 0))
+    case("multiply, A named in another encoding", tool, ["multiply", bad, "B.npy", "-o", "C2.npy", "--no-floor",
+                                                          "--no-progress"] + H + ["--json"], "multiply", 0,
+         check=lambda o: o["files"]["a"]["path"] == "A\ufffd\ufffd.npy" or 1 / 0)
+    case("multiply, a missing input with a non-UTF-8 name", tool,
+         ["multiply", b"missing\xc3(.npy", "B.npy", "-o", "C3.npy"] + H + ["--json"], "multiply", 4,
+         check=lambda o: "\ufffd" in o["error"] or 1 / 0)
+    case("multiply --dtype refused", tool, ["multiply", "A.npy", "B.npy", "-o", "C4.npy", "--dtype", "s"] + H +
+         ["--json"], "multiply", 2, check=lambda o: ("float32" in o["error"] and "float64" in o["error"]) or 1 / 0)
+    case("multiply: the CPU's floor on the host backend", tool, ["multiply", "A.npy", "B.npy", "-o", "C5.npy", "--no-progress"] + H +
+         ["--json"], "multiply", 0, check=lambda o: o["floor"]["kind"] == "cpu" or 1 / 0)
+
+    # verify: pass, and a failed check (exit 1: error set)
+    case("verify", tool, ["verify", "A.npy", "B.npy", "C.npy", "--json"], "verify", 0)
+    case("verify, wrong alpha", tool, ["verify", "A.npy", "B.npy", "C.npy", "--alpha", "2", "--json"], "verify", 1,
+         check=lambda o: o["check"]["passed"] is False or 1 / 0)
+
+    # info, run, bench
+    case("info", tool, ["info", "--no-measure", "--json"], "info", 0)
+    for dt in ("s", "d", "c", "z"):
+        case("run --dtype " + dt, tool, ["run", "-m", "90", "-n", "70", "-k", "50", "--dtype", dt] + H + ["--json"],
+             "run", 0)
+    case("run --no-floor, 2 devices", tool, ["run", "-m", "300", "-n", "70", "-k", "50", "--block-rows", "50",
+                                             "--devices", "0,1", "--no-floor", "--trace", "t.json"] + H + ["--json"],
+         "run", 0, env={"OOC_HOST_DEVICES": "2"},
+         check=lambda o: (o["floor"] is None or 1 / 0, len(o["devices"]) == 2 or 1 / 0))
+    case("bench", tool, ["bench", "-m", "90", "-n", "70", "-k", "50", "--repeat", "1"] + H + ["--json"], "bench", 0,
+         check=lambda o: o["shapes"][0]["dtype"] == "float64" or 1 / 0)
+    case("bench --dtype c, 2 devices", tool, ["bench", "-m", "90", "-n", "70", "-k", "50", "--repeat", "1", "--dtype",
+                                              "c", "--devices", "0,1"] + H + ["--json"], "bench", 0,
+         env={"OOC_HOST_DEVICES": "2"})
+
+    # usage errors: one object each, exit 2, with the message
+    for cmd in ("gen", "multiply", "verify", "info", "run", "bench"):
+        case(cmd + " --frobnicate", tool, [cmd, "--frobnicate", "--json"], cmd, 2,
+             check=lambda o: "frobnicate" in o["error"] or 1 / 0)
+    case("run -m 0", tool, ["run", "-m", "0", "-n", "5", "-k", "5", "--json"], "run", 2)
+    case("no command", tool, ["--json"], None, 2)
+    case("unknown command", tool, ["frobnicate", "--json"], None, 2)
+
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

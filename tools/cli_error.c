@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_error.c: the exit statuses of oocgemm (defined once: the table below,
+ * printed by every --help), the one mapping from library statuses to them,
+ * and the error messages every subcommand prints: usage errors, library
+ * failures and the file commands' failures (kept in fail_msg for --json).
+ * It prints to stderr only.
+ */
+#include "config.h"
+
+#include "cli.h"
+
+/* ------------------------------------------------------------------------ */
+/* Exit statuses (the codes are in cli.h) and their mapping                  */
+
+static const struct {
+    int code;
+    const char *meaning;
+} exit_codes[] = {
+    {RC_OK, "success"},
+    {RC_CHECK_FAILED, "verification failed: C does not match OpenBLAS within the tolerance"},
+    {RC_USAGE, "bad command line (unknown command or option, missing or bad value)"},
+    {RC_RUNTIME, "run-time failure: a libooc_gemm error (GPU, memory budget) or no host memory"},
+    {RC_INPUT, "input file error: cannot open or read, malformed, truncated, big-endian or\n"
+               "     unsupported element type"},
+    {RC_SHAPE, "the operands' shapes or element types do not match"},
+    {RC_OUTPUT, "output error: cannot write the output or its journal (a full disk too), the\n"
+                "     output is not a regular file or another job is writing it, or the\n"
+                "     journal does not match the job or is damaged (resume impossible)"},
+    {RC_INTERRUPTED, "interrupted by SIGTERM, SIGINT, SIGHUP or SIGUSR1: the finished row\n"
+                     "     blocks are kept; run the same command with --resume to finish"},
+};
+
+/* The meaning of an exit status, its first line (for JSON's "error" when
+ * no message says more). */
+const char *exit_status_meaning(int rc)
+{
+    static char line[128];
+    for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
+        if (exit_codes[i].code == rc) {
+            snprintf(line, sizeof line, "%.*s", (int)strcspn(exit_codes[i].meaning, "\n"), exit_codes[i].meaning);
+            return line;
+        }
+    return "unknown exit status";
+}
+
+/* The exit statuses, one per line ("  N  meaning"), and with their heading
+ * (the end of every --help). */
+void print_exit_code_list(FILE *f)
+{
+    for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
+        fprintf(f, "  %d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
+}
+
+void print_exit_codes(FILE *f)
+{
+    fprintf(f, "Exit status:\n");
+    print_exit_code_list(f);
+}
+
+/*
+ * The one mapping from library statuses to exit statuses. A file error
+ * (OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_OVERFLOW of a file's shape) is an
+ * input's (4) or the output's (6) depending on the stage; inside
+ * ooc_gemm_files() it is the output's when the file the library names
+ * (ooc_last_error_path) is the output's temporary file or the journal.
+ * Running out of room is always the output's, and so is a busy output.
+ */
+int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const char *tmp_path,
+                    const char *journal_path)
+{
+    switch (st) {
+    case OOC_SUCCESS: return RC_OK;
+    case OOC_ERR_IO:
+    case OOC_ERR_FORMAT:
+    case OOC_ERR_OVERFLOW:
+        switch (at) {
+        case AT_INPUT: return RC_INPUT;
+        case AT_OUTPUT: return RC_OUTPUT;
+        case AT_RUN:
+            if (err_path && ((tmp_path && strcmp(err_path, tmp_path) == 0) ||
+                             (journal_path && strcmp(err_path, journal_path) == 0)))
+                return RC_OUTPUT;
+            return err_path ? RC_INPUT : RC_RUNTIME;
+        case AT_OTHER: break;
+        }
+        return RC_RUNTIME;
+    case OOC_ERR_NO_SPACE:
+    case OOC_ERR_BUSY:
+    case OOC_ERR_JOURNAL: return RC_OUTPUT;
+    case OOC_ERR_SHAPE: return RC_SHAPE;
+    case OOC_ERR_CANCELLED: return RC_INTERRUPTED;
+    case OOC_ERR_PARAM_RANGE: return RC_USAGE;
+    default: return RC_RUNTIME;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Error messages                                                            */
+
+const char *progname = "oocgemm";
+
+/* The message of the last failure (usage_error, fail), for --json. */
+char fail_msg[2048];
+
+/* "oocgemm run: <message>" on stderr, a hint, and RC_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s%s%s: %s\nTry '%s%s%s --help'.\n", progname, cmd ? " " : "", cmd ? cmd : "", fail_msg,
+            progname, cmd ? " " : "", cmd ? cmd : "");
+    return RC_USAGE;
+}
+
+/* A library failure: "oocgemm: <status>: <last error>" and RC_RUNTIME. */
+int library_error(const ooc_handle_t *h, ooc_status_t st)
+{
+    const char *detail = h ? ooc_last_error(h) : "";
+    return fail(RC_RUNTIME, "%s%s%s", ooc_status_string(st), detail && *detail ? ": " : "", detail ? detail : "");
+}
+
+
+/* "oocgemm: <message>" on stderr (kept for --json); returns rc. */
+int fail(int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", progname, fail_msg);
+    return rc;
+}
+
+/* A library failure of a file command: "oocgemm: <what>: <status>: <detail>",
+ * exit status from exit_status_for(). */
+int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
+             const char *journal_path, const char *what)
+{
+    const char *detail = h ? ooc_last_error(h) : "";
+    int rc = exit_status_for(st, at, h ? ooc_last_error_path(h) : NULL, tmp_path, journal_path);
+    return fail(rc, "%s: %s%s%s", what, ooc_status_string(st), detail && *detail ? ": " : "",
+                detail ? detail : "");
+}
+
+/* The message for getopt_long's ':' (missing value) and '?' (unknown) returns;
+ * `shorts` lists the command's short options. Returns RC_USAGE. */
+int getopt_failure(const char *cmd, int c, char **argv, const char *shorts)
+{
+    if (c == ':') { /* optopt: the short option, or a long option's value (>= 256) */
+        if (optopt > 0 && optopt < 256) return usage_error(cmd, "option -%c needs a value", optopt);
+        return usage_error(cmd, "option %s needs a value", argv[optind - 1]);
+    }
+    /* optopt: an unknown short option; a known one here means a long
+     * option given a value it does not take (--quiet=1); 0: unknown long */
+    if (optopt > 0 && optopt < 256 && !strchr(shorts, optopt)) return usage_error(cmd, "unknown option -%c", optopt);
+    if (optopt != 0) return usage_error(cmd, "option %s takes no value", argv[optind - 1]);
+    return usage_error(cmd, "unknown option %s", argv[optind - 1]);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_floor.c: the floor of docs/PERFORMANCE.md (run, multiply, bench) and
+ * the summary lines of the library's plan and stats. On a GPU backend the
+ * floor is max(T_in, T_out, T_bus, T_math) from the copy bandwidth and
+ * the in-core rate measured in the same run. On the host backend (OpenBLAS
+ * on the CPU) nothing crosses a bus: the floor is flops / the CPU's GEMM
+ * rate measured in the same run, and every line is in CPU words (no
+ * device, H2D or pinned memory: the host backend has none).
+ */
+#include "config.h"
+
+#include "cli.h"
+
+/* ------------------------------------------------------------------------ */
+/* The floor of docs/PERFORMANCE.md, shared by run, multiply and bench       */
+
+/* Open the handle's backend if it is not yet (a tiny allocation does it):
+ * is it the host backend? */
+int backend_is_host(ooc_handle_t *h)
+{
+    if (strcmp(ooc_backend_name(h), "none") == 0) {
+        void *p = NULL;
+        if (ooc_host_alloc(h, 64, &p) == OOC_SUCCESS) (void)ooc_host_free(h, p);
+    }
+    return strncmp(ooc_backend_name(h), "host", 4) == 0;
+}
+
+/* --memory as the summary says it: memory from ooc_host_alloc is pinned on
+ * a GPU backend, ordinary memory on the host backend. */
+const char *memory_words(int pinned, int host)
+{
+    if (host) return pinned ? "in memory from ooc_host_alloc" : "in pageable memory (staged)";
+    return pinned ? "pinned" : "pageable";
+}
+
+/* The in-core rate, unless given, on min(dim, 16384) (1024 on the host
+ * backend, best of 5: a CPU's rate varies more from run to run); a failure
+ * leaves it unknown, with a warning unless quiet. */
+void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                        floor_t *f)
+{
+    int host = backend_is_host(h);
+    int64_t cap = host ? 1024 : 16384;
+    f->pm = m < cap ? m : cap;
+    f->pn = n < cap ? n : cap;
+    f->pk = k < cap ? k : cap;
+    if (f->rate <= 0 && f->pm > 0 && f->pn > 0 && f->pk > 0) {
+        double rate;
+        ooc_status_t st = ooc_measure_gemm_rate(h, t, f->pm, f->pn, f->pk, host ? 5 : 3, &rate);
+        if (st == OOC_SUCCESS) {
+            f->rate = rate / 1e12;
+            f->measured_rate = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "%s: warning: cannot measure the %s rate: %s: %s\n", progname,
+                    host ? "CPU's GEMM" : "in-core", ooc_status_string(st), ooc_last_error(h));
+        }
+    }
+}
+
+/*
+ * Measure what is not given, on the handle's backend (call after the
+ * multiply): on a GPU, pinned copies of 1 GiB each way and the in-core
+ * rate; on the host backend the CPU's GEMM rate alone (f->cpu: there is no
+ * bus to measure). A failed measurement leaves the figure unknown, with a
+ * warning unless quiet.
+ */
+void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                   floor_t *f)
+{
+    f->cpu = backend_is_host(h);
+    if (!f->cpu && (f->bw_h2d <= 0 || f->bw_d2h <= 0)) {
+        double h2d, d2h;
+        ooc_status_t st = ooc_measure_bandwidth(h, (size_t)1 << 30, &h2d, &d2h);
+        if (st == OOC_SUCCESS) {
+            if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
+            if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
+            f->measured_bw = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "%s: warning: cannot measure bandwidth: %s: %s\n", progname, ooc_status_string(st),
+                    ooc_last_error(h));
+        }
+    }
+    floor_measure_rate(h, t, m, n, k, quiet, f);
+}
+
+/* floor = max(T_in, T_out, T_bus, T_math) for m x n x k (C0 read when
+ * with_c0); T_bus only when the both-ways bandwidth is known. On the CPU
+ * (f->cpu): T_math alone. */
+void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0)
+{
+    f->have = f->rate > 0 && (f->cpu || (f->bw_h2d > 0 && f->bw_d2h > 0));
+    if (!f->have) return;
+    double s = (double)dtype_size(t), mn = (double)m * (double)n;
+    double flops = (dtype_complex(t) ? 8.0 : 2.0) * mn * (double)k;
+    double in_elems = (double)m * (double)k + (double)k * (double)n + (with_c0 ? mn : 0.0);
+    f->t_math = flops / (f->rate * 1e12);
+    if (f->cpu) {
+        f->t_in = f->t_out = f->t_bus = 0.0;
+        f->floor_s = f->t_math;
+        return;
+    }
+    f->t_in = s * in_elems / (f->bw_h2d * 1e9);
+    f->t_out = s * mn / (f->bw_d2h * 1e9);
+    f->t_bus = f->bw_both > 0 ? s * (in_elems + mn) / (f->bw_both * 1e9) : 0.0;
+    f->floor_s = f->t_in > f->t_out ? f->t_in : f->t_out;
+    if (f->t_bus > f->floor_s) f->floor_s = f->t_bus;
+    if (f->t_math > f->floor_s) f->floor_s = f->t_math;
+}
+
+/* The CPU's floor: its GEMM rate, and flops / that rate. */
+static void floor_print_cpu(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
+{
+    char r[32];
+    fprintf(out, "CPU: OpenBLAS %cGEMM %lldx%lldx%lld in memory: %s (%s)\n", dtype_letter(t) - 'a' + 'A',
+            (long long)f->pm, (long long)f->pn, (long long)f->pk, format_rate(f->rate * 1e12, r, sizeof r),
+            f->measured_rate ? "measured now, best of 5" : "given");
+    fprintf(out, "floor: flops / the CPU's rate = %.3g s", f->floor_s);
+    if (time >= 0) fprintf(out, "  floor/time: %.2f", time > 0 ? f->floor_s / time : INFINITY);
+    fputc('\n', out);
+}
+
+/* The "rates:" and "floor:" lines (or "floor: n/a"), floor/time for `time`
+ * (none when time < 0). */
+void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
+{
+    if (!f->have) {
+        fprintf(out, "floor: n/a\n");
+        return;
+    }
+    if (f->cpu) {
+        floor_print_cpu(out, f, t, time);
+        return;
+    }
+    char dt = dtype_letter(t), both[48] = "", gpus[32] = "", sum[40] = "";
+    if (f->bw_both > 0) snprintf(both, sizeof both, ", both ways %.1f GB/s", f->bw_both);
+    if (f->ndev > 1) {
+        snprintf(gpus, sizeof gpus, ", %d GPUs at once", f->ndev);
+        snprintf(sum, sizeof sum, ", the sum over %d GPUs", f->ndev);
+    }
+    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s%s (%s%s); in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s%s)\n",
+            f->bw_h2d, f->bw_d2h, both, f->measured_bw ? "measured" : "given", gpus, dt - 'a' + 'A',
+            (long long)f->pm, (long long)f->pn, (long long)f->pk, f->rate, f->measured_rate ? "measured" : "given",
+            sum);
+    fprintf(out, "floor: %.3g s (in %.3g, out %.3g", f->floor_s, f->t_in, f->t_out);
+    if (f->bw_both > 0) fprintf(out, ", bus %.3g", f->t_bus);
+    fprintf(out, ", math %.3g)", f->t_math);
+    if (time >= 0) fprintf(out, "  floor/time: %.2f", time > 0 ? f->floor_s / time : INFINITY);
+    fputc('\n', out);
+}
+
+/* "busy: H2D ... s, ...; overlap efficiency E" of a traced multiply (on the
+ * host backend: copies in and out). */
+static void print_busy(FILE *out, int host, double h2d, double compute, double d2h, double rd, double wr, double eff)
+{
+    fprintf(out, "busy: %s %.3g s, compute %.3g s, %s %.3g s, reader %.3g s, writer %.3g s; overlap efficiency %.2f",
+            host ? "copy in" : "H2D", h2d, compute, host ? "copy out" : "D2H", d2h, rd, wr, eff);
+}
+
+/* The "backend: ... plan: ..." line of the library's stats, the timeline
+ * when traced, and one line per device when there were several (on the host
+ * backend, the devices it simulates: OOC_HOST_DEVICES). */
+void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
+{
+    char b1[32], b2[32];
+    int host = strncmp(backend, "host", 4) == 0;
+    if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
+        fprintf(out, "backend: %s   plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n", backend);
+    else
+        fprintf(out,
+                "backend: %s%s   plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
+                "ring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s\n",
+                backend, host ? " (OpenBLAS on the CPU)" : "",
+                st->a_resident ? "op(A) resident, op(B) streamed (C^T = op(B)^T op(A)^T): " : "",
+                (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
+                (long long)st->panels, (long long)st->blocks, (int)st->ring_depth, (int)st->streams,
+                st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no", host ? "block buffers" : "device",
+                human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2));
+    if (st->traced) {
+        fprintf(out, "timeline: %.3g s from first to last %s; ", st->trace_wall, host ? "operation" : "device op");
+        print_busy(out, host, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,
+                   st->overlap_efficiency);
+        fputc('\n', out);
+    }
+    int nd = stats_ndevices(st);
+    if (nd > 1) fprintf(out, "op(B): %s\n", st->b_how);
+    for (int i = 0; nd > 1 && i < nd; i++) {
+        const ooc_device_stats_t *d = &st->device[i];
+        fprintf(out, "  %sdevice %d: %lld block%s, %s %.3g GB, %s %.3g GB, ", host ? "simulated " : "", (int)d->device,
+                (long long)d->blocks, d->blocks == 1 ? "" : "s", host ? "in" : "H2D", (double)d->bytes_h2d / 1e9,
+                host ? "out" : "D2H", (double)d->bytes_d2h / 1e9);
+        if (st->b_shared) fprintf(out, "from peers %.3g GB, ", (double)d->bytes_peer / 1e9);
+        fprintf(out, "its last block done at %.3g s", d->seconds);
+        if (st->traced) {
+            fprintf(out, "; timeline %.3g s, ", d->trace_wall);
+            print_busy(out, host, d->busy_h2d, d->busy_compute, d->busy_d2h, d->busy_read, d->busy_write,
+                       d->overlap_efficiency);
+        }
+        fputc('\n', out);
+    }
+}

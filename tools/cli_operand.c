@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_operand.c: matrix files on the command line of multiply and verify:
+ * an operand's path and raw-shape suffix (spec.c), opening it (.npy by its
+ * magic, raw by its suffix or --rows/--cols), describing it, checking that
+ * the operands of a product fit together, alpha and beta as one element of
+ * the product's type, and telling a journal from any other file.
+ */
+#include "config.h"
+
+#include "cli.h"
+
+void operand_free(operand_t *op)
+{
+    if (op->file) ooc_file_close(op->file, 0);
+    op->file = NULL;
+    free(op->path);
+    op->path = NULL;
+}
+
+/*
+ * Split a raw-shape suffix off an operand (spec.c: the last one, two or
+ * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
+ * them is a shape; missing fields come from --dtype and --layout; else d
+ * and row). Without such a suffix the whole argument is the path.
+ */
+int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d, operand_t *op)
+{
+    memset(op, 0, sizeof *op);
+    op->name = name;
+    op->arg = arg;
+    size_t path_len = 0, field = 0, field_len = 0;
+    switch (raw_spec_parse(arg, d->dtype, d->layout, &path_len, &op->spec, &field, &field_len)) {
+    case RAW_SPEC_OK:
+        op->path = strndup(arg, path_len);
+        op->shaped = 1;
+        break;
+    case RAW_SPEC_NONE:
+        if (*arg == '\0') return usage_error(cmd, "%s: empty file name", name);
+        op->path = strdup(arg);
+        break;
+    case RAW_SPEC_BAD_DTYPE:
+        return usage_error(cmd, "%s '%s': '%.*s' is not an element type (s, d, c, z; float32, float64, complex64, complex128; f4, f8, c8, c16)", name, arg,
+                           (int)field_len, arg + field);
+    case RAW_SPEC_BAD_ORDER:
+        return usage_error(cmd, "%s '%s': '%.*s' is not a layout (C or F, or row or col)", name, arg, (int)field_len,
+                           arg + field);
+    case RAW_SPEC_NO_PATH: return usage_error(cmd, "%s '%s': no file name before the shape", name, arg);
+    }
+    if (op->path == NULL) return fail(RC_RUNTIME, "out of host memory");
+    return RC_OK;
+}
+
+/*
+ * Open an operand for reading: raw with its suffix's shape; else .npy when
+ * the file starts with NumPy's magic; else raw with --rows/--cols when both
+ * were given; else an error saying how to give the shape.
+ */
+int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
+{
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "%s (%s)", op->name, op->path);
+    ooc_file_spec_t spec;
+    if (op->shaped) {
+        spec = op->spec;
+    } else {
+        memset(&spec, 0, sizeof spec);
+        spec.format = OOC_FORMAT_AUTO; /* unreadable: the library says why */
+        /* a peek at the magic of a regular file (never blocking on a FIFO);
+         * anything else, or an empty file, goes to the library as it is,
+         * which says what is wrong with it */
+        int fd = open(op->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat sb;
+        unsigned char magic[6];
+        ssize_t got = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, magic, sizeof magic, 0) : -1;
+        if (fd >= 0) close(fd);
+        if (got > 0 && ((size_t)got < sizeof magic || memcmp(magic, "\x93NUMPY", 6) != 0)) {
+            if (d->rows <= 0 || d->cols <= 0)
+                return fail(RC_INPUT,
+                            "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
+                            "%s:ROWSxCOLS:DTYPE:ORDER (or --rows and --cols)",
+                            what, op->path);
+            spec = (ooc_file_spec_t){OOC_FORMAT_RAW, d->rows, d->cols, d->dtype, d->layout};
+        }
+    }
+    ooc_status_t st = ooc_file_open(h, op->path, &spec, &op->file);
+    if (st != OOC_SUCCESS) {
+        op->file = NULL;
+        return lib_fail(h, st, AT_INPUT, NULL, NULL, what);
+    }
+    if ((st = ooc_file_describe(op->file, &op->spec)) != OOC_SUCCESS) return lib_fail(h, st, AT_INPUT, NULL, NULL, what);
+    /* --dtype names the product's element type: never converted, so an
+     * operand of another type is refused, never silently read as it is */
+    if (d->dtype_given && op->spec.dtype != d->dtype)
+        return usage_error(d->cmd, "--dtype %s, but %s holds %s: %s does not convert element types (leave out "
+                                   "--dtype, or give files of %s)",
+                           dtype_name(d->dtype), what, dtype_name(op->spec.dtype), d->cmd, dtype_name(d->dtype));
+    return RC_OK;
+}
+
+/* 1 when path is a regular file (not followed through a link) that holds a
+ * libooc_gemm journal: what a --resume can continue from. */
+int is_journal(const char *path)
+{
+    if (path == NULL) return 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat sb;
+    char head[16];
+    int yes = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+              memcmp(head, "oocgemm-journal ", sizeof head) == 0;
+    close(fd);
+    return yes;
+}
+
+/* "100 x 50 float64, row-major" */
+const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld x %lld %s, %s-major%s", (long long)s->rows, (long long)s->cols, dtype_name(s->dtype),
+             layout_name(s->layout), s->format == OOC_FORMAT_RAW ? ", raw" : "");
+    return buf;
+}
+
+/* Rows and columns of op(X) for the stored spec. */
+void op_shape(const ooc_file_spec_t *s, ooc_op_t op, int64_t *rows, int64_t *cols)
+{
+    *rows = op == OOC_OP_N ? s->rows : s->cols;
+    *cols = op == OOC_OP_N ? s->cols : s->rows;
+}
+
+/*
+ * op(A) m x k, op(B) k x n, C0 and C (when given) m x n, one element type.
+ * RC_OK with m, n, k, or RC_SHAPE with a message.
+ */
+int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t tb, const operand_t *C0,
+                          const operand_t *C, int64_t *m, int64_t *n, int64_t *k)
+{
+    const operand_t *all[4] = {A, B, C0, C};
+    for (int i = 1; i < 4; i++)
+        if (all[i] && all[i]->spec.dtype != A->spec.dtype)
+            return fail(RC_SHAPE, "element types differ: %s (%s) is %s, %s (%s) is %s", A->name, A->path,
+                        dtype_name(A->spec.dtype), all[i]->name, all[i]->path, dtype_name(all[i]->spec.dtype));
+    int64_t am, ak, bk, bn;
+    op_shape(&A->spec, ta, &am, &ak);
+    op_shape(&B->spec, tb, &bk, &bn);
+    if (ak != bk)
+        return fail(RC_SHAPE,
+                    "inner dimensions differ: op(A) is %lld x %lld but op(B) is %lld x %lld (A: %s, %lld x %lld, op "
+                    "%c; B: %s, %lld x %lld, op %c)",
+                    (long long)am, (long long)ak, (long long)bk, (long long)bn, A->path, (long long)A->spec.rows,
+                    (long long)A->spec.cols, op_letter(ta), B->path, (long long)B->spec.rows,
+                    (long long)B->spec.cols, op_letter(tb));
+    for (int i = 2; i < 4; i++)
+        if (all[i] && (all[i]->spec.rows != am || all[i]->spec.cols != bn))
+            return fail(RC_SHAPE, "%s (%s) is %lld x %lld, but op(A)*op(B) is %lld x %lld", all[i]->name,
+                        all[i]->path, (long long)all[i]->spec.rows, (long long)all[i]->spec.cols, (long long)am,
+                        (long long)bn);
+    *m = am;
+    *n = bn;
+    *k = ak;
+    return RC_OK;
+}
+
+scalar_t scalar_of(double x) { return (scalar_t){{x, 0.0}, {(float)x, 0.0f}}; }
+const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t) { return dtype_double(t) ? (const void *)s->d : (const void *)s->f; }
+
+/* "verify: <mode>: max relative error E (tolerance T): PASS|FAIL" */
+void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n)
+{
+    if (v->exact)
+        fprintf(f, "verify: exact (all %lld x %lld elements against OpenBLAS)", (long long)m, (long long)n);
+    else
+        fprintf(f, "verify: Freivalds with %d random vector%s + %lld row%s recomputed exactly", v->vectors,
+                v->vectors == 1 ? "" : "s", (long long)v->rows_checked, v->rows_checked == 1 ? "" : "s");
+    fprintf(f, ": max relative error %.3g (tolerance %.3g): %s\n", v->max_rel_err, v->tolerance,
+            v->passed ? "PASS" : "FAIL");
+}
+

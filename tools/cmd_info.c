@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_info.c: oocgemm info: the library, whether CUDA is compiled in, and
+ * each GPU: its properties, link and measured pinned bandwidth; without a
+ * GPU, why, and that the host backend is used.
+ */
+#include "config.h"
+
+#include "cli.h"
+
+void info_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oocgemm info [OPTIONS]\n"
+            "\n"
+            "Print the library version, whether CUDA support is compiled in, and each\n"
+            "GPU: name, compute capability, multiprocessors, memory (total and free),\n"
+            "copy engines, PCI bus id, PCIe link (generation and width), and the\n"
+            "pinned host-to-device and device-to-host bandwidth measured now (best of\n"
+            "three copies of BYTES each way). Without a GPU it says why, and that the\n"
+            "host backend is used; that is not an error.\n"
+            "\n"
+            "Measurement and output:\n"
+            "  --bytes BYTES         bytes copied each way for the bandwidth (default 1G;\n"
+            "                        BYTES: an integer with an optional binary suffix\n"
+            "                        K, M, G or T)\n"
+            "  --no-measure          do not measure the bandwidth\n"
+            "  --json                print one JSON object (see JSON OUTPUT in the\n"
+            "                        manual): cuda_compiled, device_count, devices (one\n"
+            "                        object per GPU), no_device_reason, backend\n"
+            "  -h, --help            this help\n"
+            "\n");
+}
+
+const struct option info_long_opts[] = {
+    {"bytes", required_argument, NULL, OPT_BYTES},
+    {"no-measure", no_argument, NULL, OPT_NO_MEASURE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One GPU as info reports it. */
+typedef struct {
+    int index;
+    ooc_status_t st; /* of ooc_device_info */
+    char error[1024];
+    ooc_device_info_t di;
+    int have_bw;
+    double h2d, d2h; /* bytes per second */
+    char bw_error[1024];
+} info_gpu_t;
+
+/* The GPU's properties and, when asked, its pinned bandwidth (on a handle
+ * of its own, on that device alone). */
+static void info_probe(ooc_handle_t *h, int i, int64_t bytes, int measure, info_gpu_t *g)
+{
+    memset(g, 0, sizeof *g);
+    g->index = i;
+    g->st = ooc_device_info(h, i, &g->di);
+    if (g->st != OOC_SUCCESS) {
+        snprintf(g->error, sizeof g->error, "%s: %s", ooc_status_string(g->st), ooc_last_error(h));
+        return;
+    }
+    if (!measure) return;
+    ooc_handle_t *hd = NULL;
+    ooc_status_t s2 = ooc_create(&hd);
+    if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
+    if (s2 == OOC_SUCCESS) s2 = ooc_set(hd, OOC_PARAM_DEVICE, i);
+    if (s2 == OOC_SUCCESS) s2 = ooc_measure_bandwidth(hd, (size_t)bytes, &g->h2d, &g->d2h);
+    if (s2 == OOC_SUCCESS) g->have_bw = 1;
+    else snprintf(g->bw_error, sizeof g->bw_error, "%s: %s", ooc_status_string(s2), hd ? ooc_last_error(hd) : "");
+    ooc_destroy(hd);
+}
+
+static void info_json_gpu(json_t *js, const info_gpu_t *g, int64_t bytes)
+{
+    const ooc_device_info_t *di = &g->di;
+    int ok = g->st == OOC_SUCCESS;
+    char cc[32];
+    snprintf(cc, sizeof cc, "%d.%d", di->compute_major, di->compute_minor);
+    json_object(js, NULL);
+    json_int(js, "device", g->index);
+    json_string(js, "error", ok ? NULL : g->error);
+    json_string(js, "name", ok ? di->name : NULL);
+    json_string(js, "compute_capability", ok ? cc : NULL);
+    json_int(js, "multiprocessors", di->multiprocessors);
+    json_uint(js, "memory_total", di->memory_total);
+    json_uint(js, "memory_free", di->memory_free);
+    json_int(js, "copy_engines", di->copy_engines);
+    json_string(js, "pci_bus_id", ok ? di->pci_bus_id : NULL);
+    json_int(js, "pcie_gen", di->pcie_gen);
+    json_int(js, "pcie_width", di->pcie_width);
+    json_int(js, "bandwidth_bytes", bytes);
+    json_real(js, "h2d_gbps", g->h2d / 1e9, g->have_bw);
+    json_real(js, "d2h_gbps", g->d2h / 1e9, g->have_bw);
+    json_end(js);
+}
+
+static void info_print_gpu(const info_gpu_t *g, int64_t bytes, int measure)
+{
+    const ooc_device_info_t *di = &g->di;
+    char b1[32], b2[32];
+    if (g->st != OOC_SUCCESS) {
+        printf("GPU %d: cannot describe it: %s\n", g->index, g->error);
+        return;
+    }
+    printf("GPU %d: %s\n", g->index, di->name);
+    printf("  compute capability %d.%d, %d multiprocessors\n", di->compute_major, di->compute_minor, di->multiprocessors);
+    printf("  memory: %s total, %s free\n", human_bytes(di->memory_total, b1, sizeof b1),
+           human_bytes(di->memory_free, b2, sizeof b2));
+    printf("  copy engines: %d%s\n", di->copy_engines,
+           di->copy_engines >= 2 ? " (copies both ways at once)" : " (one copy at a time)");
+    if (di->pcie_gen > 0) printf("  PCI bus id %s, PCIe Gen%d x%d\n", di->pci_bus_id, di->pcie_gen, di->pcie_width);
+    else printf("  PCI bus id %s, PCIe link unknown\n", di->pci_bus_id);
+    if (g->have_bw)
+        printf("  pinned bandwidth (%s each way): H2D %.1f GB/s, D2H %.1f GB/s\n",
+               human_bytes((uint64_t)bytes, b1, sizeof b1), g->h2d / 1e9, g->d2h / 1e9);
+    else if (measure)
+        printf("  pinned bandwidth: not measured: %s\n", g->bw_error);
+}
+
+/* Whether CUDA support is compiled in (a CUDA-less library refuses the
+ * cublas backend), and why there is no GPU, in reason[len]. */
+static int info_no_gpu(ooc_handle_t *probe, char *reason, size_t len)
+{
+    ooc_device_info_t di;
+    ooc_status_t st = ooc_set(probe, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
+    if (st == OOC_SUCCESS) st = ooc_device_info(probe, 0, &di);
+    int cuda = st != OOC_ERR_BACKEND_UNAVAILABLE;
+    const char *d = ooc_last_error(probe);
+    snprintf(reason, len, "%s", d && *d ? d : cuda ? "no GPU found" : "built without CUDA");
+    return cuda;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *cmd = "info";
+    int64_t bytes = (int64_t)1 << 30;
+    int json = 0, measure = 1;
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":h", info_long_opts, optname, sizeof optname);
+        if (c == -1) break;
+        switch (c) {
+        case OPT_BYTES:
+            if (parse_bytes(cmd, "--bytes", optarg, &bytes)) return RC_USAGE;
+            if (bytes <= 0) return usage_error(cmd, "--bytes: must be positive");
+            break;
+        case OPT_NO_MEASURE: measure = 0; break;
+        case OPT_JSON: json = 1; break;
+        case 'h': info_usage(stdout); print_exit_codes(stdout); return RC_OK;
+        default: return getopt_failure(cmd, c, argv, "h");
+        }
+    }
+    if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+
+    ooc_handle_t *h = NULL, *probe = NULL;
+    int rc = RC_OK, count = 0, cuda = 1;
+    char reason[1024] = "";
+    ooc_status_t st = ooc_create(&h);
+    if (st == OOC_SUCCESS) st = ooc_create(&probe);
+    if (st != OOC_SUCCESS) rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+    else if ((st = ooc_device_count(h, &count)) != OOC_SUCCESS)
+        rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "ooc_device_count");
+    if (rc == RC_OK && count == 0) cuda = info_no_gpu(probe, reason, sizeof reason);
+    json_t js;
+    if (rc == RC_OK && json) {
+        json_open(&js, stdout, "info");
+        json_bool(&js, "cuda_compiled", cuda);
+        json_int(&js, "device_count", count);
+        json_array(&js, "devices");
+    } else if (rc == RC_OK) {
+        printf("libooc_gemm %s (oocgemm %s); CUDA support: %s\n", ooc_version_string(), PACKAGE_VERSION,
+               cuda ? "compiled in" : "not compiled in");
+    }
+    for (int i = 0; rc == RC_OK && i < count; i++) {
+        info_gpu_t g;
+        info_probe(h, i, bytes, measure, &g);
+        if (json) info_json_gpu(&js, &g, bytes);
+        else info_print_gpu(&g, bytes, measure);
+    }
+    if (rc == RC_OK && json) {
+        json_end(&js);
+        json_string(&js, "no_device_reason", count == 0 ? reason : NULL);
+        json_string(&js, "backend", count > 0 ? "cublas" : "host");
+        json_close(&js, RC_OK);
+    } else if (rc == RC_OK && count == 0) {
+        printf("no CUDA device (%s); the host backend is used\n", reason);
+    }
+    ooc_destroy(probe);
+    ooc_destroy(h);
+    return rc;
+}

@@ -1,0 +1,676 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_multiply.c: oocgemm multiply: C = alpha*op(A)*op(B) + beta*C0 on
+ * matrix files, possibly larger than host memory, through a temporary file
+ * and a resume journal, with progress, an optional check and a summary
+ * against the floor. One job (mul_job_t) goes through its steps, each a
+ * function returning an exit status; one cleanup at the end.
+ */
+#include "config.h"
+
+#include "cli.h"
+
+/* oocgemm multiply                                                          */
+
+void multiply_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oocgemm multiply A B -o C [OPTIONS]\n"
+            "\n"
+            "C = alpha*op(A)*op(B) + beta*C0 on matrix files, possibly larger than host\n"
+            "memory (they are streamed, never held whole). op(A) is m x k, op(B) k x n,\n"
+            "C0 and C m x n. All operands have one element type; C gets it too. Every\n"
+            "input is opened and checked (format, element type, shapes) before the\n"
+            "output is created: a bad input leaves no file behind. C must be absent or a\n"
+            "regular file, and the inputs regular files (a FIFO or a device is refused).\n"
+            "\n"
+            "Operands:\n"
+            "  A, B                  .npy files (versions 1.0, 2.0, 3.0; float32, float64,\n"
+            "                        complex64, complex128; little-endian; C or Fortran\n"
+            "                        order), or raw little-endian data given as\n"
+            "                        PATH:ROWSxCOLS[:DTYPE[:LAYOUT]], e.g.\n"
+            "                        A.bin:1000x500:d:F (DTYPE as --dtype, LAYOUT C or\n"
+            "                        F, or row or col: the stored matrix, before op). A\n"
+            "                        file without the NumPy magic and without that\n"
+            "                        suffix is raw with the defaults below.\n"
+            "  --rows R, --cols C    shape of raw operands given without a suffix\n"
+            "  --dtype T             the element type of the product: s, d, c or z\n"
+            "                        (float32, float64, complex64, complex128; also f4,\n"
+            "                        f8, c8, c16). Raw operands without a DTYPE field\n"
+            "                        are read as T; an operand of another type is\n"
+            "                        refused (exit 2): nothing is converted. Without\n"
+            "                        --dtype the files say (raw: d)\n"
+            "  --layout row|col      storage layout of raw operands whose suffix gives\n"
+            "                        none: row-major (C order) or column-major (Fortran\n"
+            "                        order; also C or F) (default row); a .npy file\n"
+            "                        says its own\n"
+            "\n"
+            "Output:\n"
+            "  -o, --output C        the result (required). Written to C.ooc-tmp, renamed\n"
+            "                        onto C when complete and flushed: never half-written\n"
+            "  --out-format npy|raw  the format of C (default: npy when C ends in .npy,\n"
+            "                        else raw)\n"
+            "  --out-layout row|col  storage layout of C (default row; C0, and an operand\n"
+            "                        with op C on complex data, must be stored in C's\n"
+            "                        layout: without --out-layout C takes theirs, and a\n"
+            "                        conflict is an error, exit 5)\n"
+            "\n"
+            "Product:\n"
+            "  --transa N|T|C        op(A): A, A^T or A^H (default N; for real data C is\n"
+            "                        T)\n"
+            "  --transb N|T|C        op(B), likewise (default N)\n"
+            "  --alpha X             real scalar, (X, 0) for complex types (default 1)\n"
+            "  --c-in C0             add beta*C0 (C0 may be the output file itself: it is\n"
+            "                        read from the old file while the new one is written\n"
+            "                        beside it)\n"
+            "  --beta X              real scalar (default 1 with --c-in, else 0; a\n"
+            "                        nonzero X needs --c-in)\n"
+            "\n"
+            "Resuming (see RESUMING in the manual):\n"
+            "  --journal PATH        the resume journal (default C.ooc-journal). Every\n"
+            "                        finished row block of C is flushed and recorded there\n"
+            "                        with a checksum. It must be a file of its own (not an\n"
+            "                        input, not the output: exit 2); nothing but a\n"
+            "                        journal is ever removed or overwritten at PATH\n"
+            "  --resume              continue the job that C.ooc-tmp and the journal\n"
+            "                        record (after kill -9, a crash, a signal or a full\n"
+            "                        disk): the result is byte-identical to an\n"
+            "                        uninterrupted run. Give the same operands and\n"
+            "                        options. A journal of another job, or damaged or\n"
+            "                        edited, is refused (exit 6). A --resume run keeps its\n"
+            "                        journal marked complete: the same command again says\n"
+            "                        the job finished and does nothing (a requeued batch\n"
+            "                        job)\n"
+            "\n"
+            "On failure part-way the temporary file and the journal are kept for\n"
+            "--resume; any failure before the multiply starts leaves no file behind.\n"
+            "Another job writing the same C is refused (exit 6). SIGTERM, SIGINT, SIGHUP\n"
+            "and SIGUSR1 (Slurm's wall-time warning) stop the multiply cleanly,\n"
+            "resumable, with exit status 7.\n"
+            "\n"
+            "Check:\n"
+            "  --verify              after the multiply, check C (read back from its\n"
+            "                        path) against OpenBLAS as 'oocgemm verify' does (3\n"
+            "                        vectors, 16 rows); exit 1 if it fails\n"
+            "\n"
+            LIB_HELP
+            FLOOR_HELP
+            "The disk:\n"
+            "  --measure-disk        before the multiply, measure the disk with the page\n"
+            "                        cache bypassed (O_DIRECT): read up to 4 GiB of A,\n"
+            "                        write and flush a 2 GiB scratch file beside the\n"
+            "                        output, then both at once; the first two are used\n"
+            "                        as the bandwidths below, the third gives the\n"
+            "                        shared-disk bound (bytes read + written) / (both at\n"
+            "                        once)\n"
+            "  --disk-read-bw GB/s   the disk's read bandwidth, measured separately\n"
+            "  --disk-write-bw GB/s  the disk's write bandwidth, measured separately;\n"
+            "                        with either, io_bound = max(bytes read / read bw,\n"
+            "                        bytes written / write bw) and bound = max(floor,\n"
+            "                        io_bound) are shown with bound/time\n"
+            "\n"
+            "Progress and summary:\n"
+            "  --no-progress         no progress on stderr (by default a bar with percent,\n"
+            "                        blocks, GB/s, TFLOP/s and ETA on a terminal, a plain\n"
+            "                        line every 5%% or 10 s otherwise)\n"
+            "  -q, --quiet           print nothing but errors (and no progress)\n"
+            "  --json                print one JSON object on stdout instead of the\n"
+            "                        summary, also with -q and on failure (see JSON OUTPUT\n"
+            "                        in the manual): files, shape, backend, time_s,\n"
+            "                        tflops, bytes, floor, disk, bounds, plan, stats,\n"
+            "                        devices, check, and multiplied, interrupted,\n"
+            "                        resumable, signal\n"
+            "  -h, --help            this help\n"
+            "\n"
+            "The summary: time, rate, bytes read and written and their rates, the host\n"
+            "staging memory and the peak resident memory, the backend and its plan (one\n"
+            "line per device when several ran), the floor with floor/time, and the\n"
+            "disk's bounds.\n"
+            "\n");
+}
+
+typedef struct {
+    const char *a, *b, *out, *c_in, *journal;
+    ooc_op_t ta, tb;
+    double alpha, beta;
+    int verify, resume, quiet, json, no_progress;
+    lib_opts_t lib;
+    raw_defaults_t raw;
+    ooc_format_t out_format; /* AUTO: from the extension */
+    ooc_layout_t out_layout;
+    int have_out_layout;
+    double disk_read_bw, disk_write_bw; /* GB/s; 0: not given */
+    int measure_disk;                   /* measure them before the multiply */
+    floor_opts_t floor;
+} mul_opts_t;
+
+const struct option multiply_long_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"transa", required_argument, NULL, OPT_TRANSA},
+    {"transb", required_argument, NULL, OPT_TRANSB},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"beta", required_argument, NULL, OPT_BETA},
+    {"c-in", required_argument, NULL, OPT_C_IN},
+    {"verify", no_argument, NULL, OPT_VERIFY},
+    {"resume", no_argument, NULL, OPT_RESUME},
+    {"journal", required_argument, NULL, OPT_JOURNAL},
+    LIB_LONG_OPTS,
+    {"rows", required_argument, NULL, OPT_ROWS},
+    {"cols", required_argument, NULL, OPT_COLS},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"order", required_argument, NULL, OPT_LAYOUT}, /* the old spelling of --layout */
+    {"out-format", required_argument, NULL, OPT_OUT_FORMAT},
+    {"out-layout", required_argument, NULL, OPT_OUT_LAYOUT},
+    {"out-order", required_argument, NULL, OPT_OUT_LAYOUT}, /* the old spelling of --out-layout */
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    FLOOR_LONG_OPTS,
+    {"disk-read-bw", required_argument, NULL, OPT_DISK_READ_BW},
+    {"measure-disk", no_argument, NULL, OPT_MEASURE_DISK},
+    {"disk-write-bw", required_argument, NULL, OPT_DISK_WRITE_BW},
+    {"quiet", no_argument, NULL, 'q'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parse `oocgemm multiply` options into *o. Returns RC_OK, RC_USAGE, or -1
+ * for --help (already printed). */
+static int multiply_parse(int argc, char **argv, mul_opts_t *o)
+{
+    const char *cmd = "multiply";
+    common_opts_t co = {.dtype = OOC_R64, .layout = OOC_ROW_MAJOR, .ta = OOC_OP_N, .tb = OOC_OP_N, .alpha = 1.0};
+    memset(o, 0, sizeof *o);
+    o->lib.backend = OOC_BACKEND_AUTO;
+    o->out_layout = OOC_ROW_MAJOR;
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        char optname[64];
+        int c = cli_getopt(argc, argv, ":o:qh", multiply_long_opts, optname, sizeof optname);
+        if (c == -1) break;
+        int shared = common_opt_parse(cmd, c, optname, optarg, &co);
+        if (shared == 0) shared = lib_opt_parse(cmd, c, optname, optarg, &o->lib);
+        if (shared == 0) shared = floor_opt_parse(cmd, c, optarg, &o->floor);
+        if (shared < 0) return RC_USAGE;
+        if (shared > 0) continue;
+        switch (c) {
+        case 'o': o->out = optarg; break;
+        case OPT_C_IN: o->c_in = optarg; break;
+        case OPT_VERIFY: o->verify = 1; break;
+        case OPT_RESUME: o->resume = 1; break;
+        case OPT_JOURNAL:
+            if (*optarg == '\0') return usage_error(cmd, "--journal: empty path");
+            o->journal = optarg;
+            break;
+        case OPT_OUT_FORMAT:
+            if (strcasecmp(optarg, "npy") == 0) o->out_format = OOC_FORMAT_NPY;
+            else if (strcasecmp(optarg, "raw") == 0) o->out_format = OOC_FORMAT_RAW;
+            else return usage_error(cmd, "--out-format: '%s' is not npy or raw", optarg);
+            break;
+        case OPT_OUT_LAYOUT:
+            if (order_parse(optarg, &o->out_layout))
+                return usage_error(cmd, "%s: '%s' is not row or col (or C or F)", optname, optarg);
+            o->have_out_layout = 1;
+            break;
+        case OPT_NO_PROGRESS: o->no_progress = 1; break;
+        case OPT_DISK_READ_BW:
+            if (parse_real(cmd, "--disk-read-bw", optarg, 1, &o->disk_read_bw)) return RC_USAGE;
+            break;
+        case OPT_MEASURE_DISK: o->measure_disk = 1; break;
+        case OPT_DISK_WRITE_BW:
+            if (parse_real(cmd, "--disk-write-bw", optarg, 1, &o->disk_write_bw)) return RC_USAGE;
+            break;
+        case 'h': multiply_usage(stdout); print_exit_codes(stdout); return -1;
+        default: return getopt_failure(cmd, c, argv, "oqh");
+        }
+    }
+    o->ta = co.ta;
+    o->tb = co.tb;
+    o->alpha = co.alpha;
+    o->beta = co.beta;
+    o->quiet = co.quiet;
+    o->json = co.json;
+    o->raw = (raw_defaults_t){cmd, co.rows, co.cols, co.dtype, co.layout, co.dtype_given};
+    if (argc - optind < 2) return usage_error(cmd, "two input files A and B are required");
+    if (argc - optind > 2)
+        return usage_error(cmd, "unexpected argument '%s' (the output is given with -o)", argv[optind + 2]);
+    o->a = argv[optind];
+    o->b = argv[optind + 1];
+    if (o->out == NULL) return usage_error(cmd, "-o C is required (the output file)");
+    if (*o->out == '\0') return usage_error(cmd, "-o: empty file name");
+    if ((o->raw.rows > 0) != (o->raw.cols > 0)) return usage_error(cmd, "--rows and --cols go together");
+    if (o->c_in && !co.beta_given) o->beta = 1.0;
+    if (o->beta != 0.0 && o->c_in == NULL)
+        return usage_error(cmd, "--beta %g needs --c-in C0 (the matrix beta multiplies)", o->beta);
+    return RC_OK;
+}
+
+/* The journal must be a file of its own: not an operand, not the output.
+ * RC_OK, or RC_USAGE with a message (nothing is created before this). */
+static int journal_apart(const char *cmd, const char *journal, const char *out, const operand_t *const *ops, int n)
+{
+    struct stat j, o;
+    if (stat(journal, &j) != 0) return RC_OK;
+    for (int i = 0; i < n; i++)
+        if (ops[i] && ops[i]->path && stat(ops[i]->path, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+            return usage_error(cmd, "--journal %s is the input %s (%s): the journal must be a file of its own",
+                               journal, ops[i]->name, ops[i]->path);
+    if (stat(out, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+        return usage_error(cmd, "--journal %s is the output %s: the journal must be a file of its own", journal, out);
+    return RC_OK;
+}
+
+/* One file multiply, from its options to its summary. */
+typedef struct {
+    mul_opts_t o;
+    operand_t A, B, C0, Cv;  /* Cv: C read back for --verify */
+    ooc_handle_t *h;
+    ooc_file_t *C;           /* the output while it is written */
+    char *tmp_path, *journal_path;
+    ooc_file_spec_t cspec;   /* what C is made as */
+    scalar_t alpha, beta;
+    ooc_files_opts_t fo;
+    progress_t prog;
+    ooc_stats_t stats;
+    ooc_verify_result_t vr;
+    int verified, multiplied, already, interrupted;
+    int have_shape; /* the operands fit together: m, n, k and t are known */
+    int64_t m, n, k;
+    ooc_dtype_t t;
+    double secs, disk_both;
+} mul_job_t;
+
+/* The operands parsed, the paths of the temporary file and the journal,
+ * the handle with every option, and the signals that stop the job. */
+static int mul_prepare(mul_job_t *j)
+{
+    const char *cmd = "multiply";
+    mul_opts_t *o = &j->o;
+    int rc;
+    ooc_status_t st;
+    if ((rc = operand_parse(cmd, "A", o->a, &o->raw, &j->A)) != RC_OK ||
+        (rc = operand_parse(cmd, "B", o->b, &o->raw, &j->B)) != RC_OK ||
+        (o->c_in && (rc = operand_parse(cmd, "C0", o->c_in, &o->raw, &j->C0)) != RC_OK))
+        return rc;
+    if (asprintf(&j->tmp_path, "%s.ooc-tmp", o->out) < 0) j->tmp_path = NULL;
+    if (o->journal) j->journal_path = strdup(o->journal);
+    else if (asprintf(&j->journal_path, "%s.ooc-journal", o->out) < 0) j->journal_path = NULL;
+    if (!j->tmp_path || !j->journal_path) return fail(RC_RUNTIME, "out of host memory");
+    if ((st = ooc_create(&j->h)) != OOC_SUCCESS) return lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
+    if ((st = lib_opts_apply(j->h, &o->lib)) != OOC_SUCCESS) return lib_fail(j->h, st, AT_OTHER, NULL, NULL, "options");
+    stop_signals_install(j->h);
+    return RC_OK;
+}
+
+/*
+ * ooc_gemm_files needs C0, and an operand whose op is C, stored in C's
+ * order: without --out-order, C takes their order. RC_OK, or RC_SHAPE when
+ * they disagree with each other or with --out-order.
+ */
+static int mul_out_layout(mul_job_t *j)
+{
+    mul_opts_t *o = &j->o;
+    const struct {
+        const operand_t *op;
+        const char *why;
+    } need[3] = {
+        {o->c_in ? &j->C0 : NULL, "--c-in"},
+        {o->ta == OOC_OP_C ? &j->A : NULL, "--transa C"},
+        {o->tb == OOC_OP_C ? &j->B : NULL, "--transb C"},
+    };
+    const char *chosen_by = "--out-layout";
+    for (int i = 0; i < 3; i++) {
+        if (need[i].op == NULL) continue;
+        if (!o->have_out_layout) {
+            o->out_layout = need[i].op->spec.layout;
+            o->have_out_layout = 1;
+            chosen_by = need[i].why;
+        } else if (need[i].op->spec.layout != o->out_layout) {
+            return fail(RC_SHAPE,
+                        "%s needs %s (%s) stored in the output's order, but it is in %s order and %s makes the "
+                        "output %s order",
+                        need[i].why, need[i].op->name, need[i].op->path, order_name(need[i].op->spec.layout),
+                        chosen_by, order_name(o->out_layout));
+        }
+    }
+    return RC_OK;
+}
+
+/* Every input opened and checked before the output exists; the output's
+ * spec, the scalars, and the journal kept apart from every file. */
+static int mul_open_inputs(mul_job_t *j)
+{
+    mul_opts_t *o = &j->o;
+    int rc;
+    if ((rc = operand_open(j->h, &j->A, &o->raw)) != RC_OK || (rc = operand_open(j->h, &j->B, &o->raw)) != RC_OK ||
+        (o->c_in && (rc = operand_open(j->h, &j->C0, &o->raw)) != RC_OK))
+        return rc;
+    if ((rc = check_operands(&j->A, o->ta, &j->B, o->tb, o->c_in ? &j->C0 : NULL, NULL, &j->m, &j->n, &j->k)) != RC_OK)
+        return rc;
+    j->t = j->A.spec.dtype;
+    j->have_shape = 1;
+    if (!dtype_complex(j->t)) { /* A^H = A^T for real data */
+        if (o->ta == OOC_OP_C) o->ta = OOC_OP_T;
+        if (o->tb == OOC_OP_C) o->tb = OOC_OP_T;
+    }
+    if ((rc = mul_out_layout(j)) != RC_OK) return rc;
+    ooc_format_t format = o->out_format != OOC_FORMAT_AUTO ? o->out_format
+                          : has_npy_ext(o->out)           ? OOC_FORMAT_NPY
+                                                          : OOC_FORMAT_RAW;
+    j->cspec = (ooc_file_spec_t){format, j->m, j->n, j->t, o->out_layout};
+    j->alpha = scalar_of(o->alpha);
+    j->beta = scalar_of(o->beta);
+    j->fo = (ooc_files_opts_t){o->journal, o->resume, progress_cb, &j->prog};
+    const operand_t *ops[3] = {&j->A, &j->B, o->c_in ? &j->C0 : NULL};
+    return journal_apart("multiply", j->journal_path, o->out, ops, 3);
+}
+
+/* --measure-disk: the disk's bandwidths now, unless given. */
+static void mul_measure_disk(mul_job_t *j)
+{
+    mul_opts_t *o = &j->o;
+    double rd, wr;
+    measure_disk(j->A.path, o->out, &rd, &wr, &j->disk_both);
+    if (o->disk_read_bw <= 0) o->disk_read_bw = rd;
+    if (o->disk_write_bw <= 0) o->disk_write_bw = wr;
+    if (!o->quiet && !o->json)
+        printf("disk (O_DIRECT, measured now): read %.3g GB/s, write %.3g GB/s, both at once %.3g GB/s in all%s\n", rd,
+               wr, j->disk_both, rd > 0 && wr > 0 ? "" : " (0: could not measure)");
+}
+
+/* A failed or interrupted ooc_gemm_files(): the exit status and message,
+ * and what a later --resume can use is kept: the journal this run keeps, or
+ * the files a refused resume found (they may belong to another job); a
+ * fresh run refused at its journal has nothing worth keeping. */
+static int mul_failed(mul_job_t *j, ooc_status_t st)
+{
+    int rc;
+    j->interrupted = st == OOC_ERR_CANCELLED;
+    if (j->interrupted)
+        rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks: stopped cleanly, resumable",
+                  signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)j->prog.total);
+    else
+        rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, j->journal_path, "multiply");
+    int refused = st == OOC_ERR_JOURNAL || st == OOC_ERR_BUSY;
+    int keep = refused ? j->o.resume : is_journal(j->journal_path);
+    ooc_file_close(j->C, !keep);
+    j->C = NULL;
+    if (refused && j->o.resume)
+        fprintf(stderr, "%s: %s and %s are left as they were: check the command, or run it without --resume to "
+                "start over\n", progname, j->tmp_path, j->journal_path);
+    else if (keep)
+        fprintf(stderr, "%s: the finished row blocks are kept in %s (journal %s): run the same command with "
+                "--resume to continue\n", progname, j->tmp_path, j->journal_path);
+    return rc;
+}
+
+/* The multiply itself: a finished job found by --resume does nothing;
+ * otherwise the output is created (starting over removes an obsolete
+ * journal; the library removes only a journal, never an input named by
+ * mistake), multiplied into and committed. */
+static int mul_run(mul_job_t *j)
+{
+    mul_opts_t *o = &j->o;
+    const void *pa = scalar_ptr(&j->alpha, j->t), *pb = scalar_ptr(&j->beta, j->t);
+    ooc_file_t *c0 = o->c_in ? j->C0.file : NULL;
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "output (%s)", o->out);
+    ooc_status_t st;
+    if (o->resume) { /* a requeued batch job whose work is done: nothing to do */
+        st = ooc_gemm_files_finished(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, o->out, &j->cspec, &j->fo,
+                                     &j->already);
+        if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
+    }
+    if (j->already) {
+        j->multiplied = 1;
+        if (!o->quiet && !o->json)
+            printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
+                   "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
+        return RC_OK;
+    }
+    if ((st = ooc_file_create(j->h, o->out, &j->cspec, o->resume ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
+        j->C = NULL;
+        return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
+    }
+    progress_t *p = &j->prog;
+    p->mode = o->quiet || o->no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
+    p->flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
+    p->next_pct = 5;
+    p->t0 = p->last_print = now_seconds();
+    st = ooc_gemm_files(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, j->C, &j->fo);
+    j->secs = now_seconds() - p->t0;
+    progress_end(p);
+    if (st != OOC_SUCCESS) return mul_failed(j, st);
+    j->multiplied = 1;
+    if ((st = ooc_file_commit(j->h, j->C)) != OOC_SUCCESS) {
+        int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
+        ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
+        j->C = NULL;
+        fprintf(stderr, "%s: the complete result is left in %s\n", progname, j->tmp_path);
+        return rc;
+    }
+    ooc_file_close(j->C, 0);
+    j->C = NULL;
+    /* The journal now says "complete". A run with --resume (a batch script
+     * that may be requeued) keeps it, so that running it again finds the job
+     * finished; a plain run leaves nothing beside its output. */
+    if (!o->resume && is_journal(j->journal_path)) unlink(j->journal_path);
+    if (ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
+    if (j->stats.trace_status != OOC_SUCCESS)
+        fprintf(stderr, "%s: warning: the trace was not written (%s): the result %s is complete\n", progname,
+                j->stats.trace_error, o->out);
+    return RC_OK;
+}
+
+/* --verify: C read back from its target path, as a user would, and checked
+ * as oocgemm verify does. A signal since the multiply left the handle
+ * cancelled: the check stops. RC_OK or RC_CHECK_FAILED, else a failure. */
+static int mul_verify(mul_job_t *j)
+{
+    mul_opts_t *o = &j->o;
+    int rc;
+    j->Cv.name = "C";
+    j->Cv.arg = o->out;
+    if ((j->Cv.path = strdup(o->out)) == NULL) return fail(RC_RUNTIME, "out of host memory");
+    j->Cv.shaped = 1;
+    j->Cv.spec = j->cspec;
+    if (j->cspec.format == OOC_FORMAT_NPY) j->Cv.spec.format = OOC_FORMAT_AUTO;
+    if ((rc = operand_open(j->h, &j->Cv, &o->raw)) != RC_OK) return rc;
+    ooc_status_t st = ooc_verify_files(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
+                                       scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->Cv.file, 3, 16,
+                                       &j->vr);
+    if (st == OOC_ERR_CANCELLED) {
+        j->interrupted = 1;
+        return fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, but not verified",
+                    signal_name(stop_signal_caught()), o->out);
+    }
+    if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
+    j->verified = 1;
+    if (j->vr.passed) return RC_OK;
+    return fail(RC_CHECK_FAILED, "verification failed: max relative error %.3g exceeds the tolerance %.3g",
+                j->vr.max_rel_err, j->vr.tolerance);
+}
+
+/* The bounds of the summary: the floor, the disk's, and their max. */
+typedef struct {
+    floor_t fl;
+    double br, bw;           /* bytes read and written */
+    double tflops;
+    int64_t resumed, total_blocks;
+    int have_io, have_bound;
+    double io_bound, bound;
+} mul_bounds_t;
+
+static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
+{
+    mul_opts_t *o = &j->o;
+    memset(b, 0, sizeof *b);
+    b->fl = (floor_t){.bw_h2d = o->floor.bw_h2d, .bw_d2h = o->floor.bw_d2h, .rate = o->floor.rate};
+    if (!o->floor.no_floor) {
+        floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
+        floor_compute(&b->fl, j->t, j->m, j->n, j->k, o->c_in != NULL && o->beta != 0.0);
+    }
+    b->br = (double)j->prog.bytes_read;
+    b->bw = (double)j->prog.bytes_written;
+    /* a resumed run did only the blocks the journal did not have */
+    b->resumed = j->stats.blocks_resumed;
+    b->total_blocks = j->stats.blocks * j->stats.panels;
+    double run_flops = j->prog.flops;
+    if (b->resumed > 0 && b->total_blocks > 0)
+        run_flops = j->prog.flops * (double)(b->total_blocks - b->resumed) / (double)b->total_blocks;
+    b->tflops = j->secs > 0 ? run_flops / j->secs / 1e12 : INFINITY;
+    b->have_io = o->disk_read_bw > 0 || o->disk_write_bw > 0;
+    if (o->disk_read_bw > 0) b->io_bound = b->br / (o->disk_read_bw * 1e9);
+    if (o->disk_write_bw > 0 && b->bw / (o->disk_write_bw * 1e9) > b->io_bound)
+        b->io_bound = b->bw / (o->disk_write_bw * 1e9);
+    b->have_bound = b->fl.have || b->have_io;
+    b->bound = b->fl.have ? b->fl.floor_s : 0;
+    if (b->have_io && b->io_bound > b->bound) b->bound = b->io_bound;
+}
+
+/* The one JSON object of a multiply, whether it ran (b) or failed part-way
+ * (b NULL: what was given, how far it got). */
+static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
+{
+    mul_opts_t *o = &j->o;
+    int sig = stop_signal_caught();
+    double secs = j->secs;
+    json_t js;
+    json_open(&js, stdout, "multiply");
+    json_object(&js, "files");
+    json_file(&js, "a", o->a, j->A.file ? &j->A.spec : NULL);
+    json_file(&js, "b", o->b, j->B.file ? &j->B.spec : NULL);
+    json_file(&js, "c_in", o->c_in, j->C0.file ? &j->C0.spec : NULL);
+    json_file(&js, "c", o->out, j->multiplied ? &j->cspec : NULL);
+    json_end(&js);
+    if (j->have_shape) json_shape(&js, "shape", j->m, j->n, j->k);
+    else json_null(&js, "shape");
+    json_problem(&js, j->have_shape ? &j->t : NULL, o->ta, o->tb, o->alpha, o->beta);
+    json_string(&js, "backend", j->h ? ooc_backend_name(j->h) : NULL);
+    json_bool(&js, "multiplied", j->multiplied);
+    json_bool(&js, "already_finished", j->already);
+    json_bool(&js, "resumed", b && b->resumed > 0);
+    json_int(&js, "blocks_before_resume", b ? b->resumed : 0);
+    json_bool(&js, "interrupted", j->interrupted);
+    json_bool(&js, "resumable", !j->multiplied && j->journal_path && is_journal(j->journal_path));
+    json_string(&js, "signal", sig ? signal_name(sig) : NULL);
+    json_real(&js, "time_s", secs, b != NULL);
+    json_real(&js, "tflops", b ? b->tflops : 0, b != NULL);
+    json_uint(&js, "bytes_read", j->prog.bytes_read);
+    json_uint(&js, "bytes_written", j->prog.bytes_written);
+    json_real(&js, "read_gbps", secs > 0 && b ? b->br / secs / 1e9 : NAN, 1);
+    json_real(&js, "write_gbps", secs > 0 && b ? b->bw / secs / 1e9 : NAN, 1);
+    json_uint(&js, "host_staging_bytes", j->stats.host_bytes);
+    json_uint(&js, "peak_rss_bytes", peak_rss_bytes());
+    if (b) json_floor(&js, "floor", &b->fl, secs);
+    else json_null(&js, "floor");
+    if (o->disk_read_bw > 0 || o->disk_write_bw > 0 || j->disk_both > 0) {
+        json_object(&js, "disk");
+        json_real(&js, "read_gbps", o->disk_read_bw, o->disk_read_bw > 0);
+        json_real(&js, "write_gbps", o->disk_write_bw, o->disk_write_bw > 0);
+        json_real(&js, "both_gbps", j->disk_both, j->disk_both > 0);
+        json_bool(&js, "measured", o->measure_disk);
+        json_end(&js);
+    } else {
+        json_null(&js, "disk");
+    }
+    json_real(&js, "io_bound_s", b ? b->io_bound : 0, b && b->have_io);
+    json_real(&js, "shared_disk_bound_s", b ? (b->br + b->bw) / (j->disk_both * 1e9) : 0, b && j->disk_both > 0);
+    json_real(&js, "bound_s", b ? b->bound : 0, b && b->have_bound);
+    json_real(&js, "bound_over_time", b && secs > 0 ? b->bound / secs : INFINITY, b && b->have_bound);
+    json_plan(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
+    json_stats(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
+    json_check_files(&js, &j->vr, j->verified);
+    json_close(&js, rc);
+}
+
+static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
+{
+    mul_opts_t *o = &j->o;
+    double secs = j->secs, br = b->br, bw = b->bw;
+    char b1[32], b2[32];
+    printf("oocgemm %s: %s = %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s, alpha=%g beta=%g\n", PACKAGE_VERSION, o->out,
+           o->ta == OOC_OP_N ? "" : o->ta == OOC_OP_T ? "T:" : "H:", j->A.path,
+           o->tb == OOC_OP_N ? "" : o->tb == OOC_OP_T ? "T:" : "H:", j->B.path, o->c_in ? " + beta x " : "",
+           o->c_in ? j->C0.path : "", (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t), o->alpha,
+           o->beta);
+    char d1[128], d2[128], d3[128];
+    printf("files: A %s; B %s", describe_spec(&j->A.spec, d1, sizeof d1), describe_spec(&j->B.spec, d2, sizeof d2));
+    if (o->c_in) printf("; C0 %s", describe_spec(&j->C0.spec, d3, sizeof d3));
+    printf("; C %s\n", describe_spec(&j->cspec, d3, sizeof d3));
+    print_plan(stdout, ooc_backend_name(j->h), &j->stats);
+    printf("time: %.3g s   rate: %s", secs, format_rate(b->tflops * 1e12, b1, sizeof b1));
+    if (b->resumed > 0)
+        printf("   (resumed after %lld of %lld blocks)", (long long)b->resumed, (long long)b->total_blocks);
+    printf("\n");
+    printf("disk: read %s (%.3g GB/s), written %s (%.3g GB/s)\n", human_bytes(j->prog.bytes_read, b1, sizeof b1),
+           secs > 0 ? br / secs / 1e9 : 0.0, human_bytes(j->prog.bytes_written, b2, sizeof b2),
+           secs > 0 ? bw / secs / 1e9 : 0.0);
+    printf("memory: host staging %s, peak RSS %s\n", human_bytes(j->stats.host_bytes, b1, sizeof b1),
+           human_bytes(peak_rss_bytes(), b2, sizeof b2));
+    if (o->floor.no_floor) printf("floor: not measured (--no-floor)\n");
+    else floor_print(stdout, &b->fl, j->t, secs);
+    if (b->have_io)
+        printf("io bound: %.3g s (read %.3g GB at %s GB/s, written %.3g GB at %s GB/s)\n", b->io_bound, br / 1e9,
+               o->disk_read_bw > 0 ? (snprintf(b1, sizeof b1, "%.3g", o->disk_read_bw), b1) : "?", bw / 1e9,
+               o->disk_write_bw > 0 ? (snprintf(b2, sizeof b2, "%.3g", o->disk_write_bw), b2) : "?");
+    else
+        printf("io bound: n/a (give --disk-read-bw and --disk-write-bw)\n");
+    if (b->have_bound)
+        printf("bound: max(floor, io bound) = %.3g s  bound/time: %.2f\n", b->bound, secs > 0 ? b->bound / secs : INFINITY);
+    if (j->disk_both > 0)
+        printf("shared-disk bound: (read + written) / both-at-once bandwidth = %.3g s  ratio to time: %.2f\n",
+               (br + bw) / (j->disk_both * 1e9), secs > 0 ? (br + bw) / (j->disk_both * 1e9) / secs : INFINITY);
+}
+
+/* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
+static void mul_summary(mul_job_t *j, int rc)
+{
+    mul_opts_t *o = &j->o;
+    mul_bounds_t b;
+    int report = (o->json || !o->quiet) && !j->already && !stop_signal_caught();
+    memset(&b, 0, sizeof b);
+    if (report) mul_bounds(j, &b);
+    if (o->json) mul_print_json(j, &b, rc);
+    else if (!o->quiet && !j->already) mul_print_text(j, &b);
+    if (!o->json && !o->quiet && j->verified) print_verify(stdout, &j->vr, j->m, j->n);
+}
+
+/* What the job holds, released in reverse order; an output still open
+ * (a failure before the multiply) is removed. */
+static void mul_cleanup(mul_job_t *j)
+{
+    stop_signals_remove();
+    if (j->C) ooc_file_close(j->C, 1);
+    operand_free(&j->Cv);
+    operand_free(&j->C0);
+    operand_free(&j->B);
+    operand_free(&j->A);
+    pthread_mutex_destroy(&j->prog.lock);
+    free(j->journal_path);
+    free(j->tmp_path);
+    ooc_destroy(j->h);
+}
+
+int cmd_multiply(int argc, char **argv)
+{
+    mul_job_t *j = calloc(1, sizeof *j);
+    if (j == NULL) return fail(RC_RUNTIME, "out of host memory");
+    pthread_mutex_init(&j->prog.lock, NULL);
+    int rc = multiply_parse(argc, argv, &j->o);
+    if (rc < 0) rc = RC_OK; /* --help */
+    else if (rc == RC_OK) {
+        rc = mul_prepare(j);
+        if (rc == RC_OK) rc = mul_open_inputs(j);
+        if (rc == RC_OK && j->o.measure_disk) mul_measure_disk(j);
+        if (rc == RC_OK) rc = mul_run(j);
+        if (rc == RC_OK && j->o.verify) rc = mul_verify(j);
+        if (rc == RC_OK || rc == RC_CHECK_FAILED) mul_summary(j, rc);
+        else if (j->o.json) mul_print_json(j, NULL, rc);
+    }
+    mul_cleanup(j);
+    free(j);
+    return rc;
+}
