@@ -63,6 +63,9 @@ def walk(v, where, command):
         elif key in ("floor", "probe_floor"):
             assert x is None or set(x) == FLOOR_KEYS, "%s: keys %r" % (at, sorted(x))
             assert x is None or x["kind"] in ("gpu", "cpu"), "%s.kind = %r" % (at, x["kind"])
+        elif key == "backend_reason":
+            assert x is None or x.startswith("CUDA not used: "), "%s = %r" % (at, x)
+            assert x is None or v.get("backend") == "host", "%s with backend %r" % (at, v.get("backend"))
         elif key == "check":
             assert x is None or set(x) == CHECK_KEYS, "%s: keys %r" % (at, sorted(x))
         elif key == "devices":
@@ -148,7 +151,15 @@ def main():
          check=lambda o: o["check"]["passed"] is False or 1 / 0)
 
     # info, run, bench
-    case("info", tool, ["info", "--no-measure", "--json"], "info", 0)
+    info = {}
+    case("info", tool, ["info", "--no-measure", "--json"], "info", 0,
+         check=lambda o: (info.update(o), o["cuda_status"] in ("usable", "no_device", "unavailable") or 1 / 0,
+                          (o["cuda_status"] == "usable") == (o["device_count"] > 0) or 1 / 0))
+    # without a GPU, the host backend says why CUDA is not used; with one,
+    # --backend host needs no reason
+    no_gpu = info.get("device_count", 0) == 0
+    case("run: why the host backend", tool, ["run", "-m", "90", "-n", "70", "-k", "50", "--json"], "run", 0,
+         check=lambda o: (o["backend"] != "host" or (o["backend_reason"] is not None) == no_gpu) or 1 / 0)
     for dt in ("s", "d", "c", "z"):
         case("run --dtype " + dt, tool, ["run", "-m", "90", "-n", "70", "-k", "50", "--dtype", dt] + H + ["--json"],
              "run", 0)

@@ -249,6 +249,7 @@ void bench_print_json(json_t *js, const bench_result_t *res)
     json_string(js, "layout", layout_name(o->layout));
     json_string(js, "memory", o->pinned ? "pinned" : "pageable");
     json_string(js, "backend", res->backend);
+    json_string(js, "backend_reason", backend_reason(res->backend));
     json_int(js, "repeat", o->repeat);
     json_string(js, "error", res->error[0] ? res->error : NULL);
     /* --devices: the list (the first first; [] for every device when not

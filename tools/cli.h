@@ -324,6 +324,13 @@ const char *format_eta(double s, char *buf, size_t len);
 uint64_t peak_rss_bytes(void);
 int stats_ndevices(const ooc_stats_t *st);
 int cli_cpu_count(void);
+/* Why the CUDA backend is not used (ooc_cuda_probe's reason: built without
+ * CUDA, no module, no CUDA runtime, no driver, no GPU), or NULL when a GPU is
+ * usable and the host backend was asked for. */
+const char *cuda_unused_reason(void);
+/* JSON's backend_reason: on the host backend, "CUDA not used: ..." (NULL
+ * otherwise, or when the host backend was asked for on a machine with a GPU). */
+const char *backend_reason(const char *backend);
 
 /* ------------------------------------------------------------------------ */
 /* Option values (cli_opts.c)                                                */

@@ -164,13 +164,16 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
 {
     char b1[32], b2[32];
     int host = strncmp(backend, "host", 4) == 0;
+    /* the host backend chosen for want of CUDA says why, on a line of its own */
+    const char *why = host ? cuda_unused_reason() : NULL;
+    if (why) fprintf(out, "backend: %s (OpenBLAS on the CPU; CUDA not used: %s)\n", backend, why);
+    else fprintf(out, "backend: %s%s   ", backend, host ? " (OpenBLAS on the CPU)" : "");
     if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
-        fprintf(out, "backend: %s   plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n", backend);
+        fprintf(out, "plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n");
     else
         fprintf(out,
-                "backend: %s%s   plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
+                "plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
                 "ring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s\n",
-                backend, host ? " (OpenBLAS on the CPU)" : "",
                 st->a_resident ? "op(A) resident, op(B) streamed (C^T = op(B)^T op(A)^T): " : "",
                 (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
                 (long long)st->panels, (long long)st->blocks, (int)st->ring_depth, (int)st->streams,

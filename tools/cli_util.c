@@ -134,6 +134,23 @@ int stats_ndevices(const ooc_stats_t *st)
 }
 
 
+const char *cuda_unused_reason(void)
+{
+    int gpus = 0;
+    const char *why = NULL;
+    if (ooc_cuda_probe(&gpus, &why, NULL) == OOC_SUCCESS && gpus > 0) return NULL;
+    return why && *why ? why : "no GPU";
+}
+
+const char *backend_reason(const char *backend)
+{
+    static char buf[8400];
+    const char *why = backend && strncmp(backend, "host", 4) == 0 ? cuda_unused_reason() : NULL;
+    if (why == NULL) return NULL;
+    snprintf(buf, sizeof buf, "CUDA not used: %s", why);
+    return buf;
+}
+
 /* The CPUs this process may run on: its affinity mask (taskset, numactl, a
  * batch job's allocation), not every CPU online; at least 1. */
 int cli_cpu_count(void)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_info.c: oocgemm info: the library, whether CUDA is compiled in, and
+ * cmd_info.c: oocgemm info: the library, its CUDA backend (the module it
+ * loaded, or why there is none), and
  * each GPU: its properties, link and measured pinned bandwidth; without a
  * GPU, why, and that the host backend is used.
  */
@@ -13,7 +14,10 @@ void info_usage(FILE *f)
     fprintf(f,
             "Usage: oocgemm info [OPTIONS]\n"
             "\n"
-            "Print the library version, whether CUDA support is compiled in, and each\n"
+            "Print the library version; its CUDA backend: the module loaded (its path)\n"
+            "with the NVIDIA driver and CUDA runtime versions, or why CUDA cannot be\n"
+            "used (built without CUDA, no module, CUDA's libraries not on the library\n"
+            "path, no driver, a driver too old, no GPU); and each\n"
             "GPU: name, compute capability, multiprocessors, memory (total and free),\n"
             "copy engines, PCI bus id, PCIe link (generation and width), and the\n"
             "pinned host-to-device and device-to-host bandwidth measured now (best of\n"
@@ -26,8 +30,10 @@ void info_usage(FILE *f)
             "                        K, M, G or T)\n"
             "  --no-measure          do not measure the bandwidth\n"
             "  --json                print one JSON object (see JSON OUTPUT in the\n"
-            "                        manual): cuda_compiled, device_count, devices (one\n"
-            "                        object per GPU), no_device_reason, backend\n"
+            "                        manual): cuda_status (usable, no_device or\n"
+            "                        unavailable), cuda_module, cuda (the\n"
+            "                        sentence), device_count, devices (one object per\n"
+            "                        GPU), no_device_reason, backend\n"
             "  -h, --help            this help\n"
             "\n");
 }
@@ -120,17 +126,33 @@ static void info_print_gpu(const info_gpu_t *g, int64_t bytes, int measure)
         printf("  pinned bandwidth: not measured: %s\n", g->bw_error);
 }
 
-/* Whether CUDA support is compiled in (a CUDA-less library refuses the
- * cublas backend), and why there is no GPU, in reason[len]. */
-static int info_no_gpu(ooc_handle_t *probe, char *reason, size_t len)
+/* The CUDA backend as the library found it (ooc_cuda_probe): whether it
+ * can be used, the module's path ("" when linked in or built without CUDA)
+ * and the sentence saying why or why not. */
+typedef struct {
+    ooc_status_t st;
+    int gpus;
+    const char *why, *module;
+} info_cuda_t;
+
+static void info_cuda(info_cuda_t *c)
 {
-    ooc_device_info_t di;
-    ooc_status_t st = ooc_set(probe, OOC_PARAM_BACKEND, OOC_BACKEND_CUBLAS);
-    if (st == OOC_SUCCESS) st = ooc_device_info(probe, 0, &di);
-    int cuda = st != OOC_ERR_BACKEND_UNAVAILABLE;
-    const char *d = ooc_last_error(probe);
-    snprintf(reason, len, "%s", d && *d ? d : cuda ? "no GPU found" : "built without CUDA");
-    return cuda;
+    c->gpus = 0;
+    c->why = c->module = NULL;
+    c->st = ooc_cuda_probe(&c->gpus, &c->why, &c->module);
+    if (c->why == NULL) c->why = "";
+    if (c->module == NULL) c->module = "";
+}
+
+static void info_print_cuda(const info_cuda_t *c)
+{
+    printf("libooc_gemm %s (oocgemm %s)\n", ooc_version_string(), PACKAGE_VERSION);
+    if (c->st == OOC_ERR_BACKEND_UNAVAILABLE)
+        printf("CUDA backend: not available: %s\n", c->why);
+    else
+        printf("CUDA backend: %s%s\n", *c->module ? "module " : "linked in", c->module);
+    if (c->st == OOC_SUCCESS) printf("  %s\n", c->why);
+    else if (c->st != OOC_ERR_BACKEND_UNAVAILABLE) printf("  not usable: %s\n", c->why);
 }
 
 int cmd_info(int argc, char **argv)
@@ -157,24 +179,25 @@ int cmd_info(int argc, char **argv)
     }
     if (optind < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 
-    ooc_handle_t *h = NULL, *probe = NULL;
-    int rc = RC_OK, count = 0, cuda = 1;
-    char reason[1024] = "";
+    ooc_handle_t *h = NULL;
+    int rc = RC_OK, count = 0;
+    info_cuda_t cu;
+    info_cuda(&cu);
     ooc_status_t st = ooc_create(&h);
-    if (st == OOC_SUCCESS) st = ooc_create(&probe);
     if (st != OOC_SUCCESS) rc = lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
     else if ((st = ooc_device_count(h, &count)) != OOC_SUCCESS)
         rc = lib_fail(h, st, AT_OTHER, NULL, NULL, "ooc_device_count");
-    if (rc == RC_OK && count == 0) cuda = info_no_gpu(probe, reason, sizeof reason);
     json_t js;
     if (rc == RC_OK && json) {
         json_open(&js, stdout, "info");
-        json_bool(&js, "cuda_compiled", cuda);
+        json_string(&js, "cuda_status", cu.st == OOC_SUCCESS ? "usable"
+                                        : cu.st == OOC_ERR_BACKEND_UNAVAILABLE ? "unavailable" : "no_device");
+        json_string(&js, "cuda_module", *cu.module ? cu.module : NULL);
+        json_string(&js, "cuda", cu.why);
         json_int(&js, "device_count", count);
         json_array(&js, "devices");
     } else if (rc == RC_OK) {
-        printf("libooc_gemm %s (oocgemm %s); CUDA support: %s\n", ooc_version_string(), PACKAGE_VERSION,
-               cuda ? "compiled in" : "not compiled in");
+        info_print_cuda(&cu);
     }
     for (int i = 0; rc == RC_OK && i < count; i++) {
         info_gpu_t g;
@@ -184,13 +207,12 @@ int cmd_info(int argc, char **argv)
     }
     if (rc == RC_OK && json) {
         json_end(&js);
-        json_string(&js, "no_device_reason", count == 0 ? reason : NULL);
+        json_string(&js, "no_device_reason", count == 0 ? cu.why : NULL);
         json_string(&js, "backend", count > 0 ? "cublas" : "host");
         json_close(&js, RC_OK);
     } else if (rc == RC_OK && count == 0) {
-        printf("no CUDA device (%s); the host backend is used\n", reason);
+        printf("no CUDA device: the host backend (OpenBLAS on the CPU) is used\n");
     }
-    ooc_destroy(probe);
     ooc_destroy(h);
     return rc;
 }

@@ -549,6 +549,7 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     else json_null(&js, "shape");
     json_problem(&js, j->have_shape ? &j->t : NULL, o->ta, o->tb, o->alpha, o->beta);
     json_string(&js, "backend", j->h ? ooc_backend_name(j->h) : NULL);
+    json_string(&js, "backend_reason", j->h ? backend_reason(ooc_backend_name(j->h)) : NULL);
     json_bool(&js, "multiplied", j->multiplied);
     json_bool(&js, "already_finished", j->already);
     json_bool(&js, "resumed", b && b->resumed > 0);

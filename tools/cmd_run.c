@@ -280,6 +280,7 @@ static void run_print_json(const run_job_t *j, int rc)
     json_string(&js, "layout", layout_name(o->layout));
     json_string(&js, "memory", o->pinned ? "pinned" : "pageable");
     json_string(&js, "backend", ooc_backend_name(j->h));
+    json_string(&js, "backend_reason", backend_reason(ooc_backend_name(j->h)));
     json_bool(&js, "tf32", o->lib.tf32);
     json_int(&js, "repeat", o->repeat);
     json_uint(&js, "seed", o->seed);
