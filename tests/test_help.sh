@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_help.sh: every option documented where a user looks. For each long
+# option of each command's getopt table (oocgemm help-options lists them from
+# the tables themselves, less the spellings kept for old scripts), the
+# command's --help must name it, and so must that command's section of the
+# manual page (docs/oocgemm.1, which help2man makes of --help-all and
+# docs/oocgemm.h2m). Also: the manual page has the sections the .h2m file
+# adds, and --help-all is every command's --help.
+# Needs OOC_TOP_BUILDDIR (Makefile.am sets it); the page is looked for in the
+# build directory, then in $srcdir (a release tarball carries it made).
+set -u
+top=${OOC_TOP_BUILDDIR:-$(pwd)}
+OOCGEMM=${OOCGEMM:-$top/tools/oocgemm}
+src=${srcdir:-$(dirname "$0")/..}
+case $src in /*) ;; *) src=$(pwd)/$src ;; esac
+. "$(dirname "$0")/testlib.sh" test_help
+
+man=""
+for f in "$top/docs/oocgemm.1" "$src/docs/oocgemm.1"; do
+    if [ -f "$f" ]; then
+        man=$f
+        break
+    fi
+done
+
+if ! oc help-options || [ ! -s out ]; then
+    fail "oocgemm help-options"
+    exit 1
+fi
+cp out options
+rm -f out err
+
+# has_option FILE OPTION: the option as a word (not the start of a longer one)
+has_option() { grep -qE -- "(^|[^a-z-])$2([^a-z-]|\$)" "$1"; }
+
+# the manual page as text, one file per command section
+if [ -n "$man" ]; then
+    sed 's/\\-/-/g; s/\\f[BIRP]//g' "$man" >man.txt
+    for c in $(cut -d' ' -f1 options | sort -u); do
+        C=$(echo "$c" | tr a-z A-Z)
+        awk -v h=".SH \"OOCGEMM $C\"" '$0 == h { on = 1; next } /^\.SH/ { on = 0 } on' man.txt >"man-$c.txt"
+    done
+fi
+
+missing_help=0
+missing_man=0
+n=0
+while read -r c opt; do
+    n=$((n + 1))
+    [ -f "help-$c.txt" ] || timeout 60 "$OOCGEMM" "$c" --help >"help-$c.txt" 2>&1
+    if ! has_option "help-$c.txt" "$opt"; then
+        fail "$c --help does not name $opt"
+        missing_help=$((missing_help + 1))
+    fi
+    if [ -n "$man" ] && ! has_option "man-$c.txt" "$opt"; then
+        fail "the manual page's OOCGEMM ${c^^} section does not name $opt"
+        missing_man=$((missing_man + 1))
+    fi
+done <options
+[ "$missing_help" = 0 ] && pass "each of the $n options in its command's --help"
+
+if [ -z "$man" ]; then
+    echo "SKIP: no manual page (help2man missing when configured): its checks"
+else
+    [ "$missing_man" = 0 ] && pass "each of the $n options in its command's section of $man"
+    for s in '"FILE FORMATS"' RESUMING SIGNALS '"JSON OUTPUT"' ENVIRONMENT EXAMPLES '"EXIT STATUS"'; do
+        if grep -q "^\.SH $s\$" "$man"; then pass "the manual page has $s"; else fail "the manual page has no $s section"; fi
+    done
+    if command -v man >/dev/null 2>&1; then
+        if MANWIDTH=80 man -l "$man" >rendered 2>err && grep -q "oocgemm multiply" rendered &&
+            ! grep -q "warning" err; then
+            pass "man -l renders it"
+        else
+            fail "man -l $man"
+        fi
+    fi
+fi
+
+# --help-all holds every command's --help
+oc --help-all
+for c in $(cut -d' ' -f1 options | sort -u); do
+    if grep -qF -- "$(head -n 1 "help-$c.txt")" out; then
+        pass "--help-all has $c's usage"
+    else
+        fail "--help-all lacks $c's usage"
+    fi
+done
+
+echo "$cases cases, $failures failed"
+[ "$failures" = 0 ]

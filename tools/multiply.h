@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * multiply.h: what oocgemm multiply's two files share: its options, the job
+ * it runs (cmd_multiply.c: parsing and the steps) and the summary of it
+ * (multiply_report.c: bounds, text and JSON).
+ */
+#ifndef OOCGEMM_MULTIPLY_H
+#define OOCGEMM_MULTIPLY_H
+
+#include "cli.h"
+
+typedef struct {
+    const char *a, *b, *out, *c_in, *journal;
+    ooc_op_t ta, tb;
+    double alpha, beta;
+    int verify, resume, quiet, json, no_progress;
+    lib_opts_t lib;
+    raw_defaults_t raw;
+    ooc_format_t out_format; /* AUTO: from the extension */
+    ooc_layout_t out_layout;
+    int have_out_layout;
+    double disk_read_bw, disk_write_bw; /* GB/s; 0: not given */
+    int measure_disk;                   /* measure them before the multiply */
+    floor_opts_t floor;
+} mul_opts_t;
+
+/* One file multiply, from its options to its summary. */
+typedef struct {
+    mul_opts_t o;
+    operand_t A, B, C0, Cv;  /* Cv: C read back for --verify */
+    ooc_handle_t *h;
+    ooc_file_t *C;           /* the output while it is written */
+    char *tmp_path, *journal_path;
+    ooc_file_spec_t cspec;   /* what C is made as */
+    scalar_t alpha, beta;
+    ooc_files_opts_t fo;
+    progress_t prog;
+    ooc_stats_t stats;
+    ooc_verify_result_t vr;
+    int verified, multiplied, already, interrupted;
+    int have_shape; /* the operands fit together: m, n, k and t are known */
+    int64_t m, n, k;
+    ooc_dtype_t t;
+    double secs, disk_both;
+} mul_job_t;
+
+/* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
+void mul_summary(mul_job_t *j, int rc);
+/* The one JSON object of a job that failed part-way (what was given, how far
+ * it got). */
+void mul_print_failure_json(mul_job_t *j, int rc);
+
+#endif /* OOCGEMM_MULTIPLY_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * multiply_report.c: the summary of oocgemm multiply: the floor and the
+ * disk's bounds, the text summary and the one JSON object (also of a job
+ * that failed part-way).
+ */
+#include "config.h"
+
+#include "multiply.h"
+
+/* The bounds of the summary: the floor, the disk's, and their max. */
+typedef struct {
+    floor_t fl;
+    double br, bw;           /* bytes read and written */
+    double tflops;
+    int64_t resumed, total_blocks;
+    int have_io, have_bound;
+    double io_bound, bound;
+} mul_bounds_t;
+
+static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
+{
+    mul_opts_t *o = &j->o;
+    memset(b, 0, sizeof *b);
+    b->fl = (floor_t){.bw_h2d = o->floor.bw_h2d, .bw_d2h = o->floor.bw_d2h, .rate = o->floor.rate};
+    if (!o->floor.no_floor) {
+        floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
+        floor_compute(&b->fl, j->t, j->m, j->n, j->k, o->c_in != NULL && o->beta != 0.0);
+    }
+    b->br = (double)j->prog.bytes_read;
+    b->bw = (double)j->prog.bytes_written;
+    /* a resumed run did only the blocks the journal did not have */
+    b->resumed = j->stats.blocks_resumed;
+    b->total_blocks = j->stats.blocks * j->stats.panels;
+    double run_flops = j->prog.flops;
+    if (b->resumed > 0 && b->total_blocks > 0)
+        run_flops = j->prog.flops * (double)(b->total_blocks - b->resumed) / (double)b->total_blocks;
+    b->tflops = j->secs > 0 ? run_flops / j->secs / 1e12 : INFINITY;
+    b->have_io = o->disk_read_bw > 0 || o->disk_write_bw > 0;
+    if (o->disk_read_bw > 0) b->io_bound = b->br / (o->disk_read_bw * 1e9);
+    if (o->disk_write_bw > 0 && b->bw / (o->disk_write_bw * 1e9) > b->io_bound)
+        b->io_bound = b->bw / (o->disk_write_bw * 1e9);
+    b->have_bound = b->fl.have || b->have_io;
+    b->bound = b->fl.have ? b->fl.floor_s : 0;
+    if (b->have_io && b->io_bound > b->bound) b->bound = b->io_bound;
+}
+
+/* The one JSON object of a multiply, whether it ran (b) or failed part-way
+ * (b NULL: what was given, how far it got). */
+static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
+{
+    mul_opts_t *o = &j->o;
+    int sig = stop_signal_caught();
+    double secs = j->secs;
+    json_t js;
+    json_open(&js, stdout, "multiply");
+    json_object(&js, "files");
+    json_file(&js, "a", o->a, j->A.file ? &j->A.spec : NULL);
+    json_file(&js, "b", o->b, j->B.file ? &j->B.spec : NULL);
+    json_file(&js, "c_in", o->c_in, j->C0.file ? &j->C0.spec : NULL);
+    json_file(&js, "c", o->out, j->multiplied ? &j->cspec : NULL);
+    json_end(&js);
+    if (j->have_shape) json_shape(&js, "shape", j->m, j->n, j->k);
+    else json_null(&js, "shape");
+    json_problem(&js, j->have_shape ? &j->t : NULL, o->ta, o->tb, o->alpha, o->beta);
+    json_string(&js, "backend", j->h ? ooc_backend_name(j->h) : NULL);
+    json_string(&js, "backend_reason", j->h ? backend_reason(ooc_backend_name(j->h)) : NULL);
+    json_bool(&js, "multiplied", j->multiplied);
+    json_bool(&js, "already_finished", j->already);
+    json_bool(&js, "resumed", b && b->resumed > 0);
+    json_int(&js, "blocks_before_resume", b ? b->resumed : 0);
+    json_bool(&js, "interrupted", j->interrupted);
+    json_bool(&js, "resumable", !j->multiplied && j->journal_path && is_journal(j->journal_path));
+    json_string(&js, "signal", sig ? signal_name(sig) : NULL);
+    json_real(&js, "time_s", secs, b != NULL);
+    json_real(&js, "tflops", b ? b->tflops : 0, b != NULL);
+    json_uint(&js, "bytes_read", j->prog.bytes_read);
+    json_uint(&js, "bytes_written", j->prog.bytes_written);
+    json_real(&js, "read_gbps", secs > 0 && b ? b->br / secs / 1e9 : NAN, 1);
+    json_real(&js, "write_gbps", secs > 0 && b ? b->bw / secs / 1e9 : NAN, 1);
+    json_uint(&js, "host_staging_bytes", j->stats.host_bytes);
+    json_uint(&js, "peak_rss_bytes", peak_rss_bytes());
+    if (b) json_floor(&js, "floor", &b->fl, secs);
+    else json_null(&js, "floor");
+    if (o->disk_read_bw > 0 || o->disk_write_bw > 0 || j->disk_both > 0) {
+        json_object(&js, "disk");
+        json_real(&js, "read_gbps", o->disk_read_bw, o->disk_read_bw > 0);
+        json_real(&js, "write_gbps", o->disk_write_bw, o->disk_write_bw > 0);
+        json_real(&js, "both_gbps", j->disk_both, j->disk_both > 0);
+        json_bool(&js, "measured", o->measure_disk);
+        json_end(&js);
+    } else {
+        json_null(&js, "disk");
+    }
+    json_real(&js, "io_bound_s", b ? b->io_bound : 0, b && b->have_io);
+    json_real(&js, "shared_disk_bound_s", b ? (b->br + b->bw) / (j->disk_both * 1e9) : 0, b && j->disk_both > 0);
+    json_real(&js, "bound_s", b ? b->bound : 0, b && b->have_bound);
+    json_real(&js, "bound_over_time", b && secs > 0 ? b->bound / secs : INFINITY, b && b->have_bound);
+    json_plan(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
+    json_stats(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
+    json_check_files(&js, &j->vr, j->verified);
+    json_close(&js, rc);
+}
+
+static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
+{
+    mul_opts_t *o = &j->o;
+    double secs = j->secs, br = b->br, bw = b->bw;
+    char b1[32], b2[32];
+    printf("oocgemm %s: %s = %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s, alpha=%g beta=%g\n", PACKAGE_VERSION, o->out,
+           o->ta == OOC_OP_N ? "" : o->ta == OOC_OP_T ? "T:" : "H:", j->A.path,
+           o->tb == OOC_OP_N ? "" : o->tb == OOC_OP_T ? "T:" : "H:", j->B.path, o->c_in ? " + beta x " : "",
+           o->c_in ? j->C0.path : "", (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t), o->alpha,
+           o->beta);
+    char d1[128], d2[128], d3[128];
+    printf("files: A %s; B %s", describe_spec(&j->A.spec, d1, sizeof d1), describe_spec(&j->B.spec, d2, sizeof d2));
+    if (o->c_in) printf("; C0 %s", describe_spec(&j->C0.spec, d3, sizeof d3));
+    printf("; C %s\n", describe_spec(&j->cspec, d3, sizeof d3));
+    print_plan(stdout, ooc_backend_name(j->h), &j->stats);
+    printf("time: %.3g s   rate: %s", secs, format_rate(b->tflops * 1e12, b1, sizeof b1));
+    if (b->resumed > 0)
+        printf("   (resumed after %lld of %lld blocks)", (long long)b->resumed, (long long)b->total_blocks);
+    printf("\n");
+    printf("disk: read %s (%.3g GB/s), written %s (%.3g GB/s)\n", human_bytes(j->prog.bytes_read, b1, sizeof b1),
+           secs > 0 ? br / secs / 1e9 : 0.0, human_bytes(j->prog.bytes_written, b2, sizeof b2),
+           secs > 0 ? bw / secs / 1e9 : 0.0);
+    printf("memory: host staging %s, peak RSS %s\n", human_bytes(j->stats.host_bytes, b1, sizeof b1),
+           human_bytes(peak_rss_bytes(), b2, sizeof b2));
+    if (o->floor.no_floor) printf("floor: not measured (--no-floor)\n");
+    else floor_print(stdout, &b->fl, j->t, secs);
+    if (b->have_io)
+        printf("io bound: %.3g s (read %.3g GB at %s GB/s, written %.3g GB at %s GB/s)\n", b->io_bound, br / 1e9,
+               o->disk_read_bw > 0 ? (snprintf(b1, sizeof b1, "%.3g", o->disk_read_bw), b1) : "?", bw / 1e9,
+               o->disk_write_bw > 0 ? (snprintf(b2, sizeof b2, "%.3g", o->disk_write_bw), b2) : "?");
+    else
+        printf("io bound: n/a (give --disk-read-bw and --disk-write-bw)\n");
+    if (b->have_bound)
+        printf("bound: max(floor, io bound) = %.3g s  bound/time: %.2f\n", b->bound, secs > 0 ? b->bound / secs : INFINITY);
+    if (j->disk_both > 0)
+        printf("shared-disk bound: (read + written) / both-at-once bandwidth = %.3g s  ratio to time: %.2f\n",
+               (br + bw) / (j->disk_both * 1e9), secs > 0 ? (br + bw) / (j->disk_both * 1e9) / secs : INFINITY);
+}
+
+/* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
+void mul_summary(mul_job_t *j, int rc)
+{
+    mul_opts_t *o = &j->o;
+    mul_bounds_t b;
+    int report = (o->json || !o->quiet) && !j->already && !stop_signal_caught();
+    memset(&b, 0, sizeof b);
+    if (report) mul_bounds(j, &b);
+    if (o->json) mul_print_json(j, &b, rc);
+    else if (!o->quiet && !j->already) mul_print_text(j, &b);
+    if (!o->json && !o->quiet && j->verified) print_verify(stdout, &j->vr, j->m, j->n);
+}
+
+void mul_print_failure_json(mul_job_t *j, int rc) { mul_print_json(j, NULL, rc); }
