@@ -67,13 +67,16 @@ else
     for s in '"FILE FORMATS"' RESUMING SIGNALS '"JSON OUTPUT"' ENVIRONMENT EXAMPLES '"EXIT STATUS"'; do
         if grep -q "^\.SH $s\$" "$man"; then pass "the manual page has $s"; else fail "the manual page has no $s section"; fi
     done
-    if command -v man >/dev/null 2>&1; then
-        if MANWIDTH=80 man -l "$man" >rendered 2>err && grep -q "oocgemm multiply" rendered &&
-            ! grep -q "warning" err; then
-            pass "man -l renders it"
+    # groff (what man runs) renders it without a warning; a minimal system
+    # may have no groff, or a man that is a stub
+    if command -v groff >/dev/null 2>&1; then
+        if groff -man -Tutf8 -ww "$man" >rendered 2>err && [ ! -s err ] && grep -q "oocgemm multiply" rendered; then
+            pass "groff -man -ww renders it without a warning"
         else
-            fail "man -l $man"
+            fail "groff -man -ww $man"
         fi
+    else
+        echo "SKIP: no groff to render the manual page"
     fi
 fi
 
