@@ -28,7 +28,8 @@ const ooc_cuda_module_t *ooc_cuda_find(ooc_cuda_state_t *s);
 const ooc_cuda_module_t *ooc_cuda_find(ooc_cuda_state_t *s)
 {
     s->path[0] = '\0';
-    snprintf(s->why, sizeof s->why, "this libooc_gemm was built without CUDA (--without-cuda)");
+    /* configure's reason: "disabled by --without-cuda", "nvcc not found", ... */
+    snprintf(s->why, sizeof s->why, "this libooc_gemm was built without CUDA (configure: %s)", OOC_CUDA_WHY_NOT);
     return NULL;
 }
 

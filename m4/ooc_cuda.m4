@@ -74,6 +74,7 @@ _OOCEOF
     CUDA_LDFLAGS=""
     CUDA_LIBS=""
     NVCC_ARCHFLAGS=""
+    AC_DEFINE_UNQUOTED([OOC_CUDA_WHY_NOT], ["$ooc_cuda_why"], [Why configure built no CUDA backend.])
     ooc_cuda_summary="NO: $ooc_cuda_why. Only the host (OpenBLAS) backend is built; the GPU path is OFF."
   ])
   AC_SUBST([CUDA_CPPFLAGS])
