@@ -108,6 +108,13 @@ typedef struct {
     const char *trace; /* --trace FILE: the timeline of the (last) multiply */
 } lib_opts_t;
 
+/* The in-memory problem of run and bench (bench: replacing the shapes'). */
+#define PROBLEM_LONG_OPTS                                                                             \
+    {"dtype", required_argument, NULL, OPT_DTYPE}, {"layout", required_argument, NULL, OPT_LAYOUT},   \
+        {"transa", required_argument, NULL, OPT_TRANSA},                                              \
+        {"transb", required_argument, NULL, OPT_TRANSB}, {"alpha", required_argument, NULL, OPT_ALPHA}, \
+        {"beta", required_argument, NULL, OPT_BETA}, {"memory", required_argument, NULL, OPT_MEMORY}
+
 #define LIB_LONG_OPTS                                                                                 \
     {"backend", required_argument, NULL, OPT_BACKEND},                                                \
     {"device", required_argument, NULL, OPT_DEVICES},                                                 \

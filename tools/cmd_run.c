@@ -75,13 +75,7 @@ void run_usage(FILE *f)
 }
 
 const struct option run_long_opts[] = {
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"layout", required_argument, NULL, OPT_LAYOUT},
-    {"transa", required_argument, NULL, OPT_TRANSA},
-    {"transb", required_argument, NULL, OPT_TRANSB},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"beta", required_argument, NULL, OPT_BETA},
-    {"memory", required_argument, NULL, OPT_MEMORY},
+    PROBLEM_LONG_OPTS,
     LIB_LONG_OPTS,
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"seed", required_argument, NULL, OPT_SEED},
