@@ -82,7 +82,9 @@ typedef enum {
     OOC_ERR_NO_SPACE = 33,       /**< writing a file failed for lack of room: the file system is full, a quota
                                       or the process's file-size limit was reached (ooc_last_error_path() names the file) */
     OOC_ERR_CANCELLED = 34,      /**< ooc_cancel() stopped the multiply; a file multiply can be resumed */
-    OOC_ERR_BUSY = 35            /**< another job is writing the same output (its temporary file is locked) */
+    OOC_ERR_BUSY = 35,           /**< another job is writing the same output (its temporary file is locked) */
+    OOC_ERR_ROW_RANGE = 36       /**< a row range of C that is empty, passes C's end, or does not fall on the row
+                                      blocks of the job's plan (see ooc_files_opts_t::row_begin) */
 } ooc_status_t;
 
 /** @brief Fixed English description of a status ("lda is too small", ...); never NULL. */
@@ -454,9 +456,12 @@ typedef struct {
 OOC_API ooc_status_t ooc_file_open(ooc_handle_t *handle, const char *path,
                                    const ooc_file_spec_t *spec, ooc_file_t **file);
 
-/** Flags for ooc_file_create(). */
+/** Flags for ooc_file_create() and ooc_file_join(). */
 enum {
-    OOC_FILE_RESUME = 1 /**< reuse the temporary file a previous run left, if its header matches */
+    OOC_FILE_RESUME = 1, /**< create: reuse the temporary file a previous run left, if its header matches;
+                              join: the creator did (ooc_file_resumed() said 1), so journals of it may be resumed */
+    OOC_FILE_SHARED = 2  /**< create: once the temporary file is made, hold its lock shared, so that other
+                              processes (the ranks of one job) can ooc_file_join() it and write their rows */
 };
 
 /**
@@ -482,6 +487,37 @@ enum {
 OOC_API ooc_status_t ooc_file_create(ooc_handle_t *handle, const char *path,
                                      const ooc_file_spec_t *spec, unsigned flags,
                                      ooc_file_t **file);
+
+/**
+ * @brief Open the temporary file ("PATH.ooc-tmp") that another process made
+ * with ooc_file_create(..., OOC_FILE_SHARED, ...) and still holds, to write
+ * rows of it (ooc_gemm_files() with a row range): how the ranks of one job
+ * split its output. Nothing is truncated, reserved or removed; the file must
+ * be a regular file (never opened through a symbolic link) whose size and
+ * .npy header are exactly those ooc_file_create() makes for @p spec. It is
+ * locked shared, like its creator's: while any of the job's processes holds
+ * it, another job's ooc_file_create() gets OOC_ERR_BUSY, and a join while
+ * the creator holds it alone (a create without OOC_FILE_SHARED, or one still
+ * making the file) gets OOC_ERR_BUSY too. A joined file is never committed
+ * (the creator commits, once every joiner is done and has closed it: the
+ * caller's barrier) and ooc_file_close() never removes it.
+ * @param[in] flags 0, or OOC_FILE_RESUME when the creator kept the temporary
+ *            file of an earlier run (ooc_file_resumed() on its side): only
+ *            then may this process resume a journal of that file
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
+ *         (unknown flags), OOC_ERR_IO (no temporary file there: it is not
+ *         created yet; not a regular file), OOC_ERR_FORMAT (spec not writable,
+ *         or the file's size or header does not match it), OOC_ERR_BUSY,
+ *         OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_file_join(ooc_handle_t *handle, const char *path, const ooc_file_spec_t *spec,
+                                   unsigned flags, ooc_file_t **file);
+
+/** @brief 1 when @p file is a created file whose temporary file an earlier
+ * run left and ooc_file_create() kept (OOC_FILE_RESUME and a matching
+ * header), or a joined file whose joiner said so; 0 otherwise (NULL too).
+ * A creator passes it on to its joiners (OOC_FILE_RESUME of ooc_file_join()). */
+OOC_API int ooc_file_resumed(const ooc_file_t *file);
 
 /**
  * @brief Flush a created file to disk and rename it onto its target path
@@ -525,12 +561,75 @@ OOC_API ooc_status_t ooc_file_write(ooc_handle_t *handle, ooc_file_t *file, uint
 typedef void (*ooc_progress_fn)(void *user, int64_t blocks_done, int64_t blocks_total,
                                 uint64_t bytes_read, uint64_t bytes_written);
 
-/** Options of ooc_gemm_files(); all-zero is valid. */
+/**
+ * How a file multiply is cut into blocks: everything that decides which rows
+ * each block holds and how it is computed, so that every block is computed
+ * the same way, byte for byte, whichever process, device or run computes it.
+ * The processes that split one job must all use one plan: ooc_gemm_files_plan()
+ * on one of them (or on each, with the same budgets, OOC_PARAM_DEVICE_MEM and
+ * OOC_PARAM_HOST_MEM, and the same number of devices), passed to every
+ * ooc_gemm_files() in ooc_files_opts_t::plan. Plain data: send it as bytes.
+ */
+typedef struct {
+    int a_resident;      /**< 1: op(A) kept on the device, C^T computed: blocks are column blocks of C
+                              (ooc_gemm_files() alone may choose it; it cannot be split into row ranges) */
+    int64_t rows;        /**< rows the blocks tile: C's rows (its columns when a_resident) */
+    int64_t block_rows;  /**< rows of a full block */
+    int64_t panel_cols;  /**< columns of a panel of op(B) */
+    int64_t panel_depth; /**< rows of a panel of op(B); below k, C is accumulated over panels */
+    int tail;            /**< the last blocks shrink: block_rows/2, /4, ... in this many steps */
+    int tail_rep;        /**< blocks of each tail size */
+    int b_chunks;        /**< op(B)'s panel is uploaded in this many chunks */
+    int lead;            /**< blocks 0 .. lead-1 of each panel are multiplied chunk by chunk of op(B) */
+    int64_t blocks;      /**< row blocks: block i holds rows ooc_files_plan_rows(i) */
+    int64_t panels;      /**< panels of op(B): each block is computed once per panel */
+} ooc_files_plan_t;
+
+/**
+ * @brief Rows [*row_begin, *row_end) of C that block @p block (0 <= block <
+ * plan->blocks) of @p plan holds (columns of C when plan->a_resident): the
+ * boundaries a row range of ooc_gemm_files() must fall on.
+ * @return OOC_SUCCESS, OOC_ERR_NULL_ARG, OOC_ERR_ROW_RANGE (no such block),
+ *         OOC_ERR_INVALID_PARAM (not a plan ooc_gemm_files_plan() makes)
+ */
+OOC_API ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, int64_t *row_begin,
+                                         int64_t *row_end);
+
+/** Options of ooc_gemm_files(); all-zero is valid: the whole of C, as planned
+ * by the library, with the default journal. */
 typedef struct {
     const char *journal;     /**< resume journal path; NULL: "<C's path>.ooc-journal" */
     int resume;              /**< 1: continue the job the journal records (its plan is reused) */
-    ooc_progress_fn progress;
+    ooc_progress_fn progress; /**< blocks_done and blocks_total count this run's row range only */
     void *progress_user;
+    /** The plan to run (every process of a split job passes the same); NULL:
+     * a resumed journal's, else the planner's (ooc_gemm_files_plan()'s when
+     * a row range is given). A plan that does not fit this job, or whose
+     * blocks do not fit this handle's memory budgets, is refused
+     * (OOC_ERR_INVALID_PARAM, OOC_ERR_BUDGET_TOO_SMALL); a journal written
+     * with another plan is refused (OOC_ERR_JOURNAL). */
+    const ooc_files_plan_t *plan;
+    /** Compute only rows [row_begin, row_end) of C (0, 0: all of them), into
+     * the output's temporary file as created (OOC_FILE_SHARED) or joined
+     * (ooc_file_join()): the rest of it is left as it is. Both ends must be
+     * block boundaries of the plan (ooc_files_plan_rows()), else
+     * OOC_ERR_ROW_RANGE; a plan with a_resident cannot be split. When
+     * alpha == 0 or k == 0 (no blocks) any rows may be given. The journal
+     * records the range: give each range its own journal (say
+     * "C.npy.ooc-journal.<row_begin>-<row_end>"); resuming a journal of
+     * another range is refused (OOC_ERR_JOURNAL). */
+    int64_t row_begin, row_end;
+    /** With resume: more journals of this job, NULL-terminated, read and
+     * never written or removed: the journals of the ranges of an earlier run
+     * split another way. Every block of this range that any of them (or
+     * opts->journal) recorded as done in the very temporary file C is (see
+     * ooc_file_join()'s OOC_FILE_RESUME) is skipped, so a job may be resumed
+     * with another number of processes and still be byte-identical. Paths
+     * that do not exist are skipped; a damaged journal, one of another job
+     * or of another plan is refused (OOC_ERR_JOURNAL). A fresh run (without
+     * resume) reads none of them: remove the journals of earlier runs before
+     * starting a job afresh, so that no later resume can trust them. */
+    const char *const *journals;
 } ooc_files_opts_t;
 
 /**
@@ -564,6 +663,27 @@ OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_o
                                     const void *alpha, ooc_file_t *A, ooc_file_t *B,
                                     const void *beta, ooc_file_t *C0, ooc_file_t *C,
                                     const ooc_files_opts_t *opts);
+
+/**
+ * @brief The plan ooc_gemm_files() with these arguments would run when given
+ * a row range: opts->plan when given (checked against this job and this
+ * handle's budgets), else with opts->resume the plan of the first usable
+ * journal (opts->journal or the default, then opts->journals), else the
+ * planner's for this handle's budgets and devices, never with op(A) resident
+ * (a_resident 0: blocks of C's rows). opts->row_begin and row_end are not
+ * looked at. One process of a split job calls it (after creating C) and
+ * sends the plan to the others, which pass it in opts->plan. When the job
+ * multiplies nothing (m, n or k 0, or alpha 0), plan->blocks is 0: there are
+ * no blocks, and any row range may be given.
+ * @return as ooc_gemm_files() before it runs (argument checks, OOC_ERR_JOURNAL, the
+ *         backend's and the planner's failures: OOC_ERR_BUDGET_TOO_SMALL,
+ *         OOC_ERR_INVALID_PARAM for an opts->plan that is not one for this job),
+ *         OOC_ERR_NULL_ARG when @p plan is NULL
+ */
+OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                         const void *alpha, ooc_file_t *A, ooc_file_t *B, const void *beta,
+                                         ooc_file_t *C0, ooc_file_t *C, const ooc_files_opts_t *opts,
+                                         ooc_files_plan_t *plan);
 
 /**
  * @brief Whether the job ooc_gemm_files() would run has already finished and
@@ -619,6 +739,24 @@ OOC_API ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc
                                       const void *beta, ooc_file_t *C0, ooc_file_t *C,
                                       int vectors, int64_t sample_rows,
                                       ooc_verify_result_t *res);
+
+/**
+ * @brief ooc_verify_files() on rows [@p row_begin, @p row_end) of C alone
+ * (0, 0: all of them): the rows one process of a split job computed. Only
+ * those rows of op(A), C0 and C are read (and all of op(B)); Freivalds'
+ * check and the exact rows (exact when those rows are few enough, else
+ * @p sample_rows of them, spread evenly, the first and last included) cover
+ * them and nothing else, so an error outside them is not seen. The caller
+ * reduces the ranges' results: the largest max_rel_err, passed only when all
+ * passed. C may be a joined or created file not yet committed.
+ * @return as ooc_verify_files(), plus OOC_ERR_ROW_RANGE (row_begin >= row_end,
+ *         negative, or row_end past C's rows, unless both are 0)
+ */
+OOC_API ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                           const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                           const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                           int64_t row_begin, int64_t row_end, int vectors,
+                                           int64_t sample_rows, ooc_verify_result_t *res);
 /** @} */
 
 #ifdef __cplusplus
