@@ -256,7 +256,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     else if (s->usable) st = plan_of_journal(job, &s->have, job->jpath, &s->plan);
     else if (resume && job->C->resumed) st = other_journals(job, opts, s, &s->plan, &found);
     if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
-        st = ooc_api_plan(job->h, &job->p, NULL, !job->ranged && !ranges, &s->plan);
+        st = ooc_api_plan(job->h, &job->p, NULL, ranges && !job->ranged, &s->plan);
     s->total = blocks_of(&s->plan);
     if (st != OOC_SUCCESS || !ranges) return st;
 
