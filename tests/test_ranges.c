@@ -229,10 +229,6 @@ static ooc_file_t *create_and_plan(const char *out, unsigned flags, const char *
     ooc_status_t st = ooc_gemm_files_plan(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &o, plan);
     if (st != OOC_SUCCESS) fprintf(stderr, "\n    plan: %s\n", ooc_last_error(H));
     CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
-    if (getenv("SHOWPLAN"))
-        fprintf(stderr, "\n plan: mb %lld nb %lld kb %lld blocks %lld panels %lld tail %d x %d chunks %d lead %d\n",
-                (long long)plan->block_rows, (long long)plan->panel_cols, (long long)plan->panel_depth,
-                (long long)plan->blocks, (long long)plan->panels, plan->tail, plan->tail_rep, plan->b_chunks, plan->lead);
     close_inputs(&in);
     return c;
 }
