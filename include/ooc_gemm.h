@@ -3,7 +3,8 @@
  * @file ooc_gemm.h
  * @brief libooc_gemm: C = alpha*op(A)*op(B) + beta*C for matrices larger than GPU memory.
  *
- * The one public header. It needs no CUDA header: a program that links
+ * The one public header to include (it includes ooc_gemm_files.h, the file
+ * operands' part). It needs no CUDA header: a program that links
  * libooc_gemm never sees CUDA types. Operands are host pointers (pinned or
  * pageable); the library streams them through the GPU (or, with the host
  * backend, through OpenBLAS on the CPU) in blocks that fit the memory budget.
@@ -82,7 +83,9 @@ typedef enum {
     OOC_ERR_NO_SPACE = 33,       /**< writing a file failed for lack of room: the file system is full, a quota
                                       or the process's file-size limit was reached (ooc_last_error_path() names the file) */
     OOC_ERR_CANCELLED = 34,      /**< ooc_cancel() stopped the multiply; a file multiply can be resumed */
-    OOC_ERR_BUSY = 35            /**< another job is writing the same output (its temporary file is locked) */
+    OOC_ERR_BUSY = 35,           /**< another job is writing the same output (its temporary file is locked) */
+    OOC_ERR_ROW_RANGE = 36       /**< a row range of C that is empty, passes C's end, or does not fall on the row
+                                      blocks of the job's plan (see ooc_files_opts_t::row_begin) */
 } ooc_status_t;
 
 /** @brief Fixed English description of a status ("lda is too small", ...); never NULL. */
@@ -417,209 +420,8 @@ OOC_API ooc_status_t ooc_device_count(ooc_handle_t *handle, int *count);
  *         OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA */
 OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_device_info_t *info);
 
-/** @name File-backed operands
- * Matrices stored in files (NumPy .npy or raw binary), possibly larger than
- * host memory: they are streamed through the pinned staging ring, never held
- * whole. A file is 2-D, C order (row-major) or Fortran order (column-major).
- * @{ */
-
-/** A matrix in a file, opened for reading or created for writing. */
-typedef struct ooc_file_s ooc_file_t;
-
-/** File formats. */
-typedef enum {
-    OOC_FORMAT_AUTO = 0, /**< open: .npy if the file starts with the NumPy magic, else an error */
-    OOC_FORMAT_NPY = 1,  /**< NumPy .npy, header versions 1.0, 2.0 and 3.0, little-endian */
-    OOC_FORMAT_RAW = 2   /**< raw little-endian elements, shape given by the caller */
-} ooc_format_t;
-
-/** What a file holds. For .npy files being opened only @c format is read;
- * the rest is filled by ooc_file_describe(). */
-typedef struct {
-    ooc_format_t format;
-    int64_t rows, cols;  /**< the matrix as stored (before any op) */
-    ooc_dtype_t dtype;
-    ooc_layout_t layout; /**< OOC_ROW_MAJOR: C order; OOC_COL_MAJOR: Fortran order */
-} ooc_file_spec_t;
-
-/**
- * @brief Open a matrix file for reading, checking its header and that its size
- * matches the shape (a truncated file is an error). Only regular files: a
- * FIFO, a device or a directory is refused at once (never waited on).
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO (cannot open,
- *         not a regular file), OOC_ERR_FORMAT (malformed, truncated, big-endian,
- *         unsupported dtype or shape, raw spec missing), OOC_ERR_OVERFLOW (the
- *         shape's byte count does not fit in 64 bits), OOC_ERR_HOST_MEMORY
- */
-OOC_API ooc_status_t ooc_file_open(ooc_handle_t *handle, const char *path,
-                                   const ooc_file_spec_t *spec, ooc_file_t **file);
-
-/** Flags for ooc_file_create(). */
-enum {
-    OOC_FILE_RESUME = 1 /**< reuse the temporary file a previous run left, if its header matches */
-};
-
-/**
- * @brief Create the output matrix file @p path. Data goes to a temporary file
- * beside it ("PATH.ooc-tmp"), made at full size with its header and its space
- * reserved on the disk (so that a full disk fails here, not hours later); the
- * target appears only at ooc_file_commit(). Nothing is written to @p path
- * itself, which must be absent or a regular file (a directory, a device, a
- * FIFO or a symbolic link there is refused before anything is done).
- *
- * The temporary file is this job's alone: it is opened without following a
- * symbolic link, made exclusively when new, and locked until the file is
- * closed; another job creating the same output gets OOC_ERR_BUSY. Without
- * OOC_FILE_RESUME, or when the temporary file left there does not match, it is
- * started afresh and the default journal ("PATH.ooc-journal") is removed.
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
- *         (unknown flags), OOC_ERR_IO (the target or temporary file is not a
- *         regular file, cannot be created), OOC_ERR_NO_SPACE (the space cannot
- *         be reserved), OOC_ERR_BUSY, OOC_ERR_JOURNAL (a file that is not a
- *         journal sits at the default journal path), OOC_ERR_FORMAT (spec not
- *         writable), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
- */
-OOC_API ooc_status_t ooc_file_create(ooc_handle_t *handle, const char *path,
-                                     const ooc_file_spec_t *spec, unsigned flags,
-                                     ooc_file_t **file);
-
-/**
- * @brief Flush a created file to disk and rename it onto its target path
- * (then flush the directory). After this the file is read-only. The target
- * is checked again: it must still be absent or a regular file.
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
- *         (not a created file), OOC_ERR_IO, OOC_ERR_NO_SPACE
- */
-OOC_API ooc_status_t ooc_file_commit(ooc_handle_t *handle, ooc_file_t *file);
-
-/** @brief Close a file (and release a created file's lock). A created file
- * that was not committed keeps its temporary file (so that a later run can
- * resume it) unless @p discard; a temporary file is only ever removed while
- * it is still the one this job made. */
-OOC_API void ooc_file_close(ooc_file_t *file, int discard);
-
-/** @brief What the file holds. @return OOC_SUCCESS, OOC_ERR_NULL_ARG */
-OOC_API ooc_status_t ooc_file_describe(const ooc_file_t *file, ooc_file_spec_t *spec);
-
-/** @brief Bytes before the first element (the .npy header; 0 for raw). */
-OOC_API uint64_t ooc_file_data_offset(const ooc_file_t *file);
-
-/**
- * @brief Read @p count elements of a file, starting at element @p first in
- * storage order (C order: row by row; Fortran order: column by column).
- * Safe to call from several threads at once, each with its own handle.
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_SHAPE (past the end),
- *         OOC_ERR_IO, OOC_ERR_FORMAT (file shorter than its header says)
- */
-OOC_API ooc_status_t ooc_file_read(ooc_handle_t *handle, const ooc_file_t *file, uint64_t first,
-                                   void *buf, uint64_t count);
-
-/** @brief Write @p count elements into a created (not yet committed) file at
- * element @p first in storage order. Thread-safety as ooc_file_read().
- * @return as ooc_file_read(), plus OOC_ERR_INVALID_PARAM for a file not open for writing */
-OOC_API ooc_status_t ooc_file_write(ooc_handle_t *handle, ooc_file_t *file, uint64_t first,
-                                    const void *buf, uint64_t count);
-
-/** Progress of a file multiply, called from a library thread after each row
- * block of C is on disk. Must return quickly and must not call the library. */
-typedef void (*ooc_progress_fn)(void *user, int64_t blocks_done, int64_t blocks_total,
-                                uint64_t bytes_read, uint64_t bytes_written);
-
-/** Options of ooc_gemm_files(); all-zero is valid. */
-typedef struct {
-    const char *journal;     /**< resume journal path; NULL: "<C's path>.ooc-journal" */
-    int resume;              /**< 1: continue the job the journal records (its plan is reused) */
-    ooc_progress_fn progress;
-    void *progress_user;
-} ooc_files_opts_t;
-
-/**
- * @brief C = alpha*op(A)*op(B) + beta*C0 on files: A, B, C0 opened with
- * ooc_file_open(), C created with ooc_file_create() (committed by the caller
- * after success). C0 may be NULL when beta == 0, and may be the file C will
- * replace. All element types must be equal; A and B may be in either order,
- * but C0, and an operand with op = OOC_OP_C, must be in C's order
- * (OOC_ERR_NOT_SUPPORTED otherwise). Empty matrices are valid (BLAS): with
- * m or n = 0 there is nothing to write, and with k = 0 or alpha = 0, C =
- * beta*C0 (zeros when beta = 0) without reading A or B.
- *
- * The journal (opts->journal, else "<C's path>.ooc-journal") must be a file
- * of its own: never an operand or the output (OOC_ERR_JOURNAL). Without
- * opts->resume the journal at its path is removed first; a file there that is
- * not a journal is refused, never removed. Every finished row block of C is
- * flushed and recorded in the journal with a checksum tied to the job, so a
- * run killed part-way, failed or cancelled (ooc_cancel()) can be resumed
- * (opts->resume) with a byte-identical result: every block is computed the
- * same way whichever run computes it. A resume refuses (OOC_ERR_JOURNAL) a
- * journal of another job or one that is damaged or edited; it starts afresh
- * when there is no journal or the temporary file is not the one the journal
- * recorded. On success the journal is kept, marked complete with the
- * output's identity, so that ooc_gemm_files_finished() can tell a resumed
- * batch job that there is nothing left to do; a fresh run replaces it.
- * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL,
- *         OOC_ERR_NO_SPACE, OOC_ERR_BUSY (another job holds the journal), OOC_ERR_CANCELLED
- *         (ooc_last_error_path() names the file an I/O failure concerns)
- */
-OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
-                                    const void *alpha, ooc_file_t *A, ooc_file_t *B,
-                                    const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                                    const ooc_files_opts_t *opts);
-
-/**
- * @brief Whether the job ooc_gemm_files() would run has already finished and
- * been committed: its journal (opts->journal, else "<c_path>.ooc-journal")
- * records this very job (the same inputs, unchanged, the same ops, scalars,
- * output shape, type, order and format) as complete, and the file at @p c_path
- * is the output it committed, unchanged since. A resumed batch job calls this
- * first and does nothing when *finished is 1. *finished is 0 when there is no
- * journal, or it is of another job, incomplete, or the output has changed.
- * @param[in] c_spec the output as ooc_file_create() would be given it
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_NULL_A, OOC_ERR_NULL_B,
- *         OOC_ERR_INVALID_DTYPE, OOC_ERR_JOURNAL (the journal is damaged), OOC_ERR_IO,
- *         OOC_ERR_HOST_MEMORY
- */
-OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
-                                             const void *alpha, ooc_file_t *A, ooc_file_t *B,
-                                             const void *beta, ooc_file_t *C0, const char *c_path,
-                                             const ooc_file_spec_t *c_spec, const ooc_files_opts_t *opts,
-                                             int *finished);
-
-/** Result of a verification. */
-typedef struct {
-    int exact;              /**< 1: every element compared with a full OpenBLAS product */
-    int vectors;            /**< Freivalds vectors used (0 when exact) */
-    int64_t rows_checked;   /**< rows of C recomputed exactly (all when exact) */
-    double max_rel_err;     /**< largest |error| / bound over everything compared (infinite when a
-                                 NaN or infinity of C does not match the reference's) */
-    double tolerance;       /**< pass when max_rel_err <= tolerance (derived from k and eps) */
-    int passed;
-    uint64_t bytes_read;
-    int64_t nonfinite;      /**< values that are NaN or infinite in both C and the reference, alike
-                                 (NaN or Inf in the inputs): consistent, counted, not measured */
-} ooc_verify_result_t;
-
-/**
- * @brief Check C = alpha*op(A)*op(B) + beta*C0 on files with OpenBLAS on the
- * CPU, streaming within the handle's host-memory budget (OOC_PARAM_HOST_MEM).
- * Exact when the product is small; otherwise a Freivalds check with
- * @p vectors random vectors (C x against alpha A (B x) + beta C0 x) plus exact
- * recomputation of @p sample_rows rows of C. A failed check is OOC_SUCCESS
- * with res->passed == 0. NaN and infinities in the inputs are allowed: C must
- * then hold NaN where the reference does and the same infinities. The check
- * stops with OOC_ERR_CANCELLED after ooc_cancel().
- * @return OOC_SUCCESS; OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_TRANSA/_TRANSB,
- *         OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_SHAPE (files that do not fit
- *         together); OOC_ERR_PARAM_RANGE (@p vectors or @p sample_rows
- *         negative, or both 0 for a non-empty C); OOC_ERR_OVERFLOW; OOC_ERR_IO;
- *         OOC_ERR_FORMAT (a file shorter than its header says);
- *         OOC_ERR_HOST_MEMORY; OOC_ERR_CANCELLED
- */
-OOC_API ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
-                                      const void *alpha, ooc_file_t *A, ooc_file_t *B,
-                                      const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                                      int vectors, int64_t sample_rows,
-                                      ooc_verify_result_t *res);
-/** @} */
+/* Matrix files, the file multiply and its verification. */
+#include "ooc_gemm_files.h"
 
 #ifdef __cplusplus
 }

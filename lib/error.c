@@ -111,6 +111,7 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_NO_SPACE: return "no space left for a file (file system full, quota or file-size limit)";
     case OOC_ERR_CANCELLED: return "cancelled (ooc_cancel); a file multiply can be resumed";
     case OOC_ERR_BUSY: return "the output is being written by another job";
+    case OOC_ERR_ROW_RANGE: return "the row range is empty, passes the end of C or is not on the plan's row blocks";
     }
     return "unknown status";
 }

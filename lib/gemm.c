@@ -197,17 +197,19 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     return OOC_SUCCESS;
 }
 
-ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, ooc_plan_t *plan)
+ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, int allow_swap,
+                          ooc_plan_t *plan)
 {
     ooc_plan_input_t in;
     uint64_t dev, host;
     OOC_FORWARD(plan_input(h, p, &in, &dev, &host));
+    in.allow_swap = allow_swap;
     ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed, plan) : ooc_plan_make(&in, plan);
     OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, &h->err, st,
                         "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
                         "and %llu bytes of pinned staging%s",
                         (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
-                        (unsigned long long)host, fixed ? " with the plan the journal recorded" : "");
+                        (unsigned long long)host, fixed ? " with the plan given or recorded in the journal" : "");
     OOC_RETURN_ERROR_IF(st != OOC_SUCCESS, &h->err, st, "planner: rejected its input");
     return OOC_SUCCESS;
 }
@@ -333,7 +335,7 @@ static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
     OOC_FORWARD(be->ops->classify(be, p->C.ptr, &p->C.pinned, err));
     p->c_in = p->C;
     ooc_plan_t plan;
-    OOC_FORWARD(ooc_api_plan(h, p, NULL, &plan));
+    OOC_FORWARD(ooc_api_plan(h, p, NULL, 1, &plan));
     OOC_FORWARD(ooc_api_prepare(h, p, &plan));
     return ooc_api_execute(h, p, &plan, NULL);
 }

@@ -62,8 +62,10 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h);
 void ooc_handle_close_backend(ooc_handle_t *h);
 
 /* (gemm.c) Plan problem p on the open backend within the handle's budgets;
- * with `fixed`, reuse its orientation and sizes (a resumed job). */
-ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, ooc_plan_t *plan);
+ * with `fixed`, reuse its orientation and sizes (a resumed job); without,
+ * keeping op(A) resident (transposing the problem) only when allow_swap. */
+ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, int allow_swap,
+                          ooc_plan_t *plan);
 /* (gemm.c) Make the staging pool and the buffers, streams and events plan
  * needs (every allocation of a multiply), so that a caller can fail before it
  * writes anything. */

@@ -14,6 +14,11 @@
 #include "error.h"
 #include "ooc_gemm.h"
 
+/* An output's data is in PATH OOC_TMP_SUFFIX until it is committed. */
+#define OOC_TMP_SUFFIX ".ooc-tmp"
+/* room for any .npy header ooc_npy_format writes (a 2-D one is under 256 bytes) */
+#define OOC_FILE_HEADER_CAP 1024
+
 /* The default resume journal of an output file is PATH OOC_JOURNAL_SUFFIX. */
 #define OOC_JOURNAL_SUFFIX ".ooc-journal"
 
@@ -25,7 +30,9 @@ struct ooc_file_s {
     uint64_t data_offset;  /* bytes before element 0 */
     uint64_t data_bytes;   /* rows * cols * element size */
     int writable, committed;
-    int resumed;           /* created with OOC_FILE_RESUME and the previous temporary file was kept */
+    int resumed;           /* created with OOC_FILE_RESUME and the previous temporary file was kept
+                            * (joined: the joiner says the creator kept it) */
+    int joined;            /* opened with ooc_file_join: another process created it, and commits it */
 };
 
 /* Byte offset of stored element (i, j) (i < rows, j < cols as stored). */
@@ -41,6 +48,17 @@ static inline int64_t ooc_file_ld(const ooc_file_t *f)
 {
     return f->spec.layout == OOC_ROW_MAJOR ? f->spec.cols : f->spec.rows;
 }
+
+/* ---- output files (io_file.c), for io_join.c ---- */
+
+/* The output spec resolved as ooc_file_create does (format from the name),
+ * checked, its header (hdr, OOC_FILE_HEADER_CAP bytes; *hlen 0 for raw) and
+ * its data bytes. */
+ooc_status_t ooc_file_output_spec(ooc_err_t *err, const char *path, const ooc_file_spec_t *spec,
+                                  ooc_file_spec_t *s, unsigned char *hdr, size_t *hlen, uint64_t *bytes);
+
+/* 1 when the open file tmp has exactly size bytes and starts with hdr. */
+int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen);
 
 /* ---- descriptor helpers (io_fd.c) ---- */
 
@@ -65,11 +83,13 @@ ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err);
 int ooc_open_regular(const char *path, int flags, unsigned *mode);
 
 /* Lock an open file for this job (an open-file-description lock, released
- * when the descriptor is closed; fd open for writing): OOC_ERR_BUSY naming
- * path when another job holds it, OOC_ERR_IO when locking failed. Success
- * too on a file system that has no locks (ENOSYS, EOPNOTSUPP, ENOLCK): the
- * job goes on unlocked there. */
-ooc_status_t ooc_fd_lock(int fd, const char *path, ooc_err_t *err);
+ * when the descriptor is closed; fd open for writing), exclusively or, with
+ * shared, shared with the other processes of the job (a lock this
+ * descriptor holds already is converted): OOC_ERR_BUSY naming path when
+ * another job holds it (or, for a shared lock, anyone holds it exclusively),
+ * OOC_ERR_IO when locking failed. Success too on a file system that has no
+ * locks (ENOSYS, EOPNOTSUPP, ENOLCK): the job goes on unlocked there. */
+ooc_status_t ooc_fd_lock(int fd, const char *path, int shared, ooc_err_t *err);
 
 /* 1 when path names (without following a final symbolic link) the very file
  * open as fd; 0 otherwise (removed, renamed, replaced). */

@@ -86,20 +86,20 @@ ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, co
 
 /* 0, or the errno value of a lock another job holds (EAGAIN, EACCES) or of
  * a failure; 0 too where the file system has no locks */
-static int lock_errno(int fd)
+static int lock_errno(int fd, int shared)
 {
     int e;
 #ifdef F_OFD_SETLK
     struct flock fl;
     memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
+    fl.l_type = shared ? F_RDLCK : F_WRLCK; /* on a lock of ours: converted in place */
     fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
     if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return 0;
     e = errno;
     if (e == EAGAIN || e == EACCES) return e; /* another job holds it */
     /* a kernel without OFD locks, or a file system without POSIX locks: flock */
 #endif
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
+    if (flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return 0;
     e = errno;
     /* a file system without locks (Lustre mounted without -o flock, some
      * NFS setups): go on unlocked; exclusive creation, never following a
@@ -108,9 +108,9 @@ static int lock_errno(int fd)
     return e;
 }
 
-ooc_status_t ooc_fd_lock(int fd, const char *path, ooc_err_t *err)
+ooc_status_t ooc_fd_lock(int fd, const char *path, int shared, ooc_err_t *err)
 {
-    int e = lock_errno(fd);
+    int e = lock_errno(fd, shared);
     char eb[128];
     if (e == 0) return OOC_SUCCESS;
     if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)

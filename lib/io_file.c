@@ -30,9 +30,7 @@
 
 _Static_assert(sizeof(off_t) >= 8, "io_file.c needs a 64-bit off_t (large file support)");
 
-#define TMP_SUFFIX ".ooc-tmp"
-/* room for any .npy header ooc_npy_format writes (a 2-D one is under 256 bytes) */
-#define HEADER_CAP 1024
+#define TMP_SUFFIX OOC_TMP_SUFFIX
 
 /* Record src's error in dst as "PATH: message" (the codec knows no paths). */
 static ooc_status_t relay(ooc_err_t *dst, const ooc_err_t *src, const char *path)
@@ -256,7 +254,7 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
                                     ooc_file_kind(mode));
             return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "open %s: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
         }
-        if (ooc_fd_lock(fd, tmp, err) != OOC_SUCCESS) {
+        if (ooc_fd_lock(fd, tmp, 0, err) != OOC_SUCCESS) {
             close(fd);
             return err->status;
         }
@@ -272,12 +270,12 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
 
 /* A temporary file a previous run left, with exactly the size and header
  * expected: its blocks may be reused. */
-static int tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen)
+int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen)
 {
     struct stat sb;
     if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) return 0;
     if (hlen == 0) return 1;
-    unsigned char cur[HEADER_CAP];
+    unsigned char cur[OOC_FILE_HEADER_CAP];
     ooc_err_t e;
     ooc_err_clear(&e);
     return ooc_io_pread(fd, cur, hlen, 0, tmp, &e) == OOC_SUCCESS && memcmp(cur, hdr, hlen) == 0;
@@ -325,6 +323,30 @@ static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path)
     return st;
 }
 
+ooc_status_t ooc_file_output_spec(ooc_err_t *err, const char *path, const ooc_file_spec_t *spec,
+                                  ooc_file_spec_t *s, unsigned char *hdr, size_t *hlen, uint64_t *bytes)
+{
+    *s = *spec;
+    if (s->format == OOC_FORMAT_AUTO) {
+        if (!ends_with(path, ".npy"))
+            return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
+                                "%s: cannot create: no format given and the name does not end in .npy "
+                                "(choose npy or raw)", path);
+        s->format = OOC_FORMAT_NPY;
+    }
+    if (s->format != OOC_FORMAT_NPY && s->format != OOC_FORMAT_RAW)
+        return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: cannot create: unknown file format %d", path,
+                            (int)s->format);
+    OOC_FORWARD(check_spec(err, path, s, "cannot create: it needs", 0));
+    *hlen = 0;
+    if (s->format == OOC_FORMAT_NPY) {
+        *hlen = ooc_npy_format(s, hdr, OOC_FILE_HEADER_CAP);
+        OOC_RETURN_ERROR_IF(*hlen == 0, err, OOC_ERR_INTERNAL, "%s: the .npy header does not fit in %d bytes",
+                            path, OOC_FILE_HEADER_CAP);
+    }
+    return data_size(err, path, s, *hlen, bytes);
+}
+
 ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_spec_t *spec,
                              unsigned flags, ooc_file_t **file)
 {
@@ -333,31 +355,14 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     ooc_err_t *err = &h->err;
     OOC_RETURN_ERROR_IF(path == NULL || spec == NULL || file == NULL, err, OOC_ERR_NULL_ARG,
                         "ooc_file_create: path, spec or file is NULL");
-    OOC_RETURN_ERROR_IF((flags & ~(unsigned)OOC_FILE_RESUME) != 0, err, OOC_ERR_INVALID_PARAM,
+    OOC_RETURN_ERROR_IF((flags & ~(unsigned)(OOC_FILE_RESUME | OOC_FILE_SHARED)) != 0, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_create: unknown flags 0x%x", flags);
-    ooc_file_spec_t s = *spec;
-    if (s.format == OOC_FORMAT_AUTO) {
-        if (!ends_with(path, ".npy"))
-            return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
-                                "%s: cannot create: no format given and the name does not end in .npy "
-                                "(choose npy or raw)", path);
-        s.format = OOC_FORMAT_NPY;
-    }
-    if (s.format != OOC_FORMAT_NPY && s.format != OOC_FORMAT_RAW)
-        return OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: cannot create: unknown file format %d", path,
-                            (int)s.format);
-    OOC_FORWARD(check_spec(err, path, &s, "cannot create: it needs", 0));
-    OOC_FORWARD(check_target(err, path));
-
-    unsigned char hdr[HEADER_CAP];
+    ooc_file_spec_t s;
+    unsigned char hdr[OOC_FILE_HEADER_CAP];
     size_t hlen = 0;
-    if (s.format == OOC_FORMAT_NPY) {
-        hlen = ooc_npy_format(&s, hdr, sizeof hdr);
-        OOC_RETURN_ERROR_IF(hlen == 0, err, OOC_ERR_INTERNAL, "%s: the .npy header does not fit in %d bytes",
-                            path, HEADER_CAP);
-    }
     uint64_t bytes;
-    OOC_FORWARD(data_size(err, path, &s, hlen, &bytes));
+    OOC_FORWARD(ooc_file_output_spec(err, path, spec, &s, hdr, &hlen, &bytes));
+    OOC_FORWARD(check_target(err, path));
 
     ooc_status_t st;
     int fd = -1, created = 0;
@@ -373,16 +378,18 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
 
     st = open_tmp(err, tmp, &fd, &created);
     if (st != OOC_SUCCESS) goto fail;
-    f->resumed = (flags & OOC_FILE_RESUME) && !created && tmp_matches(fd, tmp, hlen + bytes, hdr, hlen);
+    f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen);
     if (!f->resumed) {
         /* starting over: the data a default journal vouched for is about to go */
         st = drop_default_journal(err, path);
         if (st == OOC_SUCCESS) st = init_tmp(err, fd, tmp, hdr, hlen, hlen + bytes);
-        if (st != OOC_SUCCESS) {
-            if (ooc_fd_is_path(fd, tmp)) unlink(tmp); /* ours, locked: emptied or made above */
-            close(fd);
-            goto fail;
-        }
+    }
+    /* made: the ranks of this job may join it now (another job still may not) */
+    if (st == OOC_SUCCESS && (flags & OOC_FILE_SHARED)) st = ooc_fd_lock(fd, tmp, 1, err);
+    if (st != OOC_SUCCESS) {
+        if (!f->resumed && ooc_fd_is_path(fd, tmp)) unlink(tmp); /* ours, locked: emptied or made above */
+        close(fd);
+        goto fail;
     }
     f->fd = fd;
     f->spec = s;
@@ -434,6 +441,8 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     if (f->committed) return OOC_SUCCESS;
     OOC_RETURN_ERROR_IF(!f->writable || f->tmp_path == NULL, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_commit %s: not a file created for writing", f->path);
+    OOC_RETURN_ERROR_IF(f->joined, err, OOC_ERR_INVALID_PARAM,
+                        "ooc_file_commit %s: a joined file: the process that created it commits it", f->path);
     char eb[128];
     OOC_FORWARD(ooc_io_sync(f->fd, f->tmp_path, err));
     OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
@@ -454,7 +463,8 @@ void ooc_file_close(ooc_file_t *f, int discard)
 {
     if (f == NULL) return;
     /* only our own temporary file: never one another job made at that name since */
-    if (f->tmp_path != NULL && !f->committed && discard && f->writable && ooc_fd_is_path(f->fd, f->tmp_path))
+    if (f->tmp_path != NULL && !f->committed && discard && f->writable && !f->joined &&
+        ooc_fd_is_path(f->fd, f->tmp_path))
         unlink(f->tmp_path);
     if (f->fd >= 0) close(f->fd);
     free(f->tmp_path);

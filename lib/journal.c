@@ -5,11 +5,14 @@
  *
  *   oocgemm-journal 2
  *   job <identity>
- *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P]
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ range=B0-B1/M]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
  *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
  *
+ * range: a journal of row blocks [B0, B1) of the M per panel only (a job
+ * split between processes): its done records are of those blocks, and it is
+ * complete when all of them are done. Absent: the whole job.
  * hashes as 16 lower-case hex digits. Every write is followed by fdatasync: a
  * record in the journal means the block is on disk. The parser accepts only
  * the exact bytes the writer produces (each record is re-formatted and
@@ -52,6 +55,16 @@ uint64_t ooc_journal_hash(uint64_t seed, const void *bytes, size_t n)
     return h ^ (h >> 31);
 }
 
+int ooc_journal_in_range(const ooc_journal_head_t *h, int64_t g)
+{
+    return h->range_m == 0 || (g % h->range_m >= h->range_b0 && g % h->range_m < h->range_b1);
+}
+
+int64_t ooc_journal_range_blocks(const ooc_journal_head_t *h)
+{
+    return h->range_m == 0 ? h->total : (h->range_b1 - h->range_b0) * (h->total / h->range_m);
+}
+
 static uint64_t record_hash(uint64_t digest, const char *text) { return ooc_journal_hash(digest, text, strlen(text)); }
 
 /* The header's text (magic, job and plan lines) into buf; its length, or -1. */
@@ -59,10 +72,13 @@ static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
 {
     /* " lead=N" and " rep=R" end the plan line only when N, R > 1: journals
      * of one device read the same as before they existed */
-    char lead[48] = "";
+    char lead[160] = "";
     int at = 0;
     if (h->lead > 1) at = snprintf(lead, sizeof lead, " lead=%d", h->lead);
-    if (h->tail_rep > 1) snprintf(lead + at, sizeof lead - (size_t)at, " rep=%d", h->tail_rep);
+    if (h->tail_rep > 1) at += snprintf(lead + at, sizeof lead - (size_t)at, " rep=%d", h->tail_rep);
+    if (h->range_m > 0)
+        snprintf(lead + at, sizeof lead - (size_t)at, " range=%" PRId64 "-%" PRId64 "/%" PRId64, h->range_b0,
+                 h->range_b1, h->range_m);
     int n = snprintf(buf, cap,
                      MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
                            " resumable=%d out=%" PRIu64 ":%" PRIu64 "%s\n",
@@ -144,6 +160,11 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     const char *rep = ok ? strstr(line, " rep=") : NULL;
     h->tail_rep = 1;
     if (rep && sscanf(rep, " rep=%d", &h->tail_rep) != 1) ok = 0;
+    const char *range = ok ? strstr(line, " range=") : NULL;
+    if (range && (sscanf(range, " range=%" SCNd64 "-%" SCNd64 "/%" SCNd64, &h->range_b0, &h->range_b1, &h->range_m) != 3 ||
+                  h->range_m < 1 || h->range_m > h->total || h->total % h->range_m != 0 || h->range_b0 < 0 ||
+                  h->range_b0 >= h->range_b1 || h->range_b1 > h->range_m || (h->range_b0 == 0 && h->range_b1 == h->range_m)))
+        ok = 0;
     ok = ok && h->lead >= 1 && h->lead <= h->total && h->tail_rep >= 1 && h->tail_rep <= 16 && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
          h->tail <= 6 && h->b_chunks >= 1 && h->b_chunks <= 8 && h->total >= 1 &&
          h->total <= OOC_JOURNAL_MAX_BLOCKS && (h->resumable == 0 || h->resumable == 1);
@@ -171,7 +192,8 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
         int64_t sec = 0;
         long nsec = 0;
         ok = 0;
-        if (r == 1 && !info->complete && sscanf(line, "done %" SCNd64, &g) == 1 && g >= 0 && g < h->total) {
+        if (r == 1 && !info->complete && sscanf(line, "done %" SCNd64, &g) == 1 && g >= 0 && g < h->total &&
+            ooc_journal_in_range(h, g)) {
             format_done(digest, g, want, sizeof want);
             ok = strcmp(line, want) == 0;
             if (ok && !(info->done[g / 8] & (1u << (g % 8)))) {
@@ -182,7 +204,7 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
                    sscanf(line, "complete %" SCNu64 ":%" SCNd64 ".%ld", &size, &sec, &nsec) == 3 && nsec >= 0 &&
                    nsec < 1000000000L) {
             format_complete(digest, size, sec, nsec, want, sizeof want);
-            ok = strcmp(line, want) == 0 && info->ndone == h->total;
+            ok = strcmp(line, want) == 0 && info->ndone == ooc_journal_range_blocks(h);
             if (ok) {
                 info->complete = 1;
                 info->out_size = size;
@@ -278,7 +300,7 @@ ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
                           "%s is not a libooc_gemm journal: refusing to remove or overwrite it (is the journal path "
                           "an input or another file by mistake?)",
                           path);
-    if (st == OOC_SUCCESS) st = ooc_fd_lock(fd, path, err);
+    if (st == OOC_SUCCESS) st = ooc_fd_lock(fd, path, 0, err);
     /* ours now: remove it if the name still means this file */
     if (st == OOC_SUCCESS && ooc_fd_is_path(fd, path) && unlink(path) != 0 && errno != ENOENT)
         st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "unlink %s: %s", path, strerror(errno));
@@ -311,7 +333,7 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
         return OOC_ERR_FILE(err, ooc_errno_status(e), path, "create journal %s: %s", path, strerror(e));
     }
     ooc_status_t st = keep_path(j, path, err);
-    if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, err);
+    if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, 0, err);
     if (st == OOC_SUCCESS) st = write_all(j->fd, buf, (size_t)n, path, err);
     if (st != OOC_SUCCESS) {
         close(j->fd);
@@ -333,7 +355,7 @@ ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const o
     int n = format_head(&info->head, buf, sizeof buf);
     j->digest = n > 0 ? ooc_journal_hash(0, buf, (size_t)n) : 0;
     ooc_status_t st = keep_path(j, path, err);
-    if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, err);
+    if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, 0, err);
     if (st == OOC_SUCCESS) {
         /* cut a torn last line so that the next record starts on a line of its own */
         char tail[4096];

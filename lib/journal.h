@@ -5,7 +5,8 @@
  * scalars), its plan and the temporary output file it writes, sealed by a
  * checksum; then one checksummed "done G" record per finished row block,
  * appended after that block of C is flushed to disk, in any order; then,
- * when every block is done, a "complete" record with the finished output's
+ * when every block is done (of its range of row blocks, for a job split
+ * between processes), a "complete" record with the finished output's
  * identity. A record whose checksum does not match its job is damage, and a
  * resume refuses a damaged journal. Knows nothing of CUDA or the pipeline.
  */
@@ -33,7 +34,15 @@ typedef struct {
     int64_t total;      /* blocks in the job */
     int resumable;      /* 0: restart from scratch on resume (several k-panels) */
     uint64_t out_dev, out_ino; /* the temporary output file the blocks are written into */
+    /* a journal of row blocks [range_b0, range_b1) of the range_m of each
+     * panel alone (its done records are of those); range_m 0: the whole job */
+    int64_t range_b0, range_b1, range_m;
 } ooc_journal_head_t;
+
+/* 1 when block g is one the journal's range holds (always, for the whole job). */
+int ooc_journal_in_range(const ooc_journal_head_t *h, int64_t g);
+/* Blocks the journal's range holds: all of them are done when it is complete. */
+int64_t ooc_journal_range_blocks(const ooc_journal_head_t *h);
 
 /* A journal as read. */
 typedef struct {

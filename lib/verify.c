@@ -13,7 +13,9 @@
  * serves both), else gathered in the pass over A (then B is read again).
  *
  * Files are read in chunks of whole stored lines within a quarter of the
- * host budget, by the passes of verify_pass.c. All arithmetic is in double
+ * host budget, by the passes of verify_pass.c. A row range of C (one
+ * process's rows of a split job) reads only those rows of op(A), C0 and C,
+ * and checks them alone. All arithmetic is in double
  * precision.
  *
  * Must not: hold a whole large file, write to any file, print, exit or abort.
@@ -212,7 +214,7 @@ static ooc_status_t check_args(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const 
 
 static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
                                ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                               int vectors, int64_t sample_rows, ooc_verify_result_t *res);
+                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, ooc_verify_result_t *res);
 
 ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                               const void *alpha, ooc_file_t *A, ooc_file_t *B, const void *beta,
@@ -220,13 +222,23 @@ ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t tr
                               ooc_verify_result_t *res)
 {
     if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
-    return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, vectors,
+    return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, 0, 0, vectors,
                                               sample_rows, res));
+}
+
+ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
+                                   ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                   int64_t row_begin, int64_t row_end, int vectors, int64_t sample_rows,
+                                   ooc_verify_result_t *res)
+{
+    if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
+    return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, row_begin, row_end,
+                                              vectors, sample_rows, res));
 }
 
 static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
                                ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                               int vectors, int64_t sample_rows, ooc_verify_result_t *res)
+                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, ooc_verify_result_t *res)
 {
     ooc_handle_t *h = handle;
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
@@ -244,6 +256,14 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     int64_t ce = cplx ? 2 : 1, m, n, k;
     op_shape(A, transa, &m, &k);
     n = C->spec.cols;
+    /* rows [r0, r1) of C alone: m counts them from here on, and the passes
+     * over op(A), C0 and C read only them */
+    OOC_RETURN_ERROR_IF((r0 != 0 || r1 != 0) && (r0 < 0 || r0 >= r1 || r1 > m), &h->err, OOC_ERR_ROW_RANGE,
+                        "ooc_verify_files_rows: rows [%lld, %lld) are not a range of the %lld rows of C: give 0 <= "
+                        "row_begin < row_end <= %lld, or 0, 0 for all", (long long)r0, (long long)r1, (long long)m,
+                        (long long)m);
+    if (r0 == 0 && r1 == 0) r1 = m;
+    m = r1 - r0;
     int use_ab = k > 0 && !(al[0] == 0 && al[1] == 0); /* alpha*op(A)*op(B) contributes */
     int use_c0 = !beta_zero;
     double abs_al = hypot(al[0], al[1]);
@@ -329,7 +349,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
         int a_lines_rows = (A->spec.layout == OOC_ROW_MAJOR) == (transa == OOC_OP_N);
         int early = s > 0 && (a_lines_rows || v == 0);
         if (early) {
-            if ((st = ooc_verify_gather(h, A, transa, rows, s, Ar, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_gather(h, A, transa, rows, s, Ar, r0, r1, chunk, &bytes)) != OOC_SUCCESS) goto out;
             absolute(cplx, Ar, Arabs, (size_t)(s * k));
         }
         /* pass over B: Y = op(B) X, Yabs = |op(B)| |X|; sampled rows R = alpha Ar op(B) */
@@ -351,6 +371,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
                 p.ls[0] = al[0], p.ls[1] = al[1], p.lsabs = abs_al;
             }
             if (s > 0 && !early) p.gs = s, p.rows = rows, p.G = Ar;
+            p.r0 = r0, p.r1 = r1;
             if ((st = ooc_verify_pass(h, A, transa, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
         }
         if (s > 0 && !early) { /* second pass over B for the sampled rows */
@@ -367,7 +388,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
         if (which == 0 && !use_c0) continue;
         double *G = which == 0 ? C0r : Cr;
         if (v == 0) {
-            if ((st = ooc_verify_gather(h, f, OOC_OP_N, rows, s, G, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_gather(h, f, OOC_OP_N, rows, s, G, r0, r1, chunk, &bytes)) != OOC_SUCCESS) goto out;
             continue;
         }
         memset(&p, 0, sizeof p);
@@ -379,6 +400,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
             p.OUT = W, p.ls[0] = 1;
         }
         if (s > 0) p.gs = s, p.rows = rows, p.G = G;
+        p.r0 = r0, p.r1 = r1;
         if ((st = ooc_verify_pass(h, f, OOC_OP_N, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
     }
 

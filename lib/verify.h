@@ -44,18 +44,21 @@ typedef struct {
     int64_t gs;
     const int64_t *rows;
     double *G;
+    /* rows [r0, r1) of op(X) alone (r1 0: all): only they are read, and
+     * OUT, ROUT's rows and `rows` count from r0 */
+    int64_t r0, r1;
 } pass_t;
 
-/* One pass over the whole file f (as op(f)), applying p to every chunk of
+/* One pass over the file f (as op(f); rows p->r0 .. p->r1 of it), applying p to every chunk of
  * at most `chunk` bytes; adds the bytes read to *bytes_read. Stops with
  * OOC_ERR_CANCELLED when ooc_cancel() was called. */
 ooc_status_t ooc_verify_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, const pass_t *p,
                              uint64_t chunk, uint64_t *bytes_read);
 
-/* Rows `rows` (ascending) of op(f) into G (gs x opcols, as doubles): line by
- * line when they are stored lines and only some are wanted, else in one
- * pass. */
+/* Rows r0 + `rows` (ascending) of op(f) into G (gs x opcols, as doubles):
+ * line by line when they are stored lines and only some are wanted, else in
+ * one pass over rows [r0, r1) of op(f) (r1 0: all rows). */
 ooc_status_t ooc_verify_gather(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, const int64_t *rows, int64_t gs,
-                               double *G, uint64_t chunk, uint64_t *bytes_read);
+                               double *G, int64_t r0, int64_t r1, uint64_t chunk, uint64_t *bytes_read);
 
 #endif

@@ -61,7 +61,9 @@ typedef struct {
     const ooc_file_t *f;
     int cplx, conj;       /* conj: op is C on a complex file */
     int lines_rows;       /* stored lines are rows of op(X) (else columns) */
-    int64_t nlines, len;  /* stored lines, elements per line */
+    int64_t nlines, len;  /* stored lines read, elements read of each */
+    int64_t line0, seg0;  /* the first line read, the first element read of each */
+    int64_t ld;           /* elements of a whole stored line */
     int64_t oprows, opcols;
     size_t e;             /* bytes per stored element */
     int64_t cap;          /* lines per chunk */
@@ -82,7 +84,8 @@ static void stream_free(stream_t *s)
 /* Chunks of at most `chunk` bytes (raw + converted), at least one line, at
  * most `max_lines` lines. */
 static ooc_status_t stream_init(stream_t *s, ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op,
-                                uint64_t chunk, int64_t max_lines, int need_abs, uint64_t *bytes_read)
+                                uint64_t chunk, int64_t max_lines, int need_abs, uint64_t *bytes_read, int64_t r0,
+                                int64_t r1)
 {
     memset(s, 0, sizeof *s);
     s->h = h;
@@ -91,8 +94,13 @@ static ooc_status_t stream_init(stream_t *s, ooc_handle_t *h, const ooc_file_t *
     s->conj = s->cplx && op == OOC_OP_C;
     s->lines_rows = (f->spec.layout == OOC_ROW_MAJOR) == (op == OOC_OP_N);
     s->nlines = f->spec.layout == OOC_ROW_MAJOR ? f->spec.rows : f->spec.cols;
-    s->len = ooc_file_ld(f);
+    s->ld = s->len = ooc_file_ld(f);
     op_shape(f, op, &s->oprows, &s->opcols);
+    if (r1 > 0) { /* rows [r0, r1) of op(X): those lines, or that part of each line */
+        if (s->lines_rows) s->line0 = r0, s->nlines = r1 - r0;
+        else s->seg0 = r0, s->len = r1 - r0;
+        s->oprows = r1 - r0;
+    }
     s->e = ooc_dtype_size(f->spec.dtype);
     s->bytes_read = bytes_read;
     if (s->nlines == 0 || s->len == 0) return OOC_SUCCESS;
@@ -116,15 +124,21 @@ static ooc_status_t stream_init(stream_t *s, ooc_handle_t *h, const ooc_file_t *
     return OOC_SUCCESS;
 }
 
-/* Read stored lines [l0, l0 + nl) into d (and dabs), as doubles. */
+/* Read lines [l0, l0 + nl) of those the stream reads into d (and dabs), as doubles. */
 static ooc_status_t stream_read(stream_t *s, int64_t l0, int64_t nl)
 {
     const ooc_file_t *f = s->f;
-    uint64_t off = f->spec.layout == OOC_ROW_MAJOR ? ooc_file_elem_offset(f, l0, 0, s->e)
-                                                   : ooc_file_elem_offset(f, 0, l0, s->e);
     size_t count = (size_t)nl * (size_t)s->len, bytes = count * s->e;
     /* a created file not yet committed has its bytes in tmp_path */
-    OOC_FORWARD(ooc_io_pread(f->fd, s->raw, bytes, off, f->tmp_path ? f->tmp_path : f->path, &s->h->err));
+    const char *path = f->tmp_path ? f->tmp_path : f->path;
+    int whole = s->len == s->ld; /* whole lines: one read */
+    for (int64_t l = 0; l < (whole ? 1 : nl); l++) {
+        int64_t line = s->line0 + l0 + l;
+        uint64_t off = f->spec.layout == OOC_ROW_MAJOR ? ooc_file_elem_offset(f, line, s->seg0, s->e)
+                                                       : ooc_file_elem_offset(f, s->seg0, line, s->e);
+        size_t n = whole ? bytes : (size_t)s->len * s->e;
+        OOC_FORWARD(ooc_io_pread(f->fd, s->raw + (size_t)l * n, n, off, path, &s->h->err));
+    }
     *s->bytes_read += bytes;
     size_t reals = count * (s->cplx ? 2 : 1);
     if (f->spec.dtype == OOC_R32 || f->spec.dtype == OOC_C32) {
@@ -216,7 +230,7 @@ ooc_status_t ooc_verify_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, 
                              uint64_t chunk, uint64_t *bytes_read)
 {
     stream_t s;
-    OOC_FORWARD(stream_init(&s, h, f, op, chunk, INT64_MAX, p->OUTabs || p->ROUTabs, bytes_read));
+    OOC_FORWARD(stream_init(&s, h, f, op, chunk, INT64_MAX, p->OUTabs || p->ROUTabs, bytes_read, p->r0, p->r1));
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t l0 = 0; l0 < s.nlines && s.len > 0; l0 += s.cap) {
         int64_t nl = s.nlines - l0 < s.cap ? s.nlines - l0 : s.cap;
@@ -230,20 +244,23 @@ ooc_status_t ooc_verify_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, 
 /* Rows `rows` (ascending) of op(X) into G (gs x opcols): line by line when
  * they are stored lines and only some are wanted, else in one pass. */
 ooc_status_t ooc_verify_gather(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op,
-                               const int64_t *rows, int64_t gs, double *G, uint64_t chunk,
-                               uint64_t *bytes_read)
+                               const int64_t *rows, int64_t gs, double *G, int64_t r0, int64_t r1,
+                               uint64_t chunk, uint64_t *bytes_read)
 {
     pass_t p;
     memset(&p, 0, sizeof p);
     p.gs = gs;
     p.rows = rows;
     p.G = G;
+    p.r0 = r0;
+    p.r1 = r1;
     int lines_rows = (f->spec.layout == OOC_ROW_MAJOR) == (op == OOC_OP_N);
     int64_t oprows, opcols;
     op_shape(f, op, &oprows, &opcols);
+    if (r1 > 0) oprows = r1 - r0;
     if (!lines_rows || gs >= oprows / 2 || opcols == 0) return ooc_verify_pass(h, f, op, &p, chunk, bytes_read);
     stream_t s;
-    OOC_FORWARD(stream_init(&s, h, f, op, 0, 1, 0, bytes_read));
+    OOC_FORWARD(stream_init(&s, h, f, op, 0, 1, 0, bytes_read, r0, r1));
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t t = 0; t < gs && st == OOC_SUCCESS; t++)
         if ((st = cancelled(h, f)) == OOC_SUCCESS && (st = stream_read(&s, rows[t], 1)) == OOC_SUCCESS)

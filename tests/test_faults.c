@@ -96,7 +96,7 @@ static ooc_status_t multiply(const char *name, int resume, char *err_path, size_
     if (st == OOC_SUCCESS) st = ooc_file_open(h, tu_path("fb.npy"), &any, &b);
     if (st == OOC_SUCCESS) st = ooc_file_create(h, tu_path(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
     if (st == OOC_SUCCESS) {
-        ooc_files_opts_t o = {NULL, resume, NULL, NULL};
+        ooc_files_opts_t o = {.journal = NULL, .resume = resume, .progress = NULL, .progress_user = NULL};
         st = ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
     }
     if (st == OOC_SUCCESS) st = ooc_file_commit(h, c);
@@ -247,7 +247,7 @@ static void test_cancel(void)
         CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, tu_path(name), &cs, 0, &c), OOC_SUCCESS);
         if (when == 0) CU_ASSERT_EQUAL(ooc_cancel(h), OOC_SUCCESS);
         double one = 1, zero = 0;
-        ooc_files_opts_t o = {NULL, 0, when ? cancel_cb : NULL, NULL};
+        ooc_files_opts_t o = {.journal = NULL, .resume = 0, .progress = when ? cancel_cb : NULL, .progress_user = NULL};
         CU_ASSERT_EQUAL(ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o), OOC_ERR_CANCELLED);
         ooc_file_close(c, 0);
         /* the request was consumed: the next call runs */

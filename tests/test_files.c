@@ -300,7 +300,7 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
             char jp[300];
             snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path(name));
             kill_journal = jp;
-            ooc_files_opts_t o = {NULL, 0, kill_after, &kill_at};
+            ooc_files_opts_t o = {.journal = NULL, .resume = 0, .progress = kill_after, .progress_user = &kill_at};
             ooc_gemm_files(h2, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
             _exit(4); /* not reached: killed */
         }
@@ -316,7 +316,7 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
     if (st == OOC_SUCCESS) {
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
         ooc_set(H, OOC_PARAM_B_CHUNKS, resume_chunks);
-        ooc_files_opts_t o = {NULL, resume, note_first, NULL};
+        ooc_files_opts_t o = {.journal = NULL, .resume = resume, .progress = note_first, .progress_user = NULL};
         first_done = 0;
         st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
         snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
@@ -497,14 +497,14 @@ static void test_output_safety(void)
     const char *bad[] = {tu_path("jb"), tu_path("ja"), tu_path("victim"), tu_path("jc.npy.ooc-tmp")};
     for (int i = 0; i < 4; i++) {
         for (int resume = 0; resume < 2; resume++) {
-            ooc_files_opts_t o = {bad[i], resume, NULL, NULL};
+            ooc_files_opts_t o = {.journal = bad[i], .resume = resume, .progress = NULL, .progress_user = NULL};
             CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_ERR_JOURNAL);
         }
         CU_ASSERT_TRUE(exists(bad[i]));
     }
     CU_ASSERT_TRUE(same_content(tu_path("victim"), "precious"));
     /* and the inputs are whole: the multiply still runs with a journal of its own */
-    ooc_files_opts_t o = {tu_path("jc.journal"), 0, NULL, NULL};
+    ooc_files_opts_t o = {.journal = tu_path("jc.journal"), .resume = 0, .progress = NULL, .progress_user = NULL};
     CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_SUCCESS);
     ooc_file_close(one, 1);
     ooc_file_close(a, 0);

@@ -528,7 +528,7 @@ static uint64_t planned_host_bytes(ooc_handle_t *h)
     ooc_src_t pageable = {NULL, -1, 0, "X", 65536, 0};
     p.A = p.B = p.C = p.c_in = pageable;
     ooc_plan_t plan;
-    ooc_status_t st = ooc_api_plan(h, &p, NULL, &plan);
+    ooc_status_t st = ooc_api_plan(h, &p, NULL, 1, &plan);
     CU_ASSERT_EQUAL(st, OOC_SUCCESS);
     if (st != OOC_SUCCESS) printf("\n    ooc_api_plan: %s\n", ooc_last_error(h));
     return st == OOC_SUCCESS ? plan.host_bytes : UINT64_MAX;

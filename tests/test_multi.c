@@ -377,7 +377,7 @@ static ooc_status_t file_job(const char *out, int n, int resume, int64_t cancel_
     CU_ASSERT_FATAL(ooc_file_open(h, tu_path("b.npy"), &any, &b) == OOC_SUCCESS);
     CU_ASSERT_FATAL(ooc_file_create(h, out, &cs, resume ? OOC_FILE_RESUME : 0, &c) == OOC_SUCCESS);
     cancel_t cc = {h, cancel_at};
-    ooc_files_opts_t opts = {NULL, resume, cancel_after, &cc};
+    ooc_files_opts_t opts = {.journal = NULL, .resume = resume, .progress = cancel_after, .progress_user = &cc};
     double one = 1, zero = 0;
     ooc_status_t r = ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &opts);
     if (msg) snprintf(msg, cap, "%s", ooc_last_error(h));

@@ -329,7 +329,7 @@ static int mul_open_inputs(mul_job_t *j)
     j->cspec = (ooc_file_spec_t){format, j->m, j->n, j->t, o->out_layout};
     j->alpha = scalar_of(o->alpha);
     j->beta = scalar_of(o->beta);
-    j->fo = (ooc_files_opts_t){o->journal, o->resume, progress_cb, &j->prog};
+    j->fo = (ooc_files_opts_t){.journal = o->journal, .resume = o->resume, .progress = progress_cb, .progress_user = &j->prog};
     const operand_t *ops[3] = {&j->A, &j->B, o->c_in ? &j->C0 : NULL};
     return journal_apart("multiply", j->journal_path, o->out, ops, 3);
 }

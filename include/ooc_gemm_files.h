@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file ooc_gemm_files.h
+ * @brief libooc_gemm's file-backed operands: matrix files, the file multiply
+ * (whole, or a row range of it for one process of a split job), its plan,
+ * its journal and its verification.
+ *
+ * Part of the public API, included by ooc_gemm.h (include that one): kept
+ * apart so that each header stays short enough to read.
+ */
+#ifndef OOC_GEMM_FILES_H
+#define OOC_GEMM_FILES_H
+
+#ifndef OOC_GEMM_H
+#error "include <ooc_gemm.h>, which includes this header"
+#endif
+
+/** @name File-backed operands
+ * Matrices stored in files (NumPy .npy or raw binary), possibly larger than
+ * host memory: they are streamed through the pinned staging ring, never held
+ * whole. A file is 2-D, C order (row-major) or Fortran order (column-major).
+ * @{ */
+
+/** A matrix in a file, opened for reading or created for writing. */
+typedef struct ooc_file_s ooc_file_t;
+
+/** File formats. */
+typedef enum {
+    OOC_FORMAT_AUTO = 0, /**< open: .npy if the file starts with the NumPy magic, else an error */
+    OOC_FORMAT_NPY = 1,  /**< NumPy .npy, header versions 1.0, 2.0 and 3.0, little-endian */
+    OOC_FORMAT_RAW = 2   /**< raw little-endian elements, shape given by the caller */
+} ooc_format_t;
+
+/** What a file holds. For .npy files being opened only @c format is read;
+ * the rest is filled by ooc_file_describe(). */
+typedef struct {
+    ooc_format_t format;
+    int64_t rows, cols;  /**< the matrix as stored (before any op) */
+    ooc_dtype_t dtype;
+    ooc_layout_t layout; /**< OOC_ROW_MAJOR: C order; OOC_COL_MAJOR: Fortran order */
+} ooc_file_spec_t;
+
+/**
+ * @brief Open a matrix file for reading, checking its header and that its size
+ * matches the shape (a truncated file is an error). Only regular files: a
+ * FIFO, a device or a directory is refused at once (never waited on).
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO (cannot open,
+ *         not a regular file), OOC_ERR_FORMAT (malformed, truncated, big-endian,
+ *         unsupported dtype or shape, raw spec missing), OOC_ERR_OVERFLOW (the
+ *         shape's byte count does not fit in 64 bits), OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_file_open(ooc_handle_t *handle, const char *path,
+                                   const ooc_file_spec_t *spec, ooc_file_t **file);
+
+/** Flags for ooc_file_create() and ooc_file_join(). */
+enum {
+    OOC_FILE_RESUME = 1, /**< create: reuse the temporary file a previous run left, if its header matches;
+                              join: the creator did (ooc_file_resumed() said 1), so journals of it may be resumed */
+    OOC_FILE_SHARED = 2  /**< create: once the temporary file is made, hold its lock shared, so that other
+                              processes (the ranks of one job) can ooc_file_join() it and write their rows */
+};
+
+/**
+ * @brief Create the output matrix file @p path. Data goes to a temporary file
+ * beside it ("PATH.ooc-tmp"), made at full size with its header and its space
+ * reserved on the disk (so that a full disk fails here, not hours later); the
+ * target appears only at ooc_file_commit(). Nothing is written to @p path
+ * itself, which must be absent or a regular file (a directory, a device, a
+ * FIFO or a symbolic link there is refused before anything is done).
+ *
+ * The temporary file is this job's alone: it is opened without following a
+ * symbolic link, made exclusively when new, and locked until the file is
+ * closed; another job creating the same output gets OOC_ERR_BUSY. With
+ * OOC_FILE_SHARED the lock is made shared once the file is ready, so that the
+ * other processes of this job can ooc_file_join() it (a job split by rows);
+ * this process commits it when they are all done. Without
+ * OOC_FILE_RESUME, or when the temporary file left there does not match, it is
+ * started afresh and the default journal ("PATH.ooc-journal") is removed.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
+ *         (unknown flags), OOC_ERR_IO (the target or temporary file is not a
+ *         regular file, cannot be created), OOC_ERR_NO_SPACE (the space cannot
+ *         be reserved), OOC_ERR_BUSY, OOC_ERR_JOURNAL (a file that is not a
+ *         journal sits at the default journal path), OOC_ERR_FORMAT (spec not
+ *         writable), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_file_create(ooc_handle_t *handle, const char *path,
+                                     const ooc_file_spec_t *spec, unsigned flags,
+                                     ooc_file_t **file);
+
+/**
+ * @brief Open the temporary file ("PATH.ooc-tmp") that another process made
+ * with ooc_file_create(..., OOC_FILE_SHARED, ...) and still holds, to write
+ * rows of it (ooc_gemm_files() with a row range): how the ranks of one job
+ * split its output. Nothing is truncated, reserved or removed; the file must
+ * be a regular file (never opened through a symbolic link) whose size and
+ * .npy header are exactly those ooc_file_create() makes for @p spec. It is
+ * locked shared, like its creator's: while any of the job's processes holds
+ * it, another job's ooc_file_create() gets OOC_ERR_BUSY, and a join while
+ * the creator holds it alone (a create without OOC_FILE_SHARED, or one still
+ * making the file) gets OOC_ERR_BUSY too. A joined file is never committed
+ * (the creator commits, once every joiner is done and has closed it: the
+ * caller's barrier) and ooc_file_close() never removes it.
+ * @param[in] flags 0, or OOC_FILE_RESUME when the creator kept the temporary
+ *            file of an earlier run (ooc_file_resumed() on its side): only
+ *            then may this process resume a journal of that file
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
+ *         (unknown flags), OOC_ERR_IO (no temporary file there: it is not
+ *         created yet; not a regular file), OOC_ERR_FORMAT (spec not writable,
+ *         or the file's size or header does not match it), OOC_ERR_BUSY,
+ *         OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_file_join(ooc_handle_t *handle, const char *path, const ooc_file_spec_t *spec,
+                                   unsigned flags, ooc_file_t **file);
+
+/** @brief 1 when @p file is a created file whose temporary file an earlier
+ * run left and ooc_file_create() kept (OOC_FILE_RESUME and a matching
+ * header), or a joined file whose joiner said so; 0 otherwise (NULL too).
+ * A creator passes it on to its joiners (OOC_FILE_RESUME of ooc_file_join()). */
+OOC_API int ooc_file_resumed(const ooc_file_t *file);
+
+/**
+ * @brief Flush a created file to disk and rename it onto its target path
+ * (then flush the directory). After this the file is read-only. The target
+ * is checked again: it must still be absent or a regular file.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
+ *         (not a created file), OOC_ERR_IO, OOC_ERR_NO_SPACE
+ */
+OOC_API ooc_status_t ooc_file_commit(ooc_handle_t *handle, ooc_file_t *file);
+
+/** @brief Close a file (and release a created file's lock). A created file
+ * that was not committed keeps its temporary file (so that a later run can
+ * resume it) unless @p discard; a temporary file is only ever removed while
+ * it is still the one this job made. */
+OOC_API void ooc_file_close(ooc_file_t *file, int discard);
+
+/** @brief What the file holds. @return OOC_SUCCESS, OOC_ERR_NULL_ARG */
+OOC_API ooc_status_t ooc_file_describe(const ooc_file_t *file, ooc_file_spec_t *spec);
+
+/** @brief Bytes before the first element (the .npy header; 0 for raw). */
+OOC_API uint64_t ooc_file_data_offset(const ooc_file_t *file);
+
+/**
+ * @brief Read @p count elements of a file, starting at element @p first in
+ * storage order (C order: row by row; Fortran order: column by column).
+ * Safe to call from several threads at once, each with its own handle.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_SHAPE (past the end),
+ *         OOC_ERR_IO, OOC_ERR_FORMAT (file shorter than its header says)
+ */
+OOC_API ooc_status_t ooc_file_read(ooc_handle_t *handle, const ooc_file_t *file, uint64_t first,
+                                   void *buf, uint64_t count);
+
+/** @brief Write @p count elements into a created (not yet committed) file at
+ * element @p first in storage order. Thread-safety as ooc_file_read().
+ * @return as ooc_file_read(), plus OOC_ERR_INVALID_PARAM for a file not open for writing */
+OOC_API ooc_status_t ooc_file_write(ooc_handle_t *handle, ooc_file_t *file, uint64_t first,
+                                    const void *buf, uint64_t count);
+
+/** Progress of a file multiply, called from a library thread after each row
+ * block of C is on disk. Must return quickly and must not call the library. */
+typedef void (*ooc_progress_fn)(void *user, int64_t blocks_done, int64_t blocks_total,
+                                uint64_t bytes_read, uint64_t bytes_written);
+
+/**
+ * How a file multiply is cut into blocks: everything that decides which rows
+ * each block holds and how it is computed, so that every block is computed
+ * the same way, byte for byte, whichever process, device or run computes it.
+ * The processes that split one job must all use one plan: ooc_gemm_files_plan()
+ * on one of them (or on each, with the same budgets, OOC_PARAM_DEVICE_MEM and
+ * OOC_PARAM_HOST_MEM, and the same number of devices), passed to every
+ * ooc_gemm_files() in ooc_files_opts_t::plan. Plain data: send it as bytes.
+ */
+typedef struct {
+    int a_resident;      /**< 1: op(A) kept on the device, C^T computed: blocks are column blocks of C
+                              (ooc_gemm_files() alone may choose it; it cannot be split into row ranges) */
+    int64_t rows;        /**< rows the blocks tile: C's rows (its columns when a_resident) */
+    int64_t block_rows;  /**< rows of a full block */
+    int64_t panel_cols;  /**< columns of a panel of op(B) */
+    int64_t panel_depth; /**< rows of a panel of op(B); below k, C is accumulated over panels */
+    int tail;            /**< the last blocks shrink: block_rows/2, /4, ... in this many steps */
+    int tail_rep;        /**< blocks of each tail size */
+    int b_chunks;        /**< op(B)'s panel is uploaded in this many chunks */
+    int lead;            /**< blocks 0 .. lead-1 of each panel are multiplied chunk by chunk of op(B) */
+    int64_t blocks;      /**< row blocks: block i holds rows ooc_files_plan_rows(i) */
+    int64_t panels;      /**< panels of op(B): each block is computed once per panel */
+} ooc_files_plan_t;
+
+/**
+ * @brief Rows [*row_begin, *row_end) of C that block @p block (0 <= block <
+ * plan->blocks) of @p plan holds (columns of C when plan->a_resident): the
+ * boundaries a row range of ooc_gemm_files() must fall on.
+ * @return OOC_SUCCESS, OOC_ERR_NULL_ARG, OOC_ERR_ROW_RANGE (no such block),
+ *         OOC_ERR_INVALID_PARAM (not a plan ooc_gemm_files_plan() makes)
+ */
+OOC_API ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, int64_t *row_begin,
+                                         int64_t *row_end);
+
+/** Options of ooc_gemm_files(); all-zero is valid: the whole of C, as planned
+ * by the library, with the default journal. */
+typedef struct {
+    const char *journal;     /**< resume journal path; NULL: "<C's path>.ooc-journal" */
+    int resume;              /**< 1: continue the job the journal records (its plan is reused) */
+    ooc_progress_fn progress; /**< blocks_done and blocks_total count this run's row range only */
+    void *progress_user;
+    /** The plan to run (every process of a split job passes the same); NULL:
+     * a resumed journal's, else the planner's (ooc_gemm_files_plan()'s when
+     * a row range is given). A plan that does not fit this job, or whose
+     * blocks do not fit this handle's memory budgets, is refused
+     * (OOC_ERR_INVALID_PARAM, OOC_ERR_BUDGET_TOO_SMALL); a journal written
+     * with another plan is refused (OOC_ERR_JOURNAL). */
+    const ooc_files_plan_t *plan;
+    /** Compute only rows [row_begin, row_end) of C (0, 0: all of them), into
+     * the output's temporary file as created (OOC_FILE_SHARED) or joined
+     * (ooc_file_join()): the rest of it is left as it is. Both ends must be
+     * block boundaries of the plan (ooc_files_plan_rows()), else
+     * OOC_ERR_ROW_RANGE; a plan with a_resident cannot be split. When
+     * alpha == 0 or k == 0 (no blocks) any rows may be given. The journal
+     * records the range: give each range its own journal (say
+     * "C.npy.ooc-journal.<row_begin>-<row_end>"); resuming a journal of
+     * another range is refused (OOC_ERR_JOURNAL). */
+    int64_t row_begin, row_end;
+    /** With resume: more journals of this job, NULL-terminated, read and
+     * never written or removed: the journals of the ranges of an earlier run
+     * split another way. Every block of this range that any of them (or
+     * opts->journal) recorded as done in the very temporary file C is (see
+     * ooc_file_join()'s OOC_FILE_RESUME) is skipped, so a job may be resumed
+     * with another number of processes and still be byte-identical. Paths
+     * that do not exist are skipped; a damaged journal, one of another job
+     * or of another plan is refused (OOC_ERR_JOURNAL). A fresh run (without
+     * resume) reads none of them: remove the journals of earlier runs before
+     * starting a job afresh, so that no later resume can trust them. */
+    const char *const *journals;
+} ooc_files_opts_t;
+
+/**
+ * @brief C = alpha*op(A)*op(B) + beta*C0 on files: A, B, C0 opened with
+ * ooc_file_open(), C created with ooc_file_create() (committed by the caller
+ * after success). C0 may be NULL when beta == 0, and may be the file C will
+ * replace. All element types must be equal; A and B may be in either order,
+ * but C0, and an operand with op = OOC_OP_C, must be in C's order
+ * (OOC_ERR_NOT_SUPPORTED otherwise). Empty matrices are valid (BLAS): with
+ * m or n = 0 there is nothing to write, and with k = 0 or alpha = 0, C =
+ * beta*C0 (zeros when beta = 0) without reading A or B.
+ *
+ * The journal (opts->journal, else "<C's path>.ooc-journal") must be a file
+ * of its own: never an operand or the output (OOC_ERR_JOURNAL). Without
+ * opts->resume the journal at its path is removed first; a file there that is
+ * not a journal is refused, never removed. Every finished row block of C is
+ * flushed and recorded in the journal with a checksum tied to the job, so a
+ * run killed part-way, failed or cancelled (ooc_cancel()) can be resumed
+ * (opts->resume) with a byte-identical result: every block is computed the
+ * same way whichever run computes it. A resume refuses (OOC_ERR_JOURNAL) a
+ * journal of another job or one that is damaged or edited; it starts afresh
+ * when there is no journal or the temporary file is not the one the journal
+ * recorded. On success the journal is kept, marked complete with the
+ * output's identity, so that ooc_gemm_files_finished() can tell a resumed
+ * batch job that there is nothing left to do; a fresh run replaces it.
+ *
+ * Split jobs: with opts->row_begin and row_end only those rows of C are
+ * computed (and journaled), into C created with OOC_FILE_SHARED or joined
+ * with ooc_file_join(); every process passes the same opts->plan, so that C
+ * is byte-identical to one process's run with that plan (see
+ * ::ooc_files_opts_t for the journals of a split job and its resume with
+ * another split).
+ * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL,
+ *         OOC_ERR_NO_SPACE, OOC_ERR_BUSY (another job holds the journal), OOC_ERR_CANCELLED
+ *         (ooc_last_error_path() names the file an I/O failure concerns),
+ *         OOC_ERR_ROW_RANGE (a row range outside C or off the plan's row blocks, or
+ *         a plan with op(A) resident given with a range), OOC_ERR_INVALID_PARAM
+ *         (opts->plan is not a plan for this job)
+ */
+OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                    const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                    const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                    const ooc_files_opts_t *opts);
+
+/**
+ * @brief The plan ooc_gemm_files() with these arguments would run when given
+ * a row range: opts->plan when given (checked against this job and this
+ * handle's budgets), else with opts->resume the plan of the first usable
+ * journal (opts->journal or the default, then opts->journals), else the
+ * planner's for this handle's budgets and devices, never with op(A) resident
+ * (a_resident 0: blocks of C's rows). opts->row_begin and row_end are not
+ * looked at. One process of a split job calls it (after creating C) and
+ * sends the plan to the others, which pass it in opts->plan. When the job
+ * multiplies nothing (m, n or k 0, or alpha 0), plan->blocks is 0: there are
+ * no blocks, and any row range may be given.
+ * @return as ooc_gemm_files() before it runs (argument checks, OOC_ERR_JOURNAL, the
+ *         backend's and the planner's failures: OOC_ERR_BUDGET_TOO_SMALL,
+ *         OOC_ERR_INVALID_PARAM for an opts->plan that is not one for this job),
+ *         OOC_ERR_NULL_ARG when @p plan is NULL
+ */
+OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                         const void *alpha, ooc_file_t *A, ooc_file_t *B, const void *beta,
+                                         ooc_file_t *C0, ooc_file_t *C, const ooc_files_opts_t *opts,
+                                         ooc_files_plan_t *plan);
+
+/**
+ * @brief Whether the job ooc_gemm_files() would run has already finished and
+ * been committed (never for the journal of a row range: a split job is
+ * finished when every range's journal is complete and the output committed): its journal (opts->journal, else "<c_path>.ooc-journal")
+ * records this very job (the same inputs, unchanged, the same ops, scalars,
+ * output shape, type, order and format) as complete, and the file at @p c_path
+ * is the output it committed, unchanged since. A resumed batch job calls this
+ * first and does nothing when *finished is 1. *finished is 0 when there is no
+ * journal, or it is of another job, incomplete, or the output has changed.
+ * @param[in] c_spec the output as ooc_file_create() would be given it
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_NULL_A, OOC_ERR_NULL_B,
+ *         OOC_ERR_INVALID_DTYPE, OOC_ERR_JOURNAL (the journal is damaged), OOC_ERR_IO,
+ *         OOC_ERR_HOST_MEMORY
+ */
+OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                             const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                             const void *beta, ooc_file_t *C0, const char *c_path,
+                                             const ooc_file_spec_t *c_spec, const ooc_files_opts_t *opts,
+                                             int *finished);
+
+/** Result of a verification. */
+typedef struct {
+    int exact;              /**< 1: every element compared with a full OpenBLAS product */
+    int vectors;            /**< Freivalds vectors used (0 when exact) */
+    int64_t rows_checked;   /**< rows of C recomputed exactly (all when exact) */
+    double max_rel_err;     /**< largest |error| / bound over everything compared (infinite when a
+                                 NaN or infinity of C does not match the reference's) */
+    double tolerance;       /**< pass when max_rel_err <= tolerance (derived from k and eps) */
+    int passed;
+    uint64_t bytes_read;
+    int64_t nonfinite;      /**< values that are NaN or infinite in both C and the reference, alike
+                                 (NaN or Inf in the inputs): consistent, counted, not measured */
+} ooc_verify_result_t;
+
+/**
+ * @brief Check C = alpha*op(A)*op(B) + beta*C0 on files with OpenBLAS on the
+ * CPU, streaming within the handle's host-memory budget (OOC_PARAM_HOST_MEM).
+ * Exact when the product is small; otherwise a Freivalds check with
+ * @p vectors random vectors (C x against alpha A (B x) + beta C0 x) plus exact
+ * recomputation of @p sample_rows rows of C. A failed check is OOC_SUCCESS
+ * with res->passed == 0. NaN and infinities in the inputs are allowed: C must
+ * then hold NaN where the reference does and the same infinities. The check
+ * stops with OOC_ERR_CANCELLED after ooc_cancel().
+ * @return OOC_SUCCESS; OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_TRANSA/_TRANSB,
+ *         OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_SHAPE (files that do not fit
+ *         together); OOC_ERR_PARAM_RANGE (@p vectors or @p sample_rows
+ *         negative, or both 0 for a non-empty C); OOC_ERR_OVERFLOW; OOC_ERR_IO;
+ *         OOC_ERR_FORMAT (a file shorter than its header says);
+ *         OOC_ERR_HOST_MEMORY; OOC_ERR_CANCELLED
+ */
+OOC_API ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                      const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                      const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                      int vectors, int64_t sample_rows,
+                                      ooc_verify_result_t *res);
+
+/**
+ * @brief ooc_verify_files() on rows [@p row_begin, @p row_end) of C alone
+ * (0, 0: all of them): the rows one process of a split job computed. Only
+ * those rows of op(A), C0 and C are read (and all of op(B)); Freivalds'
+ * check and the exact rows (exact when those rows are few enough, else
+ * @p sample_rows of them, spread evenly, the first and last included) cover
+ * them and nothing else, so an error outside them is not seen. The caller
+ * reduces the ranges' results: the largest max_rel_err, passed only when all
+ * passed. C may be a joined or created file not yet committed.
+ * @return as ooc_verify_files(), plus OOC_ERR_ROW_RANGE (row_begin >= row_end,
+ *         negative, or row_end past C's rows, unless both are 0)
+ */
+OOC_API ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                           const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                           const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                           int64_t row_begin, int64_t row_end, int vectors,
+                                           int64_t sample_rows, ooc_verify_result_t *res);
+/** @} */
+
+#endif /* OOC_GEMM_FILES_H */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * files.h: what the file multiply's three parts share, internal to lib/:
+ * files_job.c checks the files and describes the job (its problem in C's
+ * layout, its identity, its journal's path); files_plan.c chooses the plan
+ * and the blocks to skip (a row range, the journals a resume reads) and
+ * answers ooc_gemm_files_plan; files.c runs it with the journal. Knows
+ * nothing of CUDA.
+ */
+#ifndef OOC_FILES_H
+#define OOC_FILES_H
+
+#include "handle.h"
+#include "io.h"
+#include "journal.h"
+
+/* One file multiply, checked. */
+typedef struct {
+    ooc_handle_t *h;
+    ooc_op_t ta, tb;
+    const void *alpha, *beta;
+    ooc_file_t *A, *B, *C0, *C;
+    int64_t m, n, k;
+    int64_t r0, r1;           /* rows of C this run computes ([0, m) when no range is given) */
+    int ranged;               /* a row range was given (even one of all rows) */
+    int empty;                /* m or n is 0: nothing to write */
+    int scale;                /* k or alpha is 0: C = beta C0, no blocks */
+    ooc_problem_t p;          /* in C's layout (valid unless empty) */
+    char jpath[4096];         /* the journal */
+    ooc_journal_head_t want;  /* the job's identity (want.job); the rest is filled when the plan is known */
+} ooc_files_job_t;
+
+/* (files_job.c) Check the arguments and describe the job into *job: shapes,
+ * types, the row range of opts (OOC_ERR_ROW_RANGE when it is empty or passes
+ * C's end; block boundaries are checked with the plan), the problem, the
+ * journal's path (apart from every operand) and the job's identity. */
+ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                           ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                           const ooc_files_opts_t *opts, ooc_files_job_t *job);
+
+/* (files_job.c) The journal's path: opts->journal, else "<c_path>.ooc-journal". */
+ooc_status_t ooc_files_journal_path(ooc_err_t *err, const char *c_path, const ooc_files_opts_t *opts, char *buf,
+                                    size_t cap);
+
+/* (files_job.c) The identity line of a job: types, ops, scalars, the
+ * output's shape and format, and each input's identity. */
+ooc_status_t ooc_files_job_line(ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
+                                const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
+                                const ooc_file_spec_t *cs, char *job, size_t cap);
+
+/* What a run starts from: its plan, the blocks it skips, its own journal. */
+typedef struct {
+    ooc_plan_t plan;
+    int64_t b0, b1;           /* row blocks [b0, b1) of every panel are this run's */
+    int64_t total;            /* blocks of the job: m_blocks x panels */
+    int64_t mine;             /* blocks of this run: (b1 - b0) x panels */
+    unsigned char *skip;      /* total bits: block not this run's, or done already; NULL: none */
+    int64_t ndone;            /* blocks of this run done already */
+    ooc_journal_info_t have;  /* the journal as read (resume) */
+    int exists;               /* there was one */
+    int usable;               /* it is appended to (this job, plan and range, in this very C) */
+} ooc_files_start_t;
+
+/* (files_plan.c) With the backend open: choose the plan (opts->plan, a
+ * resumed journal's, else the planner's; op(A) resident only when allowed
+ * and no range is given), the blocks of the range, and what a resume skips.
+ * Reads journals, never writes or removes one. ranges 0: the plan only
+ * (b0, b1, skip not set). Free with ooc_files_start_free. */
+ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts, int ranges,
+                             ooc_files_start_t *s);
+void ooc_files_start_free(ooc_files_start_t *s);
+
+#endif

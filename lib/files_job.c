@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * files_job.c: a file multiply's job (files.h): the files checked against
+ * each other, the row range against C, the problem in C's layout (an operand
+ * stored in the other order is its own transpose), the journal's path (a
+ * file of its own) and the job's identity, which a journal must match to be
+ * resumed. Reads no matrix data and writes nothing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "files.h"
+
+static const char *dtype_name(ooc_dtype_t t)
+{
+    return t == OOC_R32 ? "float32" : t == OOC_R64 ? "float64" : t == OOC_C32 ? "complex64" : "complex128";
+}
+
+/* op(X) of a file X: rows x cols after the op */
+static void op_shape(const ooc_file_t *f, ooc_op_t op, int64_t *rows, int64_t *cols)
+{
+    *rows = op == OOC_OP_N ? f->spec.rows : f->spec.cols;
+    *cols = op == OOC_OP_N ? f->spec.cols : f->spec.rows;
+}
+
+/* The operand as a source in layout `layout`, with *op adjusted: a file in
+ * the other order holds the transpose of what it holds in this one. */
+static ooc_status_t as_source(ooc_handle_t *h, const char *role, const ooc_file_t *f, ooc_layout_t layout,
+                              ooc_op_t *op, ooc_src_t *src)
+{
+    if (f->spec.layout != layout) {
+        OOC_RETURN_ERROR_IF(*op == OOC_OP_C, &h->err, OOC_ERR_NOT_SUPPORTED,
+                            "op(%s) = C (conjugate transpose) needs %s in the output's order (%s order); "
+                            "%s is in the other", role, f->path, layout == OOC_ROW_MAJOR ? "C" : "Fortran", role);
+        *op = *op == OOC_OP_N ? OOC_OP_T : OOC_OP_N;
+    }
+    src->ptr = NULL;
+    src->fd = f->fd;
+    src->off = f->data_offset;
+    src->name = f->path;
+    src->ld = ooc_file_ld(f);
+    if (src->ld < 1) src->ld = 1;
+    src->pinned = 0;
+    return OOC_SUCCESS;
+}
+
+/* Identity of an input for the journal: the same file, unchanged. */
+static int identity(const char *role, const ooc_file_t *f, char *buf, size_t cap)
+{
+    struct stat st;
+    if (f == NULL) return snprintf(buf, cap, " %s=none", role);
+    if (fstat(f->fd, &st) != 0) return -1;
+    return snprintf(buf, cap, " %s=%ju:%ju:%jd:%jd.%09ld:%" PRId64 "x%" PRId64 ":%d", role, (uintmax_t)st.st_dev,
+                    (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                    f->spec.rows, f->spec.cols, (int)f->spec.layout);
+}
+
+static void hex(const void *x, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", ((const unsigned char *)x)[i]);
+}
+
+ooc_status_t ooc_files_job_line(ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
+                             const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_spec_t *cs,
+                             char *job, size_t cap)
+{
+    size_t e = ooc_dtype_size(cs->dtype), used = 0;
+    char a[40] = "", b[40] = "";
+    hex(alpha, e, a);
+    hex(beta, e, b);
+    int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d",
+                     (int)cs->dtype, (int)ta, (int)tb, a, b, cs->rows, cs->cols, (int)cs->layout, (int)cs->format);
+    const ooc_file_t *in[3] = {A, B, C0};
+    const char *roles[3] = {"A", "B", "C0"};
+    for (int i = 0; n >= 0 && i < 3; i++) {
+        used += (size_t)n;
+        if (used >= cap) break;
+        n = identity(roles[i], in[i], job + used, cap - used);
+    }
+    OOC_RETURN_ERROR_IF(n < 0 || used + (size_t)n >= cap, err, OOC_ERR_IO,
+                        "fstat of an input failed or the job description is too long: %s",
+                        n < 0 ? strerror(errno) : "too long");
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_files_journal_path(ooc_err_t *err, const char *c_path, const ooc_files_opts_t *opts, char *buf,
+                                 size_t cap)
+{
+    int len = opts && opts->journal ? snprintf(buf, cap, "%s", opts->journal)
+                                    : snprintf(buf, cap, "%s" OOC_JOURNAL_SUFFIX, c_path);
+    OOC_RETURN_ERROR_IF(len <= 0 || (size_t)len >= cap, err, OOC_ERR_IO, "journal path too long or empty");
+    return OOC_SUCCESS;
+}
+
+/* The journal must be a file of its own: never an operand, the output or its
+ * temporary file (a fresh run removes the journal, a run appends to it). */
+static ooc_status_t journal_apart(ooc_err_t *err, const char *jpath, const ooc_file_t *A, const ooc_file_t *B,
+                                  const ooc_file_t *C0, const ooc_file_t *C)
+{
+    struct stat j, o;
+    if (stat(jpath, &j) != 0) return OOC_SUCCESS; /* nothing there (yet) */
+    const ooc_file_t *ops[4] = {A, B, C0, C};
+    const char *roles[4] = {"the input A", "the input B", "the input C0", "the output's temporary file"};
+    for (int i = 0; i < 4; i++)
+        if (ops[i] && fstat(ops[i]->fd, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+            return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "the journal path %s is %s (%s): refusing to use it",
+                                jpath, roles[i], i == 3 ? C->tmp_path : ops[i]->path);
+    if (stat(C->path, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "the journal path %s is the output %s: refusing to use it",
+                            jpath, C->path);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
+                                const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_t *C,
+                                int64_t *m, int64_t *n, int64_t *k)
+{
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(ta != OOC_OP_N && ta != OOC_OP_T && ta != OOC_OP_C, err, OOC_ERR_INVALID_TRANSA,
+                        "ooc_gemm_files: transa %d is not N, T or C", (int)ta);
+    OOC_RETURN_ERROR_IF(tb != OOC_OP_N && tb != OOC_OP_T && tb != OOC_OP_C, err, OOC_ERR_INVALID_TRANSB,
+                        "ooc_gemm_files: transb %d is not N, T or C", (int)tb);
+    OOC_RETURN_ERROR_IF(alpha == NULL || beta == NULL, err, OOC_ERR_NULL_ARG, "ooc_gemm_files: alpha or beta is NULL");
+    OOC_RETURN_ERROR_IF(A == NULL, err, OOC_ERR_NULL_A, "ooc_gemm_files: A is NULL");
+    OOC_RETURN_ERROR_IF(B == NULL, err, OOC_ERR_NULL_B, "ooc_gemm_files: B is NULL");
+    OOC_RETURN_ERROR_IF(C == NULL, err, OOC_ERR_NULL_C, "ooc_gemm_files: C is NULL");
+    OOC_RETURN_ERROR_IF(!C->writable, err, OOC_ERR_INVALID_PARAM,
+                        "ooc_gemm_files: C (%s) was not created with ooc_file_create", C->path);
+    ooc_dtype_t t = C->spec.dtype;
+    const ooc_file_t *ins[3] = {A, B, C0};
+    for (int i = 0; i < 3; i++)
+        OOC_RETURN_ERROR_IF(ins[i] && ins[i]->spec.dtype != t, err, OOC_ERR_SHAPE,
+                            "%s holds %s but the output %s is %s: all operands need one element type",
+                            ins[i]->path, dtype_name(ins[i]->spec.dtype), C->path, dtype_name(t));
+    int64_t am, ak, bk, bn;
+    op_shape(A, ta, &am, &ak);
+    op_shape(B, tb, &bk, &bn);
+    OOC_RETURN_ERROR_IF(ak != bk, err, OOC_ERR_SHAPE,
+                        "op(A) is %" PRId64 " x %" PRId64 " (%s) but op(B) is %" PRId64 " x %" PRId64
+                        " (%s): inner dimensions differ", am, ak, A->path, bk, bn, B->path);
+    OOC_RETURN_ERROR_IF(C->spec.rows != am || C->spec.cols != bn, err, OOC_ERR_SHAPE,
+                        "the output %s is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
+                        C->path, C->spec.rows, C->spec.cols, am, bn);
+    OOC_RETURN_ERROR_IF(!ooc_is_zero(t, beta) && C0 == NULL, err, OOC_ERR_NULL_ARG,
+                        "beta != 0 needs C0, the matrix to add");
+    if (C0) {
+        OOC_RETURN_ERROR_IF(C0->spec.rows != am || C0->spec.cols != bn, err, OOC_ERR_SHAPE,
+                            "C0 (%s) is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
+                            C0->path, C0->spec.rows, C0->spec.cols, am, bn);
+        OOC_RETURN_ERROR_IF(C0->spec.layout != C->spec.layout, err, OOC_ERR_NOT_SUPPORTED,
+                            "C0 (%s) must be in the output's order (%s order)", C0->path,
+                            C->spec.layout == OOC_ROW_MAJOR ? "C" : "Fortran");
+    }
+    *m = am;
+    *n = bn;
+    *k = ak;
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                           ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                           const ooc_files_opts_t *opts, ooc_files_job_t *job)
+{
+    ooc_err_t *err = &h->err;
+    memset(job, 0, sizeof *job);
+    job->h = h;
+    job->ta = ta;
+    job->tb = tb;
+    job->alpha = alpha;
+    job->beta = beta;
+    job->A = A;
+    job->B = B;
+    job->C0 = C0;
+    job->C = C;
+    OOC_FORWARD(check_files(h, ta, tb, alpha, A, B, beta, C0, C, &job->m, &job->n, &job->k));
+    int64_t m = job->m;
+    job->r0 = opts ? opts->row_begin : 0;
+    job->r1 = opts ? opts->row_end : 0;
+    job->ranged = job->r0 != 0 || job->r1 != 0;
+    if (!job->ranged) job->r1 = m;
+    OOC_RETURN_ERROR_IF(job->ranged && (job->r0 < 0 || job->r0 >= job->r1 || job->r1 > m), err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: rows [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
+                        " rows of C (%s): give 0 <= row_begin < row_end <= %" PRId64 ", or 0, 0 for all",
+                        job->r0, job->r1, m, C->path, m);
+    ooc_dtype_t t = C->spec.dtype;
+    job->empty = m == 0 || job->n == 0;
+    job->scale = !job->empty && (job->k == 0 || ooc_is_zero(t, alpha));
+    if (job->empty) return OOC_SUCCESS;
+
+    ooc_layout_t layout = C->spec.layout;
+    ooc_problem_t p = {t, layout, ta, tb, m, job->n, job->k, alpha, beta, ooc_is_zero(t, beta), {0}, {0}, {0}, {0}};
+    OOC_FORWARD(as_source(h, "A", A, layout, &p.ta, &p.A));
+    OOC_FORWARD(as_source(h, "B", B, layout, &p.tb, &p.B));
+    ooc_op_t n_op = OOC_OP_N;
+    OOC_FORWARD(as_source(h, "C", C, layout, &n_op, &p.C));
+    p.C.name = C->tmp_path; /* where C's bytes go until the commit: failures name it */
+    p.c_in = p.C;
+    if (C0) OOC_FORWARD(as_source(h, "C0", C0, layout, &n_op, &p.c_in));
+    job->p = p;
+    OOC_FORWARD(ooc_files_journal_path(err, C->path, opts, job->jpath, sizeof job->jpath));
+    OOC_FORWARD(journal_apart(err, job->jpath, A, B, C0, C));
+    return ooc_files_job_line(err, ta, tb, alpha, A, B, beta, C0, &C->spec, job->want.job, sizeof job->want.job);
+}

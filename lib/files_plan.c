@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * files_plan.c: which plan a file multiply runs and which blocks it skips
+ * (files.h). The plan is the one the caller gives (every process of a split
+ * job gives the same), else a resumed journal's, else the planner's; a row
+ * range must fall on its row blocks; a resume skips the blocks its own
+ * journal, or any journal of the job it is given, recorded as done in this
+ * very temporary file. Blocks are computed the same way whoever computes
+ * them, so the result is byte-identical however the job was split and
+ * resumed. Reads journals; never writes or removes one. Also the public
+ * ooc_gemm_files_plan and ooc_files_plan_rows.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "files.h"
+
+static void to_public(const ooc_plan_t *p, ooc_files_plan_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->a_resident = p->swap;
+    out->rows = p->m;
+    out->block_rows = p->mb;
+    out->panel_cols = p->nb;
+    out->panel_depth = p->kb;
+    out->tail = p->tail;
+    out->tail_rep = p->tail_rep;
+    out->b_chunks = p->b_chunks;
+    out->lead = p->lead;
+    out->blocks = p->m_blocks;
+    out->panels = p->n_panels * p->k_panels;
+}
+
+/* What decides the blocks, as ooc_plan_fixed wants it. */
+static void fixed_from(int swap, int64_t mb, int64_t nb, int64_t kb, int tail, int tail_rep, int b_chunks, int lead,
+                       ooc_plan_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->swap = swap;
+    f->mb = mb;
+    f->nb = nb;
+    f->kb = kb;
+    f->tail = tail;
+    f->tail_rep = tail_rep;
+    f->b_chunks = b_chunks;
+    f->lead = lead;
+}
+
+static int64_t blocks_of(const ooc_plan_t *p) { return p->m_blocks * p->n_panels * p->k_panels; }
+
+/* The journal was written with plan p. */
+static int head_has_plan(const ooc_journal_head_t *h, const ooc_plan_t *p)
+{
+    return h->swap == p->swap && h->mb == p->mb && h->nb == p->nb && h->kb == p->kb && h->tail == p->tail &&
+           h->tail_rep == p->tail_rep && h->b_chunks == p->b_chunks && h->lead == p->lead && h->total == blocks_of(p);
+}
+
+/* Its blocks are in C as the journal says: the same job, a plan that can be
+ * resumed, the very temporary file it recorded, and that file kept by its
+ * creator (matching header and size). */
+static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
+{
+    struct stat sb;
+    return have->head.resumable && C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
+           (uint64_t)sb.st_ino == have->head.out_ino;
+}
+
+/* Read the journal at path (absent: *exists 0); one of another job is refused. */
+static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_journal_info_t *info, int *exists)
+{
+    ooc_err_t *err = &job->h->err;
+    OOC_FORWARD(ooc_journal_read(path, info, exists, err));
+    if (*exists && strcmp(info->head.job, job->want.job) != 0) {
+        ooc_journal_info_free(info);
+        *exists = 0;
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path,
+                            "journal %s describes another job (an input file, a shape, alpha or beta changed "
+                            "since it was written): remove it, or run without resuming", path);
+    }
+    return OOC_SUCCESS;
+}
+
+/* Plan with the sizes of `fixed` (from `what`: a journal's path, or NULL for opts->plan). */
+static ooc_status_t plan_fixed(ooc_files_job_t *job, const ooc_plan_t *fixed, const char *what, ooc_plan_t *plan)
+{
+    ooc_err_t *err = &job->h->err;
+    ooc_status_t st = ooc_api_plan(job->h, &job->p, fixed, 0, plan);
+    if (st != OOC_ERR_INTERNAL) return st;
+    ooc_err_clear(err);
+    char desc[256];
+    snprintf(desc, sizeof desc,
+             "(a_resident %d, %" PRId64 " x %" PRId64 " x %" PRId64 " blocks, tail %d x %d, %d chunks, lead %d)",
+             fixed->swap, fixed->mb, fixed->nb, fixed->kb, fixed->tail, fixed->tail_rep, fixed->b_chunks, fixed->lead);
+    if (what == NULL)
+        return OOC_ERR(err, OOC_ERR_INVALID_PARAM,
+                       "ooc_gemm_files: opts->plan %s is not a plan for this job (%" PRId64 " x %" PRId64 " x %" PRId64
+                       ")", desc, job->m, job->n, job->k);
+    return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, what, "journal %s: its plan %s is not a valid plan for this job", what,
+                        desc);
+}
+
+/* The plan of opts->plan, checked against this job: the same blocks. */
+static ooc_status_t plan_given(ooc_files_job_t *job, const ooc_files_plan_t *g, ooc_plan_t *plan)
+{
+    ooc_plan_t fixed;
+    fixed_from(g->a_resident, g->block_rows, g->panel_cols, g->panel_depth, g->tail, g->tail_rep, g->b_chunks, g->lead,
+               &fixed);
+    OOC_FORWARD(plan_fixed(job, &fixed, NULL, plan));
+    OOC_RETURN_ERROR_IF(plan->m != g->rows || plan->m_blocks != g->blocks || plan->n_panels * plan->k_panels != g->panels,
+                        &job->h->err, OOC_ERR_INVALID_PARAM,
+                        "ooc_gemm_files: opts->plan is for another job: %" PRId64 " rows in %" PRId64 " blocks x %" PRId64
+                        " panels, this job has %" PRId64 " rows in %" PRId64 " x %" PRId64,
+                        g->rows, g->blocks, g->panels, plan->m, plan->m_blocks, plan->n_panels * plan->k_panels);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t plan_of_journal(ooc_files_job_t *job, const ooc_journal_info_t *have, const char *path,
+                                    ooc_plan_t *plan)
+{
+    const ooc_journal_head_t *h = &have->head;
+    ooc_plan_t fixed;
+    fixed_from(h->swap, h->mb, h->nb, h->kb, h->tail, h->tail_rep, h->b_chunks, h->lead, &fixed);
+    OOC_FORWARD(plan_fixed(job, &fixed, path, plan));
+    OOC_RETURN_ERROR_IF(blocks_of(plan) != h->total, &job->h->err, OOC_ERR_JOURNAL,
+                        "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64, path, h->total,
+                        blocks_of(plan));
+    return OOC_SUCCESS;
+}
+
+/* First block b whose first row is `row` (m_blocks when row is m); -1 when
+ * no block starts there. */
+static int64_t block_at(const ooc_plan_t *p, int64_t row)
+{
+    if (row == p->m) return p->m_blocks;
+    int64_t lo = 0, hi = p->m_blocks - 1;
+    while (lo < hi) { /* first block ending after row */
+        int64_t mid = lo + (hi - lo) / 2, r0, r1;
+        ooc_plan_block(p, mid, &r0, &r1);
+        if (r1 <= row) lo = mid + 1;
+        else hi = mid;
+    }
+    int64_t r0, r1;
+    ooc_plan_block(p, lo, &r0, &r1);
+    return r0 == row ? lo : -1;
+}
+
+/* The row range as row blocks [b0, b1) of the plan. */
+static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
+{
+    ooc_err_t *err = &job->h->err;
+    const ooc_plan_t *p = &s->plan;
+    if (!job->ranged) {
+        s->b0 = 0;
+        s->b1 = p->m_blocks;
+        return OOC_SUCCESS;
+    }
+    OOC_RETURN_ERROR_IF(p->swap, err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: rows [%" PRId64 ", %" PRId64 ") given, but the plan keeps op(A) resident "
+                        "(a_resident): its blocks are columns of C, so it cannot be split into row ranges (plan with "
+                        "ooc_gemm_files_plan)", job->r0, job->r1);
+    s->b0 = block_at(p, job->r0);
+    s->b1 = block_at(p, job->r1);
+    for (int end = 0; end < 2; end++) {
+        int64_t row = end ? job->r1 : job->r0, b = end ? s->b1 : s->b0;
+        if (b >= 0) continue;
+        int64_t lo = 0, hi = p->m_blocks - 1, r0 = 0, r1 = 0;
+        while (lo < hi) { /* the block holding row, to name its boundaries */
+            int64_t mid = lo + (hi - lo) / 2;
+            ooc_plan_block(p, mid, &r0, &r1);
+            if (r1 <= row) lo = mid + 1;
+            else hi = mid;
+        }
+        ooc_plan_block(p, lo, &r0, &r1);
+        return OOC_ERR(err, OOC_ERR_ROW_RANGE,
+                       "ooc_gemm_files: row_%s = %" PRId64 " is not on a block boundary of the plan: it falls inside "
+                       "block %" PRId64 ", rows [%" PRId64 ", %" PRId64 ") (ooc_files_plan_rows gives the blocks)",
+                       end ? "end" : "begin", row, lo, r0, r1);
+    }
+    return OOC_SUCCESS;
+}
+
+/* The blocks a journal recorded as done, within this run's range, into s->skip. */
+static void take_done(ooc_files_start_t *s, const ooc_journal_info_t *info)
+{
+    for (int64_t g = 0; g < s->total; g++) {
+        int64_t i = g % s->plan.m_blocks;
+        if (i >= s->b0 && i < s->b1 && ooc_block_done(info->done, g) && !ooc_block_done(s->skip, g)) {
+            s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
+            s->ndone++;
+        }
+    }
+}
+
+/* Same file (both exist): a journal listed twice, or the own one listed. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* opts->journals: the plan of the first usable one (when plan_out), or every
+ * usable one's done blocks into s->skip (checked against s->plan). */
+static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_files_start_t *s,
+                                   ooc_plan_t *plan_out, int *found)
+{
+    ooc_err_t *err = &job->h->err;
+    *found = 0;
+    for (const char *const *j = opts->journals; j && *j; j++) {
+        if (same_file(*j, job->jpath)) continue;
+        ooc_journal_info_t info;
+        int exists = 0;
+        OOC_FORWARD(read_journal(job, *j, &info, &exists));
+        ooc_status_t st = OOC_SUCCESS;
+        if (exists && journal_usable(&info, job->C)) {
+            if (plan_out) {
+                st = plan_of_journal(job, &info, *j, plan_out);
+                *found = st == OOC_SUCCESS;
+            } else if (!head_has_plan(&info.head, &s->plan)) {
+                st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, *j,
+                                  "journal %s was written with another plan than this run's (%" PRId64 " x %" PRId64
+                                  " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with "
+                                  "opts->resume gives it)", *j, info.head.mb, info.head.nb, info.head.kb);
+            } else {
+                take_done(s, &info);
+            }
+        }
+        ooc_journal_info_free(&info);
+        if (st != OOC_SUCCESS || *found) return st;
+    }
+    return OOC_SUCCESS;
+}
+
+void ooc_files_start_free(ooc_files_start_t *s)
+{
+    ooc_journal_info_free(&s->have);
+    free(s->skip);
+    s->skip = NULL;
+}
+
+ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts, int ranges, ooc_files_start_t *s)
+{
+    ooc_err_t *err = &job->h->err;
+    memset(s, 0, sizeof *s);
+    int resume = opts && opts->resume;
+    /* a journal that cannot be trusted is refused, never used or removed */
+    if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
+    s->usable = resume && s->exists && journal_usable(&s->have, job->C);
+    ooc_status_t st = OOC_SUCCESS;
+    int found = 0;
+    if (opts && opts->plan) st = plan_given(job, opts->plan, &s->plan);
+    else if (s->usable) st = plan_of_journal(job, &s->have, job->jpath, &s->plan);
+    else if (resume && job->C->resumed) st = other_journals(job, opts, s, &s->plan, &found);
+    if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
+        st = ooc_api_plan(job->h, &job->p, NULL, ranges && !job->ranged, &s->plan);
+    s->total = blocks_of(&s->plan);
+    if (st != OOC_SUCCESS || !ranges) return st;
+
+    OOC_FORWARD(range_blocks(job, s));
+    int64_t M = s->plan.m_blocks, panels = s->plan.n_panels * s->plan.k_panels;
+    s->mine = (s->b1 - s->b0) * panels;
+    if (s->usable) {
+        const ooc_journal_head_t *h = &s->have.head;
+        int64_t hb0 = h->range_m ? h->range_b0 : 0, hb1 = h->range_m ? h->range_b1 : M;
+        OOC_RETURN_ERROR_IF(!head_has_plan(h, &s->plan), err, OOC_ERR_JOURNAL,
+                            "journal %s was written with another plan than the one given (%" PRId64 " x %" PRId64
+                            " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with opts->resume "
+                            "gives it)", job->jpath, h->mb, h->nb, h->kb);
+        OOC_RETURN_ERROR_IF((h->range_m != 0 && h->range_m != M) || hb0 != s->b0 || hb1 != s->b1, err, OOC_ERR_JOURNAL,
+                            "journal %s records row blocks [%" PRId64 ", %" PRId64 "), this run computes [%" PRId64
+                            ", %" PRId64 "): give each row range its own journal, and pass the old ones in "
+                            "opts->journals to resume with another split", job->jpath, hb0, hb1, s->b0, s->b1);
+    }
+    int whole = s->b0 == 0 && s->b1 == M;
+    if (whole && !s->usable && !(resume && job->C->resumed && opts->journals)) return OOC_SUCCESS;
+    s->skip = calloc((size_t)(s->total + 7) / 8, 1);
+    OOC_RETURN_ERROR_IF(s->skip == NULL, err, OOC_ERR_HOST_MEMORY, "out of memory for %" PRId64 " blocks", s->total);
+    for (int64_t g = 0; g < s->total; g++)
+        if (g % M < s->b0 || g % M >= s->b1) s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
+    /* every block recorded is skipped, wherever it is: blocks finish out of
+     * order, and each is byte-identical whoever computed it */
+    if (s->usable) take_done(s, &s->have);
+    if (resume && job->C->resumed) OOC_FORWARD(other_journals(job, opts, s, NULL, &found));
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, int64_t *row_begin, int64_t *row_end)
+{
+    if (plan == NULL || row_begin == NULL || row_end == NULL) return OOC_ERR_NULL_ARG;
+    ooc_plan_t p;
+    memset(&p, 0, sizeof p);
+    p.m = plan->rows;
+    p.n = p.k = p.nb = p.kb = p.n_panels = p.k_panels = 1;
+    p.mb = plan->block_rows;
+    p.m_blocks = plan->blocks;
+    p.tail = plan->tail;
+    p.tail_rep = plan->tail_rep;
+    p.ring = 2;
+    p.b_chunks = p.lead = 1;
+    if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INVALID_PARAM;
+    if (block < 0 || block >= plan->blocks) return OOC_ERR_ROW_RANGE;
+    ooc_plan_block(&p, block, row_begin, row_end);
+    return OOC_SUCCESS;
+}
+
+static ooc_status_t plan_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                             ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                             const ooc_files_opts_t *opts, ooc_files_plan_t *plan)
+{
+    OOC_RETURN_ERROR_IF(plan == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_gemm_files_plan: plan is NULL");
+    ooc_files_opts_t o;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    o.row_begin = o.row_end = 0; /* not looked at */
+    ooc_files_job_t *job = malloc(sizeof *job);
+    OOC_RETURN_ERROR_IF(job == NULL, &h->err, OOC_ERR_HOST_MEMORY, "out of memory (job)");
+    ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, C, &o, job);
+    if (st == OOC_SUCCESS && (job->empty || job->scale)) {
+        memset(plan, 0, sizeof *plan);
+        plan->rows = job->m;
+    } else if (st == OOC_SUCCESS) {
+        st = ooc_handle_backend(h);
+        if (st == OOC_SUCCESS) st = h->dev[0].be->ops->activate(h->dev[0].be, &h->err);
+        ooc_files_start_t s;
+        if (st == OOC_SUCCESS) {
+            st = ooc_files_start(job, &o, 0, &s);
+            if (st == OOC_SUCCESS) to_public(&s.plan, plan);
+            ooc_files_start_free(&s);
+        }
+    }
+    free(job);
+    return st;
+}
+
+ooc_status_t ooc_gemm_files_plan(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                                 ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                 const ooc_files_opts_t *opts, ooc_files_plan_t *plan)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    return plan_run(h, ta, tb, alpha, A, B, beta, C0, C, opts, plan);
+}

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ranges.c: one file multiply split by rows between processes, as the
+ * ranks of an MPI job split it, through the host backend: the parent
+ * creates the output shared (OOC_FILE_SHARED) and plans it
+ * (ooc_gemm_files_plan); forked "ranks" join it (ooc_file_join) and each
+ * computes its row range with its own journal; the parent commits. C must be
+ * byte-identical to one process's ooc_gemm_files (odd shapes, tail blocks,
+ * several panels, R64 and C64, C and Fortran order, beta with C0), a rank
+ * must write its rows and nothing else, a range off the block boundaries is
+ * refused, a rank killed part-way resumes with the same split or another
+ * number of ranks to the same bytes, and ooc_verify_files_rows sees an error
+ * inside its rows and none outside.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "testutil.h"
+
+static ooc_handle_t *H;
+static uint64_t seed = 1234;
+static const ooc_layout_t RM = OOC_ROW_MAJOR, CM = OOC_COL_MAJOR;
+
+/* A job: its operands are the files "a", "b" and "c0" of the suite's directory. */
+typedef struct {
+    ooc_dtype_t t;
+    ooc_op_t ta, tb;
+    ooc_layout_t la, lb, lc;
+    int64_t m, n, k;
+    int64_t device_mem, block_rows;
+} job_t;
+
+static job_t J;
+static double ALPHA[2] = {0.75, -0.25}, BETA[2] = {-0.5, 0.25};
+
+static void make_file(const char *name, ooc_layout_t layout, int64_t rows, int64_t cols)
+{
+    size_t count = (size_t)(rows * cols);
+    void *data = malloc(count * tu_elem(J.t));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    tu_fill(J.t, data, count, &seed);
+    ooc_file_spec_t spec = {OOC_FORMAT_NPY, rows, cols, J.t, layout};
+    ooc_file_t *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path(name), &spec, 0, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_write(H, f, 0, data, count), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, f), OOC_SUCCESS);
+    ooc_file_close(f, 0);
+    free(data);
+}
+
+static void make_job(const job_t *j)
+{
+    J = *j;
+    make_file("a", J.la, J.ta == OOC_OP_N ? J.m : J.k, J.ta == OOC_OP_N ? J.k : J.m);
+    make_file("b", J.lb, J.tb == OOC_OP_N ? J.k : J.n, J.tb == OOC_OP_N ? J.n : J.k);
+    make_file("c0", J.lc, J.m, J.n);
+}
+
+typedef struct {
+    ooc_file_t *a, *b, *c0;
+} inputs_t;
+
+static int open_inputs(ooc_handle_t *h, inputs_t *in)
+{
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
+    return ooc_file_open(h, tu_path("a"), &any, &in->a) || ooc_file_open(h, tu_path("b"), &any, &in->b) ||
+           ooc_file_open(h, tu_path("c0"), &any, &in->c0);
+}
+
+static void close_inputs(inputs_t *in)
+{
+    ooc_file_close(in->a, 0);
+    ooc_file_close(in->b, 0);
+    ooc_file_close(in->c0, 0);
+}
+
+static ooc_file_spec_t out_spec(void)
+{
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, J.m, J.n, J.t, J.lc};
+    return cs;
+}
+
+static void set_budgets(ooc_handle_t *h)
+{
+    ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST);
+    ooc_set(h, OOC_PARAM_DEVICE_MEM, J.device_mem);
+    ooc_set(h, OOC_PARAM_BLOCK_ROWS, J.block_rows);
+}
+
+static ooc_status_t gemm(ooc_handle_t *h, const inputs_t *in, ooc_file_t *c, const ooc_files_opts_t *o)
+{
+    return ooc_gemm_files(h, J.ta, J.tb, ALPHA, in->a, in->b, BETA, in->c0, c, o);
+}
+
+/* First row of block b (C's rows when b is the number of blocks). */
+static int64_t row_of(const ooc_files_plan_t *p, int64_t b)
+{
+    int64_t r0 = p->rows, r1 = 0;
+    if (b < p->blocks) CU_ASSERT_EQUAL(ooc_files_plan_rows(p, b, &r0, &r1), OOC_SUCCESS);
+    return r0;
+}
+
+/* "done" lines in a journal */
+static int64_t journal_done(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int64_t n = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "done ", 5) == 0) n++;
+    if (f) fclose(f);
+    return n;
+}
+
+static const char *kill_journal;
+/* SIGKILL the rank once `kill_at` blocks are written and 2 are in its journal. */
+static void kill_after(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)total, (void)rd, (void)wr;
+    if (done < *(int64_t *)user) return;
+    for (int i = 0; i < 1000 && journal_done(kill_journal) < 2; i++) usleep(10000);
+    raise(SIGKILL);
+}
+
+/* One rank, forked: join the output, compute rows [r0, r1) with journal jp
+ * (killed after kill_at blocks when > 0), write its blocks_resumed to fd. */
+static void rank_main(const char *out, unsigned join, const ooc_files_plan_t *plan, int64_t r0, int64_t r1,
+                      const char *jp, int resume, const char *const *old, int64_t kill_at, int fd)
+{
+    ooc_handle_t *h;
+    inputs_t in;
+    ooc_file_t *c = NULL;
+    if (ooc_create(&h) != OOC_SUCCESS) _exit(100);
+    set_budgets(h);
+    ooc_file_spec_t cs = out_spec();
+    if (open_inputs(h, &in) || ooc_file_join(h, tu_path(out), &cs, join, &c)) _exit(101);
+    kill_journal = jp;
+    ooc_files_opts_t o = {.journal = jp, .resume = resume, .plan = plan, .row_begin = r0, .row_end = r1,
+                          .journals = old, .progress = kill_at > 0 ? kill_after : NULL, .progress_user = &kill_at};
+    ooc_status_t st = gemm(h, &in, c, &o);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    rank [%lld, %lld): %s\n", (long long)r0, (long long)r1, ooc_last_error(h));
+    ooc_stats_t s;
+    memset(&s, 0, sizeof s);
+    ooc_get_stats(h, &s);
+    if (write(fd, &s.blocks_resumed, sizeof s.blocks_resumed) != sizeof s.blocks_resumed) _exit(102);
+    ooc_file_close(c, 1); /* a joined file: never removed */
+    close_inputs(&in);
+    ooc_destroy(h);
+    _exit((int)st);
+}
+
+/* Ranks ranks[0 .. nr) at once, rank i on block rows [cut[i], cut[i+1]) with
+ * journal "<out>.j<nr>.<i>". status[i]: its ooc_status_t, -1 when killed;
+ * resumed[i]: its blocks_resumed. */
+static void run_ranks(const char *out, unsigned join, const ooc_files_plan_t *plan, int nr, const int64_t *cut,
+                      const int *ranks, int nrun, int resume, const char *const *old, int kill_rank, int64_t kill_at,
+                      int *status, int64_t *resumed)
+{
+    pid_t pid[8];
+    int fds[8][2];
+    fflush(NULL);
+    for (int x = 0; x < nrun; x++) {
+        int i = ranks[x];
+        char jp[512];
+        snprintf(jp, sizeof jp, "%s.j%d.%d", tu_path(out), nr, i);
+        CU_ASSERT_EQUAL_FATAL(pipe(fds[x]), 0);
+        pid[x] = fork();
+        CU_ASSERT_FATAL(pid[x] >= 0);
+        if (pid[x] == 0)
+            rank_main(out, join, plan, row_of(plan, cut[i]), row_of(plan, cut[i + 1]), jp, resume, old,
+                      i == kill_rank ? kill_at : 0, fds[x][1]);
+        close(fds[x][1]);
+    }
+    for (int x = 0; x < nrun; x++) {
+        int w = 0, i = ranks[x];
+        waitpid(pid[x], &w, 0);
+        status[i] = WIFSIGNALED(w) && WTERMSIG(w) == SIGKILL ? -1 : WIFEXITED(w) ? WEXITSTATUS(w) : -2;
+        resumed[i] = -1;
+        if (read(fds[x][0], &resumed[i], sizeof resumed[i]) != sizeof resumed[i]) resumed[i] = -1;
+        close(fds[x][0]);
+    }
+}
+
+/* The reference: one process, the whole of C, with plan (NULL: the
+ * planner's). Returns whether op(A) was kept resident. */
+static int reference(const char *name, const ooc_files_plan_t *plan)
+{
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    ooc_file_spec_t cs = out_spec();
+    ooc_file_t *c = NULL;
+    unlink(tu_path(name));
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path(name), &cs, 0, &c), OOC_SUCCESS);
+    set_budgets(H);
+    ooc_files_opts_t o = {.plan = plan};
+    ooc_status_t st = gemm(H, &in, c, &o);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    reference: %s\n", ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    close_inputs(&in);
+    ooc_stats_t stats;
+    CU_ASSERT_EQUAL(ooc_get_stats(H, &stats), OOC_SUCCESS);
+    return stats.a_resident;
+}
+
+/* Create out shared (and resumed) and plan it as rank 0 does; *join: the
+ * flags the ranks join it with. */
+static ooc_file_t *create_and_plan(const char *out, unsigned flags, const char *jp, const char *const *old,
+                                   ooc_files_plan_t *plan, unsigned *join)
+{
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    ooc_file_spec_t cs = out_spec();
+    ooc_file_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path(out), &cs, OOC_FILE_SHARED | flags, &c), OOC_SUCCESS);
+    *join = ooc_file_resumed(c) ? OOC_FILE_RESUME : 0;
+    set_budgets(H);
+    ooc_files_opts_t o = {.journal = jp, .resume = (flags & OOC_FILE_RESUME) != 0, .journals = old};
+    ooc_status_t st = ooc_gemm_files_plan(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &o, plan);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    plan: %s\n", ooc_last_error(H));
+    CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
+    close_inputs(&in);
+    return c;
+}
+
+static uint64_t data_offset(const char *path)
+{
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
+    ooc_file_t *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, path, &any, &f), OOC_SUCCESS);
+    uint64_t off = ooc_file_data_offset(f);
+    ooc_file_close(f, 0);
+    return off;
+}
+
+/* Bytes of rows [r0, r1) of the output's temporary file that are zero (as
+ * made) and that are not. */
+static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, int64_t *nonzero)
+{
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path(out));
+    ooc_file_t *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tmp, &any, &f), OOC_SUCCESS);
+    size_t e = tu_elem(J.t), cnt = (size_t)(J.m * J.n);
+    unsigned char *x = malloc(cnt * e);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_read(H, f, 0, x, cnt), OOC_SUCCESS);
+    *zero = *nonzero = 0;
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = 0; j < J.n; j++) {
+            size_t at = (size_t)(J.lc == RM ? i * J.n + j : j * J.m + i) * e;
+            int z = 1;
+            for (size_t b = 0; b < e; b++) z &= x[at + b] == 0;
+            if (z) ++*zero;
+            else ++*nonzero;
+        }
+    free(x);
+    ooc_file_close(f, 0);
+}
+
+/* Split job j three ways; C must equal one process's. */
+static void split_case(const job_t *j)
+{
+    make_job(j);
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    ooc_file_t *c = create_and_plan("split.npy", 0, NULL, NULL, &plan, &join);
+    CU_ASSERT_EQUAL(plan.a_resident, 0);
+    CU_ASSERT(plan.panels > 1);   /* op(B) in several panels */
+    CU_ASSERT(plan.blocks >= 6);
+    CU_ASSERT(plan.tail > 0);     /* shrinking last blocks */
+    reference("ref.npy", &plan); /* with the plan the ranks share */
+    /* and as ooc_gemm_files plans alone: the same, unless it keeps op(A)
+     * resident (which a split job cannot) */
+    if (!reference("auto.npy", NULL)) CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("auto.npy")));
+    CU_ASSERT(j->t != OOC_R64 || tu_same_file(tu_path("ref.npy"), tu_path("auto.npy")));
+
+    int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
+    int status[3], one[1] = {1}, others[2] = {0, 2};
+    /* rank 1 alone: its rows written, none of the others' */
+    run_ranks("split.npy", join, &plan, 3, cut, one, 1, 0, NULL, -1, 0, status, resumed);
+    CU_ASSERT_EQUAL(status[1], OOC_SUCCESS);
+    int64_t r1a = row_of(&plan, cut[1]), r1b = row_of(&plan, cut[2]), zero, nonzero;
+    count_zero("split.npy", r1a, r1b, &zero, &nonzero);
+    CU_ASSERT_EQUAL(zero, 0);
+    count_zero("split.npy", 0, r1a, &zero, &nonzero);
+    CU_ASSERT_EQUAL(nonzero, 0);
+    count_zero("split.npy", r1b, J.m, &zero, &nonzero);
+    CU_ASSERT_EQUAL(nonzero, 0);
+    /* then the two others at once */
+    run_ranks("split.npy", join, &plan, 3, cut, others, 2, 0, NULL, -1, 0, status, resumed);
+    CU_ASSERT_EQUAL(status[0], OOC_SUCCESS);
+    CU_ASSERT_EQUAL(status[2], OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("split.npy")));
+}
+
+static void test_split(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_T, CM, RM, RM, 1201, 97, 83, 256 << 10, 64};
+    split_case(&a);
+    job_t b = {OOC_C64, OOC_OP_T, OOC_OP_N, RM, CM, CM, 1003, 61, 45, 512 << 10, 96};
+    split_case(&b);
+}
+
+/* A range off the blocks, a range past C, a joined file's limits. */
+static void test_refusals(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, RM, RM, 1201, 97, 83, 256 << 10, 64};
+    make_job(&a);
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    ooc_file_t *c = create_and_plan("ref.npy", 0, NULL, NULL, &plan, &join);
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    int64_t b1 = row_of(&plan, 1), b2 = row_of(&plan, 2), m = J.m;
+    int64_t bad[5][2] = {{b1 + 1, b2}, {0, b2 - 1}, {b1, m + 1}, {-1, b1}, {b1, b1}};
+    for (int i = 0; i < 5; i++) {
+        ooc_files_opts_t o = {.plan = &plan, .row_begin = bad[i][0], .row_end = bad[i][1]};
+        ooc_status_t st = gemm(H, &in, c, &o);
+        CU_ASSERT_EQUAL(st, OOC_ERR_ROW_RANGE);
+        if (st != OOC_ERR_ROW_RANGE) fprintf(stderr, "\n    case %d: %d %s\n", i, (int)st, ooc_last_error(H));
+        if (i < 2) CU_ASSERT(strstr(ooc_last_error(H), "block boundary") != NULL);
+    }
+    int64_t r0, r1;
+    CU_ASSERT_EQUAL(ooc_files_plan_rows(&plan, plan.blocks, &r0, &r1), OOC_ERR_ROW_RANGE);
+    /* a plan of another job */
+    ooc_files_plan_t other = plan;
+    other.rows += 1;
+    ooc_files_opts_t o = {.plan = &other, .row_begin = 0, .row_end = b1};
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &o), OOC_ERR_INVALID_PARAM);
+
+    /* a journal resumed with another range */
+    ooc_files_opts_t first = {.journal = tu_path("jr"), .plan = &plan, .row_begin = 0, .row_end = b2};
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &first), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    ooc_file_spec_t cs = out_spec();
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("ref.npy"), &cs, OOC_FILE_RESUME | OOC_FILE_SHARED, &c),
+                          OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_resumed(c), 1);
+    ooc_files_opts_t again = {.journal = tu_path("jr"), .resume = 1, .plan = &plan, .row_begin = b1, .row_end = b2};
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &again), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(ooc_last_error(H), "its own journal") != NULL);
+    /* a range journal never says the whole job is finished */
+    int finished = 1;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, tu_path("ref.npy"), &cs,
+                                            &first, &finished), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(finished, 0);
+
+    /* joining: shared with the creator; not committed or removed by a joiner */
+    ooc_file_t *jn = NULL, *bad_join = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_join(H, tu_path("ref.npy"), &cs, OOC_FILE_RESUME, &jn), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_commit(H, jn), OOC_ERR_INVALID_PARAM);
+    ooc_file_close(jn, 1);
+    CU_ASSERT_EQUAL(access(tu_path("ref.npy.ooc-tmp"), F_OK), 0);
+    ooc_file_spec_t wrong = cs;
+    wrong.cols += 1;
+    CU_ASSERT_EQUAL(ooc_file_join(H, tu_path("ref.npy"), &wrong, 0, &bad_join), OOC_ERR_FORMAT);
+    CU_ASSERT_EQUAL(ooc_file_join(H, tu_path("none.npy"), &cs, 0, &bad_join), OOC_ERR_IO);
+    ooc_file_t *other_job = NULL;
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("ref.npy"), &cs, 0, &other_job), OOC_ERR_BUSY);
+    ooc_file_close(c, 1);
+    /* a creator that did not share: nobody joins */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("alone.npy"), &cs, 0, &c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_join(H, tu_path("alone.npy"), &cs, 0, &bad_join), OOC_ERR_BUSY);
+    ooc_file_close(c, 1);
+    close_inputs(&in);
+}
+
+/* Kill rank 1 of 3, then resume: the same three ranges, or two others. */
+static void test_resume(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, CM, RM, 1201, 97, 83, 256 << 10, 64};
+    make_job(&a);
+    for (int two = 0; two < 2; two++) {
+        const char *out = two ? "cut2.npy" : "cut.npy";
+        ooc_files_plan_t plan, again;
+        unsigned join = 0;
+        ooc_file_t *c = create_and_plan(out, 0, NULL, NULL, &plan, &join);
+        if (!two) reference("ref.npy", &plan);
+        int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
+        int status[3], all[3] = {0, 1, 2};
+        run_ranks(out, join, &plan, 3, cut, all, 3, 0, NULL, 1, 4, status, resumed);
+        CU_ASSERT_EQUAL(status[0], OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(status[1], -1); /* killed */
+        CU_ASSERT_EQUAL(status[2], OOC_SUCCESS);
+        /* poison the killed rank's last block, which its journal does not vouch for */
+        char jp[512], tmp[512];
+        snprintf(jp, sizeof jp, "%s.j3.1", tu_path(out));
+        int64_t recorded = journal_done(jp);
+        CU_ASSERT(recorded >= 2 && recorded < (cut[2] - cut[1]) * plan.panels);
+        snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path(out));
+        FILE *t = fopen(tmp, "r+b");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_FATAL(cut[2] - cut[1] > 5); /* the last block is not among those done before the kill */
+        int64_t last = row_of(&plan, cut[2] - 1), bytes = (row_of(&plan, cut[2]) - last) * J.n * 8;
+        CU_ASSERT_EQUAL(fseek(t, (long)(data_offset(tmp) + (uint64_t)(last * J.n * 8)), SEEK_SET), 0);
+        for (int64_t i = 0; i < bytes; i++) fputc(0x7f, t);
+        fclose(t);
+        ooc_file_close(c, 0); /* every process gone; then the job is started again */
+
+        char o0[512], o1[512], o2[512];
+        snprintf(o0, sizeof o0, "%s.j3.0", tu_path(out));
+        snprintf(o1, sizeof o1, "%s.j3.1", tu_path(out));
+        snprintf(o2, sizeof o2, "%s.j3.2", tu_path(out));
+        const char *old[] = {o0, o1, o2, NULL};
+        char own[512];
+        snprintf(own, sizeof own, "%s.j%d.0", tu_path(out), two ? 2 : 3);
+        c = create_and_plan(out, OOC_FILE_RESUME, own, old, &again, &join);
+        CU_ASSERT_EQUAL(join, OOC_FILE_RESUME);
+        CU_ASSERT_EQUAL(memcmp(&again, &plan, sizeof plan), 0); /* the journals' plan */
+        if (!two) {
+            run_ranks(out, join, &again, 3, cut, all, 3, 1, NULL, -1, 0, status, resumed);
+            for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(status[i], OOC_SUCCESS);
+            CU_ASSERT_EQUAL(resumed[1], recorded); /* on from its journal */
+            CU_ASSERT_EQUAL(resumed[0], (cut[1] - cut[0]) * plan.panels); /* complete: nothing to do */
+        } else {
+            int64_t cut2[3] = {0, B / 2, B};
+            run_ranks(out, join, &again, 2, cut2, all, 2, 1, old, -1, 0, status, resumed);
+            CU_ASSERT_EQUAL(status[0], OOC_SUCCESS);
+            CU_ASSERT_EQUAL(status[1], OOC_SUCCESS);
+            /* between them, every block the old journals recorded */
+            CU_ASSERT_EQUAL(resumed[0] + resumed[1], (B - (cut[2] - cut[1])) * plan.panels + recorded);
+        }
+        CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
+        ooc_file_close(c, 0);
+        CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path(out)));
+    }
+}
+
+/* ooc_verify_files_rows: an error inside the rows is seen, one outside is not. */
+static void test_verify_rows(void)
+{
+    job_t a = {OOC_R64, OOC_OP_T, OOC_OP_N, CM, RM, CM, 1201, 97, 83, 256 << 10, 64};
+    make_job(&a);
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    ooc_file_t *c = create_and_plan("v.npy", 0, NULL, NULL, &plan, &join);
+    ooc_files_opts_t o = {.plan = &plan};
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    CU_ASSERT_EQUAL_FATAL(gemm(H, &in, c, &o), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    /* one element in the middle range, (row, col) = (r, 5), made wrong */
+    int64_t rows[4] = {0, 400, 800, J.m}, r = 555;
+    double x;
+    uint64_t at = (uint64_t)(5 * J.m + r); /* Fortran order */
+    CU_ASSERT_EQUAL(ooc_file_read(H, c, at, &x, 1), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tu_path("v.npy"), &any, &c), OOC_SUCCESS);
+    FILE *t = fopen(tu_path("v.npy"), "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    x += 1e-3 * (x == 0 ? 1 : x);
+    CU_ASSERT_EQUAL(fseek(t, (long)(ooc_file_data_offset(c) + at * 8), SEEK_SET), 0);
+    CU_ASSERT_EQUAL(fwrite(&x, 8, 1, t), 1);
+    fclose(t);
+    for (int freivalds = 0; freivalds < 2; freivalds++) {
+        ooc_set(H, OOC_PARAM_HOST_MEM, freivalds ? 2 << 20 : 0); /* too small for an exact check */
+        for (int i = 0; i < 3; i++) {
+            ooc_verify_result_t res;
+            ooc_status_t st = ooc_verify_files_rows(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, rows[i],
+                                                    rows[i + 1], 3, 4, &res);
+            CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+            CU_ASSERT_EQUAL(res.exact, !freivalds);
+            CU_ASSERT_EQUAL(res.passed, i != 1);
+            CU_ASSERT(res.rows_checked <= rows[i + 1] - rows[i]);
+        }
+    }
+    ooc_verify_result_t res;
+    CU_ASSERT_EQUAL(ooc_verify_files_rows(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, 5, J.m + 1, 3, 4, &res),
+                    OOC_ERR_ROW_RANGE);
+    ooc_set(H, OOC_PARAM_HOST_MEM, 0);
+    ooc_file_close(c, 0);
+    close_inputs(&in);
+}
+
+int main(void)
+{
+    if (ooc_create(&H) != OOC_SUCCESS) return 1;
+    int ok = tu_backend_runs(H, OOC_BACKEND_HOST);
+    if (ok <= 0) {
+        ooc_destroy(H);
+        return ok == 0 ? 77 : 1;
+    }
+    if (tu_dir_make("ranges") != 0) return 1;
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("ranges", NULL, NULL);
+    CU_add_test(s, "three ranks, byte-identical to one process", test_split);
+    CU_add_test(s, "ranges off the blocks, joined files", test_refusals);
+    CU_add_test(s, "a rank killed, resumed with three ranks or two", test_resume);
+    CU_add_test(s, "verify a row range", test_verify_rows);
+    int rc = tu_run();
+    ooc_destroy(H);
+    if (tu_dir_remove() != 0) rc = 1;
+    return rc;
+}
