@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include "cli_mpi.h"
 #include "multiply.h"
 
 /* oocgemm multiply                                                          */
@@ -251,7 +252,7 @@ static int journal_apart(const char *cmd, const char *journal, const char *out, 
 
 /* The operands parsed, the paths of the temporary file and the journal,
  * the handle with every option, and the signals that stop the job. */
-static int mul_prepare(mul_job_t *j)
+int mul_prepare(mul_job_t *j)
 {
     const char *cmd = "multiply";
     mul_opts_t *o = &j->o;
@@ -307,7 +308,7 @@ static int mul_out_layout(mul_job_t *j)
 
 /* Every input opened and checked before the output exists; the output's
  * spec, the scalars, and the journal kept apart from every file. */
-static int mul_open_inputs(mul_job_t *j)
+int mul_open_inputs(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
     int rc;
@@ -335,7 +336,7 @@ static int mul_open_inputs(mul_job_t *j)
 }
 
 /* --measure-disk: the disk's bandwidths now, unless given. */
-static void mul_measure_disk(mul_job_t *j)
+void mul_measure_disk(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
     double rd, wr;
@@ -401,6 +402,9 @@ static int mul_run(mul_job_t *j)
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
     }
+    /* journals of a job split by mpirun/srun that this one process resumes */
+    if (o->resume && (j->old_journals = range_journals(j->journal_path, 0, 0)) != NULL && j->old_journals[0])
+        j->fo.journals = (const char *const *)j->old_journals;
     progress_t *p = &j->prog;
     p->mode = o->quiet || o->no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
     p->flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
@@ -424,6 +428,7 @@ static int mul_run(mul_job_t *j)
      * that may be requeued) keeps it, so that running it again finds the job
      * finished; a plain run leaves nothing beside its output. */
     if (!o->resume && is_journal(j->journal_path)) unlink(j->journal_path);
+    if (j->old_journals && j->old_journals[0]) range_journals_remove(j->journal_path); /* consumed */
     if (ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
     if (j->stats.trace_status != OOC_SUCCESS)
         fprintf(stderr, "%s: warning: the trace was not written (%s): the result %s is complete\n", progname,
@@ -472,6 +477,8 @@ static void mul_cleanup(mul_job_t *j)
     operand_free(&j->B);
     operand_free(&j->A);
     pthread_mutex_destroy(&j->prog.lock);
+    strv_free(j->old_journals);
+    free(j->ranks);
     free(j->journal_path);
     free(j->tmp_path);
     ooc_destroy(j->h);
@@ -482,9 +489,14 @@ int cmd_multiply(int argc, char **argv)
     mul_job_t *j = calloc(1, sizeof *j);
     if (j == NULL) return fail(RC_RUNTIME, "out of host memory");
     pthread_mutex_init(&j->prog.lock, NULL);
+    char why[512];
     int rc = multiply_parse(argc, argv, &j->o);
     if (rc < 0) rc = RC_OK; /* --help */
-    else if (rc == RC_OK) {
+    else if (rc == RC_OK && cli_mpi_start(why, sizeof why) != 0) {
+        rc = fail(RC_USAGE, "%s", why);
+    } else if (rc == RC_OK && cli_mpi_active()) {
+        rc = mul_mpi(j);
+    } else if (rc == RC_OK) {
         rc = mul_prepare(j);
         if (rc == RC_OK) rc = mul_open_inputs(j);
         if (rc == RC_OK && j->o.measure_disk) mul_measure_disk(j);
@@ -495,5 +507,6 @@ int cmd_multiply(int argc, char **argv)
     }
     mul_cleanup(j);
     free(j);
+    cli_mpi_finish();
     return rc;
 }
