@@ -110,8 +110,8 @@ static int agreed(mpi_job_t *x, int rc, int own, const char *when)
     int who;
     int all = cli_mpi_agree(rc, own, &who);
     if (all != RC_OK && who > 0 && x->rank == 0) {
-        snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d: %s)", who, x->size, when, all,
-                 exit_status_meaning(all));
+        snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d, its message above)", who,
+                 x->size, when, all);
         fprintf(stderr, "%s: %s: every rank stops\n", progname, fail_msg);
     }
     return all;
@@ -292,7 +292,7 @@ static int mpi_multiply(mpi_job_t *x)
     agg.mode = x->rank != 0 || o->quiet || o->no_progress ? PROGRESS_NONE
                : isatty(STDERR_FILENO)                    ? PROGRESS_TTY
                                                           : PROGRESS_LINES;
-    agg.flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
+    agg.flops = j->prog.flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
     agg.next_pct = 5;
     agg.t0 = agg.last_print = j->prog.t0 = now_seconds();
     j->prog.mode = PROGRESS_NONE;
