@@ -380,6 +380,23 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     return rc;
 }
 
+/* C renamed onto its path (what: its name in messages); when that fails
+ * the complete result is kept in the temporary file. */
+int mul_commit(mul_job_t *j, const char *journal, const char *what)
+{
+    ooc_status_t st = ooc_file_commit(j->h, j->C);
+    if (st != OOC_SUCCESS) {
+        int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, journal, what);
+        ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
+        j->C = NULL;
+        fprintf(stderr, "%s: the complete result is left in %s\n", progname, j->tmp_path);
+        return rc;
+    }
+    ooc_file_close(j->C, 0);
+    j->C = NULL;
+    return RC_OK;
+}
+
 /* The multiply itself: a finished job found by --resume does nothing;
  * otherwise the output is created (starting over removes an obsolete
  * journal; the library removes only a journal, never an input named by
@@ -421,15 +438,8 @@ static int mul_run(mul_job_t *j)
     progress_end(p);
     if (st != OOC_SUCCESS) return mul_failed(j, st);
     j->multiplied = 1;
-    if ((st = ooc_file_commit(j->h, j->C)) != OOC_SUCCESS) {
-        int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
-        ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
-        j->C = NULL;
-        fprintf(stderr, "%s: the complete result is left in %s\n", progname, j->tmp_path);
-        return rc;
-    }
-    ooc_file_close(j->C, 0);
-    j->C = NULL;
+    int rc = mul_commit(j, j->journal_path, what);
+    if (rc != RC_OK) return rc;
     /* The journal now says "complete". A run with --resume (a batch script
      * that may be requeued) keeps it, so that running it again finds the job
      * finished; a plain run leaves nothing beside its output. */

@@ -344,16 +344,8 @@ static int mpi_multiply(mpi_job_t *x)
 static int mpi_commit(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
-    ooc_status_t st = ooc_file_commit(j->h, j->C);
-    if (st != OOC_SUCCESS) {
-        int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, x->own, "output");
-        ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
-        j->C = NULL;
-        fprintf(stderr, "%s: the complete result is left in %s\n", progname, j->tmp_path);
-        return rc;
-    }
-    ooc_file_close(j->C, 0);
-    j->C = NULL;
+    int rc = mul_commit(j, x->own, "output");
+    if (rc != RC_OK) return rc;
     range_journals_remove(j->journal_path);
     if (j->o.resume && is_journal(j->journal_path)) unlink(j->journal_path); /* a single process's, consumed */
     return RC_OK;
