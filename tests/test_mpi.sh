@@ -20,6 +20,9 @@
 #      nothing.
 # Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
 set -u
+# json_check.py, found before testlib.sh changes directory
+if [ -n "${srcdir:-}" ] && [ -f "$srcdir/tests/json_check.py" ]; then here=$(cd "$srcdir/tests" && pwd)
+else here=$(cd "$(dirname "$0")" && pwd); fi
 . "$(dirname "$0")/testlib.sh" test_mpi
 
 # 1. the library never links MPI (whatever the tool was built with)
@@ -41,10 +44,11 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "SKIP: python3 is needed"
     exit 77
 fi
-numpy=python3
-python3 -c 'import numpy' 2>/dev/null || { numpy=true; echo "(no NumPy: C is compared with one process's only)"; }
-check=${srcdir:+$srcdir/tests/json_check.py}
-[ -n "$check" ] && [ -f "$check" ] || check=$(cd "$(dirname "$0")" && pwd)/json_check.py
+numpy=true
+for py in python3 /usr/bin/python3; do
+    if "$py" -c 'import numpy' 2>/dev/null; then numpy=$py; break; fi
+done
+[ "$numpy" != true ] || echo "(no NumPy: C is compared with one process's only)"
 # root in CI: Open MPI refuses it unless told; one core per rank is not needed
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -186,7 +190,7 @@ r = o["ranks"]
 assert [x["rank"] for x in r] == [0, 1, 2] and r[0]["row_begin"] == 0 and r[2]["row_end"] == 1001, r
 assert all(r[i]["row_end"] == r[i + 1]["row_begin"] for i in range(2)), r
 assert sum(x["blocks"] for x in r) == o["plan"]["blocks"] and o["bytes_read"] == sum(x["bytes_read"] for x in r), o
-' "$(dirname "$check")"; then
+' "$here"; then
     pass "7 --verify --json: one object, every rank listed, the check passed"
 else
     fail "7 --verify --json under mpirun"
