@@ -64,7 +64,7 @@ if [ -z "$man" ]; then
     echo "SKIP: no manual page (help2man missing when configured): its checks"
 else
     [ "$missing_man" = 0 ] && pass "each of the $n options in its command's section of $man"
-    for s in '"FILE FORMATS"' RESUMING SIGNALS '"JSON OUTPUT"' ENVIRONMENT EXAMPLES '"EXIT STATUS"'; do
+    for s in '"FILE FORMATS"' RESUMING SIGNALS '"JSON OUTPUT"' ENVIRONMENT EXAMPLES '"RUNNING UNDER MPI"' '"EXIT STATUS"'; do
         if grep -q "^\.SH $s\$" "$man"; then pass "the manual page has $s"; else fail "the manual page has no $s section"; fi
     done
     # groff (what man runs) renders it without a warning; a minimal system

@@ -50,6 +50,10 @@ void print_exit_code_list(FILE *f)
 {
     for (size_t i = 0; i < sizeof exit_codes / sizeof exit_codes[0]; i++)
         fprintf(f, "  %d  %s\n", exit_codes[i].code, exit_codes[i].meaning);
+    fprintf(f, "Under mpirun or srun (multiply) every rank exits with the status of the\n"
+               "lowest-numbered rank that failed on its own, which the message names (7 when\n"
+               "a stop signal reached any rank); a rank that is killed ends the job with the\n"
+               "launcher's status (Open MPI's mpirun: 137 after SIGKILL), resumable too.\n");
 }
 
 void print_exit_codes(FILE *f)

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include "cli_mpi.h"
 #include "multiply.h"
 
 /* oocgemm multiply                                                          */
@@ -87,6 +88,12 @@ void multiply_usage(FILE *f)
             "Another job writing the same C is refused (exit 6). SIGTERM, SIGINT, SIGHUP\n"
             "and SIGUSR1 (Slurm's wall-time warning) stop the multiply cleanly,\n"
             "resumable, with exit status 7.\n"
+            "\n"
+            "Under mpirun or srun (see RUNNING UNDER MPI in the manual; built with\n"
+            "./configure --with-mpi), the ranks split C's row blocks: rank 0 creates\n"
+            "C.ooc-tmp and commits it once every rank's rows are on disk, each rank\n"
+            "keeps its own journal (JOURNAL.r<R>-of-<P>), and --resume may use another\n"
+            "number of ranks. A failure or a stop signal on any rank stops them all.\n"
             "\n"
             "Check:\n"
             "  --verify              after the multiply, check C (read back from its\n"
@@ -251,7 +258,7 @@ static int journal_apart(const char *cmd, const char *journal, const char *out, 
 
 /* The operands parsed, the paths of the temporary file and the journal,
  * the handle with every option, and the signals that stop the job. */
-static int mul_prepare(mul_job_t *j)
+int mul_prepare(mul_job_t *j)
 {
     const char *cmd = "multiply";
     mul_opts_t *o = &j->o;
@@ -307,7 +314,7 @@ static int mul_out_layout(mul_job_t *j)
 
 /* Every input opened and checked before the output exists; the output's
  * spec, the scalars, and the journal kept apart from every file. */
-static int mul_open_inputs(mul_job_t *j)
+int mul_open_inputs(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
     int rc;
@@ -335,7 +342,7 @@ static int mul_open_inputs(mul_job_t *j)
 }
 
 /* --measure-disk: the disk's bandwidths now, unless given. */
-static void mul_measure_disk(mul_job_t *j)
+void mul_measure_disk(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
     double rd, wr;
@@ -373,6 +380,23 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     return rc;
 }
 
+/* C renamed onto its path (what: its name in messages); when that fails
+ * the complete result is kept in the temporary file. */
+int mul_commit(mul_job_t *j, const char *journal, const char *what)
+{
+    ooc_status_t st = ooc_file_commit(j->h, j->C);
+    if (st != OOC_SUCCESS) {
+        int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, journal, what);
+        ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
+        j->C = NULL;
+        fprintf(stderr, "%s: the complete result is left in %s\n", progname, j->tmp_path);
+        return rc;
+    }
+    ooc_file_close(j->C, 0);
+    j->C = NULL;
+    return RC_OK;
+}
+
 /* The multiply itself: a finished job found by --resume does nothing;
  * otherwise the output is created (starting over removes an obsolete
  * journal; the library removes only a journal, never an input named by
@@ -401,6 +425,9 @@ static int mul_run(mul_job_t *j)
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
     }
+    /* journals of a job split by mpirun/srun that this one process resumes */
+    if (o->resume && (j->old_journals = range_journals(j->journal_path, 0, 0)) != NULL && j->old_journals[0])
+        j->fo.journals = (const char *const *)j->old_journals;
     progress_t *p = &j->prog;
     p->mode = o->quiet || o->no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
     p->flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
@@ -411,19 +438,13 @@ static int mul_run(mul_job_t *j)
     progress_end(p);
     if (st != OOC_SUCCESS) return mul_failed(j, st);
     j->multiplied = 1;
-    if ((st = ooc_file_commit(j->h, j->C)) != OOC_SUCCESS) {
-        int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
-        ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
-        j->C = NULL;
-        fprintf(stderr, "%s: the complete result is left in %s\n", progname, j->tmp_path);
-        return rc;
-    }
-    ooc_file_close(j->C, 0);
-    j->C = NULL;
+    int rc = mul_commit(j, j->journal_path, what);
+    if (rc != RC_OK) return rc;
     /* The journal now says "complete". A run with --resume (a batch script
      * that may be requeued) keeps it, so that running it again finds the job
      * finished; a plain run leaves nothing beside its output. */
     if (!o->resume && is_journal(j->journal_path)) unlink(j->journal_path);
+    if (j->old_journals && j->old_journals[0]) range_journals_remove(j->journal_path); /* consumed */
     if (ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
     if (j->stats.trace_status != OOC_SUCCESS)
         fprintf(stderr, "%s: warning: the trace was not written (%s): the result %s is complete\n", progname,
@@ -472,6 +493,8 @@ static void mul_cleanup(mul_job_t *j)
     operand_free(&j->B);
     operand_free(&j->A);
     pthread_mutex_destroy(&j->prog.lock);
+    strv_free(j->old_journals);
+    free(j->ranks);
     free(j->journal_path);
     free(j->tmp_path);
     ooc_destroy(j->h);
@@ -482,9 +505,14 @@ int cmd_multiply(int argc, char **argv)
     mul_job_t *j = calloc(1, sizeof *j);
     if (j == NULL) return fail(RC_RUNTIME, "out of host memory");
     pthread_mutex_init(&j->prog.lock, NULL);
+    char why[512];
     int rc = multiply_parse(argc, argv, &j->o);
     if (rc < 0) rc = RC_OK; /* --help */
-    else if (rc == RC_OK) {
+    else if (rc == RC_OK && cli_mpi_start(why, sizeof why) != 0) {
+        rc = fail(RC_USAGE, "%s", why);
+    } else if (rc == RC_OK && cli_mpi_active()) {
+        rc = mul_mpi(j);
+    } else if (rc == RC_OK) {
         rc = mul_prepare(j);
         if (rc == RC_OK) rc = mul_open_inputs(j);
         if (rc == RC_OK && j->o.measure_disk) mul_measure_disk(j);
@@ -495,5 +523,6 @@ int cmd_multiply(int argc, char **argv)
     }
     mul_cleanup(j);
     free(j);
+    cli_mpi_finish();
     return rc;
 }

@@ -2,7 +2,8 @@
 /*
  * multiply.h: what oocgemm multiply's two files share: its options, the job
  * it runs (cmd_multiply.c: parsing and the steps) and the summary of it
- * (multiply_report.c: bounds, text and JSON).
+ * (multiply_report.c: bounds, text and JSON), and the same job split across
+ * the ranks of mpirun or srun (multiply_mpi.c).
  */
 #ifndef OOCGEMM_MULTIPLY_H
 #define OOCGEMM_MULTIPLY_H
@@ -24,6 +25,17 @@ typedef struct {
     floor_opts_t floor;
 } mul_opts_t;
 
+/* One rank of a job split by mpirun/srun, as the JSON's "ranks" lists it. */
+typedef struct {
+    int32_t rank, ndevices;
+    uint32_t devices;              /* OOC_PARAM_DEVICES mask (0: every visible device, ndevices of them) */
+    char host[64];
+    int64_t row_begin, row_end;    /* its rows of C */
+    int64_t blocks;                /* its row blocks */
+    double time_s;                 /* its multiply */
+    uint64_t bytes_read, bytes_written;
+} mul_rank_t;
+
 /* One file multiply, from its options to its summary. */
 typedef struct {
     mul_opts_t o;
@@ -42,7 +54,29 @@ typedef struct {
     int64_t m, n, k;
     ooc_dtype_t t;
     double secs, disk_both;
+    char **old_journals;     /* --resume: the range journals of earlier split runs (NULL-terminated) */
+    mul_rank_t *ranks;       /* split by mpirun/srun: every rank (rank 0's copy), else NULL */
+    int nranks;
 } mul_job_t;
+
+/* The steps cmd_multiply.c runs, shared with the split job (multiply_mpi.c). */
+int mul_prepare(mul_job_t *j);
+int mul_open_inputs(mul_job_t *j);
+void mul_measure_disk(mul_job_t *j);
+int mul_commit(mul_job_t *j, const char *journal, const char *what);
+
+/* The job split across the ranks of mpirun/srun (cli_mpi_active()): rank
+ * 0 creates C shared, plans and commits; each rank computes its rows with
+ * its own journal. Returns the exit status, the same on every rank. */
+int mul_mpi(mul_job_t *j);
+
+/* Range journals "<base>.r<R>-of-<P>" beside base, NULL-terminated (NULL:
+ * out of memory): those of any P but not_of (0: every P), base itself too
+ * when with_base and it exists. */
+char **range_journals(const char *base, int not_of, int with_base);
+/* Remove every range journal of base (only files that are journals). */
+void range_journals_remove(const char *base);
+void strv_free(char **v);
 
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
 void mul_summary(mul_job_t *j, int rc);

@@ -25,6 +25,13 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     b->fl = (floor_t){.bw_h2d = o->floor.bw_h2d, .bw_d2h = o->floor.bw_d2h, .rate = o->floor.rate};
     if (!o->floor.no_floor) {
         floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
+        if (j->nranks > 1) { /* split by mpirun/srun: rank 0's figures times the ranks, alike assumed */
+            b->fl.bw_h2d *= j->nranks;
+            b->fl.bw_d2h *= j->nranks;
+            if (b->fl.bw_both > 0) b->fl.bw_both *= j->nranks;
+            b->fl.rate *= j->nranks;
+            b->fl.ndev = (b->fl.ndev > 1 ? b->fl.ndev : 1) * j->nranks;
+        }
         floor_compute(&b->fl, j->t, j->m, j->n, j->k, o->c_in != NULL && o->beta != 0.0);
     }
     b->br = (double)j->prog.bytes_read;
@@ -43,6 +50,30 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     b->have_bound = b->fl.have || b->have_io;
     b->bound = b->fl.have ? b->fl.floor_s : 0;
     if (b->have_io && b->io_bound > b->bound) b->bound = b->io_bound;
+}
+
+/* Split by mpirun/srun: "ranks", one object per rank. */
+static void mul_json_ranks(json_t *js, const mul_job_t *j)
+{
+    json_array(js, "ranks");
+    for (int i = 0; i < j->nranks; i++) {
+        const mul_rank_t *r = &j->ranks[i];
+        json_object(js, NULL);
+        json_int(js, "rank", r->rank);
+        json_string(js, "host", r->host);
+        json_array(js, "devices");
+        for (int d = 0; d < 32; d++)
+            if (r->devices ? (r->devices >> d & 1) : d < r->ndevices) json_int(js, NULL, d);
+        json_end(js);
+        json_int(js, "row_begin", r->row_begin);
+        json_int(js, "row_end", r->row_end);
+        json_int(js, "blocks", r->blocks);
+        json_real(js, "time_s", r->time_s, 1);
+        json_uint(js, "bytes_read", r->bytes_read);
+        json_uint(js, "bytes_written", r->bytes_written);
+        json_end(js);
+    }
+    json_end(js);
 }
 
 /* The one JSON object of a multiply, whether it ran (b) or failed part-way
@@ -96,6 +127,7 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     json_real(&js, "shared_disk_bound_s", b ? (b->br + b->bw) / (j->disk_both * 1e9) : 0, b && j->disk_both > 0);
     json_real(&js, "bound_s", b ? b->bound : 0, b && b->have_bound);
     json_real(&js, "bound_over_time", b && secs > 0 ? b->bound / secs : INFINITY, b && b->have_bound);
+    if (j->nranks > 0) mul_json_ranks(&js, j);
     json_plan(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
     json_stats(&js, &j->stats, b && j->stats.panels + j->stats.blocks > 0);
     json_check_files(&js, &j->vr, j->verified);
@@ -117,6 +149,17 @@ static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
     if (o->c_in) printf("; C0 %s", describe_spec(&j->C0.spec, d3, sizeof d3));
     printf("; C %s\n", describe_spec(&j->cspec, d3, sizeof d3));
     print_plan(stdout, ooc_backend_name(j->h), &j->stats);
+    if (j->nranks > 0) {
+        printf("ranks: %d (mpirun/srun), each its own row blocks of C:\n", j->nranks);
+        for (int i = 0; i < j->nranks; i++) {
+            const mul_rank_t *r = &j->ranks[i];
+            char dv[96];
+            printf("  rank %d on %s: devices %s, rows [%lld, %lld) in %lld blocks, %.3g s, read %s, written %s\n",
+                   r->rank, r->host, r->devices ? devices_format(r->devices, dv, sizeof dv) : "all",
+                   (long long)r->row_begin, (long long)r->row_end, (long long)r->blocks, r->time_s,
+                   human_bytes(r->bytes_read, b1, sizeof b1), human_bytes(r->bytes_written, b2, sizeof b2));
+        }
+    }
     printf("time: %.3g s   rate: %s", secs, format_rate(b->tflops * 1e12, b1, sizeof b1));
     if (b->resumed > 0)
         printf("   (resumed after %lld of %lld blocks)", (long long)b->resumed, (long long)b->total_blocks);

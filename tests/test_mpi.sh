@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_mpi.sh: oocgemm multiply split across the ranks of mpirun (Open MPI or
+# MPICH) through the host backend, and that libooc_gemm itself links no MPI:
+#   1. libooc_gemm.so needs no libmpi (always checked);
+#   2. 3 ranks: C byte-identical to one process and equal to NumPy's (odd
+#      shapes, several panels and many blocks, alpha, beta with --c-in,
+#      A transposed in Fortran order);
+#   3. a rank killed with SIGKILL part-way: no C, the temporary file and the
+#      journals kept; --resume with 2 ranks: byte-identical, nothing left;
+#   4. a write failure (OOC_FAULT) on rank 1 alone: every rank stops, exit 6,
+#      the message names rank 1; --resume with 3 ranks: byte-identical;
+#   5. a truncated B seen by rank 2 alone: a clean failure on all, exit 4,
+#      rank 2 named, no file left;
+#   6. SIGUSR1 to one rank: every rank stops, exit 7, resumable; --resume by
+#      one process (no mpirun): byte-identical;
+#   7. --verify and --json: one object from rank 0 with "ranks" (the schema
+#      of json_check.py), check passed;
+#   8. a job finished by one process with --resume: mpirun --resume does
+#      nothing.
+# Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
+set -u
+# json_check.py, found before testlib.sh changes directory
+if [ -n "${srcdir:-}" ] && [ -f "$srcdir/tests/json_check.py" ]; then here=$(cd "$srcdir/tests" && pwd)
+else here=$(cd "$(dirname "$0")" && pwd); fi
+. "$(dirname "$0")/testlib.sh" test_mpi
+
+# 1. the library never links MPI (whatever the tool was built with)
+lib=${OOC_TOP_BUILDDIR:-$(dirname "$OOCGEMM")/..}/.libs/libooc_gemm.so
+if [ -f "$lib" ]; then
+    if readelf -d "$lib" 2>/dev/null | grep NEEDED | grep -qi mpi; then
+        fail "1 libooc_gemm.so links MPI: $(readelf -d "$lib" | grep NEEDED | grep -i mpi)"
+    else
+        pass "1 libooc_gemm.so links no MPI"
+    fi
+fi
+
+if [ "${OOC_MPI_BUILT:-yes}" != yes ] || ! command -v mpirun >/dev/null 2>&1; then
+    echo "SKIP: oocgemm built without MPI (./configure --with-mpi) or no mpirun"
+    [ "$failures" = 0 ] || exit 1
+    exit 77
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP: python3 is needed"
+    exit 77
+fi
+numpy=true
+for py in python3 /usr/bin/python3; do
+    if "$py" -c 'import numpy' 2>/dev/null; then numpy=$py; break; fi
+done
+[ "$numpy" != true ] || echo "(no NumPy: C is compared with one process's only)"
+# root in CI: Open MPI refuses it unless told; one core per rank is not needed
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+export HYDRA_LAUNCHER=fork
+# Each rank runs through this wrapper: it writes its pid (pid.RANK) and, for
+# the rank named by RANK_ENV=R:VAR=VALUE, sets VAR; B_FOR=R:FILE gives rank R
+# another B (what one node may see). The tool's own test environment is kept.
+cat >rank.sh <<EOF
+#!/bin/sh
+r=\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}
+echo \$\$ >pid.\$r
+if [ -n "\${RANK_ENV:-}" ] && [ "\$r" = "\${RANK_ENV%%:*}" ]; then export "\${RANK_ENV#*:}"; fi
+if [ -n "\${B_FOR:-}" ] && [ "\$r" = "\${B_FOR%%:*}" ]; then
+    a=\$1; shift 2; set -- "\$a" "\${B_FOR#*:}" "\$@"
+fi
+exec "$OOCGEMM" multiply "\$@"
+EOF
+chmod +x rank.sh
+# mpi NP ARGS...: the multiply under mpirun with NP ranks, output in out/err
+mpi() {
+    np=$1
+    shift
+    rm -f pid.*
+    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x RANK_ENV -x B_FOR ./rank.sh "$@" >out 2>err
+}
+# bg NP ARGS...: the same in the background, once every rank wrote its pid
+bg() {
+    np=$1
+    shift
+    rm -f pid.*
+    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x RANK_ENV -x B_FOR ./rank.sh "$@" >out 2>err &
+    bgpid=$!
+    i=0
+    while [ "$(ls pid.* 2>/dev/null | wc -l)" -lt "$np" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+}
+# blocks recorded in the journals
+recorded() { cat C.npy.ooc-journal.r* 2>/dev/null | grep -c '^done'; }
+export OOC_HOST_JITTER_US= RANK_ENV= B_FOR=
+
+# odd shapes, 2 panels, 17 blocks of 64 rows with a shrinking tail
+S="--backend host --device-mem 256K --block-rows 64 --no-floor --no-progress"
+gen A.npy --rows 83 --cols 1001 --layout col --seed 1
+gen B.npy --rows 83 --cols 97 --seed 2
+gen C0.npy --rows 1001 --cols 97 --seed 3
+P="A.npy B.npy --transa T --alpha 0.75 --c-in C0.npy --beta -0.5"
+oc multiply $P -o ref.npy $S -q || { fail "the reference: exit $?"; exit 1; }
+
+# 2. three ranks against one process and NumPy
+if mpi 3 $P -o C.npy $S && cmp -s C.npy ref.npy && [ ! -e C.npy.ooc-tmp ] &&
+    [ -z "$(ls C.npy.ooc-journal* 2>/dev/null)" ] && grep -q "ranks: 3" out &&
+    $numpy -c '
+import numpy as np
+a, b, c0, c = (np.load(f) for f in ("A.npy", "B.npy", "C0.npy", "C.npy"))
+ref = 0.75 * a.T @ b - 0.5 * c0
+bound = 0.75 * np.abs(a.T) @ np.abs(b) + 0.5 * np.abs(c0)
+assert np.all(np.abs(c - ref) <= 4 * (a.shape[0] + 2) * np.finfo(np.float64).eps * bound)
+'; then
+    pass "2 3 ranks: byte-identical to one process, equal to NumPy's, nothing left beside C"
+else
+    fail "2 3 ranks: exit $?, C differs from one process's or NumPy's, or files left"
+fi
+
+# 3. a rank killed part-way, resumed with two
+rm -f C.npy
+OOC_HOST_JITTER_US=60000
+bg 3 $P -o C.npy $S -q
+OOC_HOST_JITTER_US=
+sleep 1
+kill -9 "$(cat pid.1)" 2>/dev/null
+wait "$bgpid"
+rc=$?
+bgpid=
+had=$(recorded)
+if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && [ "$had" -gt 0 ] && [ "$had" -lt 34 ] &&
+    mpi 2 $P -o C.npy $S --resume && cmp -s C.npy ref.npy && grep -q "resumed after $had of 34 blocks" out &&
+    [ -z "$(ls C.npy.ooc-* 2>/dev/null)" ]; then
+    pass "3 rank 1 of 3 killed (mpirun exit $rc, $had of 34 blocks kept); --resume with 2 ranks: byte-identical"
+else
+    fail "3 rank 1 killed: mpirun exit $rc, $had blocks kept; the resume with 2 ranks failed or differs"
+fi
+
+# 4. a write failure on rank 1 alone
+rm -f C.npy
+RANK_ENV=1:OOC_FAULT=write:3
+mpi 3 $P -o C.npy $S
+rc=$?
+RANK_ENV=
+if [ $rc -eq 6 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && grep -q "rank 1 of 3.*No space left" err &&
+    grep -q "rank 0 of 3.*rank 1 of 3 failed multiplying (exit status 6" err && grep -q -- "--resume" err &&
+    mpi 3 $P -o C.npy $S --resume && cmp -s C.npy ref.npy; then
+    pass "4 a write failure on rank 1: every rank stops, exit 6 naming rank 1; --resume: byte-identical"
+else
+    fail "4 a write failure on rank 1: exit $rc (expected 6), or the resume failed"
+fi
+
+# 5. a truncated B seen by rank 2 alone
+head -c 3000 B.npy >Bcut.npy
+rm -f C.npy
+B_FOR=2:Bcut.npy
+mpi 3 $P -o C.npy $S
+rc=$?
+B_FOR=
+if [ $rc -eq 4 ] && [ -z "$(ls C.npy* 2>/dev/null)" ] && grep -q "rank 2 of 3.*truncated" err &&
+    grep -q "rank 0 of 3.*rank 2 of 3 failed opening the inputs (exit status 4" err &&
+    [ "$(grep -c truncated err)" = 1 ]; then
+    pass "5 a truncated B on rank 2: every rank stops, exit 4 naming rank 2, no file left"
+else
+    fail "5 a truncated B on rank 2: exit $rc (expected 4), or files left, or rank 2 not named"
+fi
+
+# 6. SIGUSR1 to one rank: all stop (exit 7); one process resumes
+OOC_HOST_JITTER_US=60000
+bg 3 $P -o C.npy $S -q
+OOC_HOST_JITTER_US=
+sleep 1
+kill -USR1 "$(cat pid.2)" 2>/dev/null
+wait "$bgpid"
+rc=$?
+bgpid=
+had=$(recorded)
+if [ $rc -eq 7 ] && [ ! -e C.npy ] && grep -q "rank 2 of 3.*interrupted by SIGUSR1" err && [ "$had" -lt 34 ] &&
+    oc multiply $P -o C.npy $S --resume && cmp -s C.npy ref.npy && [ -z "$(ls C.npy.ooc-journal.r* 2>/dev/null)" ]; then
+    pass "6 SIGUSR1 to rank 2: every rank stops, exit 7 ($had of 34 blocks); one process --resume: byte-identical"
+else
+    fail "6 SIGUSR1 to rank 2: exit $rc (expected 7), $had blocks, or the resume by one process failed"
+fi
+
+# 7. --verify and --json
+rm -f C.npy C.npy.ooc-journal
+if mpi 3 $P -o C.npy $S --verify --json && cmp -s C.npy ref.npy && [ "$(wc -l <out)" = 1 ] &&
+    python3 -c '
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import json_check
+o = json.loads(open("out").read())
+json_check.walk(o, "", "multiply")
+assert o["exit_status"] == 0 and o["check"]["passed"] and o["multiplied"], o
+r = o["ranks"]
+assert [x["rank"] for x in r] == [0, 1, 2] and r[0]["row_begin"] == 0 and r[2]["row_end"] == 1001, r
+assert all(r[i]["row_end"] == r[i + 1]["row_begin"] for i in range(2)), r
+assert sum(x["blocks"] for x in r) == o["plan"]["blocks"] and o["bytes_read"] == sum(x["bytes_read"] for x in r), o
+' "$here"; then
+    pass "7 --verify --json: one object, every rank listed, the check passed"
+else
+    fail "7 --verify --json under mpirun"
+fi
+
+# 8. a job one process finished (--resume keeps its journal): nothing to do
+rm -f C.npy
+if oc multiply $P -o C.npy $S --resume -q && mpi 2 $P -o C.npy $S --resume && grep -q "finished already" out &&
+    cmp -s C.npy ref.npy; then
+    pass "8 a finished job: mpirun --resume does nothing"
+else
+    fail "8 a finished job under mpirun --resume"
+fi
+
+echo "$cases cases, $failures failed"
+[ "$failures" = 0 ]

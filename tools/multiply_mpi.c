@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * multiply_mpi.c: oocgemm multiply split across the ranks of mpirun or srun
+ * (docs/oocgemm.h2m, RUNNING UNDER MPI). Rank 0 opens the job: it creates
+ * C.ooc-tmp shared (OOC_FILE_SHARED), plans it and broadcasts the plan;
+ * every rank joins the output, computes its contiguous range of C's row
+ * blocks on its own GPUs with its own journal "JOURNAL.r<R>-of-<P>", in a
+ * worker thread while the main thread polls the other ranks (a non-blocking
+ * sum every 50 ms: progress, and whether any rank failed or caught a stop
+ * signal, which cancels every rank's multiply); rank 0 commits when every
+ * rank succeeded. Every collective point agrees on failures
+ * (cli_mpi_agree): all ranks stop cleanly, with the same exit status, the
+ * message naming the rank. Never MPI_Abort; the single-process path
+ * (cmd_multiply.c) does not come here.
+ */
+#include "config.h"
+
+#include <dirent.h>
+
+#include "cli_mpi.h"
+#include "multiply.h"
+
+/* ------------------------------------------------------------------------ */
+/* Range journals                                                            */
+
+void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++) free(v[i]);
+    free(v);
+}
+
+static int strv_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+char **range_journals(const char *base, int not_of, int with_base)
+{
+    const char *slash = strrchr(base, '/'), *file = slash ? slash + 1 : base;
+    char *dir = slash ? strndup(base, (size_t)(slash - base) + (slash == base)) : strdup(".");
+    size_t n = 0, cap = 8, fl = strlen(file);
+    char **v = calloc(cap, sizeof *v);
+    DIR *d = dir && v ? opendir(dir) : NULL;
+    int ok = dir && v;
+    if (ok && with_base && access(base, F_OK) == 0) ok = (v[n++] = strdup(base)) != NULL;
+    for (struct dirent *e; ok && d && (e = readdir(d)) != NULL;) {
+        int r, q, len = -1;
+        if (strncmp(e->d_name, file, fl) != 0 || strncmp(e->d_name + fl, ".r", 2) != 0) continue;
+        if (sscanf(e->d_name + fl + 2, "%d-of-%d%n", &r, &q, &len) != 2 || len < 0 ||
+            e->d_name[fl + 2 + (size_t)len] != '\0' || r < 0 || r >= q || (not_of > 0 && q == not_of))
+            continue;
+        if (n + 2 > cap) {
+            char **w = realloc(v, (cap *= 2) * sizeof *v);
+            if ((ok = w != NULL) == 0) break;
+            v = w;
+        }
+        if (asprintf(&v[n], "%s%s%s", slash ? dir : "", slash && slash != base ? "/" : "", e->d_name) < 0) {
+            v[n] = NULL;
+            ok = 0;
+        } else {
+            v[++n] = NULL;
+        }
+    }
+    if (d) closedir(d);
+    free(dir);
+    if (!ok) {
+        strv_free(v);
+        return NULL;
+    }
+    qsort(v, n, sizeof *v, strv_cmp);
+    return v;
+}
+
+void range_journals_remove(const char *base)
+{
+    char **v = range_journals(base, 0, 0);
+    for (size_t i = 0; v && v[i]; i++)
+        if (is_journal(v[i])) unlink(v[i]);
+    strv_free(v);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The job across ranks                                                      */
+
+/* What rank 0 broadcasts once it has created and planned C. */
+typedef struct {
+    int32_t rc;       /* rank 0's status: the others stop with it */
+    int32_t finished; /* --resume found the job finished: nothing to do */
+    int32_t resumed;  /* C.ooc-tmp is an earlier run's: join it with OOC_FILE_RESUME */
+    ooc_files_plan_t plan;
+} mpi_start_t;
+
+/* This rank's part, and the multiply running in a worker thread. */
+typedef struct {
+    mul_job_t *j;
+    int rank, size;
+    char *own;         /* this rank's journal */
+    char **old;        /* --resume: the journals of other splits (and the single-process one) */
+    mpi_start_t s;
+    int idle;          /* no rows for this rank */
+    ooc_files_opts_t fo;
+    mul_rank_t me;
+    int own_failure;   /* its failure is its own, not a stop asked by another rank */
+    ooc_status_t st;
+    double secs;
+    atomic_int done;
+} mpi_job_t;
+
+/* An agreement point: every rank gets the status of the lowest rank that
+ * failed on its own; rank 0 names it when it is another. */
+static int agreed(mpi_job_t *x, int rc, int own, const char *when)
+{
+    int who;
+    int all = cli_mpi_agree(rc, own, &who);
+    if (all != RC_OK && who > 0 && x->rank == 0) {
+        snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d, its message above)", who,
+                 x->size, when, all);
+        fprintf(stderr, "%s: %s: every rank stops\n", progname, fail_msg);
+    }
+    return all;
+}
+
+/* The devices this rank uses: --devices as given; else, with N visible
+ * devices and L ranks on this node, local rank l takes device l % N when
+ * L >= N, else its share of them (one rank per node: all of them). */
+static void map_devices(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    const lib_opts_t *l = &j->o.lib;
+    int n = 0;
+    if (ooc_device_count(j->h, &n) != OOC_SUCCESS || n < 0) n = 0;
+    if (n > 16) n = 16;
+    x->me.ndevices = n;
+    if (l->devices_given || l->backend == OOC_BACKEND_HOST || n == 0) {
+        x->me.devices = l->devices_given ? l->devices : 0;
+        return;
+    }
+    int L = cli_mpi_local_size(), lr = cli_mpi_local_rank();
+    uint32_t mask = 0;
+    if (L >= n) mask = 1u << (lr % n);
+    else
+        for (int d = lr * n / L; d < (lr + 1) * n / L; d++) mask |= 1u << d;
+    if (set_param(j->h, OOC_PARAM_DEVICES, mask) == OOC_SUCCESS) x->me.devices = mask;
+}
+
+/* First row of block b (C's rows for b == blocks). */
+static int64_t block_row(const ooc_files_plan_t *p, int64_t b)
+{
+    int64_t r0 = p->rows, r1;
+    if (b < p->blocks && ooc_files_plan_rows(p, b, &r0, &r1) != OOC_SUCCESS) r0 = p->rows;
+    return r0;
+}
+
+/* Rank r's blocks [cut[r], cut[r+1]): contiguous, balanced by rows (every
+ * block is computed once per panel: work is rows x panels), at least one
+ * block each when there are enough. */
+static void split_blocks(const ooc_files_plan_t *p, int P, int64_t *cut)
+{
+    int64_t B = p->blocks;
+    cut[0] = 0;
+    cut[P] = B;
+    for (int r = 1; r < P; r++) {
+        double target = (double)p->rows * r / P;
+        int64_t lo = 0, hi = B;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if ((double)block_row(p, mid) < target) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo > 0 && target - (double)block_row(p, lo - 1) < (double)block_row(p, lo) - target) lo--;
+        int64_t min = cut[r - 1] + (B >= P ? 1 : 0), max = B >= P ? B - (P - r) : B;
+        cut[r] = lo < min ? min : lo > max ? max : lo;
+    }
+}
+
+/* Rank 0: a finished job is found (--resume), or C is created shared
+ * (after removing the range journals of earlier runs when starting
+ * afresh) and planned: the journals' plan when resuming. */
+static int mpi_open(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    mul_opts_t *o = &j->o;
+    const void *pa = scalar_ptr(&j->alpha, j->t), *pb = scalar_ptr(&j->beta, j->t);
+    ooc_file_t *c0 = o->c_in ? j->C0.file : NULL;
+    ooc_status_t st;
+    if (o->measure_disk) mul_measure_disk(j);
+    if (o->resume) {
+        st = ooc_gemm_files_finished(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, o->out, &j->cspec, &j->fo,
+                                     &j->already);
+        if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
+        if (j->already) {
+            x->s.finished = 1;
+            if (!o->quiet && !o->json)
+                printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
+                       "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
+            return RC_OK;
+        }
+    } else {
+        range_journals_remove(j->journal_path); /* no later resume may trust them */
+    }
+    unsigned flags = OOC_FILE_SHARED | (o->resume ? OOC_FILE_RESUME : 0);
+    if ((st = ooc_file_create(j->h, o->out, &j->cspec, flags, &j->C)) != OOC_SUCCESS) {
+        j->C = NULL;
+        return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "output");
+    }
+    x->s.resumed = ooc_file_resumed(j->C);
+    char **all = o->resume ? range_journals(j->journal_path, 0, 1) : NULL;
+    size_t n = 0; /* every journal but this rank's own */
+    for (size_t i = 0; all && all[i]; i++)
+        if (strcmp(all[i], x->own) != 0) all[n++] = all[i];
+        else free(all[i]);
+    if (all) all[n] = NULL;
+    ooc_files_opts_t po = {.journal = x->own, .resume = o->resume, .journals = (const char *const *)all};
+    st = ooc_gemm_files_plan(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, j->C, &po, &x->s.plan);
+    strv_free(all);
+    if (st == OOC_SUCCESS) return RC_OK;
+    int rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, x->own, "plan");
+    ooc_file_close(j->C, !o->resume); /* a resumed temporary file is kept */
+    j->C = NULL;
+    return rc;
+}
+
+/* Every rank: its rows, the output joined (rank 0 made it), and the plan
+ * checked against this rank's budgets. */
+static int mpi_join(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    mul_opts_t *o = &j->o;
+    const ooc_files_plan_t *p = &x->s.plan;
+    int64_t *cut = calloc((size_t)x->size + 1, sizeof *cut);
+    if (cut == NULL) return fail(RC_RUNTIME, "out of host memory");
+    split_blocks(p, x->size, cut);
+    if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it */
+        x->idle = x->rank != 0;
+    } else {
+        x->idle = cut[x->rank] == cut[x->rank + 1];
+        x->me.row_begin = block_row(p, cut[x->rank]);
+        x->me.row_end = block_row(p, cut[x->rank + 1]);
+        x->me.blocks = cut[x->rank + 1] - cut[x->rank];
+    }
+    free(cut);
+    ooc_status_t st;
+    if (x->rank != 0 &&
+        (st = ooc_file_join(j->h, o->out, &j->cspec, x->s.resumed ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
+        j->C = NULL;
+        return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, x->own, "joining the output");
+    }
+    if (o->resume && (x->old = range_journals(j->journal_path, x->size, 1)) == NULL)
+        return fail(RC_RUNTIME, "out of host memory");
+    x->fo = j->fo;
+    x->fo.journal = x->own;
+    x->fo.plan = p;
+    x->fo.row_begin = x->me.row_begin;
+    x->fo.row_end = x->me.row_end;
+    x->fo.journals = (const char *const *)x->old;
+    if (x->idle) return RC_OK;
+    ooc_files_plan_t mine;
+    st = ooc_gemm_files_plan(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
+                             scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->C, &x->fo, &mine);
+    if (st == OOC_ERR_BUDGET_TOO_SMALL)
+        return fail(RC_RUNTIME, "rank 0's plan does not fit this rank's memory budgets (%s): give every rank the same "
+                    "--device-mem and --host-mem", ooc_last_error(j->h));
+    return st == OOC_SUCCESS ? RC_OK : lib_fail(j->h, st, AT_RUN, j->tmp_path, x->own, "plan");
+}
+
+static void *worker_main(void *arg)
+{
+    mpi_job_t *x = arg;
+    mul_job_t *j = x->j;
+    double t0 = now_seconds();
+    x->st = ooc_gemm_files(j->h, j->o.ta, j->o.tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
+                           scalar_ptr(&j->beta, j->t), j->o.c_in ? j->C0.file : NULL, j->C, &x->fo);
+    x->secs = now_seconds() - t0;
+    atomic_store(&x->done, 1);
+    return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The multiply in a worker thread; the main thread polls: every 50 ms one
+ * non-blocking sum over the ranks of (stop, running, blocks done, blocks,
+ * bytes read, bytes written). A stop (a failure, a signal) anywhere cancels
+ * every rank's multiply; rank 0 shows the whole job's progress. */
+static int mpi_multiply(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    mul_opts_t *o = &j->o;
+    progress_t agg;
+    memset(&agg, 0, sizeof agg);
+    pthread_mutex_init(&agg.lock, NULL);
+    agg.mode = x->rank != 0 || o->quiet || o->no_progress ? PROGRESS_NONE
+               : isatty(STDERR_FILENO)                    ? PROGRESS_TTY
+                                                          : PROGRESS_LINES;
+    agg.flops = j->prog.flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
+    agg.next_pct = 5;
+    agg.t0 = agg.last_print = j->prog.t0 = now_seconds();
+    j->prog.mode = PROGRESS_NONE;
+    int64_t total = x->idle ? 0 : x->me.blocks * (x->s.plan.panels > 0 ? x->s.plan.panels : 1), shown = -1;
+    pthread_t th;
+    int peer_stop = 0, started = !x->idle && pthread_create(&th, NULL, worker_main, x) == 0;
+    if (!x->idle && !started) x->st = OOC_ERR_THREAD;
+    if (!started) atomic_store(&x->done, 1);
+    for (;;) {
+        int done = atomic_load(&x->done);
+        pthread_mutex_lock(&j->prog.lock);
+        int64_t in[6] = {stop_signal_caught() != 0 || (done && x->st != OOC_SUCCESS), !done,
+                         done && x->st == OOC_SUCCESS ? total : j->prog.done, total,
+                         (int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written}, out[6];
+        pthread_mutex_unlock(&j->prog.lock);
+        cli_mpi_isum_start(in, 6);
+        while (!cli_mpi_isum_test(out)) sleep_ms(2);
+        if (out[0] > 0 && !done && !peer_stop && !in[0]) {
+            peer_stop = 1;
+            ooc_cancel(j->h);
+        }
+        if (agg.mode != PROGRESS_NONE && out[2] != shown && out[3] > 0) {
+            progress_cb(&agg, out[2], out[3], (uint64_t)out[4], (uint64_t)out[5]);
+            shown = out[2];
+        }
+        if (out[1] == 0) break;
+        sleep_ms(50);
+    }
+    if (started) pthread_join(th, NULL);
+    progress_end(&agg);
+    pthread_mutex_destroy(&agg.lock);
+    j->secs = now_seconds() - agg.t0; /* the whole job's time, every rank done */
+    x->me.time_s = x->secs;
+    x->own_failure = 1;
+    if (stop_signal_caught())
+        return fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks of this rank: stopped cleanly, "
+                    "resumable", signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)total);
+    if (x->st == OOC_ERR_CANCELLED && peer_stop) {
+        x->own_failure = 0;
+        return RC_INTERRUPTED;
+    }
+    if (x->st != OOC_SUCCESS) return lib_fail(j->h, x->st, AT_RUN, j->tmp_path, x->own, "multiply");
+    if (!x->idle && ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
+    return RC_OK;
+}
+
+/* Rank 0, every rank done: C renamed onto its path, the journals of the
+ * job (consumed) removed. */
+static int mpi_commit(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    int rc = mul_commit(j, x->own, "output");
+    if (rc != RC_OK) return rc;
+    range_journals_remove(j->journal_path);
+    if (j->o.resume && is_journal(j->journal_path)) unlink(j->journal_path); /* a single process's, consumed */
+    return RC_OK;
+}
+
+/* --verify: each rank checks its rows of C read back from its path; the
+ * worst error and the verdict are reduced. */
+static int mpi_verify(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    mul_opts_t *o = &j->o;
+    int rc = RC_OK;
+    ooc_verify_result_t *v = &j->vr;
+    memset(v, 0, sizeof *v);
+    v->passed = 1;
+    if (!x->idle) {
+        j->Cv = (operand_t){.name = "C", .arg = o->out, .path = strdup(o->out), .shaped = 1, .spec = j->cspec};
+        if (j->cspec.format == OOC_FORMAT_NPY) j->Cv.spec.format = OOC_FORMAT_AUTO;
+        if (j->Cv.path == NULL) rc = fail(RC_RUNTIME, "out of host memory");
+        if (rc == RC_OK) rc = operand_open(j->h, &j->Cv, &o->raw);
+        ooc_status_t st = OOC_SUCCESS;
+        if (rc == RC_OK)
+            st = ooc_verify_files_rows(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
+                                       scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->Cv.file,
+                                       x->me.row_begin, x->me.row_end, 3, 16, v);
+        if (st == OOC_ERR_CANCELLED) rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, "
+                                               "but not verified", signal_name(stop_signal_caught()), o->out);
+        else if (st != OOC_SUCCESS) rc = lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
+    }
+    if ((rc = agreed(x, rc, 1, "verifying")) != RC_OK) return rc;
+    double worst[2] = {v->max_rel_err, v->tolerance};
+    int64_t sums[3] = {v->rows_checked, (int64_t)v->bytes_read, v->nonfinite}, lows[2] = {v->passed, v->exact};
+    int64_t vectors = v->vectors;
+    cli_mpi_allreduce_max(worst, 2);
+    cli_mpi_allreduce_i64(sums, 3, CLI_MPI_SUM);
+    cli_mpi_allreduce_i64(lows, 2, CLI_MPI_MIN);
+    cli_mpi_allreduce_i64(&vectors, 1, CLI_MPI_MAX);
+    *v = (ooc_verify_result_t){.exact = (int)lows[1], .vectors = (int)vectors, .rows_checked = sums[0],
+                               .max_rel_err = worst[0], .tolerance = worst[1], .passed = (int)lows[0],
+                               .bytes_read = (uint64_t)sums[1], .nonfinite = sums[2]};
+    j->verified = 1;
+    if (v->passed) return RC_OK;
+    if (x->rank != 0) return RC_CHECK_FAILED;
+    return fail(RC_CHECK_FAILED, "verification failed: max relative error %.3g exceeds the tolerance %.3g",
+                v->max_rel_err, v->tolerance);
+}
+
+/* The summary from rank 0: the ranks' figures gathered, bytes summed. */
+static void mpi_report(mpi_job_t *x, int rc)
+{
+    mul_job_t *j = x->j;
+    x->me.rank = x->rank;
+    snprintf(x->me.host, sizeof x->me.host, "%s", cli_mpi_host());
+    x->me.bytes_read = j->prog.bytes_read;
+    x->me.bytes_written = j->prog.bytes_written;
+    mul_rank_t dummy;
+    mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
+    int64_t sums[3] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed};
+    cli_mpi_allreduce_i64(sums, 3, CLI_MPI_SUM);
+    if (!cli_mpi_any(all == NULL)) cli_mpi_gather(&x->me, sizeof x->me, all); /* rank 0 out of memory: no list */
+    if (x->rank != 0) return;
+    j->ranks = all;
+    j->nranks = all ? x->size : 0;
+    j->prog.bytes_read = (uint64_t)sums[0];
+    j->prog.bytes_written = (uint64_t)sums[1];
+    j->stats.blocks_resumed = sums[2];
+    j->stats.blocks = x->s.plan.blocks;
+    j->stats.panels = x->s.plan.panels;
+    mul_summary(j, rc);
+}
+
+int mul_mpi(mul_job_t *j)
+{
+    static char name[400];
+    mpi_job_t *x = calloc(1, sizeof *x);
+    if (x == NULL) return fail(RC_RUNTIME, "out of host memory");
+    x->j = j;
+    x->rank = cli_mpi_rank();
+    x->size = cli_mpi_size();
+    snprintf(name, sizeof name, "oocgemm (rank %d of %d, %s)", x->rank, x->size, cli_mpi_host());
+    progname = name;
+    int rc = mul_prepare(j);
+    if (rc == RC_OK) map_devices(x);
+    if (rc == RC_OK) rc = mul_open_inputs(j);
+    if (rc == RC_OK && asprintf(&x->own, "%s.r%d-of-%d", j->journal_path, x->rank, x->size) < 0) {
+        x->own = NULL;
+        rc = fail(RC_RUNTIME, "out of host memory");
+    }
+    if ((rc = agreed(x, rc, 1, "opening the inputs")) != RC_OK) goto failed;
+    if (x->rank == 0) x->s.rc = mpi_open(x);
+    cli_mpi_bcast(&x->s, sizeof x->s); /* rank 0 said why it failed */
+    if ((rc = x->s.rc) != RC_OK) goto failed;
+    if (x->s.finished) {
+        if (x->rank == 0) mul_summary(j, RC_OK);
+        goto done;
+    }
+    rc = agreed(x, mpi_join(x), 1, "joining the output");
+    if (rc != RC_OK) {
+        if (x->rank == 0 && j->C) ooc_file_close(j->C, !j->o.resume);
+        j->C = NULL;
+        goto failed;
+    }
+    rc = mpi_multiply(x);
+    if (x->rank != 0 && j->C) ooc_file_close(j->C, 0); /* a joined file: before rank 0 commits */
+    if (x->rank != 0) j->C = NULL;
+    if ((rc = agreed(x, rc, x->own_failure, "multiplying")) != RC_OK) {
+        if (x->rank == 0) {
+            ooc_file_close(j->C, 0);
+            j->C = NULL;
+            fprintf(stderr, "%s: the finished row blocks are kept in %s (journals %s.r*-of-%d): run the same "
+                    "command with --resume, with any number of ranks, to continue\n", progname, j->tmp_path,
+                    j->journal_path, x->size);
+        }
+        goto failed;
+    }
+    j->multiplied = 1;
+    if ((rc = agreed(x, x->rank == 0 ? mpi_commit(x) : RC_OK, 1, "committing")) != RC_OK) goto failed;
+    if (j->o.verify) rc = mpi_verify(x);
+    if (rc == RC_OK || rc == RC_CHECK_FAILED) mpi_report(x, rc);
+    goto done;
+failed:
+    if (x->rank == 0 && j->o.json) mul_print_failure_json(j, rc);
+done:
+    strv_free(x->old);
+    free(x->own);
+    free(x);
+    return rc;
+}
