@@ -38,13 +38,13 @@ run() {
     echo "(rc $rc; JSON run rc $?, time $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["time_s"])' "$name.json" 2>/dev/null))"
 }
 
-run rank1 $mpi -np 1 "$T" multiply A.npy B.npy -o C1.npy --devices 0
+run rank1 $mpi -np 1 "$T" multiply A.npy B.npy -o C1.npy --out-layout col --devices 0
 for P in $ranks; do
     rm -f "C$P.npy"
-    run "ranks$P" $mpi -np "$P" "$T" multiply A.npy B.npy -o "C$P.npy"
+    run "ranks$P" $mpi -np "$P" "$T" multiply A.npy B.npy -o "C$P.npy" --out-layout col
     if cmp C1.npy "C$P.npy"; then echo "C with $P ranks: byte-identical to 1 rank"; else echo "C with $P ranks DIFFERS"; fi
     rm -f "C$P.npy"
 done
-run allgpus "$T" multiply A.npy B.npy -o Call.npy --devices all
+run allgpus "$T" multiply A.npy B.npy -o Call.npy --out-layout col --devices all
 if cmp C1.npy Call.npy; then echo "C on every GPU of one process: byte-identical to 1 rank"; else echo "C on every GPU DIFFERS"; fi
 rm -f Call.npy
