@@ -4,7 +4,10 @@
  * described (files_job.c) and its plan and the blocks to skip chosen
  * (files_plan.c), runs the pipeline on the blocks of its row range with a
  * hook that flushes each finished block of C and records it in the journal;
- * and tells a finished job (ooc_gemm_files_finished).
+ * and tells a finished job (ooc_gemm_files_finished). The journal of a job
+ * split between processes is written whole, once its output is committed,
+ * by ooc_gemm_files_mark_finished: the same header and "complete" record
+ * as one process's run, every block done.
  */
 #include "config.h"
 
@@ -172,6 +175,16 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
     return OOC_SUCCESS;
 }
 
+/* The "complete" record: the output (C's file, every block of it flushed)
+ * has the size and modification time it has now. */
+static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc_err_t *err)
+{
+    const char *name = C->tmp_path ? C->tmp_path : C->path;
+    struct stat sb;
+    if (fstat(C->fd, &sb) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, name, "fstat %s: %s", name, strerror(errno));
+    return ooc_journal_complete(jr, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, err);
+}
+
 /* Run the blocks of s not skipped, recording each in the journal, and mark
  * the journal complete. */
 static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_files_start_t *s)
@@ -219,12 +232,7 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         /* every block is flushed (the flusher synced after the last write):
          * record the finished output's identity, so that a resume of the
          * finished (and committed) job does nothing */
-        struct stat sb;
-        if (fstat(job->C->fd, &sb) != 0)
-            st = OOC_ERR_FILE(err, OOC_ERR_IO, job->C->tmp_path, "fstat %s: %s", job->C->tmp_path, strerror(errno));
-        else
-            st = ooc_journal_complete(&x.journal, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec,
-                                      sb.st_mtim.tv_nsec, err);
+        st = journal_complete(&x.journal, job->C, err);
     }
     ooc_journal_close(&x.journal, 0);
     return st;
@@ -332,4 +340,81 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     *finished = same_job;
     ooc_journal_info_free(&have);
     return OOC_SUCCESS;
+}
+
+/* The committed output C is still at its path, as made: the very file
+ * (not replaced since) and of the size ooc_file_create made it. */
+static ooc_status_t committed_output(ooc_err_t *err, const ooc_file_t *C)
+{
+    struct stat at, fd;
+    if (fstat(C->fd, &fd) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, C->path, "fstat %s: %s", C->path, strerror(errno));
+    if (lstat(C->path, &at) != 0 || !S_ISREG(at.st_mode) || at.st_dev != fd.st_dev || at.st_ino != fd.st_ino)
+        return OOC_ERR_FILE(err, OOC_ERR_IO, C->path,
+                            "ooc_gemm_files_mark_finished: %s is no longer the output committed there (removed or "
+                            "replaced since): nothing recorded", C->path);
+    uint64_t want = C->data_offset + C->data_bytes;
+    if ((uint64_t)fd.st_size != want)
+        return OOC_ERR_FILE(err, OOC_ERR_FORMAT, C->path,
+                            "ooc_gemm_files_mark_finished: %s holds %jd bytes, the output of this job %ju (truncated "
+                            "or extended since the commit?): nothing recorded", C->path, (intmax_t)fd.st_size,
+                            (uintmax_t)want);
+    return OOC_SUCCESS;
+}
+
+/* Write the whole job's journal at job->jpath: its header with the plan of
+ * opts, every block done, complete with C's size and modification time. */
+static ooc_status_t mark_run(ooc_files_job_t *job, const ooc_files_opts_t *opts)
+{
+    ooc_handle_t *h = job->h;
+    ooc_err_t *err = &h->err;
+    ooc_files_start_t s;
+    memset(&s, 0, sizeof s);
+    ooc_status_t st = ooc_handle_backend(h);
+    if (st == OOC_SUCCESS) st = h->dev[0].be->ops->activate(h->dev[0].be, err);
+    if (st == OOC_SUCCESS) st = ooc_files_start(job, opts, 1, &s); /* opts->plan, checked against the job */
+    if (st == OOC_SUCCESS) st = journal_head(job, &s);               /* the whole job, out = C's file */
+    ooc_files_start_free(&s);
+    if (st == OOC_SUCCESS) st = ooc_journal_remove(job->jpath, err); /* only ever a journal */
+    ooc_journal_t jr;
+    jr.fd = -1;
+    jr.path = NULL;
+    if (st == OOC_SUCCESS) st = ooc_journal_create(&jr, job->jpath, &job->want, err);
+    if (st != OOC_SUCCESS) return st;
+    st = ooc_journal_done_all(&jr, &job->want, err);
+    if (st == OOC_SUCCESS) st = journal_complete(&jr, job->C, err);
+    ooc_journal_close(&jr, st != OOC_SUCCESS); /* never a journal that vouches for part of it */
+    return st;
+}
+
+ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,
+                                          ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0,
+                                          ooc_file_t *C, const ooc_files_opts_t *opts)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(C == NULL, err, OOC_ERR_NULL_C, "ooc_gemm_files_mark_finished: C is NULL");
+    OOC_RETURN_ERROR_IF(opts == NULL || opts->plan == NULL, err, OOC_ERR_NULL_ARG,
+                        "ooc_gemm_files_mark_finished: opts->plan (the plan the job ran) is NULL");
+    OOC_RETURN_ERROR_IF(!C->committed || C->joined, err, OOC_ERR_INVALID_PARAM,
+                        "ooc_gemm_files_mark_finished: %s is not an output this process committed "
+                        "(ooc_file_commit, by the process that created it)", C->path);
+    OOC_RETURN_ERROR_IF(opts->row_begin != 0 || opts->row_end != 0, err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files_mark_finished: rows [%" PRId64 ", %" PRId64 ") given: it records the whole "
+                        "job, give 0, 0", opts->row_begin, opts->row_end);
+    OOC_FORWARD(committed_output(err, C));
+    /* C as the job ran it (what ooc_files_job checks and describes): the
+     * file created for writing, its data at C's path now */
+    ooc_file_t view = *C;
+    view.writable = 1;
+    view.committed = 0;
+    view.tmp_path = C->path;
+    ooc_files_opts_t o = {.journal = opts->journal, .plan = opts->plan};
+    ooc_files_job_t *job = malloc(sizeof *job);
+    OOC_RETURN_ERROR_IF(job == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files_mark_finished: out of memory (job)");
+    ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, &view, &o, job);
+    /* no blocks (m, n or k 0, or alpha 0): no journal, as for one process */
+    if (st == OOC_SUCCESS && !job->empty && !job->scale) st = mark_run(job, &o);
+    free(job);
+    return st;
 }

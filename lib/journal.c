@@ -383,6 +383,27 @@ ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err)
     return write_all(j->fd, line, (size_t)len, j->path, err);
 }
 
+ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *head, ooc_err_t *err)
+{
+    /* the records as ooc_journal_done writes them, a megabyte at a time:
+     * one flush per megabyte, not one per block */
+    size_t cap = (size_t)1 << 20, n = 0;
+    char *buf = malloc(cap);
+    OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory (1 MiB)", j->path);
+    ooc_status_t st = OOC_SUCCESS;
+    for (int64_t g = 0; st == OOC_SUCCESS && g < head->total; g++) {
+        if (!ooc_journal_in_range(head, g)) continue;
+        if (cap - n < 64) {
+            st = write_all(j->fd, buf, n, j->path, err);
+            n = 0;
+        }
+        n += (size_t)format_done(j->digest, g, buf + n, cap - n);
+    }
+    if (st == OOC_SUCCESS && n > 0) st = write_all(j->fd, buf, n, j->path, err);
+    free(buf);
+    return st;
+}
+
 ooc_status_t ooc_journal_complete(ooc_journal_t *j, uint64_t size, int64_t mtime_sec, long mtime_nsec, ooc_err_t *err)
 {
     char line[128];

@@ -7,7 +7,8 @@
 #      shapes, several panels and many blocks, alpha, beta with --c-in,
 #      A transposed in Fortran order);
 #   3. a rank killed with SIGKILL part-way: no C, the temporary file and the
-#      journals kept; --resume with 2 ranks: byte-identical, nothing left;
+#      journals kept; --resume with 2 ranks: byte-identical, only the whole
+#      job's journal left (complete: a requeued job finds it finished);
 #   4. a write failure (OOC_FAULT) on rank 1 alone: every rank stops, exit 6,
 #      the message names rank 1; --resume with 3 ranks: byte-identical;
 #   5. a truncated B seen by rank 2 alone: a clean failure on all, exit 4,
@@ -17,7 +18,9 @@
 #   7. --verify and --json: one object from rank 0 with "ranks" (the schema
 #      of json_check.py), check passed;
 #   8. a job finished by one process with --resume: mpirun --resume does
-#      nothing.
+#      nothing;
+#   9. a job finished by mpirun --resume (3 ranks): the same command again
+#      says it finished already and does nothing (C untouched).
 # Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
 set -u
 # json_check.py, found before testlib.sh changes directory
@@ -124,8 +127,8 @@ bgpid=
 had=$(recorded)
 if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && [ "$had" -gt 0 ] && [ "$had" -lt 34 ] &&
     mpi 2 $P -o C.npy $S --resume && cmp -s C.npy ref.npy && grep -q "resumed after $had of 34 blocks" out &&
-    [ -z "$(ls C.npy.ooc-* 2>/dev/null)" ]; then
-    pass "3 rank 1 of 3 killed (mpirun exit $rc, $had of 34 blocks kept); --resume with 2 ranks: byte-identical"
+    [ "$(ls C.npy.ooc-* 2>/dev/null)" = C.npy.ooc-journal ] && grep -q '^complete ' C.npy.ooc-journal; then
+    pass "3 rank 1 of 3 killed (mpirun exit $rc, $had of 34 blocks kept); --resume with 2 ranks: byte-identical, only the job's journal left, complete"
 else
     fail "3 rank 1 killed: mpirun exit $rc, $had blocks kept; the resume with 2 ranks failed or differs"
 fi
@@ -146,7 +149,7 @@ fi
 
 # 5. a truncated B seen by rank 2 alone
 head -c 3000 B.npy >Bcut.npy
-rm -f C.npy
+rm -f C.npy C.npy.ooc-journal
 B_FOR=2:Bcut.npy
 mpi 3 $P -o C.npy $S
 rc=$?
@@ -203,6 +206,23 @@ if oc multiply $P -o C.npy $S --resume -q && mpi 2 $P -o C.npy $S --resume && gr
     pass "8 a finished job: mpirun --resume does nothing"
 else
     fail "8 a finished job under mpirun --resume"
+fi
+
+# 9. a job 3 ranks finished with --resume (the whole job's journal recorded
+# complete, the range journals gone): the same command again does nothing
+rm -f C.npy C.npy.ooc-*
+if mpi 3 $P -o C.npy $S --resume && cmp -s C.npy ref.npy && grep -q '^complete ' C.npy.ooc-journal 2>/dev/null &&
+    [ -z "$(ls C.npy.ooc-journal.r* C.npy.ooc-tmp 2>/dev/null)" ] && ! grep -q "finished already" out; then
+    before=$(stat -c '%i %s %y' C.npy)
+    sleep 0.05
+    if mpi 3 $P -o C.npy $S --resume && grep -q "C.npy: this job finished already" out &&
+        [ "$(stat -c '%i %s %y' C.npy)" = "$before" ] && cmp -s C.npy ref.npy && [ ! -e C.npy.ooc-tmp ]; then
+        pass "9 a job finished by mpirun --resume: the same command again does nothing"
+    else
+        fail "9 mpirun --resume again after a finished split job: exit $?, or C rewritten, or no message"
+    fi
+else
+    fail "9 mpirun -np 3 --resume: exit $?, C differs, or the job's journal is not complete"
 fi
 
 echo "$cases cases, $failures failed"

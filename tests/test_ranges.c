@@ -9,11 +9,15 @@
  * several panels, R64 and C64, C and Fortran order, beta with C0), a rank
  * must write its rows and nothing else, a range off the block boundaries is
  * refused, a rank killed part-way resumes with the same split or another
- * number of ranks to the same bytes, and ooc_verify_files_rows sees an error
- * inside its rows and none outside.
+ * number of ranks to the same bytes, ooc_verify_files_rows sees an error
+ * inside its rows and none outside, and a split job recorded finished after
+ * its commit (ooc_gemm_files_mark_finished) is finished for
+ * ooc_gemm_files_finished as one process's would be, until its output
+ * changes.
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,6 +490,93 @@ static void test_verify_rows(void)
     close_inputs(&in);
 }
 
+/* Line n (from 1) of a journal, without its output file's " out=DEV:INO". */
+static void line_of(const char *path, int n, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    buf[0] = '\0';
+    for (int i = 0; f && i < n && fgets(buf, (int)cap, f); i++) continue;
+    if (f) fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    char *out = strstr(buf, " out="), *end = out ? out + strcspn(out + 1, " ") + 1 : NULL;
+    if (out) memmove(out, end, strlen(end) + 1);
+}
+
+/* ooc_gemm_files_finished for the job with this alpha, output "fin.npy". */
+static int finished_for(const inputs_t *in, const void *alpha, const ooc_files_opts_t *o)
+{
+    ooc_file_spec_t cs = out_spec();
+    int fin = -1;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, J.ta, J.tb, alpha, in->a, in->b, BETA, in->c0, tu_path("fin.npy"),
+                                            &cs, o, &fin), OOC_SUCCESS);
+    return fin;
+}
+
+/* A split job committed and recorded finished: finished (for this job only)
+ * until its output changes; refusals of a mark. */
+static void test_mark_finished(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_T, RM, RM, RM, 601, 57, 83, 256 << 10, 64};
+    make_job(&a);
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    ooc_file_t *c = create_and_plan("fin.npy", 0, NULL, NULL, &plan, &join);
+    reference("ref.npy", &plan); /* leaves its journal, complete: what one process records */
+    int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
+    int status[3], all[3] = {0, 1, 2};
+    run_ranks("fin.npy", join, &plan, 3, cut, all, 3, 0, NULL, -1, 0, status, resumed);
+    for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(status[i], OOC_SUCCESS);
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    ooc_files_opts_t o = {.plan = &plan}, ranged = {.plan = &plan, .row_end = row_of(&plan, 1)}, none = {0};
+    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &o),
+                    OOC_ERR_INVALID_PARAM); /* not committed yet */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("fin.npy")));
+#define MARK() ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &o)
+#define FINISHED(alpha) finished_for(&in, alpha, &o)
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 0); /* the ranges' journals alone: not finished */
+    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &ranged),
+                    OOC_ERR_ROW_RANGE);
+    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &none),
+                    OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, NULL, &o),
+                    OOC_ERR_NULL_C);
+    CU_ASSERT_EQUAL(MARK(), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 1);
+    CU_ASSERT_EQUAL(FINISHED(BETA), 0); /* another job: alpha differs */
+    /* the journal one process with this plan left: the same job, plan and blocks */
+    char jp[512], rp[512], x[4096], y[4096];
+    snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path("fin.npy"));
+    snprintf(rp, sizeof rp, "%s.ooc-journal", tu_path("ref.npy"));
+    for (int i = 1; i <= 3; i++) {
+        line_of(jp, i, x, sizeof x);
+        line_of(rp, i, y, sizeof y);
+        CU_ASSERT_STRING_EQUAL(x, y);
+    }
+    CU_ASSERT(journal_done(jp) == B * plan.panels && journal_done(rp) == B * plan.panels);
+    /* touched: not finished; marked again: finished */
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {1234567, 0}};
+    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, tu_path("fin.npy"), ts, 0), 0);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 0);
+    CU_ASSERT_EQUAL(MARK(), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 1);
+    /* its size changed: not finished, and a mark is refused */
+    FILE *f = fopen(tu_path("fin.npy"), "ab");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputc(0, f);
+    fclose(f);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 0);
+    CU_ASSERT_EQUAL(MARK(), OOC_ERR_FORMAT);
+    CU_ASSERT(strstr(ooc_last_error(H), "bytes") != NULL);
+    /* replaced by another file (the same bytes): not finished, a mark refused */
+    CU_ASSERT_EQUAL(rename(tu_path("ref.npy"), tu_path("fin.npy")), 0);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 0);
+    CU_ASSERT_EQUAL(MARK(), OOC_ERR_IO);
+    ooc_file_close(c, 0);
+    close_inputs(&in);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -501,6 +592,7 @@ int main(void)
     CU_add_test(s, "ranges off the blocks, joined files", test_refusals);
     CU_add_test(s, "a rank killed, resumed with three ranks or two", test_resume);
     CU_add_test(s, "verify a row range", test_verify_rows);
+    CU_add_test(s, "a split job recorded finished", test_mark_finished);
     int rc = tu_run();
     ooc_destroy(H);
     if (tu_dir_remove() != 0) rc = 1;

@@ -382,7 +382,7 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
 
 /* C renamed onto its path (what: its name in messages); when that fails
  * the complete result is kept in the temporary file. */
-int mul_commit(mul_job_t *j, const char *journal, const char *what)
+int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep)
 {
     ooc_status_t st = ooc_file_commit(j->h, j->C);
     if (st != OOC_SUCCESS) {
@@ -392,6 +392,7 @@ int mul_commit(mul_job_t *j, const char *journal, const char *what)
         fprintf(stderr, "%s: the complete result is left in %s\n", progname, j->tmp_path);
         return rc;
     }
+    if (keep) return RC_OK;
     ooc_file_close(j->C, 0);
     j->C = NULL;
     return RC_OK;
@@ -438,7 +439,7 @@ static int mul_run(mul_job_t *j)
     progress_end(p);
     if (st != OOC_SUCCESS) return mul_failed(j, st);
     j->multiplied = 1;
-    int rc = mul_commit(j, j->journal_path, what);
+    int rc = mul_commit(j, j->journal_path, what, 0);
     if (rc != RC_OK) return rc;
     /* The journal now says "complete". A run with --resume (a batch script
      * that may be requeued) keeps it, so that running it again finds the job

@@ -63,7 +63,9 @@ typedef struct {
 int mul_prepare(mul_job_t *j);
 int mul_open_inputs(mul_job_t *j);
 void mul_measure_disk(mul_job_t *j);
-int mul_commit(mul_job_t *j, const char *journal, const char *what);
+/* Commit C (RC_OK), else report it and keep the temporary file; C is
+ * closed, or with keep left open on success (the caller closes it). */
+int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep);
 
 /* The job split across the ranks of mpirun/srun (cli_mpi_active()): rank
  * 0 creates C shared, plans and commits; each rank computes its rows with

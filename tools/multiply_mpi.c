@@ -339,15 +339,40 @@ static int mpi_multiply(mpi_job_t *x)
     return RC_OK;
 }
 
-/* Rank 0, every rank done: C renamed onto its path, the journals of the
- * job (consumed) removed. */
+/* Rank 0, every rank done: C renamed onto its path; with --resume (a batch
+ * job that may be requeued) the whole job recorded finished in the journal
+ * JOURNAL, as one process's run with --resume leaves it, so that running the
+ * same command again finds it finished and does nothing (a plain run, like
+ * one process's, leaves nothing beside C); then the range journals of the
+ * job (consumed) removed.
+ *
+ * Only the commit can fail the job. Once C is committed it is complete and
+ * correct: a failure to record it as finished (a full disk, a file that is
+ * not a journal at JOURNAL, C changed meanwhile) only costs a requeued job
+ * its recomputation, so it is a warning on stderr and the exit status stays
+ * 0; no journal is left there that could vouch for anything. */
 static int mpi_commit(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
-    int rc = mul_commit(j, x->own, "output");
+    mul_opts_t *o = &j->o;
+    int rc = mul_commit(j, x->own, "output", 1);
     if (rc != RC_OK) return rc;
+    if (o->resume) {
+        ooc_files_opts_t mo = {.journal = o->journal, .plan = &x->s.plan};
+        ooc_status_t st = ooc_gemm_files_mark_finished(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file,
+                                                       j->B.file, scalar_ptr(&j->beta, j->t),
+                                                       o->c_in ? j->C0.file : NULL, j->C, &mo);
+        if (st != OOC_SUCCESS) {
+            fprintf(stderr, "%s: warning: %s is complete and committed, but the journal %s recording the job as "
+                    "finished was not written (%s): a rerun with --resume will compute it again\n", progname,
+                    o->out, j->journal_path, ooc_last_error(j->h));
+            if (st != OOC_ERR_BUSY && is_journal(j->journal_path))
+                unlink(j->journal_path); /* an earlier run's: consumed (never one another job holds) */
+        }
+    }
+    ooc_file_close(j->C, 0);
+    j->C = NULL;
     range_journals_remove(j->journal_path);
-    if (j->o.resume && is_journal(j->journal_path)) unlink(j->journal_path); /* a single process's, consumed */
     return RC_OK;
 }
 
