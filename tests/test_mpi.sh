@@ -89,6 +89,12 @@ bg() {
 }
 # blocks recorded in the journals
 recorded() { cat C.npy.ooc-journal.r* 2>/dev/null | grep -c '^done'; }
+# wait_blocks N: until the ranks recorded N blocks (at most 20 s), not a
+# fixed sleep: on a loaded machine the first block may take longer
+wait_blocks() {
+    i=0
+    while [ "$(recorded)" -lt "$1" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+}
 export OOC_HOST_JITTER_US= RANK_ENV= B_FOR=
 
 # odd shapes, 2 panels, 17 blocks of 64 rows with a shrinking tail
@@ -119,7 +125,7 @@ rm -f C.npy
 OOC_HOST_JITTER_US=60000
 bg 3 $P -o C.npy $S -q
 OOC_HOST_JITTER_US=
-sleep 1
+wait_blocks 2
 kill -9 "$(cat pid.1)" 2>/dev/null
 wait "$bgpid"
 rc=$?
@@ -166,7 +172,7 @@ fi
 OOC_HOST_JITTER_US=60000
 bg 3 $P -o C.npy $S -q
 OOC_HOST_JITTER_US=
-sleep 1
+wait_blocks 2
 kill -USR1 "$(cat pid.2)" 2>/dev/null
 wait "$bgpid"
 rc=$?
