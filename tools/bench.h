@@ -23,6 +23,8 @@ typedef struct {
     int pinned;
     double target; /* floor/time PERFORMANCE.md asks of ours; 0: none but "no worse than cublasXt" */
     const char *about;
+    int tf32;           /* the shape runs ours (and the cuBLAS peers) with TF32 */
+    int64_t device_mem; /* ours' device budget (0: automatic; --device-mem overrides) */
 } bench_shape_t;
 
 #define BENCH_S1 65536, 16384, 16384

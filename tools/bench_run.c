@@ -325,6 +325,8 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
     o->alpha = sh->alpha, o->beta = sh->beta;
     o->pinned = sh->pinned;
     o->lib = bo->lib;
+    if (sh->tf32) o->lib.tf32 = 1;
+    if (sh->device_mem && o->lib.device_mem == 0) o->lib.device_mem = sh->device_mem;
     o->repeat = bo->repeat;
     o->seed = bo->seed;
     o->check_rows = bo->check_rows;

@@ -14,18 +14,25 @@
 /* oocgemm bench                                                             */
 
 static const bench_shape_t bench_presets[] = {
-    {"S1", BENCH_S1, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0.97, "reference: bound by the multiply"},
-    {"S2", 262144, 1024, 4096, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0.95, "reference: bound by copies in"},
-    {"S3", BENCH_S1, OOC_R32, BENCH_COL_NN, 1.0, 0.0, 1, 0.97, "reference: single precision"},
-    {"S1p", BENCH_S1, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 0, 0.90, "reference: S1 from pageable memory"},
-    {"tall", 131072, 4096, 4096, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "many row blocks, small B"},
-    {"square", 32768, 32768, 32768, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "B of 8.6 GB, 26 GB in all"},
-    {"wide", 4096, 131072, 4096, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "few rows; B and C large"},
-    {"smallk", 65536, 16384, 256, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "small k: bound by copies of C out"},
-    {"beta1", BENCH_S1, OOC_R64, BENCH_COL_NN, 1.0, 1.0, 1, 0, "C0 read in (S1 shape)"},
+    {"S1", BENCH_S1, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0.97, "reference: bound by the multiply", 0, 0},
+    {"S2", 262144, 1024, 4096, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0.95, "reference: bound by copies in", 0, 0},
+    {"S3", BENCH_S1, OOC_R32, BENCH_COL_NN, 1.0, 0.0, 1, 0.97, "reference: single precision", 0, 0},
+    {"S1p", BENCH_S1, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 0, 0.90, "reference: S1 from pageable memory", 0, 0},
+    {"tall", 131072, 4096, 4096, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "many row blocks, small B", 0, 0},
+    {"square", 32768, 32768, 32768, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "B of 8.6 GB, 26 GB in all", 0, 0},
+    {"wide", 4096, 131072, 4096, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "few rows; B and C large", 0, 0},
+    {"smallk", 65536, 16384, 256, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "small k: bound by copies of C out", 0, 0},
+    {"beta1", BENCH_S1, OOC_R64, BENCH_COL_NN, 1.0, 1.0, 1, 0, "C0 read in (S1 shape)", 0, 0},
     {"tn", 32768, 16384, 16384, OOC_R64, OOC_COL_MAJOR, OOC_OP_T, OOC_OP_N, 1.0, 0.0, 1, 0,
-     "op(A) = A^T (TN)"},
-    {"row", BENCH_S1, OOC_R64, OOC_ROW_MAJOR, OOC_OP_N, OOC_OP_N, 1.0, 0.0, 1, 0, "row-major (S1 shape)"},
+     "op(A) = A^T (TN)", 0, 0},
+    {"row", BENCH_S1, OOC_R64, OOC_ROW_MAJOR, OOC_OP_N, OOC_OP_N, 1.0, 0.0, 1, 0, "row-major (S1 shape)", 0, 0},
+    /* the cases of issue 13: copies about as long as the math, a small GPU, pageable and copy-bound */
+    {"tf32", BENCH_S1, OOC_R32, BENCH_COL_NN, 1.0, 0.0, 1, 0.90, "S3 with TF32: copies about equal to the math", 1,
+     0},
+    {"panels", BENCH_S1, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0.90,
+     "S1 with a 1 GiB device budget: op(B) in panels", 0, (int64_t)1 << 30},
+    {"pageable-copy", 100003, 777, 50001, OOC_R64, BENCH_COL_NN, 1.0, -1.0, 0, 0.90,
+     "odd sizes, C0 read in, bound by copies through staging", 0, 0},
 };
 #define BENCH_NPRESETS (sizeof bench_presets / sizeof bench_presets[0])
 #define BENCH_MAX_SHAPES 64
@@ -74,19 +81,24 @@ void bench_usage(FILE *f)
         const bench_shape_t *s = &bench_presets[i];
         char ops[8];
         snprintf(ops, sizeof ops, "%c%c", op_letter(s->ta), op_letter(s->tb));
-        fprintf(f, "                        %s: %c %lldx%lldx%lld %s %s%s%s: %s\n", s->name, dtype_letter(s->dtype),
-                (long long)s->m, (long long)s->n, (long long)s->k, layout_name(s->layout), ops,
-                s->beta != 0.0 ? " beta=1" : "", s->pinned ? "" : " pageable", s->about);
+        char beta[32] = "", mem[48] = "";
+        if (s->beta != 0.0) snprintf(beta, sizeof beta, " beta=%g", s->beta);
+        if (s->device_mem) snprintf(mem, sizeof mem, " --device-mem %lldM", (long long)(s->device_mem >> 20));
+        fprintf(f, "                        %s: %c %lldx%lldx%lld %s %s%s%s%s%s: %s\n", s->name,
+                dtype_letter(s->dtype), (long long)s->m, (long long)s->n, (long long)s->k, layout_name(s->layout),
+                ops, beta, s->pinned ? "" : " pageable", s->tf32 ? " --tf32" : "", mem, s->about);
     }
     fprintf(f,
             "  --suite               every named shape above, in that order (S1, S2, S3,\n"
             "                        S1p, then the sweep: tall, square, wide, smallk,\n"
-            "                        beta1, tn, row), with --repeat 2 and --xt-dims\n"
-            "                        2048,4096,8192 unless given. At most 26 GB of host\n"
-            "                        memory at a time (square)\n"
+            "                        beta1, tn, row, tf32, panels, pageable-copy), with\n"
+            "                        --repeat 2 and --xt-dims 2048,4096,8192 unless\n"
+            "                        given. At most 41 GB of host memory at a time\n"
+            "                        (pageable-copy)\n"
             "\n"
             "Targets (PERFORMANCE.md): ours' floor/time >= 0.97 on S1 and S3, >= 0.95 on\n"
-            "S2, >= 0.90 on S1p; on every shape no slower than cublasXt's best.\n"
+            "S2, >= 0.90 on S1p, tf32, panels and pageable-copy; on every shape no slower\n"
+            "than cublasXt's best.\n"
             "\n"
             "Problem (given: they replace the named shapes' own values):\n"
             "  --dtype T             element type, as in 'oocgemm run'\n"
@@ -297,7 +309,7 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
         if (!o->have_m) return usage_error(cmd, "-m M is required with -n and -k (rows of op(A) and C)");
         if (!o->have_n) return usage_error(cmd, "-n N is required with -m and -k (columns of op(B) and C)");
         if (!o->have_k) return usage_error(cmd, "-k K is required with -m and -n (columns of op(A), rows of op(B))");
-        bench_shape_t s = {"custom", o->m, o->n, o->k, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "given"};
+        bench_shape_t s = {"custom", o->m, o->n, o->k, OOC_R64, BENCH_COL_NN, 1.0, 0.0, 1, 0, "given", 0, 0};
         if (bench_add_shape(cmd, o, &s) != RC_OK) return RC_USAGE;
     }
     if (o->suite)
