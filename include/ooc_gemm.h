@@ -361,6 +361,11 @@ typedef struct {
                                  copying at once (0: not measured) */
     double probe_peer_gbps; /**< and GB/s each copied from another device */
     char b_how[192];        /**< why op(B) went the way it went, in words */
+    uint64_t bytes_staged;  /**< bytes the staging threads copied between pageable memory (or files) and the
+                                 pinned ring, in and out: the floor's host-memory term counts them */
+    uint64_t least_traffic_bytes; /**< the least bytes over the bus any plan could move within the same memory
+                                       budgets (smallest blocks, either orientation); bytes_h2d + bytes_d2h is
+                                       what this plan moved, for one pass (several devices: plus op(B) per device) */
 } ooc_stats_t;
 
 /**
@@ -388,6 +393,27 @@ OOC_API ooc_status_t ooc_get_stats(const ooc_handle_t *handle, ooc_stats_t *stat
  */
 OOC_API ooc_status_t ooc_measure_bandwidth(ooc_handle_t *handle, size_t bytes, double *h2d,
                                            double *d2h);
+
+/**
+ * @brief Measure pinned copy bandwidth with both directions at once: @p bytes
+ * host to device and @p bytes device to host, issued together on two
+ * streams; (2 x bytes) / the time both take, best of three, in bytes per
+ * second (the floor's BW_both: one link moves less both ways at once than
+ * the sum of each way alone).
+ * @return as ooc_measure_bandwidth()
+ */
+OOC_API ooc_status_t ooc_measure_bandwidth_both(ooc_handle_t *handle, size_t bytes, double *both);
+
+/**
+ * @brief Measure the host's memory bandwidth as staging uses it: the
+ * handle's staging threads (::OOC_PARAM_STAGING_THREADS) copy @p bytes from
+ * ordinary memory into memory from ooc_host_alloc(), best of three; @p bw is
+ * 2 x bytes copied per second (each byte is read once and written once), in
+ * bytes per second (the floor's host memory bandwidth: a pageable operand
+ * passes through host memory three times).
+ * @return as ooc_measure_bandwidth()
+ */
+OOC_API ooc_status_t ooc_measure_host_bandwidth(ooc_handle_t *handle, size_t bytes, double *bw);
 
 /**
  * @brief Measure the in-core multiply rate of the handle's backend on an

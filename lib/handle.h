@@ -64,6 +64,10 @@ void ooc_handle_close_backend(ooc_handle_t *h);
 /* (gemm.c) Plan problem p on the open backend within the handle's budgets;
  * with `fixed`, reuse its orientation and sizes (a resumed job); without,
  * keeping op(A) resident (transposing the problem) only when allow_swap. */
+/* The staging pool of the handle's settings (OOC_PARAM_STAGING_THREADS,
+ * else one thread per CPU of the job, at most 16), made or remade as needed. */
+ooc_status_t ooc_api_staging_pool(ooc_handle_t *h, ooc_err_t *err);
+
 ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, int allow_swap,
                           ooc_plan_t *plan);
 /* (gemm.c) Make the staging pool and the buffers, streams and events plan

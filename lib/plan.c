@@ -111,24 +111,33 @@ static int64_t even_split(int64_t total, int64_t most)
  *  - enough blocks for the pipeline to fill and drain cheaply (TARGET_BLOCKS);
  *  - the first block's multiply must last as long as op(B)'s upload, which it
  *    overlaps chunk by chunk: 2 rows x n x k flops per row against k x n x e
- *    bytes, so rows >= R e / (2 BW) (e / 8 more for complex: 8 flops per
- *    multiply-add), with R / BW about 1000 flop/byte on H100/H200 (50 TFLOP/s
- *    over 55 GB/s), as long as that leaves some 8 blocks to pipeline;
- *  - when copies, not the multiply, bound the problem (k or n small against
- *    that same 1000 flop/byte), copied lines of at least 64 KiB, which the
- *    copy engines move at full rate (narrower 2-D copies measured slower). */
+ *    bytes, so rows >= F e / 2 (e / 8 more for complex: 8 flops per
+ *    multiply-add), F = R / BW the math's flop per copied byte (about 1000
+ *    for DGEMM on H100/H200: 50 TFLOP/s over 55 GB/s; about 7000 for TF32),
+ *    as long as that leaves some 8 blocks to pipeline;
+ *  - when copies take at least half as long as the multiply (a block row's
+ *    2 n k flops against its (k + n) e bytes in and out), copied lines of at
+ *    least 64 KiB: the copy engines move a column-major block's lines of
+ *    mb x e bytes, lines far apart, at 39 GB/s for 5 KiB, 48 GB/s for 8-16
+ *    KiB and 55 GB/s (full rate) from 32 KiB, measured on an H200
+ *    (kernels/copy_probe.cu; docs/PERFORMANCE.md "Copy lines"); slower still
+ *    while the other direction copies too. */
 #define FLOP_PER_BYTE 1000
 #define WIDE_LINE_BYTES ((int64_t)64 << 10)
-static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int complex_type)
+static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int complex_type, double fpb)
 {
+    if (fpb <= 0) fpb = FLOP_PER_BYTE;
     int64_t t = ceil_div(m, TARGET_BLOCKS);
     t = ceil_div(t, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
     t = max64(t, 4 * MIN_BLOCK_ROWS);
-    int64_t head = FLOP_PER_BYTE * (int64_t)e / (complex_type ? 8 : 2);
+    double head_rows = fpb * (double)e / (complex_type ? 8 : 2);
+    int64_t head = head_rows > (double)MAX_AUTO_BLOCK_ROWS ? MAX_AUTO_BLOCK_ROWS : (int64_t)head_rows;
     head = min64(head, ceil_div(m, 8)); /* but keep at least ~8 blocks to pipeline */
     head = ceil_div(head, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
     t = max64(t, head);
-    if (min64(n, k) * (complex_type ? 4 : 1) < FLOP_PER_BYTE * 4) t = max64(t, WIDE_LINE_BYTES / (int64_t)e);
+    /* math / copies per block row: (complex ? 8 : 2) n k / R over (k + n) e / BW */
+    double math_over_copy = (complex_type ? 8.0 : 2.0) * (double)n * (double)k / (((double)k + (double)n) * (double)e * fpb);
+    if (math_over_copy < 2.0) t = max64(t, min64(WIDE_LINE_BYTES / (int64_t)e, ceil_div(m, 8))); /* ~8 blocks still */
     t = min64(t, MAX_AUTO_BLOCK_ROWS);
     return min64(t, m);
 }
@@ -242,6 +251,50 @@ ooc_status_t ooc_plan_check(const ooc_plan_t *p)
 }
 
 
+static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p);
+
+/* The least bytes a plan of this orientation moves within the budgets: the
+ * widest panels that fit beside a ring of 2 blocks of the smallest useful
+ * height (MIN_BLOCK_ROWS; fewer only when nothing else fits), over every
+ * split of op(B)'s rows. UINT64_MAX when none fits. */
+static uint64_t least_traffic(const ctx_t *c0)
+{
+    ctx_t c = *c0;
+    c.ring = 2;
+    ooc_plan_t p;
+    return plan_one(&c, min64(c.m, MIN_BLOCK_ROWS), &p) ? p.traffic_bytes : UINT64_MAX;
+}
+
+/* When the device budget is tight, a ring of 2 instead of 3 leaves room
+ * for wider panels (less traffic) or longer blocks. Taken (unless a ring was
+ * asked for) when the ring of 3 would move over 10% more than the least
+ * (PERFORMANCE.md's traffic floor), or would hold the blocks below their
+ * target with short copy lines (mb x e under 32 KiB) that the ring of 2
+ * lengthens at the same traffic: S1 with a 1 GiB budget on an H200, 672 ->
+ * 992 rows, 1.14 -> 0.87 s. */
+#define SHORT_LINE_BYTES ((int64_t)32 << 10)
+
+static int plan_best(const ctx_t *c, int64_t mb_target, int ring_given, ooc_plan_t *p)
+{
+    int have = plan_one(c, mb_target, p);
+    if (ring_given || c->ring <= 2) return have;
+    ctx_t two = *c;
+    two.ring = 2;
+    ooc_plan_t q;
+    if (!plan_one(&two, mb_target, &q)) return have;
+    if (!have) {
+        *p = q;
+        return 1;
+    }
+    uint64_t least = least_traffic(c);
+    int too_much = least != UINT64_MAX && (double)p->traffic_bytes > 1.1 * (double)least;
+    int short_lines = p->mb < mb_target && p->mb * (int64_t)c->e < SHORT_LINE_BYTES;
+    if ((too_much && q.traffic_bytes < p->traffic_bytes) ||
+        (short_lines && q.traffic_bytes <= p->traffic_bytes && q.mb > p->mb))
+        *p = q;
+    return 1;
+}
+
 static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
 {
     int64_t m = c->m, n = c->n, k = c->k;
@@ -319,6 +372,9 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     if (mb < 1 || mb > c.m || mb > OOC_PLAN_MAX_DIM || nb < 1 || nb > c.n || nb > OOC_PLAN_MAX_DIM ||
         kb < 1 || kb > c.k || kb > OOC_PLAN_MAX_DIM)
         return OOC_ERR_INTERNAL;
+    /* the ring is not part of what a block computes: a plan made with a ring
+     * of 2 (short lines, plan_best) is taken with 2 when 3 does not fit */
+    if (!fits(&c, mb, nb, kb) && in->ring == 0) c.ring = 2;
     if (!fits(&c, mb, nb, kb)) return OOC_ERR_BUDGET_TOO_SMALL;
     ooc_plan_t p;
     fill_plan(&c, mb, nb, kb, &p);
@@ -327,6 +383,17 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
         return OOC_ERR_INTERNAL;
     p.swap = swap;
     p.streams = in->streams ? in->streams : DEFAULT_STREAMS;
+    {
+        ctx_t o = make_ctx(in);
+        uint64_t least = least_traffic(&o);
+        if (in->allow_swap || swap) {
+            ctx_t t = o;
+            t.m = in->n, t.n = in->m, t.sa = in->stage_b != 0, t.sb = in->stage_a != 0;
+            uint64_t l2 = least_traffic(&t);
+            if (l2 < least) least = l2;
+        }
+        p.least_traffic_bytes = least < p.traffic_bytes ? least : p.traffic_bytes;
+    }
     if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = p;
     return OOC_SUCCESS;
@@ -341,9 +408,10 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 
     ooc_plan_t best, alt;
     int cplx = in->complex_type != 0;
-    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx);
-    int have = plan_one(&c, target, &best);
+    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte);
+    int have = plan_best(&c, target, in->ring != 0, &best);
     best.swap = 0;
+    uint64_t least = least_traffic(&c);
 
     if (in->allow_swap) {
         ctx_t s = c;
@@ -351,8 +419,10 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
         s.n = c.m;
         s.sa = c.sb;
         s.sb = c.sa;
-        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx);
-        if (plan_one(&s, target, &alt)) {
+        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx, in->flop_per_byte);
+        uint64_t ls = least_traffic(&s);
+        if (ls < least) least = ls;
+        if (plan_best(&s, target, in->ring != 0, &alt)) {
             alt.swap = 1;
             /* fewer bytes moved wins; on a tie, the smaller resident operand,
              * whose upload the pipeline cannot hide */
@@ -365,6 +435,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     }
     if (!have) return OOC_ERR_BUDGET_TOO_SMALL;
     best.streams = streams;
+    best.least_traffic_bytes = least < best.traffic_bytes ? least : best.traffic_bytes;
     if (ooc_plan_check(&best) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = best;
     return OOC_SUCCESS;

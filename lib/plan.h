@@ -34,6 +34,8 @@ typedef struct {
     int b_chunks;             /* chunks of op(B)'s upload: 0 choose, else that many (at most 8) */
     int complex_type;         /* elements are complex (8 flops per multiply-add) */
     int devices;              /* devices sharing the row blocks (0 or 1: one) */
+    double flop_per_byte;     /* in-core rate / copy bandwidth of the math used (0: 1000, a DGEMM's on
+                               * an H100/H200; TF32 about 7000): how much multiply a copied byte buys */
 } ooc_plan_input_t;
 
 typedef struct {
@@ -57,6 +59,9 @@ typedef struct {
      * one slot's out part (C), total */
     uint64_t pin_in_slot_bytes, pin_out_slot_bytes, host_bytes;
     uint64_t traffic_bytes;   /* bytes moved over the bus by this plan */
+    uint64_t least_traffic_bytes; /* the least bytes any plan of this planner could move within the same
+                               * budgets (smallest blocks, ring of 2, either orientation allowed): the
+                               * floor's traffic term is this plan's, and it must stay within 10% of it */
 } ooc_plan_t;
 
 #define OOC_MAX_B_CHUNKS 8

@@ -98,7 +98,7 @@ wait_blocks() {
 export OOC_HOST_JITTER_US= RANK_ENV= B_FOR=
 
 # odd shapes, 2 panels, 17 blocks of 64 rows with a shrinking tail
-S="--backend host --device-mem 256K --block-rows 64 --no-floor --no-progress"
+S="--backend host --device-mem 256K --block-rows 64 --ring 3 --no-floor --no-progress"
 gen A.npy --rows 83 --cols 1001 --layout col --seed 1
 gen B.npy --rows 83 --cols 97 --seed 2
 gen C0.npy --rows 1001 --cols 97 --seed 3

@@ -98,6 +98,7 @@ static void set_budgets(ooc_handle_t *h)
     ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST);
     ooc_set(h, OOC_PARAM_DEVICE_MEM, J.device_mem);
     ooc_set(h, OOC_PARAM_BLOCK_ROWS, J.block_rows);
+    ooc_set(h, OOC_PARAM_RING_DEPTH, 3); /* a ring of 3: the budgets are sized for panels of op(B) with it */
 }
 
 static ooc_status_t gemm(ooc_handle_t *h, const inputs_t *in, ooc_file_t *c, const ooc_files_opts_t *o)

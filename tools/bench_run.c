@@ -399,6 +399,13 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
 
     /* ours (meth[0]: on all the devices), and with --devices on the first alone */
     bench_ours(&x, h, "ours", -1, 0, &res->stats, &res->have_stats);
+    /* the floor over the bytes ours' plan moved (A once per panel of op(B)),
+     * and with the host's memory bandwidth when it staged operands */
+    if (res->have_stats && res->fl.have) {
+        floor_traffic(&res->fl, &res->stats);
+        floor_measure(h, o->dtype, o->m, o->n, o->k, bo->quiet, &res->fl);
+        floor_compute(&res->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
+    }
     if (env->multi) {
         char label[48];
         ooc_stats_t one;

@@ -71,7 +71,7 @@ enum {
     OPT_DTYPE = 256, OPT_LAYOUT, OPT_TRANSA, OPT_TRANSB, OPT_ALPHA, OPT_BETA, OPT_MEMORY,
     OPT_BACKEND, OPT_DEVICES, OPT_DEVICE_MEM, OPT_HOST_MEM, OPT_BLOCK_ROWS, OPT_RING, OPT_STREAMS,
     OPT_STAGING_THREADS, OPT_TF32, OPT_REPEAT, OPT_SEED, OPT_CHECK_ROWS, OPT_NO_CHECK, OPT_BW_H2D,
-    OPT_BW_D2H, OPT_RATE, OPT_NO_FLOOR, OPT_JSON,
+    OPT_BW_D2H, OPT_BW_BOTH, OPT_HOST_BW, OPT_RATE, OPT_NO_FLOOR, OPT_JSON,
     /* file commands */
     OPT_ROWS, OPT_COLS, OPT_FORMAT, OPT_THREADS, OPT_C_IN, OPT_VERIFY, OPT_RESUME,
     OPT_JOURNAL, OPT_NO_PROGRESS, OPT_OUT_FORMAT, OPT_OUT_LAYOUT, OPT_DISK_READ_BW,
@@ -186,17 +186,27 @@ typedef struct {
     "                        it (a GPU backend)\n"                                                    \
     "  --bw-d2h GB/s         use this device-to-host bandwidth instead (a GPU\n"                      \
     "                        backend)\n"                                                              \
+    "  --bw-both GB/s        use this both-ways bandwidth (in + out at once) instead\n"              \
+    "                        (a GPU backend)\n"                                                       \
+    "  --host-bw GB/s        use this host memory bandwidth instead (a GPU backend,\n"               \
+    "                        operands staged)\n"                                                      \
     "  --rate TFLOP/s        use this in-core multiply rate instead (the host\n"                      \
     "                        backend: the CPU's GEMM rate)\n"                                         \
     "  --no-floor            do not measure or show the floor\n"                                      \
     "\n"                                                                                              \
     "The floor (docs/PERFORMANCE.md) is the time the work cannot go below, from\n"                    \
     "figures measured in the same run, after the multiply. On a GPU backend:\n"                       \
-    "pinned copies of 1 GiB each way and the in-core multiply rate on min(m,16384)\n"                 \
-    "x min(n,16384) x min(k,16384), and with s the element size\n"                                    \
-    "  T_in = s*(m*k + k*n [+ m*n when C0 is read]) / bw-h2d, T_out = s*m*n / bw-d2h,\n"              \
+    "pinned copies of 1 GiB each way, then both ways at once, the in-core multiply\n"                \
+    "rate on min(m,16384) x min(n,16384) x min(k,16384), and when operands were\n"                   \
+    "staged the host's memory bandwidth (the staging threads' copy of 1 GiB, 2\n"                    \
+    "bytes of memory traffic per byte copied). With the bytes the plan moved in\n"                   \
+    "(A once per panel of op(B), op(B), C0 when read) and out (C), and staged:\n"                    \
+    "  T_in = bytes in / bw-h2d, T_out = bytes out / bw-d2h,\n"                                       \
+    "  T_bus = (bytes in + bytes out) / bw-both, T_host = 3 * staged / host-bw,\n"                   \
     "  T_math = flops / rate (flops = 2mnk; complex: 8mnk),\n"                                        \
-    "  floor = max(T_in, T_out, T_math).\n"                                                           \
+    "  floor = max(T_in, T_out, T_bus, T_host, T_math).\n"                                            \
+    "A plan that splits op(B) into panels moves A once per panel: the summary also\n"                \
+    "gives the least any plan could move in the same memory budgets.\n"                              \
     "On the host backend (OpenBLAS on the CPU) nothing crosses a bus: the floor is\n"                 \
     "flops / the CPU's rate, OpenBLAS's GEMM on min(m,1024) x min(n,1024) x\n"                        \
     "min(k,1024) in memory, best of 5, and the summary speaks of the CPU alone.\n"                    \
@@ -208,14 +218,19 @@ typedef struct {
 
 typedef struct {
     double bw_h2d, bw_d2h; /* GB/s; <= 0 before floor_measure(): measure it */
-    double bw_both;        /* GB/s moved both ways at once (in + out); <= 0: unknown, no T_bus */
+    double bw_both;        /* GB/s moved both ways at once (in + out); <= 0: measure it (no T_bus if unknown) */
+    double bw_host;        /* GB/s of host memory traffic (2 x the staging copy's rate); <= 0: measure it
+                            * when bytes were staged (no T_host if unknown) */
+    /* the plan's bytes (floor_traffic; 0: one pass of A, B [, C0] in and C out) */
+    double in_bytes, out_bytes, staged_bytes, least_bytes;
+    int measured_both, measured_host;
     double rate;           /* in-core TFLOP/s; likewise */
     int ndev;              /* > 1: the figures are those of that many GPUs together */
     int measured_bw, measured_rate;
     int64_t pm, pn, pk;    /* the in-core shape measured */
     int cpu;               /* the host backend: the floor is flops / the CPU's measured rate alone */
     int have;              /* what it needs is known: the times below are valid */
-    double t_in, t_out, t_bus, t_math, floor_s;
+    double t_in, t_out, t_bus, t_host, t_math, floor_s;
 } floor_t;
 
 /* ------------------------------------------------------------------------ */
@@ -224,6 +239,7 @@ typedef struct {
 /* The floor's figures given on the command line (run and multiply). */
 typedef struct {
     double bw_h2d, bw_d2h, rate; /* GB/s, GB/s, TFLOP/s; 0: not given: measured in the same run */
+    double bw_both, bw_host;     /* GB/s, likewise */
     int no_floor;                /* neither measure nor show the floor */
 } floor_opts_t;
 
@@ -365,6 +381,8 @@ int devices_parse(const char *s, uint32_t *mask, int *first, char *why, size_t l
 const char *devices_format(uint32_t mask, char *buf, size_t len);
 #define FLOOR_LONG_OPTS                                                                               \
     {"bw-h2d", required_argument, NULL, OPT_BW_H2D},                                                  \
+    {"bw-both", required_argument, NULL, OPT_BW_BOTH},                                                \
+    {"host-bw", required_argument, NULL, OPT_HOST_BW},                                                \
     {"bw-d2h", required_argument, NULL, OPT_BW_D2H},                                                  \
     {"rate", required_argument, NULL, OPT_RATE},                                                      \
     {"no-floor", no_argument, NULL, OPT_NO_FLOOR}
@@ -405,6 +423,8 @@ void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t
 void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                         floor_t *f);
 void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
+void floor_traffic(floor_t *f, const ooc_stats_t *st);
+floor_t floor_given(const floor_opts_t *o);
 void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
 void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);
 

@@ -2,8 +2,10 @@
 /*
  * cli_floor.c: the floor of docs/PERFORMANCE.md (run, multiply, bench) and
  * the summary lines of the library's plan and stats. On a GPU backend the
- * floor is max(T_in, T_out, T_bus, T_math) from the copy bandwidth and
- * the in-core rate measured in the same run. On the host backend (OpenBLAS
+ * floor is max(T_in, T_out, T_bus, T_host, T_math) from the copy bandwidth
+ * (each way, then both ways at once), the host's memory bandwidth (when
+ * operands were staged) and the in-core rate measured in the same run, over
+ * the bytes the plan moved (A once per panel of op(B)). On the host backend (OpenBLAS
  * on the CPU) nothing crosses a bus: the floor is flops / the CPU's GEMM
  * rate measured in the same run, and every line is in CPU words (no
  * device, H2D or pinned memory: the host backend has none).
@@ -58,12 +60,31 @@ void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, in
     }
 }
 
+/* The figures given on the command line (0: measure them). */
+floor_t floor_given(const floor_opts_t *o)
+{
+    return (floor_t){.bw_h2d = o->bw_h2d, .bw_d2h = o->bw_d2h, .bw_both = o->bw_both, .bw_host = o->bw_host,
+                     .rate = o->rate};
+}
+
+/* The bytes the run's plan moved in and out and staged (the stats of the
+ * multiply: A once per panel of op(B), op(B), C0 when read; C out), and the
+ * least any plan could have moved in the same budgets. */
+void floor_traffic(floor_t *f, const ooc_stats_t *st)
+{
+    f->in_bytes = (double)st->bytes_h2d;
+    f->out_bytes = (double)st->bytes_d2h;
+    f->staged_bytes = (double)st->bytes_staged;
+    f->least_bytes = (double)st->least_traffic_bytes;
+}
+
 /*
  * Measure what is not given, on the handle's backend (call after the
- * multiply): on a GPU, pinned copies of 1 GiB each way and the in-core
- * rate; on the host backend the CPU's GEMM rate alone (f->cpu: there is no
- * bus to measure). A failed measurement leaves the figure unknown, with a
- * warning unless quiet.
+ * multiply, and after floor_traffic): on a GPU, pinned copies of 1 GiB each
+ * way and both ways at once, the host's memory bandwidth when bytes were
+ * staged, and the in-core rate; on the host backend the CPU's GEMM rate
+ * alone (f->cpu: there is no bus to measure). A failed measurement leaves
+ * the figure unknown, with a warning unless quiet.
  */
 void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                    floor_t *f)
@@ -81,30 +102,60 @@ void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t
                     ooc_last_error(h));
         }
     }
+    if (!f->cpu && f->bw_both <= 0) {
+        double both;
+        ooc_status_t st = ooc_measure_bandwidth_both(h, (size_t)1 << 30, &both);
+        if (st == OOC_SUCCESS) {
+            f->bw_both = both / 1e9;
+            f->measured_both = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "%s: warning: cannot measure the both-ways bandwidth: %s: %s\n", progname,
+                    ooc_status_string(st), ooc_last_error(h));
+        }
+    }
+    if (!f->cpu && f->staged_bytes > 0 && f->bw_host <= 0) {
+        double bw;
+        ooc_status_t st = ooc_measure_host_bandwidth(h, (size_t)1 << 30, &bw);
+        if (st == OOC_SUCCESS) {
+            f->bw_host = bw / 1e9;
+            f->measured_host = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "%s: warning: cannot measure the host memory bandwidth: %s: %s\n", progname,
+                    ooc_status_string(st), ooc_last_error(h));
+        }
+    }
     floor_measure_rate(h, t, m, n, k, quiet, f);
 }
 
-/* floor = max(T_in, T_out, T_bus, T_math) for m x n x k (C0 read when
- * with_c0); T_bus only when the both-ways bandwidth is known. On the CPU
- * (f->cpu): T_math alone. */
+/* floor = max(T_in, T_out, T_bus, T_host, T_math) for m x n x k (C0 read
+ * when with_c0): over the plan's bytes when floor_traffic gave them, else
+ * one pass of each operand; T_bus and T_host only when their bandwidths are
+ * known (and T_host when bytes were staged). On the CPU (f->cpu): T_math
+ * alone. */
 void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0)
 {
     f->have = f->rate > 0 && (f->cpu || (f->bw_h2d > 0 && f->bw_d2h > 0));
     if (!f->have) return;
     double s = (double)dtype_size(t), mn = (double)m * (double)n;
     double flops = (dtype_complex(t) ? 8.0 : 2.0) * mn * (double)k;
-    double in_elems = (double)m * (double)k + (double)k * (double)n + (with_c0 ? mn : 0.0);
+    double in = s * ((double)m * (double)k + (double)k * (double)n + (with_c0 ? mn : 0.0)), out = s * mn;
+    if (f->in_bytes > 0 || f->out_bytes > 0) {
+        in = f->in_bytes;
+        out = f->out_bytes;
+    }
     f->t_math = flops / (f->rate * 1e12);
     if (f->cpu) {
-        f->t_in = f->t_out = f->t_bus = 0.0;
+        f->t_in = f->t_out = f->t_bus = f->t_host = 0.0;
         f->floor_s = f->t_math;
         return;
     }
-    f->t_in = s * in_elems / (f->bw_h2d * 1e9);
-    f->t_out = s * mn / (f->bw_d2h * 1e9);
-    f->t_bus = f->bw_both > 0 ? s * (in_elems + mn) / (f->bw_both * 1e9) : 0.0;
+    f->t_in = in / (f->bw_h2d * 1e9);
+    f->t_out = out / (f->bw_d2h * 1e9);
+    f->t_bus = f->bw_both > 0 ? (in + out) / (f->bw_both * 1e9) : 0.0;
+    f->t_host = f->bw_host > 0 && f->staged_bytes > 0 ? 3.0 * f->staged_bytes / (f->bw_host * 1e9) : 0.0;
     f->floor_s = f->t_in > f->t_out ? f->t_in : f->t_out;
     if (f->t_bus > f->floor_s) f->floor_s = f->t_bus;
+    if (f->t_host > f->floor_s) f->floor_s = f->t_host;
     if (f->t_math > f->floor_s) f->floor_s = f->t_math;
 }
 
@@ -132,18 +183,24 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
         floor_print_cpu(out, f, t, time);
         return;
     }
-    char dt = dtype_letter(t), both[48] = "", gpus[32] = "", sum[40] = "";
+    char dt = dtype_letter(t), both[48] = "", gpus[32] = "", sum[40] = "", host[64] = "";
     if (f->bw_both > 0) snprintf(both, sizeof both, ", both ways %.1f GB/s", f->bw_both);
+    if (f->bw_host > 0 && f->staged_bytes > 0)
+        snprintf(host, sizeof host, "; host memory %.1f GB/s (%s)", f->bw_host, f->measured_host ? "measured" : "given");
     if (f->ndev > 1) {
         snprintf(gpus, sizeof gpus, ", %d GPUs at once", f->ndev);
         snprintf(sum, sizeof sum, ", the sum over %d GPUs", f->ndev);
     }
-    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s%s (%s%s); in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s%s)\n",
-            f->bw_h2d, f->bw_d2h, both, f->measured_bw ? "measured" : "given", gpus, dt - 'a' + 'A',
+    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s%s (%s%s)%s; in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s%s)\n",
+            f->bw_h2d, f->bw_d2h, both, f->measured_bw ? "measured" : "given", gpus, host, dt - 'a' + 'A',
             (long long)f->pm, (long long)f->pn, (long long)f->pk, f->rate, f->measured_rate ? "measured" : "given",
             sum);
+    if (f->least_bytes > 0 && f->in_bytes + f->out_bytes > 1.005 * f->least_bytes)
+        fprintf(out, "traffic: the plan moved %.3g GB; the least any plan could in these budgets: %.3g GB (%.2fx)\n",
+                (f->in_bytes + f->out_bytes) / 1e9, f->least_bytes / 1e9, (f->in_bytes + f->out_bytes) / f->least_bytes);
     fprintf(out, "floor: %.3g s (in %.3g, out %.3g", f->floor_s, f->t_in, f->t_out);
     if (f->bw_both > 0) fprintf(out, ", bus %.3g", f->t_bus);
+    if (f->t_host > 0) fprintf(out, ", host memory %.3g", f->t_host);
     fprintf(out, ", math %.3g)", f->t_math);
     if (time >= 0) fprintf(out, "  floor/time: %.2f", time > 0 ? f->floor_s / time : INFINITY);
     fputc('\n', out);

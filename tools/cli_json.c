@@ -309,6 +309,12 @@ void json_floor(json_t *j, const char *key, const floor_t *f, double time)
     json_real(j, "in_s", f->t_in, gpu);
     json_real(j, "out_s", f->t_out, gpu);
     json_real(j, "bus_s", f->t_bus, gpu && f->bw_both > 0);
+    json_real(j, "host_gbps", f->bw_host, gpu && f->bw_host > 0 && f->staged_bytes > 0);
+    json_real(j, "host_s", f->t_host, gpu && f->t_host > 0);
+    json_real(j, "bytes_in", f->in_bytes, gpu && f->in_bytes > 0);
+    json_real(j, "bytes_out", f->out_bytes, gpu && f->out_bytes > 0);
+    json_real(j, "bytes_staged", f->staged_bytes, gpu && f->staged_bytes > 0);
+    json_real(j, "least_traffic_bytes", f->least_bytes, gpu && f->least_bytes > 0);
     json_real(j, "math_s", f->t_math, 1);
     json_end(j);
 }

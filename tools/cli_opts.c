@@ -135,6 +135,8 @@ int floor_opt_parse(const char *cmd, int c, const char *arg, floor_opts_t *f)
     case OPT_BW_H2D: return parse_real(cmd, "--bw-h2d", arg, 1, &f->bw_h2d) ? -1 : 1;
     case OPT_BW_D2H: return parse_real(cmd, "--bw-d2h", arg, 1, &f->bw_d2h) ? -1 : 1;
     case OPT_RATE: return parse_real(cmd, "--rate", arg, 1, &f->rate) ? -1 : 1;
+    case OPT_BW_BOTH: return parse_real(cmd, "--bw-both", arg, 1, &f->bw_both) ? -1 : 1;
+    case OPT_HOST_BW: return parse_real(cmd, "--host-bw", arg, 1, &f->bw_host) ? -1 : 1;
     default: return 0;
     }
 }

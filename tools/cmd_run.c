@@ -244,8 +244,10 @@ static int run_timed(run_job_t *j)
 static int run_check(run_job_t *j)
 {
     const run_opts_t *o = &j->o;
-    j->fl = (floor_t){.bw_h2d = o->floor.bw_h2d, .bw_d2h = o->floor.bw_d2h, .rate = o->floor.rate};
+    j->fl = floor_given(&o->floor);
     if (!o->floor.no_floor) {
+        ooc_stats_t st;
+        if (ooc_get_stats(j->h, &st) == OOC_SUCCESS) floor_traffic(&j->fl, &st);
         floor_measure(j->h, o->dtype, o->m, o->n, o->k, o->quiet, &j->fl);
         floor_compute(&j->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
     }

@@ -22,8 +22,10 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
 {
     mul_opts_t *o = &j->o;
     memset(b, 0, sizeof *b);
-    b->fl = (floor_t){.bw_h2d = o->floor.bw_h2d, .bw_d2h = o->floor.bw_d2h, .rate = o->floor.rate};
+    b->fl = floor_given(&o->floor);
     if (!o->floor.no_floor) {
+        /* the plan's bytes, when this process ran the whole job (not resumed, not one rank of several) */
+        if (j->nranks <= 1 && j->stats.blocks_resumed == 0) floor_traffic(&b->fl, &j->stats);
         floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
         if (j->nranks > 1) { /* split by mpirun/srun: rank 0's figures times the ranks, alike assumed */
             b->fl.bw_h2d *= j->nranks;

@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: MIT
+//
+// copy_probe.cu: a measurement program, not part of the library. It measures
+// what the copy plan of issue 13 is decided from (docs/PERFORMANCE.md,
+// "Copy lines"): the rate of 2-D host<->device copies against the length of
+// their lines (alone, split over several streams, both directions at once),
+// a gather kernel that reads lines of mapped pinned host memory into a
+// contiguous device tile (and the scatter kernel doing the reverse), what
+// such a kernel costs a DGEMM running beside it, and the host's parallel
+// memcpy (pageable -> pinned) by threads and piece size.
+//
+// Build: nvcc -O2 -arch=sm_90 -o copy_probe kernels/copy_probe.cu -lcublas -lpthread
+// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host (default all)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <emmintrin.h>
+
+#define CK(x)                                                                                  \
+    do {                                                                                       \
+        cudaError_t e_ = (x);                                                                  \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const size_t MiB = (size_t)1 << 20;
+
+// ---------------------------------------------------------------------------
+// 2-D copies: `payload` bytes as lines of w bytes, source pitch 2w, split over
+// ns streams (each a contiguous range of lines); H2D, D2H, or both at once.
+
+struct bufs {
+    char *hA, *hC;   // pinned, 2 x payload each (pitch 2w)
+    char *dA, *dC;   // device, payload each
+    cudaStream_t s[8];
+    cudaEvent_t e0, e1;
+};
+
+static size_t g_pitch = 0; // source/destination pitch of the host side; 0: 2w
+
+static float copy_once(bufs &b, size_t payload, size_t w, int ns, int h2d, int d2h)
+{
+    size_t hp = g_pitch ? g_pitch : 2 * w;
+    size_t lines = payload / w;
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventRecord(b.e0, b.s[0]));
+    for (int i = 1; i < 8; i++) CK(cudaStreamWaitEvent(b.s[i], b.e0, 0));
+    for (int i = 0; i < ns; i++) {
+        size_t l0 = lines * i / ns, l1 = lines * (i + 1) / ns;
+        if (h2d)
+            CK(cudaMemcpy2DAsync(b.dA + l0 * w, w, b.hA + l0 * hp, hp, w, l1 - l0,
+                                 cudaMemcpyHostToDevice, b.s[i]));
+        if (d2h)
+            CK(cudaMemcpy2DAsync(b.hC + l0 * hp, hp, b.dC + l0 * w, w, w, l1 - l0,
+                                 cudaMemcpyDeviceToHost, b.s[h2d ? 4 + i : i]));
+    }
+    for (int i = 1; i < 8; i++) {
+        cudaEvent_t e;
+        CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        CK(cudaEventRecord(e, b.s[i]));
+        CK(cudaStreamWaitEvent(b.s[0], e, 0));
+        CK(cudaEventDestroy(e));
+    }
+    CK(cudaEventRecord(b.e1, b.s[0]));
+    CK(cudaEventSynchronize(b.e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, b.e0, b.e1));
+    return ms;
+}
+
+static double copy_rate(bufs &b, size_t payload, size_t w, int ns, int h2d, int d2h)
+{
+    float best = 1e30f;
+    for (int r = 0; r < 3; r++) {
+        float ms = copy_once(b, payload, w, ns, h2d, d2h);
+        if (ms < best) best = ms;
+    }
+    return (double)payload * ((h2d ? 1 : 0) + (d2h ? 1 : 0)) / (best * 1e-3) / 1e9;
+}
+
+static void section_lines(bufs &b, size_t payload)
+{
+    const size_t widths[] = {2048, 4096, 5376, 8192, 12288, 16384, 24576, 32768, 65536, 131072, 262144, 1048576};
+    printf("\n# 2-D copies, %zu MiB of lines of w bytes (source pitch 2w), GB/s, best of 3\n", payload / MiB);
+    printf("%8s %8s %8s %8s %8s %8s %10s %10s %10s\n", "w", "H2D", "H2Dx2", "H2Dx3", "H2Dx4", "D2H", "D2Hx2",
+           "both", "bothx2");
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        size_t w = widths[i];
+        size_t pl = payload / w * w;
+        printf("%8zu %8.1f %8.1f %8.1f %8.1f %8.1f %10.1f %10.1f %10.1f\n", w, copy_rate(b, pl, w, 1, 1, 0),
+               copy_rate(b, pl, w, 2, 1, 0), copy_rate(b, pl, w, 3, 1, 0), copy_rate(b, pl, w, 4, 1, 0),
+               copy_rate(b, pl, w, 1, 0, 1), copy_rate(b, pl, w, 2, 0, 1), copy_rate(b, pl, w, 1, 1, 1),
+               copy_rate(b, pl, w, 2, 1, 1));
+        fflush(stdout);
+    }
+}
+
+// The same against the host pitch (a column-major matrix's leading dimension):
+// lines far apart cost the copy engines more than lines of the same width
+// packed closely. Host span at most `span` bytes.
+static void section_pitch(bufs &b, size_t span)
+{
+    const size_t widths[] = {2048, 5376, 8192, 16384, 32768, 65536, 131072};
+    const size_t pitches[] = {0, (size_t)64 << 10, (size_t)256 << 10, (size_t)512 << 10, (size_t)1 << 20};
+    printf("\n# 2-D copies against the host pitch (0: 2w), GB/s: H2D / H2D on 2 streams / D2H / both ways\n");
+    printf("%8s", "w");
+    for (int j = 0; j < 5; j++) printf(" %24zuK", pitches[j] >> 10);
+    printf("\n");
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        size_t w = widths[i];
+        printf("%8zu", w);
+        for (int j = 0; j < 5; j++) {
+            size_t p = pitches[j] ? pitches[j] : 2 * w;
+            if (p < w) {
+                printf(" %24s", "-");
+                continue;
+            }
+            size_t lines = span / p;
+            if (lines * w > ((size_t)64 << 20)) lines = ((size_t)64 << 20) / w;
+            g_pitch = p;
+            size_t pl = lines * w;
+            printf("  %5.1f %5.1f %5.1f %6.1f", copy_rate(b, pl, w, 1, 1, 0), copy_rate(b, pl, w, 2, 1, 0),
+                   copy_rate(b, pl, w, 1, 0, 1), copy_rate(b, pl, w, 1, 1, 1));
+            g_pitch = 0;
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Gather / scatter kernels over mapped pinned memory: line l of w bytes at
+// src + l * spitch -> dst + l * w (w a multiple of 16). Each thread moves
+// U 16-byte words per step so that enough reads are in flight over PCIe.
+
+template <int U>
+__global__ void gather_lines(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t lines, size_t wv,
+                             size_t spv, size_t dpv)
+{
+    size_t total = lines * wv;
+    size_t stride = (size_t)gridDim.x * blockDim.x * U;
+    for (size_t base = ((size_t)blockIdx.x * blockDim.x) * U + threadIdx.x; base < total; base += stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            size_t idx = base + (size_t)u * blockDim.x;
+            if (idx < total) {
+                size_t l = idx / wv, x = idx - l * wv;
+                v[u] = src[l * spv + x];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            size_t idx = base + (size_t)u * blockDim.x;
+            if (idx < total) {
+                size_t l = idx / wv, x = idx - l * wv;
+                dst[l * dpv + x] = v[u];
+            }
+        }
+    }
+}
+
+static float kernel_once(bufs &b, size_t payload, size_t w, int blocks, int threads, int scatter)
+{
+    size_t lines = payload / w, wv = w / 16;
+    CK(cudaEventRecord(b.e0, b.s[0]));
+    if (!scatter)
+        gather_lines<4><<<blocks, threads, 0, b.s[0]>>>((uint4 *)b.dA, (const uint4 *)b.hA, lines, wv, 2 * wv, wv);
+    else
+        gather_lines<4><<<blocks, threads, 0, b.s[0]>>>((uint4 *)b.hC, (const uint4 *)b.dC, lines, wv, wv, 2 * wv);
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(b.e1, b.s[0]));
+    CK(cudaEventSynchronize(b.e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, b.e0, b.e1));
+    return ms;
+}
+
+static double kernel_rate(bufs &b, size_t payload, size_t w, int blocks, int threads, int scatter)
+{
+    float best = 1e30f;
+    for (int r = 0; r < 3; r++) {
+        float ms = kernel_once(b, payload, w, blocks, threads, scatter);
+        if (ms < best) best = ms;
+    }
+    return (double)(payload / w * w) / (best * 1e-3) / 1e9;
+}
+
+static void section_gather(bufs &b, size_t payload)
+{
+    const size_t widths[] = {2048, 5376, 8192, 32768, 262144};
+    const int blocks[] = {8, 16, 32, 66, 132, 264};
+    printf("\n# gather kernel (mapped pinned host -> device tile), %zu MiB, 256 threads x 4 x 16 B, GB/s\n",
+           payload / MiB);
+    printf("%8s", "w");
+    for (int j = 0; j < 6; j++) printf(" %7db", blocks[j]);
+    printf("   | scatter (device -> mapped host) 32b 66b 132b\n");
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        size_t w = widths[i];
+        printf("%8zu", w);
+        for (int j = 0; j < 6; j++) printf(" %8.1f", kernel_rate(b, payload, w, blocks[j], 256, 0));
+        printf("   | %8.1f %8.1f %8.1f\n", kernel_rate(b, payload, w, 32, 256, 1), kernel_rate(b, payload, w, 66, 256, 1),
+               kernel_rate(b, payload, w, 132, 256, 1));
+        fflush(stdout);
+    }
+    // gather while a 2-D D2H copy runs (a pipeline's copy-out)
+    size_t w = 8192, pl = payload / w * w;
+    CK(cudaDeviceSynchronize());
+    double t0 = now();
+    CK(cudaMemcpy2DAsync(b.hC, 2 * 65536, b.dC, 65536, 65536, pl / 65536, cudaMemcpyDeviceToHost, b.s[1]));
+    gather_lines<4><<<66, 256, 0, b.s[0]>>>((uint4 *)b.dA, (const uint4 *)b.hA, pl / w, w / 16, 2 * w / 16, w / 16);
+    CK(cudaDeviceSynchronize());
+    double t = now() - t0;
+    printf("gather 8 KiB lines (66 blocks) + D2H 64 KiB lines at once: %.1f GB/s in all (%.1f ms for 2 x %zu MiB)\n",
+           2.0 * pl / t / 1e9, t * 1e3, pl / MiB);
+}
+
+// Lines at a 512 KiB pitch (a column-major double matrix of 65536 rows)
+// spread over a large pinned matrix, as the pipeline copies a row block:
+// the allocation (cudaHostAlloc portable, as the library's ooc_host_alloc,
+// against cudaMallocHost), its size, the lines per copy call, and the gather
+// kernel on the same lines.
+static float span_once(bufs &b, char *h, size_t w, size_t pitch, size_t lines, size_t per_call, int gather)
+{
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventRecord(b.e0, b.s[0]));
+    if (gather) {
+        gather_lines<4><<<32, 256, 0, b.s[0]>>>((uint4 *)b.dA, (const uint4 *)h, lines, w / 16, pitch / 16, w / 16);
+        CK(cudaGetLastError());
+    } else {
+        for (size_t l0 = 0; l0 < lines; l0 += per_call) {
+            size_t n = lines - l0 < per_call ? lines - l0 : per_call;
+            CK(cudaMemcpy2DAsync(b.dA + l0 * w, w, h + l0 * pitch, pitch, w, n, cudaMemcpyHostToDevice, b.s[0]));
+        }
+    }
+    CK(cudaEventRecord(b.e1, b.s[0]));
+    CK(cudaEventSynchronize(b.e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, b.e0, b.e1));
+    return ms;
+}
+
+static int g_random = 0;
+static void section_span(bufs &b)
+{
+    printf("\n# a row block's lines in a large pinned matrix: H2D GB/s (best of 3)\n");
+    for (int alloc = 1; alloc < 2; alloc++) {
+        for (size_t gib = 8; gib <= 8; gib *= 4) {
+            size_t bytes = gib << 30;
+            char *h;
+            if (alloc) CK(cudaHostAlloc((void **)&h, bytes, cudaHostAllocPortable));
+            else CK(cudaMallocHost(&h, bytes));
+            if (g_random) { // random bytes, as a real matrix holds
+                uint64_t x = 88172645463325252ull;
+                for (size_t i = 0; i < bytes / 8; i++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    ((uint64_t *)h)[i] = x;
+                }
+            } else {
+                memset(h, 7, bytes);
+            }
+            const size_t ws[] = {5376, 8192, 16384, 32768};
+            const size_t pitches[] = {(size_t)256 << 10, (size_t)512 << 10};
+            for (int pi = 0; pi < 2; pi++)
+                for (int i = 0; i < 4; i++) {
+                    size_t w = ws[i], p = pitches[pi], lines = bytes / p;
+                    if (lines * w > ((size_t)256 << 20)) lines = ((size_t)256 << 20) / w;
+                    double r[4];
+                    const size_t calls[] = {lines, 4096, 1024};
+                    for (int c = 0; c < 4; c++) {
+                        float best = 1e30f;
+                        for (int rep = 0; rep < 3; rep++) {
+                            float ms = span_once(b, h, w, p, lines, c < 3 ? calls[c] : lines, c == 3);
+                            if (ms < best) best = ms;
+                        }
+                        r[c] = (double)(lines * w) / (best * 1e-3) / 1e9;
+                    }
+                    printf("%-14s %zu GiB, w %6zu, pitch %4zu KiB, %6zu lines: one call %5.1f, 4096 lines per call %5.1f, "
+                           "1024 per call %5.1f, gather kernel (32 blocks) %5.1f\n",
+                           alloc ? "cudaHostAlloc" : "cudaMallocHost", gib, w, p >> 10, lines, r[0], r[1], r[2], r[3]);
+                    fflush(stdout);
+                }
+            CK(cudaFreeHost(h));
+        }
+    }
+}
+
+// The pipeline's pattern: row block i of a column-major matrix (8 GiB,
+// pitch 512 KiB) is bytes [i w, (i + 1) w) of every column, each block
+// copied once, in order, on one stream: per block the host's time to
+// enqueue the copy and the GPU's time to run it.
+static void section_blocks(bufs &b)
+{
+    size_t bytes = (size_t)8 << 30, pitch = (size_t)512 << 10, cols = bytes / pitch;
+    char *h;
+    CK(cudaHostAlloc((void **)&h, bytes, cudaHostAllocPortable));
+    memset(h, 7, bytes);
+    printf("\n# row blocks of an 8 GiB column-major matrix (pitch 512 KiB, %zu columns), each copied once\n", cols);
+    const size_t ws[] = {5376, 8192, 32768};
+    cudaEvent_t ev[64];
+    for (int i = 0; i < 64; i++) CK(cudaEventCreate(&ev[i]));
+    for (int wi = 0; wi < 3; wi++) {
+        size_t w = ws[wi];
+        size_t nb = pitch / w;
+        if (nb > 40) nb = 40;
+        size_t lines = cols;
+        if (lines * w > ((size_t)256 << 20)) lines = ((size_t)256 << 20) / w;
+        for (int gather = 0; gather < 2; gather++) {
+            CK(cudaDeviceSynchronize());
+            double enq = 0;
+            CK(cudaEventRecord(ev[0], b.s[0]));
+            for (size_t i = 0; i < nb; i++) {
+                double t0 = now();
+                if (gather)
+                    gather_lines<4><<<32, 256, 0, b.s[0]>>>((uint4 *)b.dA, (const uint4 *)(h + i * w), lines, w / 16,
+                                                            pitch / 16, w / 16);
+                else
+                    CK(cudaMemcpy2DAsync(b.dA, w, h + i * w, pitch, w, lines, cudaMemcpyHostToDevice, b.s[0]));
+                enq += now() - t0;
+                CK(cudaEventRecord(ev[i + 1], b.s[0]));
+            }
+            CK(cudaDeviceSynchronize());
+            printf("w %6zu, %s, %zu blocks of %zu lines: enqueue %.0f us per block; GB/s per block:", w,
+                   gather ? "gather kernel" : "cudaMemcpy2DAsync", nb, lines, enq / nb * 1e6);
+            double tot = 0;
+            for (size_t i = 0; i < nb; i++) {
+                float ms;
+                CK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+                tot += ms;
+                if (i < 8) printf(" %.1f", (double)(lines * w) / (ms * 1e-3) / 1e9);
+            }
+            printf(" ... all: %.1f\n", (double)(nb * lines * w) / (tot * 1e-3) / 1e9);
+            // the same blocks again
+            CK(cudaEventRecord(ev[0], b.s[0]));
+            for (size_t i = 0; i < nb; i++) {
+                CK(cudaMemcpy2DAsync(b.dA, w, h + i * w, pitch, w, lines, cudaMemcpyHostToDevice, b.s[0]));
+                CK(cudaEventRecord(ev[i + 1], b.s[0]));
+            }
+            CK(cudaDeviceSynchronize());
+            float ms;
+            CK(cudaEventElapsedTime(&ms, ev[0], ev[nb]));
+            printf("   the same %zu blocks again with cudaMemcpy2DAsync: %.1f GB/s\n", nb, (double)(nb * lines * w) / (ms * 1e-3) / 1e9);
+        }
+    }
+    CK(cudaFreeHost(h));
+}
+
+// ---------------------------------------------------------------------------
+// What a gather kernel costs a multiply beside it: DGEMM and TF32 SGEMM
+// 8192 x 8192 x 8192 x reps, alone, then with the gather looping on another stream.
+
+static void section_gemm(bufs &b, size_t payload)
+{
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+        printf("cublasCreate failed\n");
+        return;
+    }
+    const int N = 8192, reps = 6;
+    double *dX;
+    CK(cudaMalloc(&dX, (size_t)4 * N * N * sizeof(double)));
+    CK(cudaMemset(dX, 0, (size_t)4 * N * N * sizeof(double)));
+    cudaStream_t sg = b.s[0], sk = b.s[1];
+    cublasSetStream(h, sg);
+    printf("\n# a gather kernel beside cuBLAS (8192^3 x %d), 8 KiB lines\n", reps);
+    for (int mode = 0; mode < 2; mode++) {
+        cublasSetMathMode(h, mode ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        const int gblocks[] = {0, 8, 16, 32, 66};
+        for (int gi = 0; gi < 5; gi++) {
+            int gb = gblocks[gi];
+            double one = 1.0, zero = 0.0;
+            float onef = 1.0f, zerof = 0.0f;
+            // warm
+            if (mode == 0)
+                cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, dX, N, dX + (size_t)N * N, N, &zero,
+                            dX + (size_t)2 * N * N, N);
+            CK(cudaDeviceSynchronize());
+            size_t w = 8192, pl = payload / w * w;
+            int copies = 0;
+            double t0 = now();
+            for (int r = 0; r < reps; r++) {
+                if (mode == 0)
+                    cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, dX, N, dX + (size_t)N * N, N, &zero,
+                                dX + (size_t)2 * N * N, N);
+                else
+                    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2 * N, 2 * N, N, &onef, (float *)dX, 2 * N,
+                                (float *)dX + (size_t)2 * N * N, N, &zerof, (float *)dX + (size_t)4 * N * N, 2 * N);
+            }
+            CK(cudaEventRecord(b.e1, sg));
+            if (gb > 0) {
+                while (cudaEventQuery(b.e1) == cudaErrorNotReady) {
+                    gather_lines<4><<<gb, 256, 0, sk>>>((uint4 *)b.dA, (const uint4 *)b.hA, pl / w, w / 16,
+                                                        2 * w / 16, w / 16);
+                    copies++;
+                    CK(cudaStreamSynchronize(sk));
+                }
+            }
+            CK(cudaEventSynchronize(b.e1));
+            double tg = now() - t0;
+            CK(cudaDeviceSynchronize());
+            double flops = mode == 0 ? 2.0 * N * N * (double)N * reps : 2.0 * 4 * N * N * (double)N * reps;
+            printf("%s, gather %3d blocks: multiply %.1f TFLOP/s; gather moved %.1f GB/s meanwhile\n",
+                   mode ? "TF32 SGEMM 16384x16384x8192" : "DGEMM 8192^3", gb, flops / tg / 1e12,
+                   copies * (double)pl / tg / 1e9);
+            fflush(stdout);
+        }
+    }
+    CK(cudaFree(dX));
+    cublasDestroy(h);
+}
+
+// ---------------------------------------------------------------------------
+// Host memcpy, pageable -> pinned: T threads, each copying its share in pieces.
+
+struct hjob {
+    char *dst;
+    const char *src;
+    size_t bytes, piece;
+    int nt;
+};
+
+// memcpy with non-temporal (streaming) stores: the destination is not read
+// into the cache first, so a copy moves 2 bytes of memory traffic per byte,
+// not 3 (glibc streams only above a size threshold).
+static void copy_nt(char *dst, const char *src, size_t n)
+{
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (head > n) head = n;
+    memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    size_t v = n / 64;
+    for (size_t i = 0; i < v; i++) {
+        __m128i a = _mm_loadu_si128((const __m128i *)src), b2 = _mm_loadu_si128((const __m128i *)(src + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32)), d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b2);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+        dst += 64, src += 64;
+    }
+    memcpy(dst, src, n - v * 64);
+    _mm_sfence();
+}
+
+static void *hcopy(void *arg)
+{
+    hjob *j = (hjob *)arg;
+    for (size_t o = 0; o < j->bytes; o += j->piece) {
+        size_t n = j->bytes - o < j->piece ? j->bytes - o : j->piece;
+        if (j->nt) copy_nt(j->dst + o, j->src + o, n);
+        else memcpy(j->dst + o, j->src + o, n);
+    }
+    return NULL;
+}
+static int g_nt = 0;
+
+static double host_rate(char *dst, const char *src, size_t bytes, int T, size_t piece)
+{
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        pthread_t th[64];
+        hjob jb[64];
+        double t0 = now();
+        for (int i = 0; i < T; i++) {
+            size_t a = bytes * i / T, z = bytes * (i + 1) / T;
+            jb[i] = hjob{dst + a, src + a, z - a, piece, g_nt};
+            pthread_create(&th[i], NULL, hcopy, &jb[i]);
+        }
+        for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+        double t = now() - t0;
+        if (t < best) best = t;
+    }
+    return (double)bytes / best / 1e9;
+}
+
+static void section_host(bufs &b)
+{
+    size_t bytes = (size_t)2 << 30;
+    char *src = (char *)malloc(bytes);
+    char *dst;
+    CK(cudaMallocHost(&dst, bytes));
+    memset(src, 1, bytes);
+    memset(dst, 2, bytes);
+    printf("\n# host memcpy pageable -> pinned, 2 GiB, GB/s copied (memory traffic is 2x), best of 3\n");
+    const int ts[] = {1, 2, 4, 8, 12, 16, 24, 32};
+    const size_t pieces[] = {(size_t)64 << 10, (size_t)1 << 20, (size_t)16 << 20, (size_t)1 << 30};
+    printf("%8s", "threads");
+    for (int p = 0; p < 4; p++) printf(" %9zuK", pieces[p] >> 10);
+    printf("\n");
+    for (g_nt = 0; g_nt < 2; g_nt++) {
+        printf("%s\n", g_nt ? "non-temporal stores (ours):" : "glibc memcpy:");
+        for (int i = 0; i < 8; i++) {
+            printf("%8d", ts[i]);
+            for (int p = 0; p < 4; p++) printf(" %10.1f", host_rate(dst, src, bytes, ts[i], pieces[p]));
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    // the same while the DMA reads another pinned buffer (a pipeline's H2D)
+    size_t pl = (size_t)256 << 20;
+    for (int T = 8; T <= 16; T += 4) for (g_nt = 0; g_nt < 2; g_nt++) {
+        CK(cudaDeviceSynchronize());
+        CK(cudaEventRecord(b.e0, b.s[1]));
+        for (int r = 0; r < 8; r++) CK(cudaMemcpyAsync(b.dA, b.hA, pl, cudaMemcpyHostToDevice, b.s[1]));
+        double hr = host_rate(dst, src, bytes, T, (size_t)4 << 20);
+        CK(cudaEventRecord(b.e1, b.s[1]));
+        CK(cudaEventSynchronize(b.e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, b.e0, b.e1));
+        printf("%s %d threads, 4 MiB pieces, while H2D streams 2 GiB: copy %.1f GB/s, H2D %.1f GB/s\n",
+               g_nt ? "non-temporal" : "memcpy", T, hr, 8.0 * pl / (ms * 1e-3) / 1e9);
+    }
+    // pinning in place instead of staging
+    double t0 = now();
+    CK(cudaHostRegister(src, bytes, cudaHostRegisterDefault));
+    double tr = now() - t0;
+    t0 = now();
+    CK(cudaHostUnregister(src));
+    double tu = now() - t0;
+    printf("cudaHostRegister of 2 GiB (touched): %.1f GB/s; unregister %.1f GB/s\n", bytes / tr / 1e9, bytes / tu / 1e9);
+    CK(cudaFreeHost(dst));
+    free(src);
+}
+
+int main(int argc, char **argv)
+{
+    size_t payload = (size_t)256 << 20;
+    bufs b;
+    CK(cudaSetDevice(0));
+    CK(cudaMallocHost(&b.hA, 8 * payload));
+    CK(cudaMallocHost(&b.hC, 8 * payload));
+    CK(cudaMalloc(&b.dA, payload));
+    CK(cudaMalloc(&b.dC, payload));
+    memset(b.hA, 3, 8 * payload);
+    memset(b.hC, 4, 8 * payload);
+    CK(cudaMemset(b.dC, 5, payload));
+    for (int i = 0; i < 8; i++) CK(cudaStreamCreateWithFlags(&b.s[i], cudaStreamNonBlocking));
+    CK(cudaEventCreate(&b.e0));
+    CK(cudaEventCreate(&b.e1));
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    printf("device: %s, %d SMs, asyncEngineCount %d\n", p.name, p.multiProcessorCount, p.asyncEngineCount);
+    int all = argc < 2;
+    for (int a = all ? 0 : 1; a < (all ? 1 : argc); a++) {
+        const char *s = all ? "all" : argv[a];
+        int every = strcmp(s, "all") == 0;
+        if (every || strcmp(s, "lines") == 0) section_lines(b, payload);
+        if (every || strcmp(s, "pitch") == 0) section_pitch(b, 8 * payload);
+        if (every || strcmp(s, "span") == 0) section_span(b);
+        if (every || strcmp(s, "blocks") == 0) section_blocks(b);
+        if (strcmp(s, "span-random") == 0) {
+            g_random = 1;
+            section_span(b);
+            g_random = 0;
+        }
+        if (every || strcmp(s, "gather") == 0) section_gather(b, payload);
+        if (every || strcmp(s, "gemm") == 0) section_gemm(b, payload);
+        if (every || strcmp(s, "host") == 0) section_host(b);
+    }
+    return 0;
+}
