@@ -98,6 +98,17 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
     return OOC_SUCCESS;
 }
 
+/* Rectangle r into the dense device tile dst on the in stream: from the
+ * pinned staging at pin (lines packed) when staged, else where it lies. */
+static ooc_status_t copy_in_rect(pipe_t *P, void *dst, const rect_t *r, const char *pin, ooc_err_t *err)
+{
+    const char *src = pin ? pin : r->ptr;
+    size_t pitch = pin ? r->width : r->pitch;
+    OOC_FORWARD(P->o->copy2d(P->be, dst, r->width, src, pitch, r->width, r->height, OOC_H2D, P->s_in, err));
+    ooc_pipe_count(P, r->width * r->height, 0, 0, 0);
+    return OOC_SUCCESS;
+}
+
 /* Turn t's copy-in (stream in): A's rows and, when read, C's. */
 static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
 {
@@ -116,18 +127,10 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
         if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
     }
     int tr = TR_START(P, P->s_in);
-    if (P->stage_a)
-        OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, P->pin_in[s], ra.width, ra.width, ra.height, OOC_H2D, P->s_in, err));
-    else
-        OOC_FORWARD(o->copy2d(be, P->dA[s], ra.width, ra.ptr, ra.pitch, ra.width, ra.height, OOC_H2D, P->s_in, err));
-    ooc_pipe_count(P, ra.width * ra.height, 0, 0, 0);
+    OOC_FORWARD(copy_in_rect(P, P->dA[s], &ra, P->stage_a ? P->pin_in[s] : NULL, err));
     if (P->c_read) {
         rect_t rci = rect(&P->vcin, r0, r1, P->c0, P->c1);
-        if (P->stage_cin)
-            OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, P->pin_in[s] + a_part(P, &ra), rci.width, rci.width, rci.height, OOC_H2D, P->s_in, err));
-        else
-            OOC_FORWARD(o->copy2d(be, P->dC[s], rci.width, rci.ptr, rci.pitch, rci.width, rci.height, OOC_H2D, P->s_in, err));
-        ooc_pipe_count(P, rci.width * rci.height, 0, 0, 0);
+        OOC_FORWARD(copy_in_rect(P, P->dC[s], &rci, P->stage_cin ? P->pin_in[s] + a_part(P, &ra) : NULL, err));
     }
     TR_END(P, P->s_in, tr, P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));

@@ -265,6 +265,17 @@ static uint64_t least_traffic(const ctx_t *c0)
     return plan_one(&c, min64(c.m, MIN_BLOCK_ROWS), &p) ? p.traffic_bytes : UINT64_MAX;
 }
 
+/* The transposed problem C^T = op(B)^T op(A)^T: op(A) resident. */
+static ctx_t swapped(const ctx_t *c)
+{
+    ctx_t s = *c;
+    s.m = c->n;
+    s.n = c->m;
+    s.sa = c->sb;
+    s.sb = c->sa;
+    return s;
+}
+
 /* When the device budget is tight, a ring of 2 instead of 3 leaves room
  * for wider panels (less traffic) or longer blocks. Taken (unless a ring was
  * asked for) when the ring of 3 would move over 10% more than the least
@@ -274,7 +285,7 @@ static uint64_t least_traffic(const ctx_t *c0)
  * 992 rows, 1.14 -> 0.87 s. */
 #define SHORT_LINE_BYTES ((int64_t)32 << 10)
 
-static int plan_best(const ctx_t *c, int64_t mb_target, int ring_given, ooc_plan_t *p)
+static int plan_best(const ctx_t *c, int64_t mb_target, int ring_given, uint64_t least, ooc_plan_t *p)
 {
     int have = plan_one(c, mb_target, p);
     if (ring_given || c->ring <= 2) return have;
@@ -286,7 +297,6 @@ static int plan_best(const ctx_t *c, int64_t mb_target, int ring_given, ooc_plan
         *p = q;
         return 1;
     }
-    uint64_t least = least_traffic(c);
     int too_much = least != UINT64_MAX && (double)p->traffic_bytes > 1.1 * (double)least;
     int short_lines = p->mb < mb_target && p->mb * (int64_t)c->e < SHORT_LINE_BYTES;
     if ((too_much && q.traffic_bytes < p->traffic_bytes) ||
@@ -363,12 +373,7 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     c.b_chunks = want->b_chunks;
     c.lead = want->lead;
     c.tail_rep = want->tail_rep;
-    if (swap) {
-        c.m = in->n;
-        c.n = in->m;
-        c.sa = in->stage_b != 0;
-        c.sb = in->stage_a != 0;
-    }
+    if (swap) c = swapped(&c);
     if (mb < 1 || mb > c.m || mb > OOC_PLAN_MAX_DIM || nb < 1 || nb > c.n || nb > OOC_PLAN_MAX_DIM ||
         kb < 1 || kb > c.k || kb > OOC_PLAN_MAX_DIM)
         return OOC_ERR_INTERNAL;
@@ -383,17 +388,14 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
         return OOC_ERR_INTERNAL;
     p.swap = swap;
     p.streams = in->streams ? in->streams : DEFAULT_STREAMS;
-    {
-        ctx_t o = make_ctx(in);
-        uint64_t least = least_traffic(&o);
-        if (in->allow_swap || swap) {
-            ctx_t t = o;
-            t.m = in->n, t.n = in->m, t.sa = in->stage_b != 0, t.sb = in->stage_a != 0;
-            uint64_t l2 = least_traffic(&t);
-            if (l2 < least) least = l2;
-        }
-        p.least_traffic_bytes = least < p.traffic_bytes ? least : p.traffic_bytes;
+    ctx_t o = make_ctx(in);
+    uint64_t least = least_traffic(&o);
+    if (in->allow_swap || swap) {
+        ctx_t t = swapped(&o);
+        uint64_t lt = least_traffic(&t);
+        if (lt < least) least = lt;
     }
+    p.least_traffic_bytes = least < p.traffic_bytes ? least : p.traffic_bytes;
     if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = p;
     return OOC_SUCCESS;
@@ -409,20 +411,15 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     ooc_plan_t best, alt;
     int cplx = in->complex_type != 0;
     int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte);
-    int have = plan_best(&c, target, in->ring != 0, &best);
-    best.swap = 0;
     uint64_t least = least_traffic(&c);
+    int have = plan_best(&c, target, in->ring != 0, least, &best);
+    best.swap = 0;
 
     if (in->allow_swap) {
-        ctx_t s = c;
-        s.m = c.n;
-        s.n = c.m;
-        s.sa = c.sb;
-        s.sb = c.sa;
+        ctx_t s = swapped(&c);
         target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx, in->flop_per_byte);
         uint64_t ls = least_traffic(&s);
-        if (ls < least) least = ls;
-        if (plan_best(&s, target, in->ring != 0, &alt)) {
+        if (plan_best(&s, target, in->ring != 0, ls, &alt)) {
             alt.swap = 1;
             /* fewer bytes moved wins; on a tie, the smaller resident operand,
              * whose upload the pipeline cannot hide */
@@ -432,6 +429,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
                 have = 1;
             }
         }
+        if (ls < least) least = ls;
     }
     if (!have) return OOC_ERR_BUDGET_TOO_SMALL;
     best.streams = streams;

@@ -48,6 +48,15 @@ static void probe_free(probe_t *p)
     if (p->pin) o->host_free(p->be, p->pin);
 }
 
+/* bytes of device memory, as many of pinned host memory, a stream. */
+static ooc_status_t probe_open(probe_t *p, ooc_be_t *be, size_t bytes, ooc_err_t *err)
+{
+    *p = (probe_t){be, NULL, NULL, NULL};
+    OOC_FORWARD(be->ops->dev_alloc(be, bytes, &p->dev, err));
+    OOC_FORWARD(be->ops->host_alloc(be, bytes, &p->pin, err));
+    return be->ops->stream_create(be, &p->s, err);
+}
+
 static ooc_status_t copy_time(probe_t *p, size_t bytes, ooc_copy_dir_t dir, double *best, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = p->be->ops;
@@ -68,11 +77,8 @@ static ooc_status_t bandwidth(ooc_handle_t *h, size_t bytes, double *h2d, double
     ooc_err_t *err = &h->err;
     OOC_FORWARD(ooc_handle_backend(h));
     OOC_FORWARD(h->dev[0].be->ops->activate(h->dev[0].be, err));
-    probe_t p = {h->dev[0].be, NULL, NULL, NULL};
-    const ooc_be_ops_t *o = h->dev[0].be->ops;
-    ooc_status_t st = o->dev_alloc(h->dev[0].be, bytes, &p.dev, err);
-    if (st == OOC_SUCCESS) st = o->host_alloc(h->dev[0].be, bytes, &p.pin, err);
-    if (st == OOC_SUCCESS) st = o->stream_create(h->dev[0].be, &p.s, err);
+    probe_t p;
+    ooc_status_t st = probe_open(&p, h->dev[0].be, bytes, err);
     double th = 0, td = 0;
     if (st == OOC_SUCCESS) {
         fill(OOC_R64, p.pin, bytes);
@@ -106,13 +112,9 @@ static ooc_status_t bandwidth_both(ooc_handle_t *h, size_t bytes, double *both)
     ooc_be_t *be = h->dev[0].be;
     const ooc_be_ops_t *o = be->ops;
     OOC_FORWARD(o->activate(be, err));
-    probe_t in = {be, NULL, NULL, NULL}, out = {be, NULL, NULL, NULL};
-    ooc_status_t st = o->dev_alloc(be, bytes, &in.dev, err);
-    if (st == OOC_SUCCESS) st = o->dev_alloc(be, bytes, &out.dev, err);
-    if (st == OOC_SUCCESS) st = o->host_alloc(be, bytes, &in.pin, err);
-    if (st == OOC_SUCCESS) st = o->host_alloc(be, bytes, &out.pin, err);
-    if (st == OOC_SUCCESS) st = o->stream_create(be, &in.s, err);
-    if (st == OOC_SUCCESS) st = o->stream_create(be, &out.s, err);
+    probe_t in, out = {be, NULL, NULL, NULL};
+    ooc_status_t st = probe_open(&in, be, bytes, err);
+    if (st == OOC_SUCCESS) st = probe_open(&out, be, bytes, err);
     double best = 1e30;
     if (st == OOC_SUCCESS) fill(OOC_R64, in.pin, bytes);
     for (int rep = 0; st == OOC_SUCCESS && rep < 4; rep++) { /* the first is a warm-up */

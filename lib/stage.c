@@ -123,15 +123,6 @@ static int move(const job_t *j, size_t dst_at, size_t src_at, uint64_t file_at, 
     return EINVAL;
 }
 
-static int run_piece_lines(job_t *j, size_t i);
-
-static int run_piece(job_t *j, size_t i)
-{
-    int e = run_piece_lines(j, i);
-    if (j->kind == JOB_COPY) copy_fence();
-    return e;
-}
-
 static int run_piece_lines(job_t *j, size_t i)
 {
     if (j->flat) {
@@ -147,6 +138,14 @@ static int run_piece_lines(job_t *j, size_t i)
         if (e) return e;
     }
     return 0;
+}
+
+/* One piece, its streaming stores made visible before it is reported done. */
+static int run_piece(job_t *j, size_t i)
+{
+    int e = run_piece_lines(j, i);
+    if (j->kind == JOB_COPY) copy_fence();
+    return e;
 }
 
 /* with pool->mu held: take the next piece of job j (or of any job if j is
