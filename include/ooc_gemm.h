@@ -155,7 +155,10 @@ typedef enum {
                                        CUDA_VISIBLE_DEVICES; the host backend's simulated devices with
                                        OOC_HOST_DEVICES=N). 0: every visible device, unless ::OOC_PARAM_DEVICE
                                        names one (then that one alone) */
-    OOC_PARAM_PEER_B = 13         /**< how op(B) reaches several devices: ::ooc_peer_b_t (default AUTO) */
+    OOC_PARAM_PEER_B = 13,        /**< how op(B) reaches several devices: ::ooc_peer_b_t (default AUTO) */
+    OOC_PARAM_A_PIECES = 14       /**< k-pieces each block of op(A) goes to the device in, multiplied one after
+                                       another into C (1..64; 1: whole); 0: planner's choice (pieces only when the
+                                       device budget would otherwise hold the blocks to short copy lines) */
 } ooc_param_t;
 
 /** Ways op(B) reaches several devices (::OOC_PARAM_PEER_B). The result is
@@ -366,6 +369,7 @@ typedef struct {
     uint64_t least_traffic_bytes; /**< the least bytes over the bus any plan could move within the same memory
                                        budgets (smallest blocks, either orientation); bytes_h2d + bytes_d2h is
                                        what this plan moved, for one pass (several devices: plus op(B) per device) */
+    int32_t a_pieces;       /**< k-pieces each block of op(A) went to the device in (1: whole; ::OOC_PARAM_A_PIECES) */
 } ooc_stats_t;
 
 /**

@@ -182,6 +182,8 @@ typedef struct {
     int lead;            /**< blocks 0 .. lead-1 of each panel are multiplied chunk by chunk of op(B) */
     int64_t blocks;      /**< row blocks: block i holds rows ooc_files_plan_rows(i) */
     int64_t panels;      /**< panels of op(B): each block is computed once per panel */
+    int a_pieces;        /**< op(A)'s blocks go to the device in this many k-pieces, multiplied one after
+                              another (1: whole; 0 in a plan given is taken as 1) */
 } ooc_files_plan_t;
 
 /**

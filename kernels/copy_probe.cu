@@ -9,9 +9,11 @@
 // such a kernel costs a DGEMM running beside it, and the host's parallel
 // memcpy (pageable -> pinned) by threads and piece size.
 //
-// Build: nvcc -O2 -arch=sm_90 -o copy_probe kernels/copy_probe.cu -lcublas -lpthread
-// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host (default all)
+// Build: nvcc -O2 -arch=sm_90 -o copy_probe kernels/copy_probe.cu -lcublas -lcuda -lpthread
+// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch (default all)
 #include <cublas_v2.h>
+#include <cuda.h>
+#include <sys/mman.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -536,6 +538,489 @@ static void section_host(bufs &b)
     free(src);
 }
 
+// ---------------------------------------------------------------------------
+// The host allocation under the copies: the pipeline's pattern (row blocks
+// of a column-major matrix, pitch 512 KiB, each block once, then again; and
+// A's blocks in while C's blocks go out) on pinned memory from
+// cudaHostAlloc, from mmap + cudaHostRegister with and without transparent
+// huge pages, and from cuMemCreate on the host (2 MiB granularity).
+
+static CUmemGenericAllocationHandle g_vmm_handle;
+
+static void print_thp(const char *when)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "AnonHugePages", 13) == 0) printf("  %s: %s", when, line);
+    if (f) fclose(f);
+}
+
+// kind 0 cudaHostAlloc, 1 mmap+THP+register, 2 mmap no THP+register, 3 cuMemCreate host
+static char *alloc_kind(int kind, size_t bytes)
+{
+    char *h = NULL;
+    if (kind == 0) {
+        CK(cudaHostAlloc((void **)&h, bytes, cudaHostAllocPortable));
+    } else if (kind == 1 || kind == 2) {
+        size_t al = (size_t)2 << 20;
+        char *raw = (char *)mmap(NULL, bytes + al, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) return NULL;
+        h = (char *)(((uintptr_t)raw + al - 1) & ~(uintptr_t)(al - 1));
+        int rc = madvise(h, bytes, kind == 1 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+        if (rc != 0) printf("  madvise failed\n");
+        memset(h, 1, bytes);
+        print_thp("after touch");
+        double t0 = now();
+        CK(cudaHostRegister(h, bytes, cudaHostRegisterPortable));
+        printf("  cudaHostRegister %zu GiB: %.2f s\n", bytes >> 30, now() - t0);
+    } else {
+        CUmemAllocationProp prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+        prop.location.id = 0;
+        size_t gmin = 0, grec = 0;
+        if (cuMemGetAllocationGranularity(&gmin, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS ||
+            cuMemGetAllocationGranularity(&grec, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS) {
+            printf("  cuMemGetAllocationGranularity (host) failed\n");
+            return NULL;
+        }
+        printf("  host VMM granularity: minimum %zu, recommended %zu\n", gmin, grec);
+        size_t g = grec > gmin ? grec : gmin;
+        bytes = (bytes + g - 1) / g * g;
+        CUresult r = cuMemCreate(&g_vmm_handle, bytes, &prop, 0);
+        if (r != CUDA_SUCCESS) {
+            printf("  cuMemCreate (host) failed: %d\n", (int)r);
+            return NULL;
+        }
+        CUdeviceptr p;
+        if (cuMemAddressReserve(&p, bytes, g, 0, 0) != CUDA_SUCCESS || cuMemMap(p, bytes, 0, g_vmm_handle, 0) != CUDA_SUCCESS) {
+            printf("  cuMemAddressReserve/cuMemMap failed\n");
+            return NULL;
+        }
+        CUmemAccessDesc d[2];
+        memset(d, 0, sizeof d);
+        d[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        d[0].location.id = 0;
+        d[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        d[1].location.type = CU_MEM_LOCATION_TYPE_HOST;
+        d[1].location.id = 0;
+        d[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        r = cuMemSetAccess(p, bytes, d, 2);
+        if (r != CUDA_SUCCESS) {
+            printf("  cuMemSetAccess (device + host) failed: %d\n", (int)r);
+            return NULL;
+        }
+        h = (char *)p;
+        memset(h, 1, bytes);
+    }
+    return h;
+}
+
+static void free_kind(int kind, char *h, size_t bytes)
+{
+    if (h == NULL) return;
+    if (kind == 0) CK(cudaFreeHost(h));
+    else if (kind == 1 || kind == 2) {
+        CK(cudaHostUnregister(h));
+        munmap(h, bytes); // leaks the alignment slack; a probe
+    } else {
+        cuMemUnmap((CUdeviceptr)h, bytes);
+        cuMemAddressFree((CUdeviceptr)h, bytes);
+        cuMemRelease(g_vmm_handle);
+    }
+}
+
+static double blocks_rate(char *x, char *y, size_t w, size_t pitch, size_t lines, size_t nb, int mode)
+{
+    // mode 0: H2D blocks of x; 1: D2H blocks into y; 2: both at once (two streams)
+    char *dA, *dC;
+    CK(cudaMalloc(&dA, lines * w));
+    CK(cudaMalloc(&dC, lines * w));
+    cudaStream_t s0, s1;
+    CK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize());
+    double t0 = now();
+    for (size_t i = 0; i < nb; i++) {
+        if (mode != 1) CK(cudaMemcpy2DAsync(dA, w, x + i * w, pitch, w, lines, cudaMemcpyDefault, s0));
+        if (mode != 0) CK(cudaMemcpy2DAsync(y + i * w, pitch, dC, w, w, lines, cudaMemcpyDefault, s1));
+    }
+    CK(cudaDeviceSynchronize());
+    double t = now() - t0;
+    CK(cudaFree(dA));
+    CK(cudaFree(dC));
+    CK(cudaStreamDestroy(s0));
+    CK(cudaStreamDestroy(s1));
+    return (double)(nb * lines * w) * (mode == 2 ? 2 : 1) / t / 1e9;
+}
+
+static void section_alloc(void)
+{
+    cuInit(0);
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char line[256] = "?";
+    if (f) {
+        if (!fgets(line, sizeof line, f)) strcpy(line, "?\n");
+        fclose(f);
+    }
+    printf("\n# host allocation under the pipeline's copies (pitch 512 KiB, 4 GiB matrices); THP: %s", line);
+    print_thp("before");
+    const char *names[] = {"cudaHostAlloc", "mmap+THP+register", "mmap nohuge+register", "cuMemCreate host"};
+    size_t bytes = (size_t)4 << 30, pitch = (size_t)512 << 10, cols = bytes / pitch;
+    for (int kind = 0; kind < 4; kind++) {
+        printf("%s:\n", names[kind]);
+        char *x = alloc_kind(kind, bytes);
+        if (x == NULL) continue;
+        char *y = kind == 3 ? NULL : alloc_kind(kind, bytes);
+        if (kind == 3) { // one VMM allocation at a time in this probe: x's second half is y
+            y = x + bytes / 2;
+            cols /= 2;
+        }
+        const size_t ws[] = {5376, 8192, 16384, 32768};
+        for (int wi = 0; wi < 4; wi++) {
+            size_t w = ws[wi], nb = pitch / w, lines = cols;
+            if (nb > 24) nb = 24;
+            double fresh = blocks_rate(x, y, w, pitch, lines, nb, 0);
+            double again = blocks_rate(x, y, w, pitch, lines, nb, 0);
+            double d2h = blocks_rate(x, y, w, pitch, lines, nb, 1);
+            double both = blocks_rate(x, y, w, pitch, lines, nb, 2);
+            printf("  w %6zu, %2zu blocks of %zu lines: H2D fresh %5.1f, again %5.1f; D2H %5.1f; both ways %6.1f GB/s in all\n",
+                   w, nb, lines, fresh, again, d2h, both);
+            fflush(stdout);
+        }
+        if (kind == 3) {
+            free_kind(kind, x, bytes);
+            cols *= 2;
+        } else {
+            free_kind(kind, x, bytes);
+            free_kind(kind, y, bytes);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The pipeline's copies beside a multiply: row blocks of a column-major
+// matrix (pitch 512 KiB) copied in, out or both ways while cuBLAS runs a
+// DGEMM or a TF32 SGEMM on another stream (and with nothing beside them),
+// each block's lines split over ns streams per direction; "packed": the same
+// bytes with pitch w (one contiguous piece).
+
+static void section_beside(void)
+{
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+        printf("cublasCreate failed\n");
+        return;
+    }
+    const int N = 8192;
+    double *dX;
+    CK(cudaMalloc(&dX, (size_t)4 * N * N * sizeof(double)));
+    CK(cudaMemset(dX, 0, (size_t)4 * N * N * sizeof(double)));
+    size_t bytes = (size_t)4 << 30, pitch = (size_t)512 << 10, lines = bytes / pitch;
+    char *x, *y, *dA, *dC;
+    CK(cudaHostAlloc((void **)&x, bytes, cudaHostAllocPortable));
+    CK(cudaHostAlloc((void **)&y, bytes, cudaHostAllocPortable));
+    memset(x, 1, bytes);
+    memset(y, 2, bytes);
+    CK(cudaMalloc(&dA, (size_t)1 << 30));
+    CK(cudaMalloc(&dC, (size_t)1 << 30));
+    cudaStream_t sg, si[4], so[4];
+    CK(cudaStreamCreateWithFlags(&sg, cudaStreamNonBlocking));
+    for (int i = 0; i < 4; i++) {
+        CK(cudaStreamCreateWithFlags(&si[i], cudaStreamNonBlocking));
+        CK(cudaStreamCreateWithFlags(&so[i], cudaStreamNonBlocking));
+    }
+    cublasSetStream(h, sg);
+    cudaEvent_t t0, g0, g1, ein[4], eout[4];
+    CK(cudaEventCreate(&t0));
+    CK(cudaEventCreate(&g0));
+    CK(cudaEventCreate(&g1));
+    for (int i = 0; i < 4; i++) {
+        CK(cudaEventCreate(&ein[i]));
+        CK(cudaEventCreate(&eout[i]));
+    }
+    printf("\n# copies of row blocks (pitch 512 KiB, %zu lines) beside a multiply, GB/s per direction\n", lines);
+    const char *mname[] = {"nothing", "DGEMM 8192^3", "TF32 SGEMM 16384x16384x8192"};
+    const size_t ws[] = {5376, 8192, 16384, 32768, 65536};
+    const int nss[] = {1, 2, 4};
+    for (int mode = 0; mode < 3; mode++) {
+        cublasSetMathMode(h, mode == 2 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        for (int nsi = 0; nsi < 3; nsi++) {
+            int ns = nss[nsi];
+            if (ns > 1 && mode == 2) continue;
+            for (int wi = 0; wi < 6; wi++) {
+                int packed = wi == 5;
+                if (packed && ns > 1) continue;
+                size_t w = packed ? 8192 : ws[wi];
+                size_t nb = ((size_t)1536 << 20) / (lines * w);
+                if (nb > pitch / w) nb = pitch / w;
+                if (nb < 1) nb = 1;
+                double r[3], tf[3];
+                for (int dir = 0; dir < 3; dir++) { // in, out, both
+                    double one = 1.0, zero = 0.0;
+                    float onef = 1.0f, zerof = 0.0f;
+                    CK(cudaDeviceSynchronize());
+                    CK(cudaEventRecord(g0, sg));
+                    int reps = mode == 0 ? 0 : 10;
+                    for (int q = 0; q < reps; q++) {
+                        if (mode == 1)
+                            cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, dX, N, dX + (size_t)N * N, N,
+                                        &zero, dX + (size_t)2 * N * N, N);
+                        else
+                            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2 * N, 2 * N, N, &onef, (float *)dX, 2 * N,
+                                        (float *)dX + (size_t)2 * N * N, N, &zerof, (float *)dX + (size_t)4 * N * N,
+                                        2 * N);
+                    }
+                    CK(cudaEventRecord(g1, sg));
+                    if (mode) {
+                        struct timespec ts = {0, 20 * 1000 * 1000}; // let the multiply reach its clocks first
+                        nanosleep(&ts, NULL);
+                    }
+                    double h0 = now();
+                    CK(cudaEventRecord(t0, si[0]));
+                    for (int q = 0; q < ns; q++) {
+                        CK(cudaStreamWaitEvent(si[q], t0, 0));
+                        CK(cudaStreamWaitEvent(so[q], t0, 0));
+                    }
+                    for (size_t i = 0; i < nb; i++) {
+                        size_t hp = packed ? w : pitch;
+                        size_t off = packed ? i * lines * w : i * w;
+                        for (int q = 0; q < ns; q++) {
+                            size_t l0 = lines * q / ns, l1 = lines * (q + 1) / ns;
+                            if (dir != 1)
+                                CK(cudaMemcpy2DAsync(dA + l0 * w, w, x + off + l0 * hp, hp, w, l1 - l0,
+                                                     cudaMemcpyHostToDevice, si[q]));
+                            if (dir != 0)
+                                CK(cudaMemcpy2DAsync(y + off + l0 * hp, hp, dC + l0 * w, w, w, l1 - l0,
+                                                     cudaMemcpyDeviceToHost, so[q]));
+                        }
+                    }
+                    for (int q = 0; q < ns; q++) {
+                        CK(cudaEventRecord(ein[q], si[q]));
+                        CK(cudaEventRecord(eout[q], so[q]));
+                    }
+                    for (int q = 0; q < ns; q++) {
+                        CK(cudaEventSynchronize(ein[q]));
+                        CK(cudaEventSynchronize(eout[q]));
+                    }
+                    (void)h0;
+                    int gemm_outlasted = mode == 0 || cudaEventQuery(g1) == cudaErrorNotReady;
+                    CK(cudaDeviceSynchronize());
+                    float ms = 0, ms_g = 0;
+                    for (int q = 0; q < ns; q++) {
+                        float a;
+                        if (dir != 1) {
+                            CK(cudaEventElapsedTime(&a, t0, ein[q]));
+                            if (a > ms) ms = a;
+                        }
+                        if (dir != 0) {
+                            CK(cudaEventElapsedTime(&a, t0, eout[q]));
+                            if (a > ms) ms = a;
+                        }
+                    }
+                    if (mode) CK(cudaEventElapsedTime(&ms_g, g0, g1));
+                    double pl = (double)(nb * lines * w);
+                    r[dir] = pl / (ms * 1e-3) / 1e9;
+                    double flops = mode == 1 ? 2.0 * N * N * (double)N * reps : 8.0 * N * N * (double)N * reps;
+                    tf[dir] = mode ? flops / (ms_g * 1e-3) / 1e12 : 0;
+                    if (!gemm_outlasted) printf("  (the multiply ended before the copies)\n");
+                }
+                printf("beside %-28s %d stream%s w %6zu%s: in %5.1f, out %5.1f, both %5.1f each; multiply "
+                       "%.1f/%.1f/%.1f TFLOP/s\n",
+                       mname[mode], ns, ns > 1 ? "s" : " ", w, packed ? " packed" : "       ", r[0], r[1], r[2], tf[0],
+                       tf[1], tf[2]);
+                fflush(stdout);
+            }
+        }
+    }
+    CK(cudaFreeHost(x));
+    CK(cudaFreeHost(y));
+    CK(cudaFree(dA));
+    CK(cudaFree(dC));
+    CK(cudaFree(dX));
+    cublasDestroy(h);
+}
+
+// ---------------------------------------------------------------------------
+// Other ways to issue the same strided copy beside a DGEMM: one 2-D copy,
+// a batch of 1-D copies (cudaMemcpyBatchAsync, with and without the hint
+// cudaMemcpyFlagPreferOverlapWithCompute), one 2-D op of
+// cudaMemcpy3DBatchAsync with the hint; and 2-D copies of more line lengths.
+
+static void dgemm_loop(cublasHandle_t h, double *dX, int N, int reps)
+{
+    double one = 1.0, zero = 0.0;
+    for (int q = 0; q < reps; q++)
+        cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, dX, N, dX + (size_t)N * N, N, &zero,
+                    dX + (size_t)2 * N * N, N);
+}
+
+static void section_batch(void)
+{
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return;
+    const int N = 8192;
+    double *dX;
+    CK(cudaMalloc(&dX, (size_t)4 * N * N * sizeof(double)));
+    CK(cudaMemset(dX, 0, (size_t)4 * N * N * sizeof(double)));
+    size_t bytes = (size_t)4 << 30, pitch = (size_t)512 << 10, lines = bytes / pitch;
+    char *x, *y, *dA, *dC;
+    CK(cudaHostAlloc((void **)&x, bytes, cudaHostAllocPortable));
+    CK(cudaHostAlloc((void **)&y, bytes, cudaHostAllocPortable));
+    memset(x, 1, bytes);
+    memset(y, 2, bytes);
+    CK(cudaMalloc(&dA, (size_t)1 << 30));
+    CK(cudaMalloc(&dC, (size_t)1 << 30));
+    cudaStream_t sg, sc;
+    CK(cudaStreamCreateWithFlags(&sg, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&sc, cudaStreamNonBlocking));
+    cublasSetStream(h, sg);
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    void **dsts = (void **)malloc(lines * sizeof(void *));
+    void **srcs = (void **)malloc(lines * sizeof(void *));
+    size_t *sizes = (size_t *)malloc(lines * sizeof(size_t));
+    printf("\n# one row block's copy issued differently, beside DGEMM 8192^3 (pitch 512 KiB, %zu lines), GB/s\n", lines);
+    const size_t ws[] = {8192, 20480, 24576, 28672, 32768, 131072};
+    const char *how[] = {"2-D copy", "batch of 1-D", "batch of 1-D + overlap hint", "3-D batch op + overlap hint"};
+    for (int wi = 0; wi < 6; wi++) {
+        size_t w = ws[wi];
+        size_t nb = ((size_t)1024 << 20) / (lines * w);
+        if (nb > pitch / w) nb = pitch / w;
+        if (nb < 1) nb = 1;
+        for (int k = 0; k < 4; k++) {
+            if (k > 0 && w != 8192 && w != 32768) continue;
+            double r[2];
+            for (int dir = 0; dir < 2; dir++) {
+                CK(cudaDeviceSynchronize());
+                dgemm_loop(h, dX, N, 8);
+                struct timespec ts = {0, 20 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+                cudaError_t bad = cudaSuccess;
+                CK(cudaEventRecord(e0, sc));
+                for (size_t i = 0; i < nb; i++) {
+                    char *hp = (dir ? y : x) + i * w;
+                    char *dp = dir ? dC : dA;
+                    if (k == 0) {
+                        if (dir == 0) CK(cudaMemcpy2DAsync(dp, w, hp, pitch, w, lines, cudaMemcpyHostToDevice, sc));
+                        else CK(cudaMemcpy2DAsync(hp, pitch, dp, w, w, lines, cudaMemcpyDeviceToHost, sc));
+                    } else if (k < 3) {
+                        for (size_t l = 0; l < lines; l++) {
+                            dsts[l] = dir ? (void *)(hp + l * pitch) : (void *)(dp + l * w);
+                            srcs[l] = dir ? (void *)(dp + l * w) : (void *)(hp + l * pitch);
+                            sizes[l] = w;
+                        }
+                        struct cudaMemcpyAttributes at;
+                        memset(&at, 0, sizeof at);
+                        at.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+                        at.flags = k == 2 ? cudaMemcpyFlagPreferOverlapWithCompute : 0;
+                        size_t idx = 0;
+                        cudaError_t e = cudaMemcpyBatchAsync(dsts, srcs, sizes, lines, &at, &idx, 1, sc);
+                        if (e != cudaSuccess) bad = e;
+                    } else {
+                        struct cudaMemcpy3DBatchOp op;
+                        memset(&op, 0, sizeof op);
+                        op.src.type = cudaMemcpyOperandTypePointer;
+                        op.dst.type = cudaMemcpyOperandTypePointer;
+                        op.src.op.ptr.ptr = dir ? (void *)dp : (void *)hp;
+                        op.src.op.ptr.rowLength = dir ? w : pitch;
+                        op.src.op.ptr.layerHeight = lines;
+                        op.dst.op.ptr.ptr = dir ? (void *)hp : (void *)dp;
+                        op.dst.op.ptr.rowLength = dir ? pitch : w;
+                        op.dst.op.ptr.layerHeight = lines;
+                        op.extent = make_cudaExtent(w, lines, 1);
+                        op.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+                        op.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+                        cudaError_t e = cudaMemcpy3DBatchAsync(1, &op, 0, sc);
+                        if (e != cudaSuccess) bad = e;
+                    }
+                }
+                CK(cudaEventRecord(e1, sc));
+                CK(cudaEventSynchronize(e1));
+                int outlasted = cudaStreamQuery(sg) == cudaErrorNotReady;
+                CK(cudaDeviceSynchronize());
+                float ms;
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                r[dir] = bad != cudaSuccess ? -1 : (double)(nb * lines * w) / (ms * 1e-3) / 1e9;
+                if (bad != cudaSuccess) printf("  %s: %s\n", how[k], cudaGetErrorString(bad));
+                if (!outlasted) printf("  (the multiply ended first)\n");
+            }
+            printf("w %6zu, %-28s: in %5.1f, out %5.1f\n", w, how[k], r[0], r[1]);
+            fflush(stdout);
+        }
+    }
+    // a check that the 3-D batch op copied the right bytes (its units)
+    {
+        size_t w = 8192, l = 64;
+        for (size_t i = 0; i < l; i++) memset(x + i * pitch, (int)(i & 0x7f), w);
+        struct cudaMemcpy3DBatchOp op;
+        memset(&op, 0, sizeof op);
+        op.src.type = op.dst.type = cudaMemcpyOperandTypePointer;
+        op.src.op.ptr.ptr = x;
+        op.src.op.ptr.rowLength = pitch;
+        op.src.op.ptr.layerHeight = l;
+        op.dst.op.ptr.ptr = dA;
+        op.dst.op.ptr.rowLength = w;
+        op.dst.op.ptr.layerHeight = l;
+        op.extent = make_cudaExtent(w, l, 1);
+        op.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        CK(cudaMemcpy3DBatchAsync(1, &op, 0, sc));
+        CK(cudaStreamSynchronize(sc));
+        char *back = (char *)malloc(w * l);
+        CK(cudaMemcpy(back, dA, w * l, cudaMemcpyDeviceToHost));
+        size_t wrong = 0;
+        for (size_t i = 0; i < l; i++)
+            for (size_t j = 0; j < w; j++) wrong += back[i * w + j] != (char)(i & 0x7f);
+        printf("3-D batch op check: %zu wrong bytes of %zu\n", wrong, w * l);
+        free(back);
+    }
+    // DGEMMs of a block split in k-pieces (C accumulated, beta 1 after the first), against whole
+    printf("\n# DGEMM of a %d x %d block, k = 16384, in k-pieces\n", 3584, 5462);
+    {
+        int M = 3584, Nn = 5462, K = 16384;
+        double *a, *bb, *c;
+        CK(cudaMalloc(&a, (size_t)M * K * 8));
+        CK(cudaMalloc(&bb, (size_t)K * Nn * 8));
+        CK(cudaMalloc(&c, (size_t)M * Nn * 8));
+        CK(cudaMemset(a, 0, (size_t)M * K * 8));
+        CK(cudaMemset(bb, 0, (size_t)K * Nn * 8));
+        const int kps[] = {16384, 4096, 2048, 1024, 512, 256};
+        for (int q = 0; q < 6; q++) {
+            int kp = kps[q];
+            double one = 1.0, zero = 0.0;
+            CK(cudaDeviceSynchronize());
+            for (int rep = 0; rep < 2; rep++) {
+                CK(cudaEventRecord(e0, sg));
+                for (int r = 0; r < 4; r++)
+                    for (int k0 = 0; k0 < K; k0 += kp)
+                        cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, Nn, kp, &one, a + (size_t)k0 * M, M, bb + k0, K,
+                                    k0 ? &one : &zero, c, M);
+                CK(cudaEventRecord(e1, sg));
+                CK(cudaEventSynchronize(e1));
+            }
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            printf("k-piece %5d: %.1f TFLOP/s\n", kp, 4 * 2.0 * M * (double)Nn * K / (ms * 1e-3) / 1e12);
+            fflush(stdout);
+        }
+        CK(cudaFree(a));
+        CK(cudaFree(bb));
+        CK(cudaFree(c));
+    }
+    free(dsts);
+    free(srcs);
+    free(sizes);
+    CK(cudaFreeHost(x));
+    CK(cudaFreeHost(y));
+    CK(cudaFree(dA));
+    CK(cudaFree(dC));
+    CK(cudaFree(dX));
+    cublasDestroy(h);
+}
+
 int main(int argc, char **argv)
 {
     size_t payload = (size_t)256 << 20;
@@ -570,6 +1055,9 @@ int main(int argc, char **argv)
         if (every || strcmp(s, "gather") == 0) section_gather(b, payload);
         if (every || strcmp(s, "gemm") == 0) section_gemm(b, payload);
         if (every || strcmp(s, "host") == 0) section_host(b);
+        if (every || strcmp(s, "alloc") == 0) section_alloc();
+        if (every || strcmp(s, "beside") == 0) section_beside();
+        if (every || strcmp(s, "batch") == 0) section_batch();
     }
     return 0;
 }

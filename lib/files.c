@@ -162,6 +162,7 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
     w->b_chunks = plan->b_chunks;
     w->lead = plan->lead;
     w->tail_rep = plan->tail_rep;
+    w->a_pieces = plan->a_pieces;
     w->total = s->total;
     /* with several row panels C is read back: a block torn by a kill
      * would be added twice, so such jobs restart from scratch */

@@ -32,13 +32,14 @@ static void to_public(const ooc_plan_t *p, ooc_files_plan_t *out)
     out->tail_rep = p->tail_rep;
     out->b_chunks = p->b_chunks;
     out->lead = p->lead;
+    out->a_pieces = p->a_pieces;
     out->blocks = p->m_blocks;
     out->panels = p->n_panels * p->k_panels;
 }
 
 /* What decides the blocks, as ooc_plan_fixed wants it. */
 static void fixed_from(int swap, int64_t mb, int64_t nb, int64_t kb, int tail, int tail_rep, int b_chunks, int lead,
-                       ooc_plan_t *f)
+                       int a_pieces, ooc_plan_t *f)
 {
     memset(f, 0, sizeof *f);
     f->swap = swap;
@@ -49,6 +50,7 @@ static void fixed_from(int swap, int64_t mb, int64_t nb, int64_t kb, int tail, i
     f->tail_rep = tail_rep;
     f->b_chunks = b_chunks;
     f->lead = lead;
+    f->a_pieces = a_pieces;
 }
 
 static int64_t blocks_of(const ooc_plan_t *p) { return p->m_blocks * p->n_panels * p->k_panels; }
@@ -57,7 +59,8 @@ static int64_t blocks_of(const ooc_plan_t *p) { return p->m_blocks * p->n_panels
 static int head_has_plan(const ooc_journal_head_t *h, const ooc_plan_t *p)
 {
     return h->swap == p->swap && h->mb == p->mb && h->nb == p->nb && h->kb == p->kb && h->tail == p->tail &&
-           h->tail_rep == p->tail_rep && h->b_chunks == p->b_chunks && h->lead == p->lead && h->total == blocks_of(p);
+           h->tail_rep == p->tail_rep && h->b_chunks == p->b_chunks && h->lead == p->lead && h->a_pieces == p->a_pieces &&
+           h->total == blocks_of(p);
 }
 
 /* Its blocks are in C as the journal says: the same job, a plan that can be
@@ -94,8 +97,9 @@ static ooc_status_t plan_fixed(ooc_files_job_t *job, const ooc_plan_t *fixed, co
     ooc_err_clear(err);
     char desc[256];
     snprintf(desc, sizeof desc,
-             "(a_resident %d, %" PRId64 " x %" PRId64 " x %" PRId64 " blocks, tail %d x %d, %d chunks, lead %d)",
-             fixed->swap, fixed->mb, fixed->nb, fixed->kb, fixed->tail, fixed->tail_rep, fixed->b_chunks, fixed->lead);
+             "(a_resident %d, %" PRId64 " x %" PRId64 " x %" PRId64 " blocks, tail %d x %d, %d chunks, lead %d, %d pieces)",
+             fixed->swap, fixed->mb, fixed->nb, fixed->kb, fixed->tail, fixed->tail_rep, fixed->b_chunks, fixed->lead,
+             fixed->a_pieces);
     if (what == NULL)
         return OOC_ERR(err, OOC_ERR_INVALID_PARAM,
                        "ooc_gemm_files: opts->plan %s is not a plan for this job (%" PRId64 " x %" PRId64 " x %" PRId64
@@ -108,8 +112,9 @@ static ooc_status_t plan_fixed(ooc_files_job_t *job, const ooc_plan_t *fixed, co
 static ooc_status_t plan_given(ooc_files_job_t *job, const ooc_files_plan_t *g, ooc_plan_t *plan)
 {
     ooc_plan_t fixed;
+    /* a_pieces 0: a plan from before pieces, its blocks whole */
     fixed_from(g->a_resident, g->block_rows, g->panel_cols, g->panel_depth, g->tail, g->tail_rep, g->b_chunks, g->lead,
-               &fixed);
+               g->a_pieces > 0 ? g->a_pieces : 1, &fixed);
     OOC_FORWARD(plan_fixed(job, &fixed, NULL, plan));
     OOC_RETURN_ERROR_IF(plan->m != g->rows || plan->m_blocks != g->blocks || plan->n_panels * plan->k_panels != g->panels,
                         &job->h->err, OOC_ERR_INVALID_PARAM,
@@ -124,7 +129,7 @@ static ooc_status_t plan_of_journal(ooc_files_job_t *job, const ooc_journal_info
 {
     const ooc_journal_head_t *h = &have->head;
     ooc_plan_t fixed;
-    fixed_from(h->swap, h->mb, h->nb, h->kb, h->tail, h->tail_rep, h->b_chunks, h->lead, &fixed);
+    fixed_from(h->swap, h->mb, h->nb, h->kb, h->tail, h->tail_rep, h->b_chunks, h->lead, h->a_pieces, &fixed);
     OOC_FORWARD(plan_fixed(job, &fixed, path, plan));
     OOC_RETURN_ERROR_IF(blocks_of(plan) != h->total, &job->h->err, OOC_ERR_JOURNAL,
                         "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64, path, h->total,
@@ -300,7 +305,7 @@ ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, in
     p.tail = plan->tail;
     p.tail_rep = plan->tail_rep;
     p.ring = 2;
-    p.b_chunks = p.lead = 1;
+    p.b_chunks = p.lead = p.a_pieces = 1;
     if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INVALID_PARAM;
     if (block < 0 || block >= plan->blocks) return OOC_ERR_ROW_RANGE;
     ooc_plan_block(&p, block, row_begin, row_end);

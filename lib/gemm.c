@@ -190,7 +190,8 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1,
                           (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS],
-                          p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0};
+                          p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
+                          (int)h->param[OOC_PARAM_A_PIECES]};
     /* TF32 multiplies single precision some 7 times faster than FP64/FP32
      * (373 against 52-56 TFLOP/s on an H200): a copied byte buys that much
      * more math, and copies bound shapes that FP32 would not */
@@ -279,6 +280,7 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->bytes_peer = rs->sum.bytes_peer;
     s->bytes_staged = rs->sum.bytes_staged_in + rs->sum.bytes_staged_out;
     s->least_traffic_bytes = plan->least_traffic_bytes;
+    s->a_pieces = plan->a_pieces;
     s->b_shared = share_b;
     s->probe_host_gbps = h->peer.rates ? h->peer.host_gbps : 0;
     s->probe_peer_gbps = h->peer.rates ? h->peer.peer_gbps : 0;

@@ -5,7 +5,7 @@
  *
  *   oocgemm-journal 2
  *   job <identity>
- *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ range=B0-B1/M]
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
  *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
@@ -70,12 +70,13 @@ static uint64_t record_hash(uint64_t digest, const char *text) { return ooc_jour
 /* The header's text (magic, job and plan lines) into buf; its length, or -1. */
 static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
 {
-    /* " lead=N" and " rep=R" end the plan line only when N, R > 1: journals
-     * of one device read the same as before they existed */
+    /* " lead=N", " rep=R" and " pieces=K" end the plan line only when N, R,
+     * K > 1: journals without them read the same as before they existed */
     char lead[160] = "";
     int at = 0;
     if (h->lead > 1) at = snprintf(lead, sizeof lead, " lead=%d", h->lead);
     if (h->tail_rep > 1) at += snprintf(lead + at, sizeof lead - (size_t)at, " rep=%d", h->tail_rep);
+    if (h->a_pieces > 1) at += snprintf(lead + at, sizeof lead - (size_t)at, " pieces=%d", h->a_pieces);
     if (h->range_m > 0)
         snprintf(lead + at, sizeof lead - (size_t)at, " range=%" PRId64 "-%" PRId64 "/%" PRId64, h->range_b0,
                  h->range_b1, h->range_m);
@@ -160,12 +161,16 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     const char *rep = ok ? strstr(line, " rep=") : NULL;
     h->tail_rep = 1;
     if (rep && sscanf(rep, " rep=%d", &h->tail_rep) != 1) ok = 0;
+    const char *pieces = ok ? strstr(line, " pieces=") : NULL;
+    h->a_pieces = 1;
+    if (pieces && sscanf(pieces, " pieces=%d", &h->a_pieces) != 1) ok = 0;
     const char *range = ok ? strstr(line, " range=") : NULL;
     if (range && (sscanf(range, " range=%" SCNd64 "-%" SCNd64 "/%" SCNd64, &h->range_b0, &h->range_b1, &h->range_m) != 3 ||
                   h->range_m < 1 || h->range_m > h->total || h->total % h->range_m != 0 || h->range_b0 < 0 ||
                   h->range_b0 >= h->range_b1 || h->range_b1 > h->range_m || (h->range_b0 == 0 && h->range_b1 == h->range_m)))
         ok = 0;
-    ok = ok && h->lead >= 1 && h->lead <= h->total && h->tail_rep >= 1 && h->tail_rep <= 16 && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
+    ok = ok && h->lead >= 1 && h->lead <= h->total && h->tail_rep >= 1 && h->tail_rep <= 16 && h->a_pieces >= 1 &&
+         h->a_pieces <= 64 && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
          h->tail <= 6 && h->b_chunks >= 1 && h->b_chunks <= 8 && h->total >= 1 &&
          h->total <= OOC_JOURNAL_MAX_BLOCKS && (h->resumable == 0 || h->resumable == 1);
     /* the header exactly as the writer formats it, and its checksum */

@@ -31,6 +31,7 @@ typedef struct {
     int tail, b_chunks;
     int lead;           /* blocks per panel multiplied chunk by chunk of op(B) (plan.h); 1 when absent */
     int tail_rep;       /* blocks of each tail size (plan.h); 1 when absent */
+    int a_pieces;       /* k-pieces of op(A)'s blocks (plan.h); 1 when absent */
     int64_t total;      /* blocks in the job */
     int resumable;      /* 0: restart from scratch on resume (several k-panels) */
     uint64_t out_dev, out_ino; /* the temporary output file the blocks are written into */

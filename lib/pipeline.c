@@ -13,6 +13,15 @@
  *   compute:     waits ev_in[s]; gemm(i)                    -> ev_gemm[s]
  *   stream out:  waits ev_gemm[s]; D2H C(i)                 -> ev_out[s]
  *
+ * A plan with A in k-pieces (plan.h) interleaves them instead: for piece u
+ * of the panel (the pieces of all its blocks in order), in A slot j = u mod R,
+ *
+ *   stream in:   waits ev_pgemm[j] (piece u - R); H2D piece u -> ev_pin[j]
+ *   compute:     waits ev_pin[j]; gemm of the piece into C(i) -> ev_pgemm[j]
+ *
+ * C(i) read in (beta != 0) before its first piece, ev_in[s] after its last
+ * piece's copy, ev_gemm[s] after its last piece's multiply.
+ *
  * with s = t mod R for the pipeline's t-th block of the panel ("turn": the
  * blocks come from a queue the devices share, pipeline.h). Slot s is reused
  * by turn t+R only after ev_gemm[s] (its A part) and ev_out[s] (its C part). Pageable operands go through pinned
@@ -75,7 +84,7 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
         res->nstreams++;
     }
-    while (res->nevents < 3 * pl->ring + OOC_MAX_B_CHUNKS) {
+    while (res->nevents < PIPE_EVENTS(pl->ring)) {
         OOC_FORWARD(o->event_create(be, &res->events[res->nevents], err));
         res->nevents++;
     }
@@ -182,7 +191,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.vc = make_view(&p->C, p->layout, OOC_OP_N, P.e);
     P.vcin = make_view(&p->c_in, p->layout, OOC_OP_N, P.e);
     ooc_status_t st = OOC_SUCCESS;
-    if (res->nstreams < pl->streams || res->nevents < 3 * pl->ring + OOC_MAX_B_CHUNKS || pl->streams < 3)
+    if (res->nstreams < pl->streams || res->nevents < PIPE_EVENTS(pl->ring) || pl->streams < 3)
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
     else if ((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL)
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
@@ -207,6 +216,8 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.ev_in[s] = res->events[3 * s];
         P.ev_gemm[s] = res->events[3 * s + 1];
         P.ev_out[s] = res->events[3 * s + 2];
+        P.ev_pin[s] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * s];
+        P.ev_pgemm[s] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * s + 1];
     }
     for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) P.ev_b[j] = res->events[3 * P.R + j];
     if (P.share) ooc_queue_register(queue, rank, be, P.dB, P.ev_b);
@@ -225,10 +236,11 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     pthread_cond_init(&P.cv, NULL);
 
     if (trace) {
-        /* every block's three ops and every chunk of B, within reason */
+        /* every block's three ops (two per piece of A) and every chunk of B, within reason */
         uint64_t lines_b = (uint64_t)(pl->kb > pl->nb ? pl->kb : pl->nb);
         uint64_t chunk = pl->pin_in_slot_bytes / (P.e * (uint64_t)(pl->kb < pl->nb ? pl->kb : pl->nb) + 1) + 1;
-        uint64_t ops = 3 * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
+        uint64_t per_block = pl->a_pieces > 1 ? 2 + 2 * (uint64_t)pl->a_pieces : 3;
+        uint64_t ops = per_block * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
                        (uint64_t)(pl->n_panels * pl->k_panels) * (lines_b / chunk + 2 + OOC_MAX_B_CHUNKS);
         if (ops > ((uint64_t)1 << 16)) ops = (uint64_t)1 << 16;
         st = ooc_trace_begin(trace, be, (int)ops, P.s_in, err);

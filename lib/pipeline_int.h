@@ -16,6 +16,9 @@
 #include "pipeline.h"
 
 #define ALIGN 256
+/* events a pipeline of R slots uses (ooc_res_t): ev_in, ev_gemm, ev_out per slot, ev_b per
+ * chunk of op(B), then ev_pin, ev_pgemm per slot */
+#define PIPE_EVENTS(R) (5 * (R) + OOC_MAX_B_CHUNKS)
 /* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
 #define CLAIM_LAG 2
 
@@ -90,6 +93,8 @@ typedef struct {
     char *pin_in[OOC_MAX_RING], *pin_out[OOC_MAX_RING];
     ooc_event_t ev_in[OOC_MAX_RING], ev_gemm[OOC_MAX_RING], ev_out[OOC_MAX_RING];
     ooc_event_t ev_b[OOC_MAX_B_CHUNKS]; /* chunk j of op(B)'s panel is on the device */
+    ooc_event_t ev_pin[OOC_MAX_RING], ev_pgemm[OOC_MAX_RING]; /* A in k-pieces: piece in slot j copied in,
+                                                              * multiplied (pipeline.c) */
     const void *unit;    /* 1 in the element type */
     ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
     int ncomp;
@@ -101,6 +106,7 @@ typedef struct {
     const void *beta;    /* beta for this panel */
     int stage_a, stage_cin, stage_cout;
     int64_t *turn;       /* turn t runs block turn[t] of the panel (m_blocks entries) */
+    int64_t pieces;      /* A in k-pieces: pieces of the panel issued so far */
     /* progress, under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;

@@ -109,7 +109,8 @@ static ooc_status_t copy_in_rect(pipe_t *P, void *dst, const rect_t *r, const ch
     return OOC_SUCCESS;
 }
 
-/* Turn t's copy-in (stream in): A's rows and, when read, C's. */
+/* Turn t's copy-in (stream in): A's rows and, when read, C's. A block in
+ * k-pieces: C's alone here, A's pieces with their multiplies (issue_pieces). */
 static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
@@ -126,13 +127,70 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
         OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_gemm[s], err));
         if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
     }
+    int pieces = P->pl->a_pieces > 1;
+    if (pieces && !P->c_read) return OOC_SUCCESS;
     int tr = TR_START(P, P->s_in);
-    OOC_FORWARD(copy_in_rect(P, P->dA[s], &ra, P->stage_a ? P->pin_in[s] : NULL, err));
+    if (!pieces) OOC_FORWARD(copy_in_rect(P, P->dA[s], &ra, P->stage_a ? P->pin_in[s] : NULL, err));
     if (P->c_read) {
         rect_t rci = rect(&P->vcin, r0, r1, P->c0, P->c1);
         OOC_FORWARD(copy_in_rect(P, P->dC[s], &rci, P->stage_cin ? P->pin_in[s] + a_part(P, &ra) : NULL, err));
     }
-    TR_END(P, P->s_in, tr, P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
+    TR_END(P, P->s_in, tr, pieces ? "H2D C" : P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
+    if (pieces) return OOC_SUCCESS; /* ev_in after the last piece */
+    OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
+    ooc_pipe_advance(P, &P->issued_in, t + 1);
+    return OOC_SUCCESS;
+}
+
+/* Turn t's block in k-pieces (plan.h, pipeline.c): piece after piece, its
+ * copy-in on the in stream into A slot u mod R (u counting the panel's
+ * pieces) once the multiply of piece u - R has freed it, then its multiply
+ * into C on sc, with beta the first time and 1 after. *g is the block's
+ * whole multiply. */
+static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const ooc_tile_gemm_t *g, ooc_err_t *err)
+{
+    const ooc_be_ops_t *o = P->o;
+    ooc_be_t *be = P->be;
+    int s = slot_of(P, t);
+    int64_t i = P->turn[t], r0, r1;
+    block_rows(P, i, &r0, &r1);
+    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    int64_t depth = P->k1 - P->k0, q = P->pl->a_pieces;
+    int first = 1;
+    for (int64_t p = 0; p < q; p++) {
+        int64_t k0 = depth * p / q, k1 = depth * (p + 1) / q;
+        if (k1 == k0) continue; /* a last k-panel shallower than the pieces */
+        int64_t u = P->pieces++;
+        int j = (int)(u % P->R);
+        if (u >= P->R) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_pgemm[j], err));
+        rect_t rp = rect(&P->va, r0, r1, P->k0 + k0, P->k0 + k1);
+        const char *src = rp.ptr;
+        size_t spitch = rp.pitch;
+        if (P->stage_a) { /* the whole block is packed in staging slot s, lines of ra.width */
+            src = P->pin_in[s] + (P->va.rows_contig ? (size_t)k0 * ra.width : (size_t)k0 * P->e);
+            spitch = ra.width;
+        }
+        int tr = TR_START(P, P->s_in);
+        OOC_FORWARD(o->copy2d(be, P->dA[j], rp.width, src, spitch, rp.width, rp.height, OOC_H2D, P->s_in, err));
+        TR_END(P, P->s_in, tr, "H2D A piece", OOC_LANE_IN, P->g0 + i);
+        ooc_pipe_count(P, rp.width * rp.height, 0, 0, 0);
+        OOC_FORWARD(o->event_record(be, P->ev_pin[j], P->s_in, err));
+
+        OOC_FORWARD(o->stream_wait(be, sc, P->ev_pin[j], err));
+        ooc_tile_gemm_t x = *g;
+        x.k = (int)(k1 - k0);
+        x.A = P->dA[j];
+        x.lda = (int)(rp.width / P->e);
+        x.B = P->dB + (P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * rb.width);
+        if (!first) x.beta = P->unit;
+        first = 0;
+        tr = TR_START(P, sc);
+        OOC_FORWARD(o->gemm(be, sc, &x, err));
+        TR_END(P, sc, tr, "gemm (piece of A)", OOC_LANE_COMPUTE, P->g0 + i);
+        OOC_FORWARD(o->event_record(be, P->ev_pgemm[j], sc, err));
+    }
+    /* every copy-in of the block is issued: its staging slot is free once they are done */
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);
     return OOC_SUCCESS;
@@ -154,7 +212,8 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     int split = i < P->pl->lead && P->pl->b_chunks > 1;
 
     ooc_stream_t sc = P->s_comp[t % P->ncomp];
-    OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err));
+    int pieces = P->pl->a_pieces > 1;
+    if (!pieces) OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err)); /* pieces: each waits for its own copy */
     if (reuses_slot(P, t) && !P->c_read) /* C part of slot s still being copied out */
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));
     const ooc_problem_t *p = P->p;
@@ -162,6 +221,12 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
                          (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
                          (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
     int chunks = split ? P->pl->b_chunks : 1;
+    if (pieces) {
+        if (t == 0)
+            for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
+        OOC_FORWARD(issue_pieces(P, t, sc, &g, err));
+        chunks = 0;
+    }
     for (int j = 0; j < chunks; j++) {
         ooc_tile_gemm_t q = g;
         if (split) {
@@ -243,7 +308,7 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
 {
     ooc_err_t err;
     ooc_err_clear(&err);
-    P->claimed = P->staged = P->issued_in = P->issued = P->written = P->b_staged = 0;
+    P->claimed = P->staged = P->issued_in = P->issued = P->written = P->b_staged = P->pieces = 0;
     P->no_more = P->issuer_done = 0;
     pthread_t reader, writer;
     int have_reader = 0, have_writer = 0;
@@ -260,16 +325,18 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
         have_writer = rc == 0;
     }
     /* the first turn's copy-in, then op(B) in chunks, the first turn's
-     * multiply, then the other turns; a device that gets no block of the
-     * panel does not upload op(B), unless op(B) is shared: then its chunks
-     * are uploaded all the same, for the others */
+     * multiply, then the other turns (A in k-pieces: op(B) first, which the
+     * first piece needs whole); a device that gets no block of the panel
+     * does not upload op(B), unless op(B) is shared: then its chunks are
+     * uploaded all the same, for the others */
     int64_t i;
-    int stopped = 0;
+    int stopped = 0, b_first = P->pl->a_pieces > 1;
     for (int64_t t = 0; st == OOC_SUCCESS && !stopped && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0;
          t++) {
         st = check_cancel(P, i, &err);
-        if (st == OOC_SUCCESS) st = issue_in(P, t, &err);
-        if (st == OOC_SUCCESS && t == 0) st = upload_b(P, 1, &stopped, &err);
+        if (st == OOC_SUCCESS && t == 0 && b_first) st = upload_b(P, 1, &stopped, &err);
+        if (st == OOC_SUCCESS && !stopped) st = issue_in(P, t, &err);
+        if (st == OOC_SUCCESS && t == 0 && !b_first) st = upload_b(P, 1, &stopped, &err);
         if (st == OOC_SUCCESS && !stopped) st = issue_rest(P, t, &err);
     }
     if (st != OOC_SUCCESS) {

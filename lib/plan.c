@@ -31,6 +31,8 @@ typedef struct {
     int tail, b_chunks; /* as requested (0: choose) */
     int lead;           /* blocks per panel multiplied chunk by chunk (before clamping to the blocks) */
     int tail_rep;       /* blocks of each tail size: 0 choose (one per device), else that many */
+    int q;              /* k-pieces of op(A)'s block the sizes are computed for (>= 1) */
+    int q_req;          /* as requested: 0 choose, else that many */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -60,10 +62,12 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     uint64_t e = c->e, R = (uint64_t)c->ring;
     r.c_read = c->c_in || kb < c->k;
     r.b = mulu(e, mulu((uint64_t)kb, (uint64_t)nb));
-    r.a_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)kb));
+    /* a device slot holds one k-piece of the block; a staging slot all of it */
+    uint64_t a_block = mulu(e, mulu((uint64_t)mb, (uint64_t)kb));
+    r.a_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)ceil_div(kb, c->q)));
     r.c_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)nb));
     r.dev = addu(r.b, mulu(R, addu(r.a_slot, r.c_slot)));
-    r.pin_in = addu(c->sa ? r.a_slot : 0, (c->sc && r.c_read) ? r.c_slot : 0);
+    r.pin_in = addu(c->sa ? a_block : 0, (c->sc && r.c_read) ? r.c_slot : 0);
     if (c->sb) {
         /* B panels are staged in chunks through the in slots: room for one
          * row of the panel as stored, whichever way it is stored */
@@ -215,6 +219,10 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     if (q > OOC_MAX_B_CHUNKS) q = OOC_MAX_B_CHUNKS;
     if (q > lines) q = (int)lines;
     p->b_chunks = q < 1 ? 1 : q;
+    /* a block in k-pieces needs all of op(B)'s panel for its first piece:
+     * op(B) goes up in one chunk */
+    p->a_pieces = (int)min64(c->q, kb); /* pieces at least a row of op(B) deep (the same sizes) */
+    if (p->a_pieces > 1) p->b_chunks = 1;
     p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
 }
 
@@ -238,7 +246,8 @@ ooc_status_t ooc_plan_check(const ooc_plan_t *p)
         p->nb > p->n || p->kb < 1 || p->kb > p->k || p->tail < 0 || p->tail > 6 || p->ring < 2 ||
         p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
         p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks || p->tail_rep < 1 ||
-        p->tail_rep > OOC_PLAN_MAX_TAIL_REP || (p->tail == 0 && p->tail_rep != 1))
+        p->tail_rep > OOC_PLAN_MAX_TAIL_REP || (p->tail == 0 && p->tail_rep != 1) || p->a_pieces < 1 ||
+        p->a_pieces > OOC_PLAN_MAX_A_PIECES || p->a_pieces > p->kb || (p->a_pieces > 1 && p->b_chunks != 1))
         return OOC_ERR_INTERNAL;
     if (p->n_panels != ceil_div(p->n, p->nb) || p->k_panels != ceil_div(p->k, p->kb)) return OOC_ERR_INTERNAL;
     /* the body's blocks of mb rows then the tail's shrinking ones tile [0, m)
@@ -284,6 +293,14 @@ static ctx_t swapped(const ctx_t *c)
  * lengthens at the same traffic: S1 with a 1 GiB budget on an H200, 672 ->
  * 992 rows, 1.14 -> 0.87 s. */
 #define SHORT_LINE_BYTES ((int64_t)32 << 10)
+/* Beside a running multiply the copy engines move a column-major block's
+ * lines (far apart) at 25 GB/s for 5 KiB, 33 for 8-16 KiB, 40 for 20 KiB
+ * and 47-48 from 24 KiB (DGEMM 8192^3 on the same H200, copy_probe.cu
+ * "beside"/"batch"): lines of 24 KiB are long enough. A block split into
+ * k-pieces of at least MIN_PIECE_DEPTH multiplies at 59 of 62 TFLOP/s
+ * (1024) against 61 (2048) and 55 (512). */
+#define LONG_LINE_BYTES ((int64_t)24 << 10)
+#define MIN_PIECE_DEPTH 1024
 
 static int plan_best(const ctx_t *c, int64_t mb_target, int ring_given, uint64_t least, ooc_plan_t *p)
 {
@@ -339,9 +356,27 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
     /* then the largest block rows that fit beside that panel */
     mb = largest(c, 0, mbf, mb_target, 0, nb, kb);
     if (mb == 0) return 0;
+    ctx_t cq = *c;
+    if (c->q_req == 0 && mb < mb_target && mb * (int64_t)c->e < LONG_LINE_BYTES) {
+        /* short copy lines because A's block is deep: in k-pieces it takes
+         * less room, and the block more rows, at the same traffic. The
+         * fewest pieces that bring the lines to LONG_LINE_BYTES (or the
+         * block to its target), none if no count of pieces does */
+        int64_t want = min64(mb_target, ceil_div(LONG_LINE_BYTES, (int64_t)c->e));
+        for (int q = 2; q <= OOC_PLAN_MAX_A_PIECES && ceil_div(kb, q) >= MIN_PIECE_DEPTH; q *= 2) {
+            ctx_t t = *c;
+            t.q = q;
+            int64_t mq = largest(&t, 0, mbf, mb_target, 0, nb, kb);
+            if (mq >= want) {
+                cq = t;
+                mb = mq;
+                break;
+            }
+        }
+    }
     mb = align_rows(mb, m);
 
-    fill_plan(c, mb, nb, kb, p);
+    fill_plan(&cq, mb, nb, kb, p);
     return 1;
 }
 
@@ -355,7 +390,10 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
 {
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
-               in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0};
+               in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
+               1, in->a_pieces};
+    /* pieces asked for: that many, at most one row of op(B) each */
+    if (in->a_pieces > 1) c.q = (int)min64(in->a_pieces, in->k);
     return c;
 }
 
@@ -366,13 +404,15 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     int64_t mb = want->mb, nb = want->nb, kb = want->kb;
     if (swap != 0 && swap != 1) return OOC_ERR_INTERNAL;
     if (want->tail < 0 || want->tail > 6 || want->b_chunks < 1 || want->b_chunks > OOC_MAX_B_CHUNKS ||
-        want->tail_rep < 1 || want->tail_rep > OOC_PLAN_MAX_TAIL_REP)
+        want->tail_rep < 1 || want->tail_rep > OOC_PLAN_MAX_TAIL_REP || want->a_pieces < 1 ||
+        want->a_pieces > OOC_PLAN_MAX_A_PIECES || want->a_pieces > kb)
         return OOC_ERR_INTERNAL;
     ctx_t c = make_ctx(in);
     c.tail = want->tail + 1; /* exactly that tail and those chunks, unless they cannot be (checked below) */
     c.b_chunks = want->b_chunks;
     c.lead = want->lead;
     c.tail_rep = want->tail_rep;
+    c.q = c.q_req = want->a_pieces;
     if (swap) c = swapped(&c);
     if (mb < 1 || mb > c.m || mb > OOC_PLAN_MAX_DIM || nb < 1 || nb > c.n || nb > OOC_PLAN_MAX_DIM ||
         kb < 1 || kb > c.k || kb > OOC_PLAN_MAX_DIM)
@@ -384,7 +424,7 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     ooc_plan_t p;
     fill_plan(&c, mb, nb, kb, &p);
     if (p.tail != want->tail || p.b_chunks != want->b_chunks || p.lead != want->lead ||
-        p.tail_rep != want->tail_rep)
+        p.tail_rep != want->tail_rep || p.a_pieces != want->a_pieces)
         return OOC_ERR_INTERNAL;
     p.swap = swap;
     p.streams = in->streams ? in->streams : DEFAULT_STREAMS;

@@ -9,7 +9,11 @@
  * and of C (mb x nb) stream through a ring of `ring` device slots. When op(B)
  * does not fit, its columns are split into n-panels (A is streamed once per
  * panel) and, only if one column of it does not fit, its rows into k-panels
- * (C is read back and accumulated with beta = 1 after the first).
+ * (C is read back and accumulated with beta = 1 after the first). When the
+ * budget would hold blocks to short copy lines, op(A)'s block may go to the
+ * device in k-pieces (a_pieces): its slots then hold one piece, and the
+ * block is multiplied piece after piece into C (beta, then 1), which lets
+ * the block have more rows in the same memory.
  */
 #ifndef OOC_PLAN_H
 #define OOC_PLAN_H
@@ -36,6 +40,7 @@ typedef struct {
     int devices;              /* devices sharing the row blocks (0 or 1: one) */
     double flop_per_byte;     /* in-core rate / copy bandwidth of the math used (0: 1000, a DGEMM's on
                                * an H100/H200; TF32 about 7000): how much multiply a copied byte buys */
+    int a_pieces;             /* k-pieces of op(A)'s block: 0 choose, 1 none, else that many */
 } ooc_plan_input_t;
 
 typedef struct {
@@ -51,6 +56,9 @@ typedef struct {
     int lead;                 /* blocks 0 .. lead-1 of every panel are multiplied chunk by chunk of
                                * op(B) (when b_chunks > 1), whichever device computes them: one per
                                * device, so that every device's first multiply hides its upload */
+    int a_pieces;             /* op(A)'s block goes up in this many k-pieces (rows [kb p / q, kb (p+1) / q)
+                               * of the panel's depth), multiplied one after another into C; its device
+                               * slots hold one piece. 1: whole. With pieces, op(B) goes up in one chunk */
     int ring, streams;
     int c_read;               /* some panel reads C in (beta != 0 or k_panels > 1) */
     /* device bytes: resident panel, one ring slot's A and C parts, total */
@@ -65,6 +73,8 @@ typedef struct {
 } ooc_plan_t;
 
 #define OOC_MAX_B_CHUNKS 8
+/* Most k-pieces of a block of op(A). */
+#define OOC_PLAN_MAX_A_PIECES 64
 /* Most blocks of one tail size (OOC_MAX_DEVICES). */
 #define OOC_PLAN_MAX_TAIL_REP 16
 /* Most device slots a plan may have (the pipeline's OOC_MAX_RING). */
@@ -81,7 +91,7 @@ void ooc_plan_block(const ooc_plan_t *plan, int64_t i, int64_t *r0, int64_t *r1)
  * is written only on success. */
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
 
-/* The plan with the orientation, block rows, panel, tail (and its repeat), op(B) chunks and lead of
+/* The plan with the orientation, block rows, panel, tail (and its repeat), op(B) chunks, lead and A pieces of
  * *want (a resumed job must reuse its plan: together they decide which rows
  * each block holds and how it is computed): the same checks and byte counts
  * as ooc_plan_make, OOC_ERR_BUDGET_TOO_SMALL when it does not fit the

@@ -339,6 +339,38 @@ static void test_chunks_and_tail(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_TAIL, 0), OOC_SUCCESS);
 }
 
+/* A's blocks in k-pieces (uneven: k not a multiple of the pieces), multiplied
+ * one after another into C, for every layout and op pair, pinned and
+ * staged, beta 0 and not, a ring of 2 and 3 (pieces wrap the slots within a
+ * block and across blocks); and with row panels of op(B) (a last panel
+ * shallower than the pieces, C read back). A staged A's first block waited
+ * for in its staging slot while op(B)'s staged chunks overwrote it before
+ * op(B) went up first (found by test_reliability.sh's resume scenario). */
+static void test_a_pieces(void)
+{
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 5), OOC_SUCCESS);
+    for (int l = 0; l < 2; l++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                mem_t mem = (a + b + l) % 2 ? MEM_PINNED : MEM_PAGEABLE;
+                case_t c = {(a + l) % 2 ? OOC_R64 : OOC_C32, LAYOUTS[l], OPS[a], OPS[b], 611, 53, 263, 0, 1.5,
+                            (a + b) % 2 ? 0.0 : 0.5, mem, (a + b) % 3 ? mem : MEM_PAGEABLE, mem, 0, 100,
+                            2 + (a + b) % 2, 0, 0};
+                ooc_stats_t st = run_case(&c);
+                CU_ASSERT_EQUAL(st.a_pieces, 5);
+                CU_ASSERT(st.blocks >= 6);
+            }
+    /* row panels: k = 3001 doubles in 24 KB of device memory, 3 pieces per panel */
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 3), OOC_SUCCESS);
+    for (int l = 0; l < 2; l++) {
+        case_t c = {OOC_R64, LAYOUTS[l], OOC_OP_T, OOC_OP_N, 97, 45, 3001, 0, 0.5, l ? 0.0 : 0.25,
+                    MEM_PAGEABLE, l ? MEM_PINNED : MEM_PAGEABLE, MEM_PINNED, 24 << 10, 0, 0, 0, 0};
+        ooc_stats_t st = run_case(&c);
+        CU_ASSERT(st.panel_depth < 3001 && st.a_pieces == 3);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 0), OOC_SUCCESS);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -364,6 +396,7 @@ int main(void)
     CU_add_test(s, "degenerate shapes", test_degenerate_shapes);
     CU_add_test(s, "timeline trace", test_trace);
     CU_add_test(s, "chunked upload of B, shrinking tail", test_chunks_and_tail);
+    CU_add_test(s, "A's blocks in k-pieces", test_a_pieces);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;

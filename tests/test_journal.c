@@ -37,6 +37,7 @@ static ooc_journal_head_t head_of(int64_t total)
     h.kb = 2500;
     h.tail = 3;
     h.b_chunks = 8;
+    h.a_pieces = 1;
     h.total = total;
     h.resumable = 1;
     h.out_dev = 65024;
@@ -120,8 +121,9 @@ static void test_roundtrip(void)
 }
 
 /* The plan of several devices: " lead=N rep=R" end the plan line and read
- * back; a journal without them (one device) reads lead 1, rep 1; a journal
- * naming rep=1 (not what the writer writes) is damage. */
+ * back, and " pieces=K" for A's blocks in k-pieces; a journal without them
+ * (one device, whole blocks) reads lead 1, rep 1, pieces 1; a journal naming
+ * rep=1 or pieces=1 (not what the writer writes) is damage. */
 static void test_lead_and_rep(void)
 {
     const char *p = tu_path("jrep");
@@ -132,16 +134,17 @@ static void test_lead_and_rep(void)
     ooc_journal_head_t h = head_of(13);
     h.lead = 3;
     h.tail_rep = 2;
+    h.a_pieces = 16;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_journal_done(&j, 11, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
     size_t len = 0;
     char *text = slurp(p, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, " out=65024:1234567 lead=3 rep=2\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, " out=65024:1234567 lead=3 rep=2 pieces=16\n"));
     ooc_journal_info_t info;
     CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
-    CU_ASSERT(info.head.lead == 3 && info.head.tail_rep == 2 && info.ndone == 1);
+    CU_ASSERT(info.head.lead == 3 && info.head.tail_rep == 2 && info.head.a_pieces == 16 && info.ndone == 1);
     ooc_journal_info_free(&info);
     free(text);
 
@@ -149,12 +152,14 @@ static void test_lead_and_rep(void)
     text = slurp(p, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     CU_ASSERT_PTR_NULL(strstr(text, "rep="));
+    CU_ASSERT_PTR_NULL(strstr(text, "pieces="));
     CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
-    CU_ASSERT(info.head.lead == 1 && info.head.tail_rep == 1);
+    CU_ASSERT(info.head.lead == 1 && info.head.tail_rep == 1 && info.head.a_pieces == 1);
     ooc_journal_info_free(&info);
     free(text);
 
-    static const char *forged[] = {" rep=1", " rep=0", " rep=17", " lead=2 rep=x"};
+    static const char *forged[] = {" rep=1", " rep=0", " rep=17", " lead=2 rep=x", " pieces=1", " pieces=0",
+                                   " pieces=65", " pieces=-3"};
     for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
         h = head_of(13);
         unlink(p);

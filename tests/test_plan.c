@@ -67,7 +67,11 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     if (in->streams) REQUIRE(p->streams == in->streams);
     if (in->block_rows) REQUIRE(p->mb <= in->block_rows);
     uint64_t e = in->elem, R = (uint64_t)p->ring;
-    uint64_t dev = e * ((uint64_t)p->kb * (uint64_t)p->nb + R * (uint64_t)p->mb * (uint64_t)(p->kb + p->nb));
+    /* a device slot holds one k-piece of A's block (the whole block: 1 piece) */
+    REQUIRE(p->a_pieces >= 1 && p->a_pieces <= p->kb && (p->a_pieces == 1 || p->b_chunks == 1));
+    if (in->a_pieces) REQUIRE(p->a_pieces == (in->a_pieces < p->kb ? in->a_pieces : p->kb));
+    uint64_t piece = (uint64_t)((p->kb + p->a_pieces - 1) / p->a_pieces);
+    uint64_t dev = e * ((uint64_t)p->kb * (uint64_t)p->nb + R * (uint64_t)p->mb * (piece + (uint64_t)p->nb));
     REQUIRE(p->device_bytes == dev);
     REQUIRE(p->device_bytes <= in->device_budget);
     REQUIRE(p->host_bytes <= in->host_budget);
@@ -109,6 +113,8 @@ static void test_random_sweep(void)
         in.ring = next() % 3 ? 0 : 2 + (int)(next() % 5);
         in.streams = next() % 3 ? 0 : 3 + (int)(next() % 5);
         in.block_rows = next() % 4 ? 0 : 1 + (int64_t)(next() % 4096);
+        in.a_pieces = next() % 4 ? 0 : 1 + (int)(next() % 8);
+        if (in.a_pieces > k) in.a_pieces = 0;
         in.allow_swap = (int)(next() % 2);
         ooc_plan_t p;
         memset(&p, 0xab, sizeof p);
@@ -287,7 +293,7 @@ static int same_plan(const ooc_plan_t *p, const ooc_plan_t *q)
            p->c_read == q->c_read && p->dev_b_bytes == q->dev_b_bytes && p->dev_a_slot_bytes == q->dev_a_slot_bytes &&
            p->dev_c_slot_bytes == q->dev_c_slot_bytes && p->device_bytes == q->device_bytes &&
            p->pin_in_slot_bytes == q->pin_in_slot_bytes && p->pin_out_slot_bytes == q->pin_out_slot_bytes &&
-           p->host_bytes == q->host_bytes && p->traffic_bytes == q->traffic_bytes;
+           p->host_bytes == q->host_bytes && p->traffic_bytes == q->traffic_bytes && p->a_pieces == q->a_pieces;
 }
 
 /* A plan made again from its own sizes (what a resume does) is the same plan. */
@@ -333,15 +339,15 @@ static void test_fixed(void)
     }
     CU_ASSERT(reproduced > 1000);
     ooc_plan_input_t in = input(100, 50, 30, 8, 1 << 30);
-    ooc_plan_t q, w = {.swap = 0, .mb = 101, .nb = 50, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
+    ooc_plan_t q, w = {.swap = 0, .mb = 101, .nb = 50, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1, .a_pieces = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* mb > m */
-    w = (ooc_plan_t){.swap = 1, .mb = 50, .nb = 100, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
+    w = (ooc_plan_t){.swap = 1, .mb = 50, .nb = 100, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1, .a_pieces = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS); /* swapped: m, n exchanged */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 0, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 0, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1, .a_pieces = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL);
-    w = (ooc_plan_t){.swap = 2, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1};
+    w = (ooc_plan_t){.swap = 2, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 1, .lead = 1, .tail_rep = 1, .a_pieces = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* swap is 0 or 1 */
-    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 2, .b_chunks = 1, .lead = 1, .tail_rep = 1};
+    w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 2, .b_chunks = 1, .lead = 1, .tail_rep = 1, .a_pieces = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* no tail for 10-row blocks of 100 */
     w = (ooc_plan_t){.swap = 0, .mb = 10, .nb = 10, .kb = 30, .tail = 0, .b_chunks = 9, .lead = 1, .tail_rep = 1};
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* at most 8 chunks */
@@ -359,7 +365,7 @@ static void test_odd_block_rows_tile(void)
             int64_t m = (2 + 2 * rep) * mb + (mb * 7) / 3; /* enough blocks for the tail */
             ooc_plan_input_t in = input(m, 40, 30, 8, (uint64_t)1 << 40);
             in.devices = rep;
-            ooc_plan_t w = {.swap = 0, .mb = mb, .nb = 40, .kb = 30, .tail = tail, .b_chunks = 1, .lead = 1, .tail_rep = rep}, q;
+            ooc_plan_t w = {.swap = 0, .mb = mb, .nb = 40, .kb = 30, .tail = tail, .b_chunks = 1, .lead = 1, .tail_rep = rep, .a_pieces = 1}, q;
             ooc_status_t st = ooc_plan_fixed(&in, &w, &q);
             if ((mb >> tail) < 32) {
                 CU_ASSERT_EQUAL(st, OOC_ERR_INTERNAL);
@@ -384,7 +390,7 @@ static void test_odd_block_rows_tile(void)
     CU_ASSERT(checked > 50);
     /* a plan whose block count does not tile m is refused */
     ooc_plan_input_t in = input(5000, 40, 30, 8, (uint64_t)1 << 40);
-    ooc_plan_t w = {.swap = 0, .mb = 1001, .nb = 40, .kb = 30, .tail = 3, .b_chunks = 1, .lead = 1, .tail_rep = 1}, q;
+    ooc_plan_t w = {.swap = 0, .mb = 1001, .nb = 40, .kb = 30, .tail = 3, .b_chunks = 1, .lead = 1, .tail_rep = 1, .a_pieces = 1}, q;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS);
     q.m_blocks++;
     CU_ASSERT_EQUAL(ooc_plan_check(&q), OOC_ERR_INTERNAL);
@@ -452,16 +458,43 @@ static void test_auto_shape_rules(void)
 static void test_copy_lines(void)
 {
     /* S1 with 1 GiB of device memory: op(B) (2 GiB) in 3 panels; a ring of 3
-     * left 672-row blocks (5 KiB lines), a ring of 2 leaves ~1000 rows at the
-     * same traffic */
+     * left 672-row blocks (5 KiB lines), a ring of 2 ~1000 rows at the same
+     * traffic (8 KiB lines), and A's blocks in k-pieces of at least 1024
+     * more than 3072 (24 KiB lines) */
     ooc_plan_input_t in = input(65536, 16384, 16384, 8, (uint64_t)1 << 30);
     in.allow_swap = 1;
-    ooc_plan_t p, q;
+    ooc_plan_t p, q, w;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &p));
     CU_ASSERT_EQUAL(p.n_panels, 3);
     CU_ASSERT_EQUAL(p.ring, 2);
-    CU_ASSERT(p.mb > 900);
+    CU_ASSERT(p.a_pieces > 1 && 16384 / p.a_pieces >= 1024);
+    CU_ASSERT(p.mb >= 3072 && p.b_chunks == 1);
+    in.a_pieces = 1; /* whole blocks: ~1000 rows, the same traffic */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &w));
+    CU_ASSERT(w.a_pieces == 1 && w.mb > 900 && w.mb < 1100 && w.ring == 2 && w.traffic_bytes == p.traffic_bytes);
+    in.a_pieces = 3; /* as many as asked for */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &w) && w.a_pieces == 3 && w.mb > 1000);
+    in.a_pieces = 0;
+    /* a recorded plan with pieces is made with them, another count refused or made as recorded */
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &q), OOC_SUCCESS);
+    CU_ASSERT(same_plan(&p, &q));
+    w = p;
+    w.a_pieces = 1; /* whole blocks of p.mb rows do not fit */
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_BUDGET_TOO_SMALL);
+    w.a_pieces = 2 * p.a_pieces;
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_SUCCESS);
+    CU_ASSERT(q.a_pieces == w.a_pieces && q.mb == p.mb);
+    w.a_pieces = OOC_PLAN_MAX_A_PIECES + 1;
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL);
+    /* shallow blocks are never split: pieces below 1024 deep multiply slowly */
+    in = input(65536, 16384, 1500, 8, (uint64_t)1 << 27);
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &w) && w.a_pieces == 1);
+    in = input(65536, 16384, 16384, 8, (uint64_t)1 << 30);
+    in.allow_swap = 1;
     /* A 3 times, B once, C once: exactly the least for this budget */
     uint64_t least = 8ull * (3ull * 65536 * 16384 + 16384ull * 16384 + 65536ull * 16384);
     CU_ASSERT_EQUAL(p.traffic_bytes, least);

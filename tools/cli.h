@@ -78,7 +78,7 @@ enum {
     OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK,
     /* bench */
     OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
-    OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B
+    OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B, OPT_A_PIECES
 };
 
 /* The options several commands share, one meaning each (common_opt_parse);
@@ -99,7 +99,7 @@ typedef struct {
 /* Library options shared by run, multiply and bench (0: the library chooses). */
 typedef struct {
     int64_t backend;
-    int64_t device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks;
+    int64_t device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks, a_pieces;
     int64_t peer_b;    /* --peer-b: OOC_PARAM_PEER_B (0: measured) */
     int devices_given; /* --devices LIST|all (or --device N, the same as --devices N) */
     uint32_t devices;  /* its OOC_PARAM_DEVICES mask: bit d for device d; 0: every visible device */
@@ -127,6 +127,7 @@ typedef struct {
     {"staging-threads", required_argument, NULL, OPT_STAGING_THREADS},                                \
     {"tail", required_argument, NULL, OPT_TAIL},                                                      \
     {"b-chunks", required_argument, NULL, OPT_B_CHUNKS},                                              \
+    {"a-pieces", required_argument, NULL, OPT_A_PIECES},                                              \
     {"trace", required_argument, NULL, OPT_TRACE},                                                    \
     {"peer-b", required_argument, NULL, OPT_PEER_B},                                                  \
     {"tf32", no_argument, NULL, OPT_TF32}
@@ -168,6 +169,10 @@ typedef struct {
     "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
     "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
     "                        when op(B) is 32 MiB or more)\n"                                         \
+    "  --a-pieces K          each block of op(A) goes to the device in K pieces\n"                    \
+    "                        along k (1 to 64), multiplied one after another:\n"                      \
+    "                        longer blocks in the same memory (default: only\n"                       \
+    "                        when the budget would hold blocks to short lines)\n"                     \
     "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
     "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
     "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \

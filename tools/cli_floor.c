@@ -225,15 +225,17 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
     const char *why = host ? cuda_unused_reason() : NULL;
     if (why) fprintf(out, "backend: %s (OpenBLAS on the CPU; CUDA not used: %s)\n", backend, why);
     else fprintf(out, "backend: %s%s   ", backend, host ? " (OpenBLAS on the CPU)" : "");
+    char pieces[48] = "";
+    if (st->a_pieces > 1) snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces, ", (int)st->a_pieces);
     if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
         fprintf(out, "plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n");
     else
         fprintf(out,
                 "plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
-                "ring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s\n",
+                "%sring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s\n",
                 st->a_resident ? "op(A) resident, op(B) streamed (C^T = op(B)^T op(A)^T): " : "",
                 (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
-                (long long)st->panels, (long long)st->blocks, (int)st->ring_depth, (int)st->streams,
+                (long long)st->panels, (long long)st->blocks, pieces, (int)st->ring_depth, (int)st->streams,
                 st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no", host ? "block buffers" : "device",
                 human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2));
     if (st->traced) {

@@ -303,6 +303,7 @@ int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, 
         return parse_param(cmd, optname, arg, OOC_PARAM_STAGING_THREADS, 0, &l->staging_threads) ? -1 : 1;
     case OPT_TAIL: return parse_param(cmd, optname, arg, OOC_PARAM_TAIL, 0, &l->tail) ? -1 : 1;
     case OPT_B_CHUNKS: return parse_param(cmd, optname, arg, OOC_PARAM_B_CHUNKS, 0, &l->b_chunks) ? -1 : 1;
+    case OPT_A_PIECES: return parse_param(cmd, optname, arg, OOC_PARAM_A_PIECES, 0, &l->a_pieces) ? -1 : 1;
     case OPT_PEER_B:
         if (strcasecmp(arg, "auto") == 0) l->peer_b = OOC_PEER_B_AUTO;
         else if (strcasecmp(arg, "host") == 0) l->peer_b = OOC_PEER_B_HOST;
@@ -343,6 +344,7 @@ ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l)
         (st = set_param(h, OOC_PARAM_STAGING_THREADS, l->staging_threads)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_TAIL, l->tail)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_B_CHUNKS, l->b_chunks)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_A_PIECES, l->a_pieces)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_PEER_B, l->peer_b)) != OOC_SUCCESS ||
         (st = ooc_set_trace(h, l->trace)) != OOC_SUCCESS ||
         (st = ooc_set(h, OOC_PARAM_MATH_MODE, l->tf32 ? OOC_MATH_TF32 : OOC_MATH_STRICT)) != OOC_SUCCESS)
