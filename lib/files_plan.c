@@ -306,6 +306,7 @@ ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, in
     p.tail_rep = plan->tail_rep;
     p.ring = 2;
     p.b_chunks = p.lead = p.a_pieces = 1;
+    p.a_slots = p.ring;
     if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INVALID_PARAM;
     if (block < 0 || block >= plan->blocks) return OOC_ERR_ROW_RANGE;
     ooc_plan_block(&p, block, row_begin, row_end);

@@ -14,9 +14,10 @@
  *   stream out:  waits ev_gemm[s]; D2H C(i)                 -> ev_out[s]
  *
  * A plan with A in k-pieces (plan.h) interleaves them instead: for piece u
- * of the panel (the pieces of all its blocks in order), in A slot j = u mod R,
+ * of the panel (the pieces of all its blocks in order), in A slot j = u mod
+ * RA (the pieces' own ring of slots),
  *
- *   stream in:   waits ev_pgemm[j] (piece u - R); H2D piece u -> ev_pin[j]
+ *   stream in:   waits ev_pgemm[j] (piece u - RA); H2D piece u -> ev_pin[j]
  *   compute:     waits ev_pin[j]; gemm of the piece into C(i) -> ev_pgemm[j]
  *
  * C(i) read in (beta != 0) before its first piece, ev_in[s] after its last
@@ -84,7 +85,9 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
         res->nstreams++;
     }
-    while (res->nevents < PIPE_EVENTS(pl->ring)) {
+    OOC_RETURN_ERROR_IF(pl->a_slots > OOC_MAX_RING, err, OOC_ERR_INTERNAL, "plan with %d A slots exceeds the limit",
+                        pl->a_slots);
+    while (res->nevents < PIPE_EVENTS(pl)) {
         OOC_FORWARD(o->event_create(be, &res->events[res->nevents], err));
         res->nevents++;
     }
@@ -191,7 +194,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.vc = make_view(&p->C, p->layout, OOC_OP_N, P.e);
     P.vcin = make_view(&p->c_in, p->layout, OOC_OP_N, P.e);
     ooc_status_t st = OOC_SUCCESS;
-    if (res->nstreams < pl->streams || res->nevents < PIPE_EVENTS(pl->ring) || pl->streams < 3)
+    if (res->nstreams < pl->streams || res->nevents < PIPE_EVENTS(pl) || pl->streams < 3)
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
     else if ((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL)
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
@@ -208,16 +211,19 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     char *d = res->dev;
     P.dB = d;
     d += align_up((size_t)pl->dev_b_bytes);
+    P.RA = pl->a_slots;
     for (int s = 0; s < P.R; s++) {
-        P.dA[s] = d;
-        d += align_up((size_t)pl->dev_a_slot_bytes);
         P.dC[s] = d;
         d += align_up((size_t)pl->dev_c_slot_bytes);
         P.ev_in[s] = res->events[3 * s];
         P.ev_gemm[s] = res->events[3 * s + 1];
         P.ev_out[s] = res->events[3 * s + 2];
-        P.ev_pin[s] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * s];
-        P.ev_pgemm[s] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * s + 1];
+    }
+    for (int j = 0; j < P.RA; j++) {
+        P.dA[j] = d;
+        d += align_up((size_t)pl->dev_a_slot_bytes);
+        P.ev_pin[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * j];
+        P.ev_pgemm[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * j + 1];
     }
     for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) P.ev_b[j] = res->events[3 * P.R + j];
     if (P.share) ooc_queue_register(queue, rank, be, P.dB, P.ev_b);

@@ -16,9 +16,9 @@
 #include "pipeline.h"
 
 #define ALIGN 256
-/* events a pipeline of R slots uses (ooc_res_t): ev_in, ev_gemm, ev_out per slot, ev_b per
- * chunk of op(B), then ev_pin, ev_pgemm per slot */
-#define PIPE_EVENTS(R) (5 * (R) + OOC_MAX_B_CHUNKS)
+/* events a pipeline uses (ooc_res_t): ev_in, ev_gemm, ev_out per ring slot, ev_b per chunk of
+ * op(B), then ev_pin, ev_pgemm per A slot */
+#define PIPE_EVENTS(pl) (3 * (pl)->ring + OOC_MAX_B_CHUNKS + 2 * (pl)->a_slots)
 /* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
 #define CLAIM_LAG 2
 
@@ -93,8 +93,9 @@ typedef struct {
     char *pin_in[OOC_MAX_RING], *pin_out[OOC_MAX_RING];
     ooc_event_t ev_in[OOC_MAX_RING], ev_gemm[OOC_MAX_RING], ev_out[OOC_MAX_RING];
     ooc_event_t ev_b[OOC_MAX_B_CHUNKS]; /* chunk j of op(B)'s panel is on the device */
-    ooc_event_t ev_pin[OOC_MAX_RING], ev_pgemm[OOC_MAX_RING]; /* A in k-pieces: piece in slot j copied in,
-                                                              * multiplied (pipeline.c) */
+    ooc_event_t ev_pin[OOC_MAX_RING], ev_pgemm[OOC_MAX_RING]; /* A in k-pieces: piece in A slot j copied
+                                                              * in, multiplied (pipeline.c) */
+    int RA;              /* A slots (the ring's R, or the pieces' own) */
     const void *unit;    /* 1 in the element type */
     ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
     int ncomp;

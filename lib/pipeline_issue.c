@@ -20,6 +20,52 @@ static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, siz
     *l1 = height * (size_t)(j + 1) / (size_t)P->pl->b_chunks;
 }
 
+/* A in k-pieces, op(B) pinned on one device: op(B)'s panel goes up in
+ * chunks of its depth (rows [depth j / Q, depth (j+1) / Q)) on the out
+ * stream, idle at the start of a panel, beside the first pieces' copies on
+ * the in stream; each of the first multiplies waits only for the chunks its
+ * piece reads. When (and how) op(B) arrives does not change any block's
+ * arithmetic. 0: not so. */
+static int b_depth_chunks(const pipe_t *P)
+{
+    if (P->pl->a_pieces < 2 || !P->p->B.pinned || P->share) return 0;
+    return P->pl->a_pieces < OOC_MAX_B_CHUNKS ? P->pl->a_pieces : OOC_MAX_B_CHUNKS;
+}
+
+/* Chunks of b_depth_chunks() that a piece reading rows [0, k1) of the panel's depth needs: those starting below k1. */
+static int b_chunks_needed(const pipe_t *P, int64_t k1)
+{
+    int q = b_depth_chunks(P), c = 0;
+    int64_t depth = P->k1 - P->k0;
+    while (c < q && depth * c / q < k1) c++;
+    return c;
+}
+
+static ooc_status_t upload_b_depth(pipe_t *P, ooc_err_t *err)
+{
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    int q = b_depth_chunks(P);
+    int64_t depth = P->k1 - P->k0;
+    for (int j = 0; j < q; j++) {
+        int64_t a = depth * j / q, b = depth * (j + 1) / q;
+        if (b > a) {
+            /* lines of op(B) are its columns (a part of each) or its rows (some of them) */
+            int cols = P->vb.rows_contig;
+            size_t off = cols ? (size_t)a * P->e : (size_t)a * rb.width;
+            size_t soff = cols ? (size_t)a * P->e : (size_t)a * rb.pitch;
+            size_t width = cols ? (size_t)(b - a) * P->e : rb.width, height = cols ? rb.height : (size_t)(b - a);
+            int tr = TR_START(P, P->s_out);
+            OOC_FORWARD(P->o->copy2d(P->be, P->dB + off, rb.width, rb.ptr + soff, rb.pitch, width, height, OOC_H2D,
+                                     P->s_out, err));
+            TR_END(P, P->s_out, tr, "H2D B", OOC_LANE_IN, P->g0);
+            ooc_pipe_count(P, width * height, 0, 0, 0);
+        }
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_out, err));
+    }
+    ooc_pipe_advance(P, &P->b_staged, 1);
+    return OOC_SUCCESS;
+}
+
 /* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in), chunk
  * by chunk, recording ev_b[j] when chunk j is there. op(B) shared: only
  * this device's chunks come from the host (each posted for the others);
@@ -30,6 +76,7 @@ static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, siz
 static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
 {
     *stopped = 0;
+    if (b_depth_chunks(P)) return upload_b_depth(P, err);
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     size_t lines = P->p->B.pinned ? rb.height : P->pl->pin_in_slot_bytes / rb.width;
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
@@ -143,8 +190,8 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
 }
 
 /* Turn t's block in k-pieces (plan.h, pipeline.c): piece after piece, its
- * copy-in on the in stream into A slot u mod R (u counting the panel's
- * pieces) once the multiply of piece u - R has freed it, then its multiply
+ * copy-in on the in stream into A slot u mod RA (u counting the panel's
+ * pieces) once the multiply of piece u - RA has freed it, then its multiply
  * into C on sc, with beta the first time and 1 after. *g is the block's
  * whole multiply. */
 static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const ooc_tile_gemm_t *g, ooc_err_t *err)
@@ -157,13 +204,13 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const oo
     rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     int64_t depth = P->k1 - P->k0, q = P->pl->a_pieces;
-    int first = 1;
+    int first = 1, waited = 0;
     for (int64_t p = 0; p < q; p++) {
         int64_t k0 = depth * p / q, k1 = depth * (p + 1) / q;
         if (k1 == k0) continue; /* a last k-panel shallower than the pieces */
         int64_t u = P->pieces++;
-        int j = (int)(u % P->R);
-        if (u >= P->R) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_pgemm[j], err));
+        int j = (int)(u % P->RA);
+        if (u >= P->RA) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_pgemm[j], err));
         rect_t rp = rect(&P->va, r0, r1, P->k0 + k0, P->k0 + k1);
         const char *src = rp.ptr;
         size_t spitch = rp.pitch;
@@ -178,6 +225,10 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const oo
         OOC_FORWARD(o->event_record(be, P->ev_pin[j], P->s_in, err));
 
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_pin[j], err));
+        if (t < P->ncomp) { /* a compute stream's first turn: the chunks of op(B) this piece reads */
+            int need = b_chunks_needed(P, k1);
+            for (; waited < need; waited++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[waited], err));
+        }
         ooc_tile_gemm_t x = *g;
         x.k = (int)(k1 - k0);
         x.A = P->dA[j];
@@ -222,7 +273,7 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
                          (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
     int chunks = split ? P->pl->b_chunks : 1;
     if (pieces) {
-        if (t == 0)
+        if (t == 0 && !b_depth_chunks(P)) /* else each piece waits for its chunks */
             for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
         OOC_FORWARD(issue_pieces(P, t, sc, &g, err));
         chunks = 0;

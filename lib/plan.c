@@ -64,9 +64,11 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     r.b = mulu(e, mulu((uint64_t)kb, (uint64_t)nb));
     /* a device slot holds one k-piece of the block; a staging slot all of it */
     uint64_t a_block = mulu(e, mulu((uint64_t)mb, (uint64_t)kb));
-    r.a_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)ceil_div(kb, c->q)));
+    int64_t q = min64(c->q, kb); /* pieces at least a row of op(B) deep */
+    r.a_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)ceil_div(kb, q)));
     r.c_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)nb));
-    r.dev = addu(r.b, mulu(R, addu(r.a_slot, r.c_slot)));
+    uint64_t RA = q > 1 ? OOC_PLAN_PIECE_SLOTS : R; /* pieces: a ring of their own */
+    r.dev = addu(addu(r.b, mulu(R, r.c_slot)), mulu(RA, r.a_slot));
     r.pin_in = addu(c->sa ? a_block : 0, (c->sc && r.c_read) ? r.c_slot : 0);
     if (c->sb) {
         /* B panels are staged in chunks through the in slots: room for one
@@ -221,8 +223,9 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     p->b_chunks = q < 1 ? 1 : q;
     /* a block in k-pieces needs all of op(B)'s panel for its first piece:
      * op(B) goes up in one chunk */
-    p->a_pieces = (int)min64(c->q, kb); /* pieces at least a row of op(B) deep (the same sizes) */
+    p->a_pieces = (int)min64(c->q, kb); /* as need() */
     if (p->a_pieces > 1) p->b_chunks = 1;
+    p->a_slots = p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : c->ring;
     p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
 }
 
@@ -247,7 +250,8 @@ ooc_status_t ooc_plan_check(const ooc_plan_t *p)
         p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
         p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks || p->tail_rep < 1 ||
         p->tail_rep > OOC_PLAN_MAX_TAIL_REP || (p->tail == 0 && p->tail_rep != 1) || p->a_pieces < 1 ||
-        p->a_pieces > OOC_PLAN_MAX_A_PIECES || p->a_pieces > p->kb || (p->a_pieces > 1 && p->b_chunks != 1))
+        p->a_pieces > OOC_PLAN_MAX_A_PIECES || p->a_pieces > p->kb || (p->a_pieces > 1 && p->b_chunks != 1) ||
+        p->a_slots < 2 || p->a_slots > OOC_PLAN_MAX_RING)
         return OOC_ERR_INTERNAL;
     if (p->n_panels != ceil_div(p->n, p->nb) || p->k_panels != ceil_div(p->k, p->kb)) return OOC_ERR_INTERNAL;
     /* the body's blocks of mb rows then the tail's shrinking ones tile [0, m)

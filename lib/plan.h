@@ -59,9 +59,11 @@ typedef struct {
     int a_pieces;             /* op(A)'s block goes up in this many k-pieces (rows [kb p / q, kb (p+1) / q)
                                * of the panel's depth), multiplied one after another into C; its device
                                * slots hold one piece. 1: whole. With pieces, op(B) goes up in one chunk */
+    int a_slots;              /* device slots for op(A): `ring` (whole blocks), or OOC_PLAN_PIECE_SLOTS
+                               * (pieces: a piece is copied in while two are multiplied or waiting) */
     int ring, streams;
     int c_read;               /* some panel reads C in (beta != 0 or k_panels > 1) */
-    /* device bytes: resident panel, one ring slot's A and C parts, total */
+    /* device bytes: resident panel, one A slot, one C slot (ring of them), total */
     uint64_t dev_b_bytes, dev_a_slot_bytes, dev_c_slot_bytes, device_bytes;
     /* pinned staging bytes: one ring slot's in part (A [+ C] or a chunk of B),
      * one slot's out part (C), total */
@@ -73,8 +75,9 @@ typedef struct {
 } ooc_plan_t;
 
 #define OOC_MAX_B_CHUNKS 8
-/* Most k-pieces of a block of op(A). */
+/* Most k-pieces of a block of op(A), and the device slots the pieces go round. */
 #define OOC_PLAN_MAX_A_PIECES 64
+#define OOC_PLAN_PIECE_SLOTS 3
 /* Most blocks of one tail size (OOC_MAX_DEVICES). */
 #define OOC_PLAN_MAX_TAIL_REP 16
 /* Most device slots a plan may have (the pipeline's OOC_MAX_RING). */

@@ -71,7 +71,10 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     REQUIRE(p->a_pieces >= 1 && p->a_pieces <= p->kb && (p->a_pieces == 1 || p->b_chunks == 1));
     if (in->a_pieces) REQUIRE(p->a_pieces == (in->a_pieces < p->kb ? in->a_pieces : p->kb));
     uint64_t piece = (uint64_t)((p->kb + p->a_pieces - 1) / p->a_pieces);
-    uint64_t dev = e * ((uint64_t)p->kb * (uint64_t)p->nb + R * (uint64_t)p->mb * (piece + (uint64_t)p->nb));
+    uint64_t RA = (uint64_t)p->a_slots;
+    REQUIRE(RA == (p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : R));
+    uint64_t dev = e * ((uint64_t)p->kb * (uint64_t)p->nb + R * (uint64_t)p->mb * (uint64_t)p->nb +
+                        RA * (uint64_t)p->mb * piece);
     REQUIRE(p->device_bytes == dev);
     REQUIRE(p->device_bytes <= in->device_budget);
     REQUIRE(p->host_bytes <= in->host_budget);
