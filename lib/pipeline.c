@@ -225,7 +225,10 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.ev_pin[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * j];
         P.ev_pgemm[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * j + 1];
     }
-    for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) P.ev_b[j] = res->events[3 * P.R + j];
+    for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) {
+        P.ev_b[j] = res->events[3 * P.R + j];
+        P.ev_cpart[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * P.RA + j];
+    }
     if (P.share) ooc_queue_register(queue, rank, be, P.dB, P.ev_b);
     char *h = res->pin;
     for (int s = 0; h && s < P.R; s++) {

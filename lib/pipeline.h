@@ -56,7 +56,7 @@ typedef struct {
     size_t pin_bytes;
     ooc_stream_t streams[OOC_MAX_STREAMS];
     int nstreams;
-    ooc_event_t events[5 * OOC_MAX_RING + OOC_MAX_B_CHUNKS]; /* 5 per slot, 1 per chunk of op(B) */
+    ooc_event_t events[5 * OOC_MAX_RING + 2 * OOC_MAX_B_CHUNKS]; /* at most 5 per slot, 2 per chunk of op(B) */
     int nevents;
 } ooc_res_t;
 

@@ -17,8 +17,8 @@
 
 #define ALIGN 256
 /* events a pipeline uses (ooc_res_t): ev_in, ev_gemm, ev_out per ring slot, ev_b per chunk of
- * op(B), then ev_pin, ev_pgemm per A slot */
-#define PIPE_EVENTS(pl) (3 * (pl)->ring + OOC_MAX_B_CHUNKS + 2 * (pl)->a_slots)
+ * op(B), ev_pin, ev_pgemm per A slot, then ev_cpart per chunk of op(B) */
+#define PIPE_EVENTS(pl) (3 * (pl)->ring + 2 * OOC_MAX_B_CHUNKS + 2 * (pl)->a_slots)
 /* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
 #define CLAIM_LAG 2
 
@@ -96,6 +96,7 @@ typedef struct {
     ooc_event_t ev_pin[OOC_MAX_RING], ev_pgemm[OOC_MAX_RING]; /* A in k-pieces: piece in A slot j copied
                                                               * in, multiplied (pipeline.c) */
     int RA;              /* A slots (the ring's R, or the pieces' own) */
+    ooc_event_t ev_cpart[OOC_MAX_B_CHUNKS]; /* a lead block's columns of chunk j multiplied (issue_rest) */
     const void *unit;    /* 1 in the element type */
     ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
     int ncomp;

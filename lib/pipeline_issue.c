@@ -20,52 +20,6 @@ static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, siz
     *l1 = height * (size_t)(j + 1) / (size_t)P->pl->b_chunks;
 }
 
-/* A in k-pieces, op(B) pinned on one device: op(B)'s panel goes up in
- * chunks of its depth (rows [depth j / Q, depth (j+1) / Q)) on the out
- * stream, idle at the start of a panel, beside the first pieces' copies on
- * the in stream; each of the first multiplies waits only for the chunks its
- * piece reads. When (and how) op(B) arrives does not change any block's
- * arithmetic. 0: not so. */
-static int b_depth_chunks(const pipe_t *P)
-{
-    if (P->pl->a_pieces < 2 || !P->p->B.pinned || P->share) return 0;
-    return P->pl->a_pieces < OOC_MAX_B_CHUNKS ? P->pl->a_pieces : OOC_MAX_B_CHUNKS;
-}
-
-/* Chunks of b_depth_chunks() that a piece reading rows [0, k1) of the panel's depth needs: those starting below k1. */
-static int b_chunks_needed(const pipe_t *P, int64_t k1)
-{
-    int q = b_depth_chunks(P), c = 0;
-    int64_t depth = P->k1 - P->k0;
-    while (c < q && depth * c / q < k1) c++;
-    return c;
-}
-
-static ooc_status_t upload_b_depth(pipe_t *P, ooc_err_t *err)
-{
-    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
-    int q = b_depth_chunks(P);
-    int64_t depth = P->k1 - P->k0;
-    for (int j = 0; j < q; j++) {
-        int64_t a = depth * j / q, b = depth * (j + 1) / q;
-        if (b > a) {
-            /* lines of op(B) are its columns (a part of each) or its rows (some of them) */
-            int cols = P->vb.rows_contig;
-            size_t off = cols ? (size_t)a * P->e : (size_t)a * rb.width;
-            size_t soff = cols ? (size_t)a * P->e : (size_t)a * rb.pitch;
-            size_t width = cols ? (size_t)(b - a) * P->e : rb.width, height = cols ? rb.height : (size_t)(b - a);
-            int tr = TR_START(P, P->s_out);
-            OOC_FORWARD(P->o->copy2d(P->be, P->dB + off, rb.width, rb.ptr + soff, rb.pitch, width, height, OOC_H2D,
-                                     P->s_out, err));
-            TR_END(P, P->s_out, tr, "H2D B", OOC_LANE_IN, P->g0);
-            ooc_pipe_count(P, width * height, 0, 0, 0);
-        }
-        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_out, err));
-    }
-    ooc_pipe_advance(P, &P->b_staged, 1);
-    return OOC_SUCCESS;
-}
-
 /* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in), chunk
  * by chunk, recording ev_b[j] when chunk j is there. op(B) shared: only
  * this device's chunks come from the host (each posted for the others);
@@ -76,7 +30,6 @@ static ooc_status_t upload_b_depth(pipe_t *P, ooc_err_t *err)
 static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
 {
     *stopped = 0;
-    if (b_depth_chunks(P)) return upload_b_depth(P, err);
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     size_t lines = P->p->B.pinned ? rb.height : P->pl->pin_in_slot_bytes / rb.width;
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
@@ -204,7 +157,7 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const oo
     rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     int64_t depth = P->k1 - P->k0, q = P->pl->a_pieces;
-    int first = 1, waited = 0;
+    int first = 1;
     for (int64_t p = 0; p < q; p++) {
         int64_t k0 = depth * p / q, k1 = depth * (p + 1) / q;
         if (k1 == k0) continue; /* a last k-panel shallower than the pieces */
@@ -225,10 +178,6 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const oo
         OOC_FORWARD(o->event_record(be, P->ev_pin[j], P->s_in, err));
 
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_pin[j], err));
-        if (t < P->ncomp) { /* a compute stream's first turn: the chunks of op(B) this piece reads */
-            int need = b_chunks_needed(P, k1);
-            for (; waited < need; waited++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[waited], err));
-        }
         ooc_tile_gemm_t x = *g;
         x.k = (int)(k1 - k0);
         x.A = P->dA[j];
@@ -247,9 +196,36 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const oo
     return OOC_SUCCESS;
 }
 
+/* Copy C's columns [l0, l1) of turn t's block out (stream out, once ev
+ * says they are multiplied), from the block's slot s; all of them: 0, n. */
+static ooc_status_t copy_out_cols(pipe_t *P, int64_t t, size_t l0, size_t l1, ooc_event_t ev, const char *name,
+                                  ooc_err_t *err)
+{
+    int s = slot_of(P, t);
+    int64_t i = P->turn[t], r0, r1;
+    block_rows(P, i, &r0, &r1);
+    rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+    rect_t part = rect(&P->vc, r0, r1, P->c0 + (int64_t)l0, P->c0 + (int64_t)l1);
+    size_t off = P->vc.rows_contig ? l0 * rc.width : l0 * P->e; /* where those columns start in the tile */
+    OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, ev, err));
+    int tr = TR_START(P, P->s_out);
+    if (P->stage_cout)
+        OOC_FORWARD(P->o->copy2d(P->be, P->pin_out[s] + off, rc.width, P->dC[s] + off, rc.width, part.width,
+                                 part.height, OOC_D2H, P->s_out, err));
+    else
+        OOC_FORWARD(P->o->copy2d(P->be, (char *)part.ptr, part.pitch, P->dC[s] + off, rc.width, part.width,
+                                 part.height, OOC_D2H, P->s_out, err));
+    TR_END(P, P->s_out, tr, name, OOC_LANE_OUT, P->g0 + i);
+    ooc_pipe_count(P, 0, part.width * part.height, 0, 0);
+    return OOC_SUCCESS;
+}
+
 /* Turn t's multiply and copy-out. A lead block (pipeline.h) is multiplied
- * chunk by chunk of op(B), waiting for each chunk; the first turn of any
- * other block waits for all of op(B). */
+ * chunk by chunk of op(B), waiting for each chunk; when the chunks are
+ * columns of op(B) their columns of C are final at once and go out chunk by
+ * chunk (the copy-out starts a block's multiply earlier: tall and TF32
+ * shapes, where copying out takes as long as the rest). The first turn of
+ * any other block waits for all of op(B). */
 static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
@@ -261,6 +237,7 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     int split = i < P->pl->lead && P->pl->b_chunks > 1;
+    int cols_out = split && P->vb.rows_contig; /* C's columns go out chunk by chunk */
 
     ooc_stream_t sc = P->s_comp[t % P->ncomp];
     int pieces = P->pl->a_pieces > 1;
@@ -272,8 +249,10 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
                          (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
                          (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
     int chunks = split ? P->pl->b_chunks : 1;
+    if (cols_out && P->stage_cout && reuses_slot(P, t) && !ooc_pipe_await(P, &P->written, t - P->R + 1))
+        return OOC_ERR_INTERNAL; /* aborted */
     if (pieces) {
-        if (t == 0 && !b_depth_chunks(P)) /* else each piece waits for its chunks */
+        if (t == 0)
             for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
         OOC_FORWARD(issue_pieces(P, t, sc, &g, err));
         chunks = 0;
@@ -300,19 +279,21 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
         int tr = TR_START(P, sc);
         OOC_FORWARD(o->gemm(be, sc, &q, err));
         TR_END(P, sc, tr, split ? "gemm (chunk of B)" : "gemm", OOC_LANE_COMPUTE, P->g0 + i);
+        if (cols_out) {
+            size_t l0, l1;
+            b_chunk_lines(P, rb.height, j, &l0, &l1);
+            OOC_FORWARD(o->event_record(be, P->ev_cpart[j], sc, err));
+            OOC_FORWARD(copy_out_cols(P, t, l0, l1, P->ev_cpart[j], "D2H C (chunk of B)", err));
+        }
     }
     OOC_FORWARD(o->event_record(be, P->ev_gemm[s], sc, err));
 
     /* out */
-    OOC_FORWARD(o->stream_wait(be, P->s_out, P->ev_gemm[s], err));
-    if (P->stage_cout && reuses_slot(P, t) && !ooc_pipe_await(P, &P->written, t - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
-    int tr = TR_START(P, P->s_out);
-    if (P->stage_cout)
-        OOC_FORWARD(o->copy2d(be, P->pin_out[s], rc.width, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
-    else
-        OOC_FORWARD(o->copy2d(be, (char *)rc.ptr, rc.pitch, P->dC[s], rc.width, rc.width, rc.height, OOC_D2H, P->s_out, err));
-    TR_END(P, P->s_out, tr, "D2H C", OOC_LANE_OUT, P->g0 + i);
-    ooc_pipe_count(P, 0, rc.width * rc.height, 0, 0);
+    if (!cols_out) {
+        if (P->stage_cout && reuses_slot(P, t) && !ooc_pipe_await(P, &P->written, t - P->R + 1))
+            return OOC_ERR_INTERNAL; /* aborted */
+        OOC_FORWARD(copy_out_cols(P, t, 0, (size_t)(P->c1 - P->c0), P->ev_gemm[s], "D2H C", err));
+    }
     OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
     pthread_mutex_lock(&P->mu);
     P->stats.blocks++;
