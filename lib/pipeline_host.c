@@ -90,17 +90,18 @@ void *ooc_pipe_reader_main(void *arg)
             if (!ooc_pipe_await(P, &P->issued, t - CLAIM_LAG + 1)) return NULL;
             if (P->o->event_sync(P->be, P->ev_gemm[slot_of(P, t - CLAIM_LAG)], &err) != OOC_SUCCESS) goto failed;
         }
+        /* A in k-pieces: the first block's pieces leave the slot only after
+         * op(B)'s upload (which they wait for), so op(B) goes through the
+         * slots first (pipeline_issue.c): once the panel has a block for
+         * this device (else op(B) is not uploaded in the loop), wait for it */
+        if (t == 0 && P->pl->a_pieces > 1) {
+            if (ooc_pipe_block_of(P, t) < 0) break;
+            if (!ooc_pipe_await(P, &P->b_staged, 1)) return NULL;
+        }
         /* slot s may still feed the H2D of a chunk of op(B) */
         if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
         int64_t i = ooc_pipe_block_of(P, t);
         if (i < 0) break;
-        /* A in k-pieces: the first block's pieces leave the slot only after
-         * op(B)'s upload (which they wait for), so op(B)'s chunks go through
-         * the slots first */
-        if (t == 0 && P->pl->a_pieces > 1) {
-            if (!ooc_pipe_await(P, &P->b_staged, 1)) return NULL;
-            if (P->o->event_sync(P->be, P->ev_in[s], &err) != OOC_SUCCESS) goto failed;
-        }
         int64_t r0, r1;
         block_rows(P, i, &r0, &r1);
         rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
