@@ -84,13 +84,20 @@ static float copy_once(bufs &b, size_t payload, size_t w, int ns, int h2d, int d
     return ms;
 }
 
-static double copy_rate(bufs &b, size_t payload, size_t w, int ns, int h2d, int d2h)
+// The least of three timings (ms) of f().
+template <class F> static float best_of_3(F f)
 {
     float best = 1e30f;
     for (int r = 0; r < 3; r++) {
-        float ms = copy_once(b, payload, w, ns, h2d, d2h);
+        float ms = f();
         if (ms < best) best = ms;
     }
+    return best;
+}
+
+static double copy_rate(bufs &b, size_t payload, size_t w, int ns, int h2d, int d2h)
+{
+    float best = best_of_3([&] { return copy_once(b, payload, w, ns, h2d, d2h); });
     return (double)payload * ((h2d ? 1 : 0) + (d2h ? 1 : 0)) / (best * 1e-3) / 1e9;
 }
 
@@ -194,11 +201,7 @@ static float kernel_once(bufs &b, size_t payload, size_t w, int blocks, int thre
 
 static double kernel_rate(bufs &b, size_t payload, size_t w, int blocks, int threads, int scatter)
 {
-    float best = 1e30f;
-    for (int r = 0; r < 3; r++) {
-        float ms = kernel_once(b, payload, w, blocks, threads, scatter);
-        if (ms < best) best = ms;
-    }
+    float best = best_of_3([&] { return kernel_once(b, payload, w, blocks, threads, scatter); });
     return (double)(payload / w * w) / (best * 1e-3) / 1e9;
 }
 

@@ -98,6 +98,26 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
     return OOC_SUCCESS;
 }
 
+/* What issuing turn t works on: its slot, its block and rows, and the
+ * rectangles of op(A), op(B) and C that the block reads and writes. */
+typedef struct {
+    int s;
+    int64_t i, r0, r1;
+    rect_t ra, rb, rc;
+} turn_t;
+
+static turn_t turn_at(const pipe_t *P, int64_t t)
+{
+    turn_t u;
+    u.s = slot_of(P, t);
+    u.i = P->turn[t];
+    block_rows(P, u.i, &u.r0, &u.r1);
+    u.ra = rect(&P->va, u.r0, u.r1, P->k0, P->k1);
+    u.rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    u.rc = rect(&P->vc, u.r0, u.r1, P->c0, P->c1);
+    return u;
+}
+
 /* Rectangle r into the dense device tile dst on the in stream: from the
  * pinned staging at pin (lines packed) when staged, else where it lies. */
 static ooc_status_t copy_in_rect(pipe_t *P, void *dst, const rect_t *r, const char *pin, ooc_err_t *err)
@@ -115,10 +135,8 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
     ooc_be_t *be = P->be;
-    int s = slot_of(P, t);
-    int64_t i = P->turn[t], r0, r1;
-    block_rows(P, i, &r0, &r1);
-    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
+    turn_t u = turn_at(P, t);
+    int s = u.s;
 
     if ((P->stage_a || P->stage_cin) && !ooc_pipe_await(P, &P->staged, t + 1)) return OOC_ERR_INTERNAL; /* aborted */
 
@@ -130,12 +148,12 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
     int pieces = P->pl->a_pieces > 1;
     if (pieces && !P->c_read) return OOC_SUCCESS;
     int tr = TR_START(P, P->s_in);
-    if (!pieces) OOC_FORWARD(copy_in_rect(P, P->dA[s], &ra, P->stage_a ? P->pin_in[s] : NULL, err));
+    if (!pieces) OOC_FORWARD(copy_in_rect(P, P->dA[s], &u.ra, P->stage_a ? P->pin_in[s] : NULL, err));
     if (P->c_read) {
-        rect_t rci = rect(&P->vcin, r0, r1, P->c0, P->c1);
-        OOC_FORWARD(copy_in_rect(P, P->dC[s], &rci, P->stage_cin ? P->pin_in[s] + a_part(P, &ra) : NULL, err));
+        rect_t rci = rect(&P->vcin, u.r0, u.r1, P->c0, P->c1);
+        OOC_FORWARD(copy_in_rect(P, P->dC[s], &rci, P->stage_cin ? P->pin_in[s] + a_part(P, &u.ra) : NULL, err));
     }
-    TR_END(P, P->s_in, tr, pieces ? "H2D C" : P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + i);
+    TR_END(P, P->s_in, tr, pieces ? "H2D C" : P->c_read ? "H2D A+C" : "H2D A", OOC_LANE_IN, P->g0 + u.i);
     if (pieces) return OOC_SUCCESS; /* ev_in after the last piece */
     OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);
@@ -143,37 +161,33 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
 }
 
 /* Turn t's block in k-pieces (plan.h, pipeline.c): piece after piece, its
- * copy-in on the in stream into A slot u mod RA (u counting the panel's
- * pieces) once the multiply of piece u - RA has freed it, then its multiply
+ * copy-in on the in stream into A slot n mod RA (n counting the panel's
+ * pieces) once the multiply of piece n - RA has freed it, then its multiply
  * into C on sc, with beta the first time and 1 after. *g is the block's
  * whole multiply. */
-static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const ooc_tile_gemm_t *g, ooc_err_t *err)
+static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stream_t sc, const ooc_tile_gemm_t *g,
+                                 ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
     ooc_be_t *be = P->be;
-    int s = slot_of(P, t);
-    int64_t i = P->turn[t], r0, r1;
-    block_rows(P, i, &r0, &r1);
-    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
-    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     int64_t depth = P->k1 - P->k0, q = P->pl->a_pieces;
     int first = 1;
     for (int64_t p = 0; p < q; p++) {
         int64_t k0 = depth * p / q, k1 = depth * (p + 1) / q;
         if (k1 == k0) continue; /* a last k-panel shallower than the pieces */
-        int64_t u = P->pieces++;
-        int j = (int)(u % P->RA);
-        if (u >= P->RA) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_pgemm[j], err));
-        rect_t rp = rect(&P->va, r0, r1, P->k0 + k0, P->k0 + k1);
+        int64_t n = P->pieces++;
+        int j = (int)(n % P->RA);
+        if (n >= P->RA) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_pgemm[j], err));
+        rect_t rp = rect(&P->va, u->r0, u->r1, P->k0 + k0, P->k0 + k1);
         const char *src = rp.ptr;
         size_t spitch = rp.pitch;
         if (P->stage_a) { /* the whole block is packed in staging slot s, lines of ra.width */
-            src = P->pin_in[s] + (P->va.rows_contig ? (size_t)k0 * ra.width : (size_t)k0 * P->e);
-            spitch = ra.width;
+            src = P->pin_in[u->s] + (P->va.rows_contig ? (size_t)k0 * u->ra.width : (size_t)k0 * P->e);
+            spitch = u->ra.width;
         }
         int tr = TR_START(P, P->s_in);
         OOC_FORWARD(o->copy2d(be, P->dA[j], rp.width, src, spitch, rp.width, rp.height, OOC_H2D, P->s_in, err));
-        TR_END(P, P->s_in, tr, "H2D A piece", OOC_LANE_IN, P->g0 + i);
+        TR_END(P, P->s_in, tr, "H2D A piece", OOC_LANE_IN, P->g0 + u->i);
         ooc_pipe_count(P, rp.width * rp.height, 0, 0, 0);
         OOC_FORWARD(o->event_record(be, P->ev_pin[j], P->s_in, err));
 
@@ -182,30 +196,28 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, ooc_stream_t sc, const oo
         x.k = (int)(k1 - k0);
         x.A = P->dA[j];
         x.lda = (int)(rp.width / P->e);
-        x.B = P->dB + (P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * rb.width);
+        x.B = P->dB + (P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * u->rb.width);
         if (!first) x.beta = P->unit;
         first = 0;
         tr = TR_START(P, sc);
         OOC_FORWARD(o->gemm(be, sc, &x, err));
-        TR_END(P, sc, tr, "gemm (piece of A)", OOC_LANE_COMPUTE, P->g0 + i);
+        TR_END(P, sc, tr, "gemm (piece of A)", OOC_LANE_COMPUTE, P->g0 + u->i);
         OOC_FORWARD(o->event_record(be, P->ev_pgemm[j], sc, err));
     }
     /* every copy-in of the block is issued: its staging slot is free once they are done */
-    OOC_FORWARD(o->event_record(be, P->ev_in[s], P->s_in, err));
+    OOC_FORWARD(o->event_record(be, P->ev_in[u->s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);
     return OOC_SUCCESS;
 }
 
-/* Copy C's columns [l0, l1) of turn t's block out (stream out, once ev
- * says they are multiplied), from the block's slot s; all of them: 0, n. */
-static ooc_status_t copy_out_cols(pipe_t *P, int64_t t, size_t l0, size_t l1, ooc_event_t ev, const char *name,
+/* Copy C's columns [l0, l1) of a turn's block out (stream out, once ev
+ * says they are multiplied), from the turn's slot; all of them: 0, n. */
+static ooc_status_t copy_out_cols(pipe_t *P, const turn_t *u, size_t l0, size_t l1, ooc_event_t ev, const char *name,
                                   ooc_err_t *err)
 {
-    int s = slot_of(P, t);
-    int64_t i = P->turn[t], r0, r1;
-    block_rows(P, i, &r0, &r1);
-    rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
-    rect_t part = rect(&P->vc, r0, r1, P->c0 + (int64_t)l0, P->c0 + (int64_t)l1);
+    int s = u->s;
+    const rect_t rc = u->rc;
+    rect_t part = rect(&P->vc, u->r0, u->r1, P->c0 + (int64_t)l0, P->c0 + (int64_t)l1);
     size_t off = P->vc.rows_contig ? l0 * rc.width : l0 * P->e; /* where those columns start in the tile */
     OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, ev, err));
     int tr = TR_START(P, P->s_out);
@@ -215,9 +227,17 @@ static ooc_status_t copy_out_cols(pipe_t *P, int64_t t, size_t l0, size_t l1, oo
     else
         OOC_FORWARD(P->o->copy2d(P->be, (char *)part.ptr, part.pitch, P->dC[s] + off, rc.width, part.width,
                                  part.height, OOC_D2H, P->s_out, err));
-    TR_END(P, P->s_out, tr, name, OOC_LANE_OUT, P->g0 + i);
+    TR_END(P, P->s_out, tr, name, OOC_LANE_OUT, P->g0 + u->i);
     ooc_pipe_count(P, 0, part.width * part.height, 0, 0);
     return OOC_SUCCESS;
+}
+
+/* Staged C: the writer has emptied the pinned out-slot of turn t - R
+ * (always, when the slot is not reused or C goes straight to the user); 0
+ * when the run was aborted meanwhile. */
+static int out_slot_free(pipe_t *P, int64_t t)
+{
+    return !P->stage_cout || !reuses_slot(P, t) || ooc_pipe_await(P, &P->written, t - P->R + 1);
 }
 
 /* Turn t's multiply and copy-out. A lead block (pipeline.h) is multiplied
@@ -230,12 +250,10 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = P->o;
     ooc_be_t *be = P->be;
-    int s = slot_of(P, t);
-    int64_t i = P->turn[t], r0, r1;
-    block_rows(P, i, &r0, &r1);
-    rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
-    rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
-    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    turn_t u = turn_at(P, t);
+    int s = u.s;
+    int64_t i = u.i;
+    const rect_t ra = u.ra, rb = u.rb, rc = u.rc;
     int split = i < P->pl->lead && P->pl->b_chunks > 1;
     int cols_out = split && P->vb.rows_contig; /* C's columns go out chunk by chunk */
 
@@ -245,18 +263,14 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     if (reuses_slot(P, t) && !P->c_read) /* C part of slot s still being copied out */
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));
     const ooc_problem_t *p = P->p;
-    ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(r1 - r0), (int)(P->c1 - P->c0),
+    ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(u.r1 - u.r0), (int)(P->c1 - P->c0),
                          (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
                          (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
-    int chunks = split ? P->pl->b_chunks : 1;
-    if (cols_out && P->stage_cout && reuses_slot(P, t) && !ooc_pipe_await(P, &P->written, t - P->R + 1))
-        return OOC_ERR_INTERNAL; /* aborted */
-    if (pieces) {
-        if (t == 0)
-            for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
-        OOC_FORWARD(issue_pieces(P, t, sc, &g, err));
-        chunks = 0;
-    }
+    if (cols_out && !out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
+    if (t == 0 && !split) /* all of op(B): its chunks may come on two streams (shared) */
+        for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
+    if (pieces) OOC_FORWARD(issue_pieces(P, t, &u, sc, &g, err));
+    int chunks = pieces ? 0 : split ? P->pl->b_chunks : 1;
     for (int j = 0; j < chunks; j++) {
         ooc_tile_gemm_t q = g;
         if (split) {
@@ -273,8 +287,6 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
                 q.A = P->dA[s] + (P->va.rows_contig ? l0 * ra.width : l0 * P->e);
                 if (j > 0) q.beta = P->unit;
             }
-        } else if (t == 0) { /* all of op(B): its chunks may come on two streams (shared) */
-            for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
         }
         int tr = TR_START(P, sc);
         OOC_FORWARD(o->gemm(be, sc, &q, err));
@@ -283,16 +295,15 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
             size_t l0, l1;
             b_chunk_lines(P, rb.height, j, &l0, &l1);
             OOC_FORWARD(o->event_record(be, P->ev_cpart[j], sc, err));
-            OOC_FORWARD(copy_out_cols(P, t, l0, l1, P->ev_cpart[j], "D2H C (chunk of B)", err));
+            OOC_FORWARD(copy_out_cols(P, &u, l0, l1, P->ev_cpart[j], "D2H C (chunk of B)", err));
         }
     }
     OOC_FORWARD(o->event_record(be, P->ev_gemm[s], sc, err));
 
     /* out */
     if (!cols_out) {
-        if (P->stage_cout && reuses_slot(P, t) && !ooc_pipe_await(P, &P->written, t - P->R + 1))
-            return OOC_ERR_INTERNAL; /* aborted */
-        OOC_FORWARD(copy_out_cols(P, t, 0, (size_t)(P->c1 - P->c0), P->ev_gemm[s], "D2H C", err));
+        if (!out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
+        OOC_FORWARD(copy_out_cols(P, &u, 0, (size_t)(P->c1 - P->c0), P->ev_gemm[s], "D2H C", err));
     }
     OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
     pthread_mutex_lock(&P->mu);

@@ -395,9 +395,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
-               1, in->a_pieces};
-    /* pieces asked for: that many, at most one row of op(B) each */
-    if (in->a_pieces > 1) c.q = (int)min64(in->a_pieces, in->k);
+               in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces};
     return c;
 }
 

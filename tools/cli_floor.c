@@ -86,6 +86,22 @@ void floor_traffic(floor_t *f, const ooc_stats_t *st)
  * alone (f->cpu: there is no bus to measure). A failed measurement leaves
  * the figure unknown, with a warning unless quiet.
  */
+/* One rate of 1 GiB moved, measured by fn into *gbps (GB/s) and *measured;
+ * a failure leaves them as they were, with a warning unless quiet. */
+static void measure_gbps(ooc_handle_t *h, ooc_status_t (*fn)(ooc_handle_t *, size_t, double *), const char *what,
+                         int quiet, double *gbps, int *measured)
+{
+    double bw;
+    ooc_status_t st = fn(h, (size_t)1 << 30, &bw);
+    if (st == OOC_SUCCESS) {
+        *gbps = bw / 1e9;
+        *measured = 1;
+    } else if (!quiet) {
+        fprintf(stderr, "%s: warning: cannot measure %s: %s: %s\n", progname, what, ooc_status_string(st),
+                ooc_last_error(h));
+    }
+}
+
 void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                    floor_t *f)
 {
@@ -102,28 +118,10 @@ void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t
                     ooc_last_error(h));
         }
     }
-    if (!f->cpu && f->bw_both <= 0) {
-        double both;
-        ooc_status_t st = ooc_measure_bandwidth_both(h, (size_t)1 << 30, &both);
-        if (st == OOC_SUCCESS) {
-            f->bw_both = both / 1e9;
-            f->measured_both = 1;
-        } else if (!quiet) {
-            fprintf(stderr, "%s: warning: cannot measure the both-ways bandwidth: %s: %s\n", progname,
-                    ooc_status_string(st), ooc_last_error(h));
-        }
-    }
-    if (!f->cpu && f->staged_bytes > 0 && f->bw_host <= 0) {
-        double bw;
-        ooc_status_t st = ooc_measure_host_bandwidth(h, (size_t)1 << 30, &bw);
-        if (st == OOC_SUCCESS) {
-            f->bw_host = bw / 1e9;
-            f->measured_host = 1;
-        } else if (!quiet) {
-            fprintf(stderr, "%s: warning: cannot measure the host memory bandwidth: %s: %s\n", progname,
-                    ooc_status_string(st), ooc_last_error(h));
-        }
-    }
+    if (!f->cpu && f->bw_both <= 0)
+        measure_gbps(h, ooc_measure_bandwidth_both, "the both-ways bandwidth", quiet, &f->bw_both, &f->measured_both);
+    if (!f->cpu && f->staged_bytes > 0 && f->bw_host <= 0)
+        measure_gbps(h, ooc_measure_host_bandwidth, "the host memory bandwidth", quiet, &f->bw_host, &f->measured_host);
     floor_measure_rate(h, t, m, n, k, quiet, f);
 }
 
