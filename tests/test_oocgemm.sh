@@ -224,7 +224,10 @@ assert [x["device"] for x in d] == [0, 1], d
 assert sum(x["blocks"] for x in d) == o["plan"]["blocks"] * o["plan"]["panels"], d
 assert sum(x["bytes_d2h"] for x in d) == o["stats"]["bytes_d2h"], d
 assert all(x["time_s"] > 0 and x["busy_compute_s"] is not None for x in d), d
-assert all(0 <= x["overlap_efficiency"] <= 1 for x in d), d'
+# the devices take blocks as they come: under load one may get none, and
+# a device that copied nothing has no overlap efficiency (null)
+assert all(x["overlap_efficiency"] is None if x["blocks"] == 0 else 0 <= x["overlap_efficiency"] <= 1
+           for x in d), d'
 "$OOCGEMM" run --backend host -m 500 -n 110 -k 100 --block-rows 50 --devices 0-1 --no-floor >"$tmp/out" 2>"$tmp/err"
 n=$(grep -c '^  simulated device [0-9]*: ' "$tmp/out")
 if [ "$n" -eq 2 ]; then
