@@ -149,7 +149,8 @@ typedef enum {
     OOC_PARAM_STAGING_THREADS = 7, /**< host threads copying pageable memory; 0: automatic */
     OOC_PARAM_MATH_MODE = 8,      /**< ::ooc_math_t (default STRICT) */
     OOC_PARAM_STREAMS = 9,        /**< CUDA streams used by the pipeline (>= 3); 0: planner's choice */
-    OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice */
+    OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice
+                                       (none when copying C out bounds the pipeline, one device) */
     OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); 0: planner's choice */
     OOC_PARAM_DEVICES = 12,       /**< the devices to use, a bit mask: bit d for device d (CUDA's numbering, after
                                        CUDA_VISIBLE_DEVICES; the host backend's simulated devices with
@@ -157,8 +158,9 @@ typedef enum {
                                        names one (then that one alone) */
     OOC_PARAM_PEER_B = 13,        /**< how op(B) reaches several devices: ::ooc_peer_b_t (default AUTO) */
     OOC_PARAM_A_PIECES = 14       /**< k-pieces each block of op(A) goes to the device in, multiplied one after
-                                       another into C (1..64; 1: whole); 0: planner's choice (pieces only when the
-                                       device budget would otherwise hold the blocks to short copy lines) */
+                                       another into C (1..64; 1: whole); 0: planner's choice (pieces when the
+                                       device budget would otherwise hold the blocks to short copy lines; 2 when
+                                       copying C out bounds the pipeline, one device, k >= 2048) */
 } ooc_param_t;
 
 /** Ways op(B) reaches several devices (::OOC_PARAM_PEER_B). The result is

@@ -33,6 +33,7 @@ typedef struct {
     int tail_rep;       /* blocks of each tail size: 0 choose (one per device), else that many */
     int q;              /* k-pieces of op(A)'s block the sizes are computed for (>= 1) */
     int q_req;          /* as requested: 0 choose, else that many */
+    int out_bound;      /* C's copies out bound the pipeline (copy_out_bound()) */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -130,6 +131,13 @@ static int64_t even_split(int64_t total, int64_t most)
  *    while the other direction copies too. */
 #define FLOP_PER_BYTE 1000
 #define WIDE_LINE_BYTES ((int64_t)64 << 10)
+/* The multiply's time over the copies' of a block row: (complex ? 8 : 2) n k
+ * flops at R against (k + n) e bytes in and out at BW, fpb = R / BW. */
+static double math_over_copy(int64_t n, int64_t k, uint64_t e, int complex_type, double fpb)
+{
+    if (fpb <= 0) fpb = FLOP_PER_BYTE;
+    return (complex_type ? 8.0 : 2.0) * (double)n * (double)k / (((double)k + (double)n) * (double)e * fpb);
+}
 static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int complex_type, double fpb)
 {
     if (fpb <= 0) fpb = FLOP_PER_BYTE;
@@ -141,9 +149,7 @@ static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int 
     head = min64(head, ceil_div(m, 8)); /* but keep at least ~8 blocks to pipeline */
     head = ceil_div(head, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
     t = max64(t, head);
-    /* math / copies per block row: (complex ? 8 : 2) n k / R over (k + n) e / BW */
-    double math_over_copy = (complex_type ? 8.0 : 2.0) * (double)n * (double)k / (((double)k + (double)n) * (double)e * fpb);
-    if (math_over_copy < 2.0) t = max64(t, min64(WIDE_LINE_BYTES / (int64_t)e, ceil_div(m, 8))); /* ~8 blocks still */
+    if (math_over_copy(n, k, e, complex_type, fpb) < 2.0) t = max64(t, min64(WIDE_LINE_BYTES / (int64_t)e, ceil_div(m, 8))); /* ~8 blocks still */
     t = min64(t, MAX_AUTO_BLOCK_ROWS);
     return min64(t, m);
 }
@@ -165,6 +171,33 @@ static uint64_t traffic(const ctx_t *c, int64_t nb, int64_t kb)
     uint64_t np = (uint64_t)ceil_div(c->n, nb), kp = (uint64_t)ceil_div(c->k, kb);
     uint64_t c_moves = addu(mulu(mn, kp), mulu(mn, kp - 1 + (c->c_in ? 1 : 0)));
     return mulu(c->e, addu(addu(mulu(np, mulu(m, k)), mulu(k, n)), c_moves));
+}
+
+/* Beside a running multiply the copy engines move a column-major block's
+ * lines (far apart) at 25 GB/s for 5 KiB, 33 for 8-16 KiB, 40 for 20 KiB
+ * and 47-48 from 24 KiB (DGEMM 8192^3 on the same H200, copy_probe.cu
+ * "beside"/"batch"): lines of 24 KiB are long enough. A block split into
+ * k-pieces of at least MIN_PIECE_DEPTH multiplies at 59 of 62 TFLOP/s
+ * (1024) against 61 (2048) and 55 (512). */
+#define LONG_LINE_BYTES ((int64_t)24 << 10)
+#define MIN_PIECE_DEPTH 1024
+
+/* C's copies out bound the pipeline when a block row's copies take longer
+ * than its multiply (math_over_copy() < 1) and C's row is at least as long
+ * as A's (n >= k), on one device. Then, once the blocks have long lines:
+ *  - no shrinking tail: its blocks of mb/2 .. mb/8 rows copy C out on short
+ *    lines (TF32 S3: 4096 rows at 32 GB/s against 41 for 8192), which costs
+ *    the copy-out more than the shorter drain saves;
+ *  - A's blocks in 2 k-pieces (k >= 2 MIN_PIECE_DEPTH): op(B) goes up first
+ *    and the pieces stream behind it, so the copy-out, once started, does
+ *    not wait for the second block's A behind op(B) (TF32 S3: 20 ms idle).
+ * Measured on an H200, best of 3 (docs/PERFORMANCE.md "Copy-out bound
+ * shapes"): TF32 S3 0.147 -> 0.137 s, tall 0.104 -> 0.102, smallk 0.181 ->
+ * 0.175 (no tail; k too small for pieces); S2 (n < k) 0.161 -> 0.160 with
+ * both, 0.163 with no tail alone: left as it was. */
+static int copy_out_bound(const ctx_t *c, int64_t mb)
+{
+    return c->out_bound && c->lead <= 1 && mb * (int64_t)c->e >= LONG_LINE_BYTES;
 }
 
 /* Rows of the first j blocks of a tail after blocks of mb rows, `rep` blocks
@@ -209,7 +242,7 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
      * the rows are too few for that, one of each size. */
     int rep = c->tail_rep ? c->tail_rep : c->lead;
     if (rep < 1 || rep > OOC_PLAN_MAX_TAIL_REP || m < (2 + 2 * (int64_t)rep) * mb) rep = 1;
-    int t = c->tail ? c->tail - 1 : c->lead > 1 ? TAIL_STEPS_SHARED : TAIL_STEPS;
+    int t = c->tail ? c->tail - 1 : c->lead > 1 ? TAIL_STEPS_SHARED : copy_out_bound(c, mb) ? 0 : TAIL_STEPS;
     while (t > 0 && ((mb >> t) < 32 || m < 4 * mb)) t--;
     p->tail = t;
     p->tail_rep = t ? rep : 1;
@@ -297,14 +330,6 @@ static ctx_t swapped(const ctx_t *c)
  * lengthens at the same traffic: S1 with a 1 GiB budget on an H200, 672 ->
  * 992 rows, 1.14 -> 0.87 s. */
 #define SHORT_LINE_BYTES ((int64_t)32 << 10)
-/* Beside a running multiply the copy engines move a column-major block's
- * lines (far apart) at 25 GB/s for 5 KiB, 33 for 8-16 KiB, 40 for 20 KiB
- * and 47-48 from 24 KiB (DGEMM 8192^3 on the same H200, copy_probe.cu
- * "beside"/"batch"): lines of 24 KiB are long enough. A block split into
- * k-pieces of at least MIN_PIECE_DEPTH multiplies at 59 of 62 TFLOP/s
- * (1024) against 61 (2048) and 55 (512). */
-#define LONG_LINE_BYTES ((int64_t)24 << 10)
-#define MIN_PIECE_DEPTH 1024
 
 static int plan_best(const ctx_t *c, int64_t mb_target, int ring_given, uint64_t least, ooc_plan_t *p)
 {
@@ -378,6 +403,15 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
             }
         }
     }
+    if (c->q_req == 0 && cq.q == 1 && copy_out_bound(c, mb) && ceil_div(kb, 2) >= MIN_PIECE_DEPTH) {
+        ctx_t t = *c;
+        t.q = 2;
+        int64_t mq = largest(&t, 0, mbf, mb_target, 0, nb, kb); /* pieces take less room: >= mb */
+        if (mq >= mb) {
+            cq = t;
+            mb = mq;
+        }
+    }
     mb = align_rows(mb, m);
 
     fill_plan(&cq, mb, nb, kb, p);
@@ -395,7 +429,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
-               in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces};
+               in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0};
     return c;
 }
 
@@ -452,6 +486,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 
     ooc_plan_t best, alt;
     int cplx = in->complex_type != 0;
+    c.out_bound = math_over_copy(c.n, c.k, c.e, cplx, in->flop_per_byte) < 1.0 && c.n >= c.k;
     int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte);
     uint64_t least = least_traffic(&c);
     int have = plan_best(&c, target, in->ring != 0, least, &best);
@@ -459,6 +494,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 
     if (in->allow_swap) {
         ctx_t s = swapped(&c);
+        s.out_bound = math_over_copy(s.n, s.k, s.e, cplx, in->flop_per_byte) < 1.0 && s.n >= s.k;
         target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx, in->flop_per_byte);
         uint64_t ls = least_traffic(&s);
         if (plan_best(&s, target, in->ring != 0, ls, &alt)) {

@@ -540,6 +540,54 @@ static void test_copy_lines(void)
     }
 }
 
+/* Copy-out bound shapes (plan.c copy_out_bound()): once the blocks have long
+ * lines, no shrinking tail, and A's blocks in 2 k-pieces when k allows;
+ * shapes bound by the multiply, by the copies in (n < k), several devices,
+ * short lines and a tail or pieces given keep the rest of the rules. */
+static void test_copy_out_bound(void)
+{
+    const uint64_t dev = (uint64_t)130 << 30;
+    struct {
+        const char *name;
+        int64_t m, n, k;
+        size_t e;
+        double fpb;
+        int devices, tail_given, pieces_given;
+        int swap, tail, pieces; /* expected */
+    } cases[] = {
+        {"TF32 S3", 65536, 16384, 16384, 4, 7000, 1, 0, 0, 0, 0, 2},
+        {"S3 without TF32 (bound by the multiply)", 65536, 16384, 16384, 4, 0, 1, 0, 0, 0, 3, 1},
+        {"S1 (bound by the multiply)", 65536, 16384, 16384, 8, 0, 1, 0, 0, 0, 3, 1},
+        {"tall", 131072, 4096, 4096, 8, 0, 1, 0, 0, 0, 0, 2},
+        {"tall, a tail of 3 given", 131072, 4096, 4096, 8, 0, 1, 4, 0, 0, 3, 2},
+        {"tall, 1 piece given", 131072, 4096, 4096, 8, 0, 1, 0, 1, 0, 0, 1},
+        {"tall on 2 devices", 131072, 4096, 4096, 8, 0, 2, 0, 0, 0, 4, 1},
+        {"smallk (k too small for pieces)", 65536, 16384, 256, 8, 0, 1, 0, 0, 0, 0, 1},
+        {"S2 (bound by the copies in: n < k)", 262144, 1024, 4096, 8, 0, 1, 0, 0, 0, 3, 1},
+        {"wide (op(A) resident: tall transposed)", 4096, 131072, 4096, 8, 0, 1, 0, 0, 1, 0, 2},
+        {"short lines (256 rows of 8 bytes)", 3000, 700, 300, 8, 0, 1, 0, 0, 0, 3, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev);
+        in.allow_swap = 1;
+        in.flop_per_byte = cases[i].fpb;
+        in.devices = cases[i].devices;
+        in.tail = cases[i].tail_given;
+        in.a_pieces = cases[i].pieces_given;
+        if (cases[i].name[0] == 's' && cases[i].name[1] == 'h') in.block_rows = 256;
+        ooc_plan_t p;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+        if (in.devices == 1) CU_ASSERT(check_invariants(&in, &p)); /* (they assume one block of each tail size) */
+        int ok = p.swap == cases[i].swap && p.tail == cases[i].tail && p.a_pieces == cases[i].pieces &&
+                 (p.a_pieces == 1 || p.b_chunks == 1);
+        if (!ok)
+            printf("\n    %s: swap %d, %lld rows, tail %d, %d pieces, %d chunks (expected swap %d, tail %d, %d pieces)",
+                   cases[i].name, p.swap, (long long)p.mb, p.tail, p.a_pieces, p.b_chunks, cases[i].swap,
+                   cases[i].tail, cases[i].pieces);
+        CU_ASSERT(ok);
+    }
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -558,5 +606,6 @@ int main(void)
     CU_add_test(s, "odd block rows and any tail tile m exactly", test_odd_block_rows_tile);
     CU_add_test(s, "automatic block rows and orientation", test_auto_shape_rules);
     CU_add_test(s, "copy lines: longer blocks, a ring of 2, the least traffic", test_copy_lines);
+    CU_add_test(s, "copy-out bound shapes: no tail, A in 2 pieces", test_copy_out_bound);
     return tu_run();
 }

@@ -165,14 +165,15 @@ typedef struct {
     "  --tail T              shrinking last blocks (half, a quarter, ... of the\n"                    \
     "                        block rows) to shorten the pipeline's drain: 1 none;\n"                  \
     "                        T > 1: T - 1 of them (default: 3 when the blocks are\n"                  \
-    "                        large enough)\n"                                                         \
+    "                        large enough, none when copying C out bounds the run)\n"                 \
     "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
     "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
     "                        when op(B) is 32 MiB or more)\n"                                         \
     "  --a-pieces K          each block of op(A) goes to the device in K pieces\n"                    \
     "                        along k (1 to 64), multiplied one after another:\n"                      \
-    "                        longer blocks in the same memory (default: only\n"                       \
-    "                        when the budget would hold blocks to short lines)\n"                     \
+    "                        longer blocks in the same memory (default: when the\n"                   \
+    "                        budget would hold blocks to short lines; 2 when\n"                       \
+    "                        copying C out bounds the run)\n"                                         \
     "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
     "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
     "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \
