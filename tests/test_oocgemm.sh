@@ -236,6 +236,23 @@ else
     fail "run --devices 0-1: $n per-device lines"
 fi
 
+# more devices than blocks: those left without one say so, with no
+# efficiency (n/a in the text, null in the JSON), never nan
+"$OOCGEMM" run --backend host -m 100 -n 50 -k 40 --block-rows 50 --devices 0-3 --no-floor \
+    --trace "$tmp/trace4.json" >"$tmp/out" 2>"$tmp/err"
+idle=$(grep -c '^  simulated device [0-9]*: 0 blocks, .*overlap efficiency n/a$' "$tmp/out")
+if [ "$idle" -ge 2 ] && ! grep -qi 'nan' "$tmp/out" && grep -q 'PASS' "$tmp/out"; then
+    pass "run --devices 0-3 on 2 blocks: $idle devices without a block, efficiency n/a"
+else
+    fail "run --devices 0-3 on 2 blocks: $idle idle-device lines, or nan printed"
+fi
+"$OOCGEMM" run --backend host --json -m 100 -n 50 -k 40 --block-rows 50 --devices 0-3 --no-floor \
+    --trace "$tmp/trace4.json" >"$tmp/out" 2>"$tmp/err"
+json_check "run --devices 0-3 on 2 blocks --json: null efficiency where no block" '
+d = o["devices"]
+assert sum(x["blocks"] for x in d) == 2 and sum(x["blocks"] == 0 for x in d) >= 2, d
+assert all(x["overlap_efficiency"] is None for x in d if x["blocks"] == 0), d'
+
 # ---- --peer-b: op(B) to several devices from the host or shared ----
 for way in host share auto; do
     "$OOCGEMM" run --backend host --json -m 500 -n 110 -k 100 --block-rows 50 --devices 0-2 --no-floor \

@@ -12,6 +12,8 @@
  */
 #include "config.h"
 
+#include <math.h>
+
 #include "cli.h"
 
 /* ------------------------------------------------------------------------ */
@@ -208,8 +210,11 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
  * host backend: copies in and out). */
 static void print_busy(FILE *out, int host, double h2d, double compute, double d2h, double rd, double wr, double eff)
 {
-    fprintf(out, "busy: %s %.3g s, compute %.3g s, %s %.3g s, reader %.3g s, writer %.3g s; overlap efficiency %.2f",
-            host ? "copy in" : "H2D", h2d, compute, host ? "copy out" : "D2H", d2h, rd, wr, eff);
+    fprintf(out, "busy: %s %.3g s, compute %.3g s, %s %.3g s, reader %.3g s, writer %.3g s; overlap efficiency ",
+            host ? "copy in" : "H2D", h2d, compute, host ? "copy out" : "D2H", d2h, rd, wr);
+    /* undefined (NAN) when fewer than two engines worked: a device that got no block */
+    if (isnan(eff)) fputs("n/a", out);
+    else fprintf(out, "%.2f", eff);
 }
 
 /* The "backend: ... plan: ..." line of the library's stats, the timeline
