@@ -703,6 +703,57 @@ static void section_alloc(void)
     }
 }
 
+// What the sections "beside" and "batch" share: a cuBLAS handle, the
+// multiply's operands (dX: 4 N^2 doubles), 4 GiB of pinned host memory each
+// way (x in, y out) seen as lines of `pitch` bytes, and 1 GiB device blocks.
+typedef struct {
+    cublasHandle_t h;
+    int N;
+    double *dX;
+    size_t bytes, pitch, lines;
+    char *x, *y, *dA, *dC;
+} beside_t;
+
+static int beside_open(beside_t *b)
+{
+    if (cublasCreate(&b->h) != CUBLAS_STATUS_SUCCESS) {
+        printf("cublasCreate failed\n");
+        return 0;
+    }
+    b->N = 8192;
+    CK(cudaMalloc(&b->dX, (size_t)4 * b->N * b->N * sizeof(double)));
+    CK(cudaMemset(b->dX, 0, (size_t)4 * b->N * b->N * sizeof(double)));
+    b->bytes = (size_t)4 << 30;
+    b->pitch = (size_t)512 << 10;
+    b->lines = b->bytes / b->pitch;
+    CK(cudaHostAlloc((void **)&b->x, b->bytes, cudaHostAllocPortable));
+    CK(cudaHostAlloc((void **)&b->y, b->bytes, cudaHostAllocPortable));
+    memset(b->x, 1, b->bytes);
+    memset(b->y, 2, b->bytes);
+    CK(cudaMalloc(&b->dA, (size_t)1 << 30));
+    CK(cudaMalloc(&b->dC, (size_t)1 << 30));
+    return 1;
+}
+
+static void beside_close(beside_t *b)
+{
+    CK(cudaFreeHost(b->x));
+    CK(cudaFreeHost(b->y));
+    CK(cudaFree(b->dA));
+    CK(cudaFree(b->dC));
+    CK(cudaFree(b->dX));
+    cublasDestroy(b->h);
+}
+
+// reps DGEMMs of N^3 on dX (C = A B in its third N^2), on h's stream
+static void dgemm_loop(cublasHandle_t h, double *dX, int N, int reps)
+{
+    double one = 1.0, zero = 0.0;
+    for (int q = 0; q < reps; q++)
+        cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, dX, N, dX + (size_t)N * N, N, &zero,
+                    dX + (size_t)2 * N * N, N);
+}
+
 // ---------------------------------------------------------------------------
 // The pipeline's copies beside a multiply: row blocks of a column-major
 // matrix (pitch 512 KiB) copied in, out or both ways while cuBLAS runs a
@@ -712,23 +763,13 @@ static void section_alloc(void)
 
 static void section_beside(void)
 {
-    cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-        printf("cublasCreate failed\n");
-        return;
-    }
-    const int N = 8192;
-    double *dX;
-    CK(cudaMalloc(&dX, (size_t)4 * N * N * sizeof(double)));
-    CK(cudaMemset(dX, 0, (size_t)4 * N * N * sizeof(double)));
-    size_t bytes = (size_t)4 << 30, pitch = (size_t)512 << 10, lines = bytes / pitch;
-    char *x, *y, *dA, *dC;
-    CK(cudaHostAlloc((void **)&x, bytes, cudaHostAllocPortable));
-    CK(cudaHostAlloc((void **)&y, bytes, cudaHostAllocPortable));
-    memset(x, 1, bytes);
-    memset(y, 2, bytes);
-    CK(cudaMalloc(&dA, (size_t)1 << 30));
-    CK(cudaMalloc(&dC, (size_t)1 << 30));
+    beside_t b;
+    if (!beside_open(&b)) return;
+    cublasHandle_t h = b.h;
+    const int N = b.N;
+    double *dX = b.dX;
+    size_t pitch = b.pitch, lines = b.lines;
+    char *x = b.x, *y = b.y, *dA = b.dA, *dC = b.dC;
     cudaStream_t sg, si[4], so[4];
     CK(cudaStreamCreateWithFlags(&sg, cudaStreamNonBlocking));
     for (int i = 0; i < 4; i++) {
@@ -762,15 +803,13 @@ static void section_beside(void)
                 if (nb < 1) nb = 1;
                 double r[3], tf[3];
                 for (int dir = 0; dir < 3; dir++) { // in, out, both
-                    double one = 1.0, zero = 0.0;
                     float onef = 1.0f, zerof = 0.0f;
                     CK(cudaDeviceSynchronize());
                     CK(cudaEventRecord(g0, sg));
                     int reps = mode == 0 ? 0 : 10;
                     for (int q = 0; q < reps; q++) {
                         if (mode == 1)
-                            cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, dX, N, dX + (size_t)N * N, N,
-                                        &zero, dX + (size_t)2 * N * N, N);
+                            dgemm_loop(h, dX, N, 1);
                         else
                             cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2 * N, 2 * N, N, &onef, (float *)dX, 2 * N,
                                         (float *)dX + (size_t)2 * N * N, N, &zerof, (float *)dX + (size_t)4 * N * N,
@@ -838,12 +877,7 @@ static void section_beside(void)
             }
         }
     }
-    CK(cudaFreeHost(x));
-    CK(cudaFreeHost(y));
-    CK(cudaFree(dA));
-    CK(cudaFree(dC));
-    CK(cudaFree(dX));
-    cublasDestroy(h);
+    beside_close(&b);
 }
 
 // ---------------------------------------------------------------------------
@@ -852,30 +886,15 @@ static void section_beside(void)
 // cudaMemcpyFlagPreferOverlapWithCompute), one 2-D op of
 // cudaMemcpy3DBatchAsync with the hint; and 2-D copies of more line lengths.
 
-static void dgemm_loop(cublasHandle_t h, double *dX, int N, int reps)
-{
-    double one = 1.0, zero = 0.0;
-    for (int q = 0; q < reps; q++)
-        cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, dX, N, dX + (size_t)N * N, N, &zero,
-                    dX + (size_t)2 * N * N, N);
-}
-
 static void section_batch(void)
 {
-    cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return;
-    const int N = 8192;
-    double *dX;
-    CK(cudaMalloc(&dX, (size_t)4 * N * N * sizeof(double)));
-    CK(cudaMemset(dX, 0, (size_t)4 * N * N * sizeof(double)));
-    size_t bytes = (size_t)4 << 30, pitch = (size_t)512 << 10, lines = bytes / pitch;
-    char *x, *y, *dA, *dC;
-    CK(cudaHostAlloc((void **)&x, bytes, cudaHostAllocPortable));
-    CK(cudaHostAlloc((void **)&y, bytes, cudaHostAllocPortable));
-    memset(x, 1, bytes);
-    memset(y, 2, bytes);
-    CK(cudaMalloc(&dA, (size_t)1 << 30));
-    CK(cudaMalloc(&dC, (size_t)1 << 30));
+    beside_t b;
+    if (!beside_open(&b)) return;
+    cublasHandle_t h = b.h;
+    const int N = b.N;
+    double *dX = b.dX;
+    size_t pitch = b.pitch, lines = b.lines;
+    char *x = b.x, *y = b.y, *dA = b.dA, *dC = b.dC;
     cudaStream_t sg, sc;
     CK(cudaStreamCreateWithFlags(&sg, cudaStreamNonBlocking));
     CK(cudaStreamCreateWithFlags(&sc, cudaStreamNonBlocking));
@@ -1016,12 +1035,7 @@ static void section_batch(void)
     free(dsts);
     free(srcs);
     free(sizes);
-    CK(cudaFreeHost(x));
-    CK(cudaFreeHost(y));
-    CK(cudaFree(dA));
-    CK(cudaFree(dC));
-    CK(cudaFree(dX));
-    cublasDestroy(h);
+    beside_close(&b);
 }
 
 int main(int argc, char **argv)

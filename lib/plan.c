@@ -33,7 +33,7 @@ typedef struct {
     int tail_rep;       /* blocks of each tail size: 0 choose (one per device), else that many */
     int q;              /* k-pieces of op(A)'s block the sizes are computed for (>= 1) */
     int q_req;          /* as requested: 0 choose, else that many */
-    int out_bound;      /* C's copies out bound the pipeline (copy_out_bound()) */
+    int out_bound;      /* the shape is bound by copying C out (out_bound_shape(); copy_out_bound() adds the rest) */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -195,6 +195,11 @@ static uint64_t traffic(const ctx_t *c, int64_t nb, int64_t kb)
  * shapes"): TF32 S3 0.147 -> 0.137 s, tall 0.104 -> 0.102, smallk 0.181 ->
  * 0.175 (no tail; k too small for pieces); S2 (n < k) 0.161 -> 0.160 with
  * both, 0.163 with no tail alone: left as it was. */
+static int out_bound_shape(const ctx_t *c, int complex_type, double fpb)
+{
+    return math_over_copy(c->n, c->k, c->e, complex_type, fpb) < 1.0 && c->n >= c->k;
+}
+
 static int copy_out_bound(const ctx_t *c, int64_t mb)
 {
     return c->out_bound && c->lead <= 1 && mb * (int64_t)c->e >= LONG_LINE_BYTES;
@@ -486,7 +491,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 
     ooc_plan_t best, alt;
     int cplx = in->complex_type != 0;
-    c.out_bound = math_over_copy(c.n, c.k, c.e, cplx, in->flop_per_byte) < 1.0 && c.n >= c.k;
+    c.out_bound = out_bound_shape(&c, cplx, in->flop_per_byte);
     int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte);
     uint64_t least = least_traffic(&c);
     int have = plan_best(&c, target, in->ring != 0, least, &best);
@@ -494,7 +499,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 
     if (in->allow_swap) {
         ctx_t s = swapped(&c);
-        s.out_bound = math_over_copy(s.n, s.k, s.e, cplx, in->flop_per_byte) < 1.0 && s.n >= s.k;
+        s.out_bound = out_bound_shape(&s, cplx, in->flop_per_byte);
         target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx, in->flop_per_byte);
         uint64_t ls = least_traffic(&s);
         if (plan_best(&s, target, in->ring != 0, ls, &alt)) {
