@@ -6,11 +6,13 @@
 // their lines (alone, split over several streams, both directions at once),
 // a gather kernel that reads lines of mapped pinned host memory into a
 // contiguous device tile (and the scatter kernel doing the reverse), what
-// such a kernel costs a DGEMM running beside it, and the host's parallel
-// memcpy (pageable -> pinned) by threads and piece size.
+// such a kernel costs a DGEMM running beside it, the same kernels on SMs held
+// back from cuBLAS in a copy-bound pipeline's pattern, and the host's
+// parallel memcpy (pageable -> pinned) by threads and piece size.
 //
 // Build: nvcc -O2 -arch=sm_90 -o copy_probe kernels/copy_probe.cu -lcublas -lcuda -lpthread
-// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch (default all)
+// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch reserve
+//        (default all)
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <sys/mman.h>
@@ -1038,6 +1040,112 @@ static void section_batch(void)
     beside_close(&b);
 }
 
+// ---------------------------------------------------------------------------
+// A copy-bound pipeline's steady state with C (and A) moved by kernels on SMs
+// held back from cuBLAS (cublasSetSmCountTarget), against the copy engines:
+// per block of mb rows, A in (k lines of mb x e bytes, host pitch m x e), the
+// block's multiply, and C out (n lines, the same pitch), the three streams
+// running at once over all the blocks of the matrix. "tall" is the bench's
+// DGEMM 131072x4096x4096 in 8192-row blocks, "tf32" S3 with TF32 in 8192-row
+// blocks. Device buffers are split so that no stream writes what another reads.
+
+static void section_reserve(void)
+{
+    beside_t b;
+    if (!beside_open(&b)) return;
+    int nsm = 0, lo = 0, hi = 0;
+    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    cudaStream_t sg, si, so;
+    CK(cudaStreamCreateWithPriority(&sg, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&si, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&so, cudaStreamNonBlocking, hi));
+    cudaEvent_t t0, eg, ei, eo;
+    CK(cudaEventCreate(&t0));
+    CK(cudaEventCreate(&eg));
+    CK(cudaEventCreate(&ei));
+    CK(cudaEventCreate(&eo));
+    cublasSetStream(b.h, sg);
+    printf("\n# a copy-bound pipeline's streams at once: A in, multiply, C out (%d SMs; kernels on held SMs)\n", nsm);
+    struct {
+        const char *name;
+        int tf32, mb, n, k, m;
+    } cs[] = {{"tall DGEMM 131072x4096x4096", 0, 8192, 4096, 4096, 131072},
+              {"tf32 SGEMM 65536x16384x16384", 1, 8192, 16384, 16384, 65536}};
+    // how: 0 copy engines both ways; 1 C out by kernel; 2 A in and C out by kernels
+    const int hows[] = {0, 0, 1, 1, 1, 1, 2, 2}, held[] = {0, 8, 4, 8, 16, 24, 16, 32};
+    for (int c = 0; c < 2; c++) {
+        size_t e = cs[c].tf32 ? 4 : 8, w = (size_t)cs[c].mb * e, pitch = (size_t)cs[c].m * e;
+        size_t ablk = w * cs[c].k, cblk = w * cs[c].n, half = (size_t)512 << 20;
+        int nblk = cs[c].m / cs[c].mb;
+        char *dAin = b.dA, *dAuse = b.dA + half, *dCmade = b.dC, *dCout = b.dC + half;
+        char *dB = (char *)b.dX;
+        cublasSetMathMode(b.h, cs[c].tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        for (int v = 0; v < 8; v++) {
+            int how = hows[v], r = held[v];
+            cublasSetSmCountTarget(b.h, r ? nsm - r : 0);
+            int kb = r ? 8 * (how == 2 ? r / 2 : r) : 0; // kernel blocks of 256 threads: 8 per held SM
+            double best = 1e30, rin = 0, rout = 0, rmath = 0;
+            for (int rep = 0; rep < 3; rep++) {
+                CK(cudaDeviceSynchronize());
+                CK(cudaEventRecord(t0, sg));
+                CK(cudaStreamWaitEvent(si, t0, 0));
+                CK(cudaStreamWaitEvent(so, t0, 0));
+                double one = 1.0, zero = 0.0;
+                float onef = 1.0f, zerof = 0.0f;
+                for (int i = 0; i < nblk; i++) {
+                    const char *ha = b.x + (size_t)i * w;
+                    char *hc = b.y + (size_t)i * w;
+                    if (how < 2)
+                        CK(cudaMemcpy2DAsync(dAin, w, ha, pitch, w, cs[c].k, cudaMemcpyHostToDevice, si));
+                    else
+                        gather_lines<4><<<kb, 256, 0, si>>>((uint4 *)dAin, (const uint4 *)ha, cs[c].k, w / 16,
+                                                             pitch / 16, w / 16);
+                    if (cs[c].tf32)
+                        cublasSgemm(b.h, CUBLAS_OP_N, CUBLAS_OP_N, cs[c].mb, cs[c].n, cs[c].k, &onef,
+                                    (float *)dAuse, cs[c].mb, (float *)dB, cs[c].k, &zerof, (float *)dCmade,
+                                    cs[c].mb);
+                    else
+                        cublasDgemm(b.h, CUBLAS_OP_N, CUBLAS_OP_N, cs[c].mb, cs[c].n, cs[c].k, &one,
+                                    (double *)dAuse, cs[c].mb, (double *)dB, cs[c].k, &zero, (double *)dCmade,
+                                    cs[c].mb);
+                    if (how == 0)
+                        CK(cudaMemcpy2DAsync(hc, pitch, dCout, w, w, cs[c].n, cudaMemcpyDeviceToHost, so));
+                    else
+                        gather_lines<4><<<kb, 256, 0, so>>>((uint4 *)hc, (const uint4 *)dCout, cs[c].n, w / 16,
+                                                             w / 16, pitch / 16);
+                }
+                CK(cudaGetLastError());
+                CK(cudaEventRecord(eg, sg));
+                CK(cudaEventRecord(ei, si));
+                CK(cudaEventRecord(eo, so));
+                CK(cudaDeviceSynchronize());
+                float mg, mi, mo;
+                CK(cudaEventElapsedTime(&mg, t0, eg));
+                CK(cudaEventElapsedTime(&mi, t0, ei));
+                CK(cudaEventElapsedTime(&mo, t0, eo));
+                double wall = mg > mi ? mg : mi;
+                wall = wall > mo ? wall : mo;
+                if (rep > 0 && wall < best) { // rep 0 warms up
+                    best = wall;
+                    rin = (double)ablk * nblk / (mi * 1e-3) / 1e9;
+                    rout = (double)cblk * nblk / (mo * 1e-3) / 1e9;
+                    rmath = 2.0 * cs[c].m * (double)cs[c].n * cs[c].k / (mg * 1e-3) / 1e12;
+                }
+            }
+            printf("%-30s in by %-6s out by %-6s SMs held %2d: in %5.1f GB/s, out %5.1f GB/s, multiply %6.1f "
+                   "TFLOP/s, all three %.1f ms\n",
+                   cs[c].name, how == 2 ? "kernel" : "engine", how ? "kernel" : "engine", r, rin, rout, rmath, best);
+            fflush(stdout);
+        }
+    }
+    cublasSetSmCountTarget(b.h, 0);
+    CK(cudaStreamDestroy(sg));
+    CK(cudaStreamDestroy(si));
+    CK(cudaStreamDestroy(so));
+    beside_close(&b);
+}
+
 int main(int argc, char **argv)
 {
     size_t payload = (size_t)256 << 20;
@@ -1075,6 +1183,7 @@ int main(int argc, char **argv)
         if (every || strcmp(s, "alloc") == 0) section_alloc();
         if (every || strcmp(s, "beside") == 0) section_beside();
         if (every || strcmp(s, "batch") == 0) section_batch();
+        if (every || strcmp(s, "reserve") == 0) section_reserve();
     }
     return 0;
 }

@@ -143,9 +143,13 @@ ooc_status_t ooc_measure_bandwidth_both(ooc_handle_t *h, size_t bytes, double *b
 }
 
 /* The staging threads' copy, ordinary memory -> the backend's host memory
- * (pinned on a GPU): `bytes` with the pool a multiply would use, best of 3
- * after a warm-up; memory bandwidth = 2 x bytes copied per second (each
- * byte read once, written once with streaming stores). */
+ * (pinned on a GPU): `bytes` with the pool a multiply would use, best of
+ * HOST_PROBE_RUNS after a warm-up; memory bandwidth = 2 x bytes copied per
+ * second (each byte read once, written once with streaming stores). Best of
+ * 8, not 3: one bench run measured 98.6 GB/s where the run before it
+ * measured 136.8 and the staging itself moved 115 (docs/PERFORMANCE.md);
+ * a copy of 1 GiB takes ~15 ms, so 8 cost little. */
+#define HOST_PROBE_RUNS 8
 static ooc_status_t host_bandwidth(ooc_handle_t *h, size_t bytes, double *bw)
 {
     ooc_err_t *err = &h->err;
@@ -163,7 +167,7 @@ static ooc_status_t host_bandwidth(ooc_handle_t *h, size_t bytes, double *bw)
     if (st == OOC_SUCCESS) {
         fill(OOC_R64, src, bytes);
         memset(pin, 0, bytes);
-        for (int rep = 0; rep < 4; rep++) {
+        for (int rep = 0; rep <= HOST_PROBE_RUNS; rep++) { /* rep 0 warms up */
             double t0 = ooc_now();
             ooc_pool_copy2d(h->pool, pin, bytes, src, bytes, bytes, 1);
             double t = ooc_now() - t0;
