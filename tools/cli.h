@@ -180,7 +180,10 @@ typedef struct {
     "                        it with tools/trace_plot.py): every copy and multiply\n"                 \
     "                        per stream, every staging step per thread; the busy\n"                   \
     "                        time of each engine and the overlap efficiency are\n"                    \
-    "                        printed\n"                                                               \
+    "                        printed. Tracing adds host time to the traced run\n"                    \
+    "                        (timed events for every op, made before the multiply\n"                 \
+    "                        and read after it): compare the times of untraced\n"                    \
+    "                        runs; the timeline itself is the traced run's\n"                        \
     "\n"                                                                                              \
     "BYTES: an integer with an optional binary suffix K, M, G or T (64M = 64 MiB).\n"                 \
     "\n"
