@@ -372,6 +372,12 @@ assert s["scaling"] > 0 and s["floor"] is None and s["floor_note"], s
 d = s["devices"]
 assert sorted(x["device"] for x in d) == [0, 1], d
 assert s["stats"]["b_shared"] is False, s["stats"]'
+"$OOCGEMM" bench -m 300 -n 200 -k 100 --backend host --repeat 1 --no-serial --json >"$tmp/out" 2>"$tmp/err"
+json_check "bench --repeat 1: ours still runs 3 times (the floor's pair, best of 3 each)" '
+s = o["shapes"][0]
+m = s["methods"][0]
+assert m["method"] == "ours" and len(m["times_s"]) == 3, m
+assert m["best_s"] == min(m["times_s"]) and all(t > 0 for t in m["times_s"]), m'
 if "$OOCGEMM" bench -m 200 -n 100 -k 50 --backend host --repeat 1 --devices all --csv >"$tmp/out" 2>"$tmp/err" &&
     [ "$(head -n 1 "$tmp/out" | tr -cd ',' | wc -c)" -eq "$(sed -n 2p "$tmp/out" | tr -cd ',' | wc -c)" ] &&
     sed -n 2p "$tmp/out" | grep -q ',all,all,,,[0-9.]*$'; then
