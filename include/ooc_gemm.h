@@ -415,8 +415,8 @@ OOC_API ooc_status_t ooc_measure_bandwidth_both(ooc_handle_t *handle, size_t byt
  * handle's staging threads (::OOC_PARAM_STAGING_THREADS) copy @p bytes from
  * ordinary memory into memory from ooc_host_alloc(), best of eight after a
  * warm-up; @p bw is 2 x bytes copied per second (each byte is read once and
- * written once), in bytes per second (the floor's host memory bandwidth: a pageable operand
- * passes through host memory three times).
+ * written once), in bytes per second (the floor's host memory bandwidth: a
+ * pageable operand passes through host memory three times).
  * @return as ooc_measure_bandwidth()
  */
 OOC_API ooc_status_t ooc_measure_host_bandwidth(ooc_handle_t *handle, size_t bytes, double *bw);

@@ -309,6 +309,11 @@ host_words() { # NAME [bench]: the summary in out has none of those words, and t
         --verify >"$tmp/out" 2>"$tmp/err" && host_words "multiply --backend host"
 "$OOCGEMM" bench --backend host -m 300 -n 200 -k 100 --repeat 1 >"$tmp/out" 2>"$tmp/err" &&
     host_words "bench --backend host" bench
+if grep -q 'best of 1 after a warm-up (ours and in-core cuBLAS: of 3)' "$tmp/out"; then
+    pass "bench --repeat 1: the header says ours and in-core ran 3 times"
+else
+    fail "bench --repeat 1: the header says ours and in-core ran 3 times"
+fi
 
 # ---- help and version ----
 if "$OOCGEMM" --help >"$tmp/out" 2>"$tmp/err" && grep -q 'run' "$tmp/out"; then

@@ -47,6 +47,14 @@ typedef struct {
     int csv, json, quiet;
 } bench_opts_t;
 
+/* Ours and in-core cuBLAS run at least this often whatever --repeat: the
+ * floor's R is in-core cuBLAS's best, floor/time compares ours' best with
+ * it, and the same DGEMM's time varies by run on an H200 alike for both
+ * (S1: 0.70, 0.69, 0.66 s, then again, for ours and for in-core cuBLAS,
+ * in one bench run at 1965-1980 MHz), so one run of each can land on
+ * different phases (docs/PERFORMANCE.md). */
+#define FLOOR_MIN_RUNS 3
+
 enum { BM_OURS, BM_SERIAL, BM_XT, BM_INCORE };
 enum { BS_RAN, BS_SKIPPED, BS_ERROR };
 

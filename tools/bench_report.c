@@ -27,11 +27,13 @@ static void bench_describe(FILE *f, const bench_result_t *res)
     char b[32];
     uint64_t bytes = (uint64_t)((double)dtype_size(o->dtype) *
                                 ((double)o->m * (double)o->k + (double)o->k * (double)o->n + (double)o->m * (double)o->n));
-    fprintf(f, "%s: %cGEMM %s-major %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g, A/B/C %s (%s), best of %lld after a warm-up\n",
+    fprintf(f, "%s: %cGEMM %s-major %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g, A/B/C %s (%s), best of %lld after a warm-up",
             res->sh.name, dtype_letter(o->dtype) - 'a' + 'A', o->layout == OOC_COL_MAJOR ? "col" : "row",
             op_letter(o->ta), op_letter(o->tb), (long long)o->m, (long long)o->n, (long long)o->k, o->alpha, o->beta,
             memory_words(o->pinned, strncmp(res->backend, "host", 4) == 0), human_bytes(bytes, b, sizeof b),
             (long long)o->repeat);
+    if (o->repeat < FLOOR_MIN_RUNS) fprintf(f, " (ours and in-core cuBLAS: of %d)", FLOOR_MIN_RUNS);
+    fputc('\n', f);
 }
 
 /* The devices of --devices as a list, "0-1" ("all" when not known), or for

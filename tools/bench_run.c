@@ -82,14 +82,6 @@ static void bench_prepare_c(bench_shape_ctx_t *x, int first)
     else if (first) fill_nan(o->dtype, x->C.p, x->C.elems);
 }
 
-/* Ours and in-core cuBLAS run at least this often whatever --repeat: the
- * floor's R is in-core cuBLAS's best, floor/time compares ours' best with
- * it, and the same DGEMM's time varies by run on an H200 alike for both
- * (S1: 0.70, 0.69, 0.66 s, then again, for ours and for in-core cuBLAS,
- * in one bench run at 1965-1980 MHz), so one run of each can land on
- * different phases (docs/PERFORMANCE.md). */
-#define FLOOR_MIN_RUNS 3
-
 /* Warm-up, R timed runs (ours and in-core: at least FLOOR_MIN_RUNS), check. */
 static void bench_method(bench_shape_ctx_t *x, bench_method_t *mt)
 {
@@ -447,7 +439,7 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
             x.g = (peer_gemm_t){o->dtype, o->layout, o->ta, o->tb, o->m, o->n, o->k, x.alpha, x.beta,
                                 x.A.p, x.A.ld, x.B.p, x.B.ld, x.C.p, x.C.ld};
             /* in-core first, right after ours: the floor's R should see the
-             * GPU as ours did (clocks sag after the cublasXt runs) */
+             * GPU in the state ours did, not after minutes of cublasXt */
             if (!bo->no_incore) {
                 char label[48] = "in-core cuBLAS";
                 if (env->multi) snprintf(label, sizeof label, "in-core cuBLAS, device %d", env->device);
