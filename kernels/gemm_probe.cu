@@ -22,24 +22,15 @@
             exit(1);                                                                                                   \
         }                                                                                                              \
     } while (0)
-__global__ void fillk(double *p, size_t n, unsigned s)
+// random values in [-0.5, 0.5) with 24 bits (exact in float and double)
+template <class T> __global__ void fill_random(T *p, size_t n, unsigned s)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         unsigned x = (unsigned)(i * 2654435761u) ^ s;
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
-        p[i] = (double)(x & 0xffffff) / 16777216.0 - 0.5;
-    }
-}
-__global__ void fillf(float *p, size_t n, unsigned s)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned x = (unsigned)(i * 2654435761u) ^ s;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        p[i] = (float)(x & 0xffffff) / 16777216.0f - 0.5f;
+        p[i] = (T)(x & 0xffffff) / (T)16777216.0 - (T)0.5;
     }
 }
 static cublasHandle_t h;
@@ -72,9 +63,9 @@ int main(void)
     CK(cudaMalloc(&dA, big * 8));
     CK(cudaMalloc(&dB, big * 8));
     CK(cudaMalloc(&dC, big * 8));
-    fillk<<<1024, 256>>>(dA, big, 1);
-    fillk<<<1024, 256>>>(dB, big, 2);
-    fillk<<<1024, 256>>>(dC, big, 3);
+    fill_random<double><<<1024, 256>>>(dA, big, 1);
+    fill_random<double><<<1024, 256>>>(dB, big, 2);
+    fill_random<double><<<1024, 256>>>(dC, big, 3);
     CK(cudaDeviceSynchronize());
     cublasCreate(&h);
     CK(cudaEventCreate(&e0));
@@ -100,8 +91,8 @@ int main(void)
     printf("# the whole panel multiply, as one call: 65536 x 5462 x 16384: %.1f\n", rate(0, 65536, 5462, 16384, 0, 2));
     printf("# TF32 SGEMM blocks (n = k = 16384)\n");
     // the same buffers as floats (read as doubles' halves they would be mostly zeros)
-    fillf<<<1024, 256>>>((float *)dA, 2 * big, 4);
-    fillf<<<1024, 256>>>((float *)dB, 2 * big, 5);
+    fill_random<float><<<1024, 256>>>((float *)dA, 2 * big, 4);
+    fill_random<float><<<1024, 256>>>((float *)dB, 2 * big, 5);
     CK(cudaDeviceSynchronize());
     cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
     int t[] = {2048, 4096, 8192, 8448, 16384};
@@ -109,8 +100,8 @@ int main(void)
         printf("mb %6d: %.1f\n", t[i], rate(1, t[i], 16384, 16384, 0, 3));
     printf("mb 8192, kp 8192 beta 1: %.1f\n", rate(1, 8192, 16384, 8192, 1, 3));
     cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
-    fillk<<<1024, 256>>>(dA, big, 1);
-    fillk<<<1024, 256>>>(dB, big, 2);
+    fill_random<double><<<1024, 256>>>(dA, big, 1);
+    fill_random<double><<<1024, 256>>>(dB, big, 2);
     CK(cudaDeviceSynchronize());
     printf("# tall blocks DGEMM (n = k = 4096)\n");
     int tb[] = {4096, 8192, 8448, 16384};
