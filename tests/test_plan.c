@@ -473,10 +473,14 @@ static void test_copy_lines(void)
     CU_ASSERT_EQUAL(p.ring, 2);
     CU_ASSERT(p.a_pieces > 1 && 16384 / p.a_pieces >= 1024);
     CU_ASSERT(p.mb >= 3072 && p.b_chunks == 1);
+    /* rows a budget holds, from 2048 on, are a multiple of 256 (3168 would
+     * fit: 3072 multiplies faster, docs/PERFORMANCE.md) */
+    CU_ASSERT(p.mb % 256 == 0);
     in.a_pieces = 1; /* whole blocks: ~1000 rows, the same traffic */
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &w));
     CU_ASSERT(w.a_pieces == 1 && w.mb > 900 && w.mb < 1100 && w.ring == 2 && w.traffic_bytes == p.traffic_bytes);
+    CU_ASSERT(w.mb % 32 == 0); /* under 2048 rows: a multiple of 32 only */
     in.a_pieces = 3; /* as many as asked for */
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &w) && w.a_pieces == 3 && w.mb > 1000);
