@@ -161,13 +161,14 @@ static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int 
  * budget, in 1024-deep pieces) ran 0.753-0.755 s, and 0.728-0.733 s with
  * 3072 rows, three times each, interleaved, on an H200; DGEMM pieces of
  * 3168 x 5462 x 1024 53.3-53.9 TFLOP/s, 3072 53.7-55.4, 3328 55.8-56.4
- * (kernels/gemm_probe.cu). Block rows the planner chooses itself are
- * already multiples of 256; this rounds those a budget holds. */
+ * (kernels/gemm_probe.cu). Only rows a budget holds below the target
+ * (`held`): the planner's own targets are multiples of 256 already, and
+ * rows asked for (--block-rows) that fit are kept. */
 #define ALIGN_ROWS_WIDE 256
-static int64_t align_rows(int64_t mb, int64_t m)
+static int64_t align_rows(int64_t mb, int64_t m, int held)
 {
     if (mb >= 64 && mb < m) mb -= mb % 32;
-    if (mb >= 2048 && mb < m) mb -= mb % ALIGN_ROWS_WIDE;
+    if (held && mb >= 2048 && mb < m) mb -= mb % ALIGN_ROWS_WIDE;
     return mb;
 }
 
@@ -426,7 +427,7 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
             mb = mq;
         }
     }
-    mb = align_rows(mb, m);
+    mb = align_rows(mb, m, mb < mb_target);
 
     fill_plan(&cq, mb, nb, kb, p);
     return 1;

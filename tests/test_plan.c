@@ -152,6 +152,11 @@ static void test_s1_fits(void)
     CU_ASSERT_EQUAL(p.k_panels, 1);
     CU_ASSERT(p.m_blocks >= 8);
     CU_ASSERT(p.mb % 256 == 0);
+    in.block_rows = p.mb + 96; /* asked for, and it fits: kept as asked */
+    ooc_plan_t asked;
+    CU_ASSERT(ooc_plan_make(&in, &asked) == OOC_SUCCESS && check_invariants(&in, &asked));
+    CU_ASSERT_EQUAL(asked.mb, p.mb + 96);
+    in.block_rows = 0;
     CU_ASSERT_EQUAL(p.tail, 3);      /* drain: the last blocks shrink */
     CU_ASSERT_EQUAL(p.b_chunks, 8);  /* B (2 GiB) goes up in chunks */
     /* traffic: A, B and C once each */
