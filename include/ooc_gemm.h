@@ -150,7 +150,8 @@ typedef enum {
     OOC_PARAM_MATH_MODE = 8,      /**< ::ooc_math_t (default STRICT) */
     OOC_PARAM_STREAMS = 9,        /**< CUDA streams used by the pipeline (>= 3); 0: planner's choice */
     OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice
-                                       (none when copying C out bounds the pipeline, one device) */
+                                       (none when copying C out bounds the pipeline or A's blocks go in
+                                       k-pieces, one device) */
     OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); 0: planner's choice */
     OOC_PARAM_DEVICES = 12,       /**< the devices to use, a bit mask: bit d for device d (CUDA's numbering, after
                                        CUDA_VISIBLE_DEVICES; the host backend's simulated devices with

@@ -481,10 +481,20 @@ static void test_copy_lines(void)
     /* rows a budget holds, from 2048 on, are a multiple of 256 (3168 would
      * fit: 3072 multiplies faster, docs/PERFORMANCE.md) */
     CU_ASSERT(p.mb % 256 == 0);
-    in.a_pieces = 1; /* whole blocks: ~1000 rows, the same traffic */
+    /* blocks in k-pieces have no shrinking tail: its small blocks' pieces
+     * copy in on short lines, slower than they multiply, at every panel's
+     * end (0.727 -> 0.708 s on an H200, docs/PERFORMANCE.md) */
+    CU_ASSERT_EQUAL(p.tail, 0);
+    CU_ASSERT_EQUAL(p.m_blocks, 65536 / p.mb + (65536 % p.mb != 0));
+    in.tail = 4; /* a tail asked for is kept */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &w) && w.tail == 3 && w.a_pieces == p.a_pieces && w.mb == p.mb);
+    in.tail = 0;
+    in.a_pieces = 1; /* whole blocks: ~1000 rows, the same traffic, and the tail */
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &w));
     CU_ASSERT(w.a_pieces == 1 && w.mb > 900 && w.mb < 1100 && w.ring == 2 && w.traffic_bytes == p.traffic_bytes);
+    CU_ASSERT_EQUAL(w.tail, 3);
     CU_ASSERT(w.mb % 32 == 0); /* under 2048 rows: a multiple of 32 only */
     in.a_pieces = 3; /* as many as asked for */
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &w), OOC_SUCCESS);

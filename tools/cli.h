@@ -165,7 +165,8 @@ typedef struct {
     "  --tail T              shrinking last blocks (half, a quarter, ... of the\n"                    \
     "                        block rows) to shorten the pipeline's drain: 1 none;\n"                  \
     "                        T > 1: T - 1 of them (default: 3 when the blocks are\n"                  \
-    "                        large enough, none when copying C out bounds the run)\n"                 \
+    "                        large enough, none when copying C out bounds the run\n"                  \
+    "                        or A's blocks go in k-pieces)\n"                                         \
     "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
     "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
     "                        when op(B) is 32 MiB or more)\n"                                         \
