@@ -11,7 +11,9 @@
  * own streams, so that several-device runs (multi.c) are tested without a
  * GPU. Setting OOC_HOST_JITTER_US=N in the environment delays every queued
  * op by a random 0..N microseconds, to shake out ordering bugs in tests;
- * "N0,N1,..." gives each device its own (uneven devices). OOC_FAULT
+ * "N0,N1,..." gives each device its own (uneven devices);
+ * OOC_HOST_D2H_DELAY_US=N delays every copy to the host by N microseconds
+ * (a slow copy-out, for the tests). OOC_FAULT
  * (fault.h) makes an allocation, a copy or a multiply fail when enqueued, or
  * an op fail while it runs: that failure is sticky, as CUDA's are: every
  * later op is skipped and every synchronisation reports it.
@@ -44,6 +46,7 @@ typedef struct hop {
             void *dst;
             const void *src;
             size_t dpitch, spitch, width, height;
+            int d2h;
         } copy;
         struct {
             ooc_tile_gemm_t g;
@@ -86,7 +89,7 @@ struct hbe {
     pthread_mutex_t mu; /* guards pinned[] */
     region_t *pinned;
     size_t npinned, cap;
-    unsigned jitter_us;
+    unsigned jitter_us, d2h_delay_us;
     int device;         /* which simulated device (OOC_HOST_DEVICES) */
     atomic_int failed;  /* an op failed while running: sticky, as a CUDA error */
 };
@@ -181,6 +184,7 @@ static void *stream_main(void *arg)
         }
         switch (op->kind) {
         case OP_COPY:
+            if (op->u.copy.d2h && s->be->d2h_delay_us) nanosleep(&(struct timespec){0, s->be->d2h_delay_us * 1000L}, NULL);
             copy2d_now(op->u.copy.dst, op->u.copy.dpitch, op->u.copy.src, op->u.copy.spitch,
                        op->u.copy.width, op->u.copy.height);
             break;
@@ -267,6 +271,8 @@ static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     pthread_mutex_init(&be->mu, NULL);
     atomic_init(&be->failed, 0);
     be->jitter_us = device_jitter(device);
+    const char *d = getenv("OOC_HOST_D2H_DELAY_US");
+    be->d2h_delay_us = d ? (unsigned)strtoul(d, NULL, 10) % 1000000u : 0;
     *out = &be->base;
     return OOC_SUCCESS;
 }
@@ -506,6 +512,7 @@ static ooc_status_t h_copy2d(ooc_be_t *b, void *dst, size_t dpitch, const void *
     op->u.copy.spitch = spitch;
     op->u.copy.width = width;
     op->u.copy.height = height;
+    op->u.copy.d2h = dir == OOC_D2H;
     return enqueue(st, op);
 }
 

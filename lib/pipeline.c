@@ -178,6 +178,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     static const float onef[2] = {1.0f, 0.0f};
     pipe_t P;
     memset(&P, 0, sizeof P);
+    P.out_left = -1;
     P.be = be;
     P.o = be->ops;
     P.pool = pool;
@@ -282,6 +283,11 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
             P.c1 = P.c0 + pl->nb < p->n ? P.c0 + pl->nb : p->n;
             ooc_pipe_run_panel(&P);
         }
+    }
+    if (P.out_left >= 0) { /* a panel left its copies out running and no other came (stopped) */
+        ooc_err_t derr;
+        ooc_err_clear(&derr);
+        if (P.o->stream_sync(be, P.s_out, &derr) != OOC_SUCCESS) ooc_pipe_fail(&P, &derr);
     }
     P.stats.t_end = ooc_trace_now();
     pthread_cond_destroy(&P.cv);

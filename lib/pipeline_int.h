@@ -109,6 +109,8 @@ typedef struct {
     int stage_a, stage_cin, stage_cout;
     int64_t *turn;       /* turn t runs block turn[t] of the panel (m_blocks entries) */
     int64_t pieces;      /* A in k-pieces: pieces of the panel issued so far */
+    int out_left;        /* >= 0: the previous panel was left with its copies out running (not
+                          * drained): ev_out[out_left] is recorded after the last; -1: none */
     /* progress, under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;

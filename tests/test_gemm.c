@@ -371,6 +371,32 @@ static void test_a_pieces(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 0), OOC_SUCCESS);
 }
 
+/* Panels with C in pinned memory: a panel ends with its copies out still
+ * running, and the next op(B) goes up meanwhile (pipeline_issue.c
+ * leave_out_running()); the next panel's multiplies and copies of C in must
+ * wait for them. The host backend's copies out are slowed
+ * (OOC_HOST_D2H_DELAY_US, read when a handle opens it) so that several are
+ * still queued when each panel ends. */
+static void test_panels_out_running(void)
+{
+    ooc_handle_t *saved = H;
+    setenv("OOC_HOST_D2H_DELAY_US", "2000", 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(tu_backend_runs(H, OOC_TEST_BACKEND), 1);
+    for (int pieces = 0; pieces < 2; pieces++)
+        for (int bz = 0; bz < 2; bz++) {
+            CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, pieces ? 4 : 1), OOC_SUCCESS);
+            /* B is 211 x 389 doubles = 657 KB; 300 KB of device memory, 64-row blocks */
+            case_t c = {OOC_R64, LAYOUTS[pieces], OOC_OP_N, OOC_OP_N, 523, 389, 211, 0, 1.0, bz ? 0.0 : 0.5,
+                        MEM_PINNED, MEM_PINNED, MEM_PINNED, 300 << 10, 64, 0, 0, 0};
+            ooc_stats_t s = run_case(&c);
+            CU_ASSERT(s.panels > 1 && s.a_pieces == (pieces ? 4 : 1));
+        }
+    ooc_destroy(H);
+    H = saved;
+    unsetenv("OOC_HOST_D2H_DELAY_US");
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -397,6 +423,7 @@ int main(void)
     CU_add_test(s, "timeline trace", test_trace);
     CU_add_test(s, "chunked upload of B, shrinking tail", test_chunks_and_tail);
     CU_add_test(s, "A's blocks in k-pieces", test_a_pieces);
+    CU_add_test(s, "panels: op(B) goes up while C goes out", test_panels_out_running);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;
