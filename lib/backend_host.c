@@ -184,7 +184,8 @@ static void *stream_main(void *arg)
         }
         switch (op->kind) {
         case OP_COPY:
-            if (op->u.copy.d2h && s->be->d2h_delay_us) nanosleep(&(struct timespec){0, s->be->d2h_delay_us * 1000L}, NULL);
+            if (op->u.copy.d2h && s->be->d2h_delay_us)
+                nanosleep(&(struct timespec){0, 1000L * (long)s->be->d2h_delay_us}, NULL);
             copy2d_now(op->u.copy.dst, op->u.copy.dpitch, op->u.copy.src, op->u.copy.spitch,
                        op->u.copy.width, op->u.copy.height);
             break;
@@ -272,7 +273,8 @@ static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     atomic_init(&be->failed, 0);
     be->jitter_us = device_jitter(device);
     const char *d = getenv("OOC_HOST_D2H_DELAY_US");
-    be->d2h_delay_us = d ? (unsigned)strtoul(d, NULL, 10) % 1000000u : 0;
+    unsigned long us = d ? strtoul(d, NULL, 10) : 0;
+    be->d2h_delay_us = us < 1000000 ? (unsigned)us : 999999; /* under a second: one nanosleep */
     *out = &be->base;
     return OOC_SUCCESS;
 }
