@@ -191,7 +191,16 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1,
                           (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS],
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
-                          (int)h->param[OOC_PARAM_A_PIECES]};
+                          (int)h->param[OOC_PARAM_A_PIECES], {0, 0}};
+    /* how the copies lie in each orientation (plan.h): a view whose columns
+     * are contiguous copies a block of rows as short lines far apart */
+    for (int swap = 0; swap < 2; swap++) {
+        int col = (p->layout == OOC_COL_MAJOR) == !swap;
+        const ooc_src_t *a = swap ? &p->B : &p->A;
+        int a_cols = col == ((swap ? p->tb : p->ta) == OOC_OP_N), b_cols = col == ((swap ? p->ta : p->tb) == OOC_OP_N);
+        x.lines[swap] = (a->pinned && a_cols ? OOC_PLAN_STRIDED_A : 0) |
+                        ((p->C.pinned || p->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0) | (b_cols ? 0 : OOC_PLAN_B_ROWS);
+    }
     /* TF32 multiplies single precision some 7 times faster than FP64/FP32
      * (373 against 52-56 TFLOP/s on an H200): a copied byte buys that much
      * more math, and copies bound shapes that FP32 would not */

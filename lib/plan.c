@@ -8,7 +8,8 @@
  *   2. op(B) in column panels (A streamed once per panel), as few as fit;
  *   3. op(B) also in row panels (C read back once per extra panel).
  * Both orientations (B resident, or A resident by transposing the problem) are
- * planned and the one that moves fewer bytes wins.
+ * planned and the one that moves fewer bytes wins; when both move the same,
+ * the one whose resident upload and copy lines cost less (plan_cost()).
  */
 #include "config.h"
 
@@ -34,6 +35,7 @@ typedef struct {
     int q;              /* k-pieces of op(A)'s block the sizes are computed for (>= 1) */
     int q_req;          /* as requested: 0 choose, else that many */
     int out_bound;      /* the shape is bound by copying C out (out_bound_shape(); copy_out_bound() adds the rest) */
+    int lines, lines_t; /* how copies lie (plan.h ooc_plan_input_t.lines): this orientation, the other */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -280,6 +282,11 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     /* op(B) in chunks, so that the first block starts on the first chunk */
     int64_t lines = min64(kb, nb); /* lines of the panel, whichever way it is stored */
     int q = c->b_chunks ? c->b_chunks : (r.b >= B_CHUNK_MIN ? OOC_MAX_B_CHUNKS : 1);
+    /* chunks of op(B)'s rows split the first block's multiply along k: each
+     * chunk's multiply reads and writes the block's C, so it must be deep
+     * (smallk with op(A) resident, 256 deep in 8 chunks: 6.0 ms against
+     * 1.2 for the block whole, on an H200) */
+    if (!c->b_chunks && (c->lines & OOC_PLAN_B_ROWS) && q > kb / MIN_PIECE_DEPTH) q = (int)max64(1, kb / MIN_PIECE_DEPTH);
     if (q > OOC_MAX_B_CHUNKS) q = OOC_MAX_B_CHUNKS;
     if (q > lines) q = (int)lines;
     p->b_chunks = q < 1 ? 1 : q;
@@ -340,6 +347,43 @@ static uint64_t least_traffic(const ctx_t *c0)
     return plan_one(&c, min64(c.m, MIN_BLOCK_ROWS), &p) ? p.traffic_bytes : UINT64_MAX;
 }
 
+/* How much longer copies of a block take when its lines are mb x e bytes
+ * far apart than when it is contiguous, beside a multiply: 55.3 GB/s
+ * contiguous each way; in 55.3 from 64 KiB lines, 47.6 from 24-32 KiB, 33
+ * below; out 49.0 from 64 KiB, 43.6 from 24-32 KiB, 33 below (DGEMM on an
+ * H200, docs/PERFORMANCE.md "Copies beside a multiply"). */
+static double strided_cost(int64_t line, int out)
+{
+    if (line >= WIDE_LINE_BYTES) return out ? 1.13 : 1.0;
+    return line >= LONG_LINE_BYTES ? (out ? 1.27 : 1.16) : 1.68;
+}
+
+/* A plan's time in bytes at the copy rate: the resident operand's upload
+ * (no multiply hides all of it), then the longest of the multiply (flops
+ * over the math's flop per copied byte), the copies in and the copies out,
+ * strided ones (ooc_plan_input_t.lines) at strided_cost(). Of two orientations that move
+ * the same bytes the cheaper is taken: a small k with C column-major, say,
+ * goes out in contiguous blocks of C's columns with op(A) resident, at full
+ * rate, instead of in rows of 64 KiB lines. */
+static double plan_cost(const ooc_plan_t *p, const ctx_t *c, int complex_type, double fpb)
+{
+    int strided = c->lines;
+    double e = (double)c->e, m = (double)p->m, n = (double)p->n, k = (double)p->k;
+    int64_t line = p->mb * (int64_t)c->e;
+    double fa = strided & OOC_PLAN_STRIDED_A ? strided_cost(line, 0) : 1.0;
+    double fci = strided & OOC_PLAN_STRIDED_C ? strided_cost(line, 0) : 1.0;
+    double fco = strided & OOC_PLAN_STRIDED_C ? strided_cost(line, 1) : 1.0;
+    double kp = (double)p->k_panels, c_in = p->c_read ? kp - 1 + (c->c_in ? 1 : 0) : 0;
+    double in = e * m * (k * (double)p->n_panels * fa + n * c_in * fci), out = e * m * n * kp * fco;
+    double math = (complex_type ? 8.0 : 2.0) * m * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
+    double slowest = math > in ? math : in;
+    return e * k * n + (slowest > out ? slowest : out);
+}
+
+/* Costs closer than this (or 2%) are a tie: ~1 ms of copies on an H200; a
+ * small problem keeps the smaller resident operand. */
+#define COST_MARGIN ((double)(64 << 20))
+
 /* The transposed problem C^T = op(B)^T op(A)^T: op(A) resident. */
 static ctx_t swapped(const ctx_t *c)
 {
@@ -348,6 +392,8 @@ static ctx_t swapped(const ctx_t *c)
     s.n = c->m;
     s.sa = c->sb;
     s.sb = c->sa;
+    s.lines = c->lines_t;
+    s.lines_t = c->lines;
     return s;
 }
 
@@ -458,7 +504,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
-               in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0};
+               in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1]};
     return c;
 }
 
@@ -528,10 +574,15 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
         uint64_t ls = least_traffic(&s);
         if (plan_best(&s, target, in->ring != 0, ls, &alt)) {
             alt.swap = 1;
-            /* fewer bytes moved wins; on a tie, the smaller resident operand,
-             * whose upload the pipeline cannot hide */
+            /* fewer bytes moved wins; on a tie, the clearly lower cost
+             * (plan_cost(): the resident operand's upload, and copy lines),
+             * else the smaller resident operand */
+            double cb = have ? plan_cost(&best, &c, cplx, in->flop_per_byte) : 0;
+            double ca = plan_cost(&alt, &s, cplx, in->flop_per_byte);
+            double margin = cb / 50 > COST_MARGIN ? cb / 50 : COST_MARGIN;
             if (!have || alt.traffic_bytes < best.traffic_bytes ||
-                (alt.traffic_bytes == best.traffic_bytes && alt.dev_b_bytes < best.dev_b_bytes)) {
+                (alt.traffic_bytes == best.traffic_bytes &&
+                 (ca + margin < cb || (!(cb + margin < ca) && alt.dev_b_bytes < best.dev_b_bytes)))) {
                 best = alt;
                 have = 1;
             }

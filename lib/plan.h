@@ -41,7 +41,18 @@ typedef struct {
     double flop_per_byte;     /* in-core rate / copy bandwidth of the math used (0: 1000, a DGEMM's on
                                * an H100/H200; TF32 about 7000): how much multiply a copied byte buys */
     int a_pieces;             /* k-pieces of op(A)'s block: 0 choose, 1 none, else that many */
+    int lines[2];             /* how the copied rectangles lie, per orientation (0: op(B) resident, 1:
+                               * op(A) resident, the problem transposed): OOC_PLAN_STRIDED_A and
+                               * OOC_PLAN_STRIDED_C when the streamed operand's or C's blocks are
+                               * copied in place (pinned) as short lines far apart (a block's rows of
+                               * a matrix whose columns are contiguous; staged operands are packed into
+                               * the pinned slots), OOC_PLAN_B_ROWS when the resident operand's lines
+                               * are its rows (its chunks split k, not n) */
 } ooc_plan_input_t;
+
+#define OOC_PLAN_STRIDED_A 1
+#define OOC_PLAN_STRIDED_C 2
+#define OOC_PLAN_B_ROWS 4
 
 typedef struct {
     int swap;                 /* 1: solve C^T = op(B)^T op(A)^T; m/n, A/B swapped below */

@@ -607,6 +607,66 @@ static void test_copy_out_bound(void)
     }
 }
 
+/* The orientation when both move the same bytes (plan.c plan_cost()): the
+ * resident operand's upload, and blocks whose copies are short lines far
+ * apart (strided) against contiguous ones. */
+static void test_orientation_lines(void)
+{
+    const uint64_t dev = (uint64_t)130 << 30;
+    const int A = OOC_PLAN_STRIDED_A, C = OOC_PLAN_STRIDED_C;
+    struct {
+        const char *name;
+        int64_t m, n, k;
+        int strided0, strided1; /* as gemm.c gives them */
+        int swap;               /* expected */
+    } cases[] = {
+        /* C (8.6 GB) out as rows of C, 64 KiB lines, with op(B) (34 MB)
+         * resident; as contiguous columns with op(A) (134 MB) resident */
+        {"smallk, column-major, pinned", 65536, 16384, 256, A | C, 0, 1},
+        {"smallk, C staged (packed either way)", 65536, 16384, 256, A, 0, 0},
+        {"smallk, row-major (rows of C contiguous)", 65536, 16384, 256, 0, A | C, 0},
+        {"S1, column-major (bound by the multiply)", 65536, 16384, 16384, A | C, 0, 0},
+        {"tall, column-major (op(A) 4.3 GB to upload)", 131072, 4096, 4096, A | C, 0, 0},
+        /* A (34 GB) in on 64 KiB lines at full rate, against all of it
+         * uploaded first to save C's 2 GB out on 64 KiB lines */
+        {"2^20 x 256 x 4096, column-major", 1 << 20, 256, 4096, A | C, 0, 0},
+        {"wide, column-major", 4096, 131072, 4096, A | C, 0, 1},
+        {"wide, row-major", 4096, 131072, 4096, 0, A | C, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, 8, dev);
+        in.allow_swap = 1;
+        in.lines[0] = cases[i].strided0;
+        in.lines[1] = cases[i].strided1;
+        ooc_plan_t p;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+        CU_ASSERT(check_invariants(&in, &p));
+        if (p.swap != cases[i].swap) printf("\n    %s: swap %d, expected %d", cases[i].name, p.swap, cases[i].swap);
+        CU_ASSERT_EQUAL(p.swap, cases[i].swap);
+    }
+    /* op(B)'s chunks split k when its lines are its rows: 1024 deep at
+     * least (each chunk's multiply reads and writes the first block's C) */
+    ooc_plan_input_t in = input(65536, 16384, 256, 8, dev);
+    in.allow_swap = 1;
+    in.lines[0] = A | C;
+    in.lines[1] = OOC_PLAN_B_ROWS; /* smallk column-major: op(A) resident as rows of k */
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(p.swap == 1 && p.b_chunks == 1);
+    in.lines[1] = 0; /* (its lines its columns: chunks of n) */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(p.swap == 1 && p.b_chunks == OOC_MAX_B_CHUNKS);
+    in = input(65536, 16384, 16384, 8, dev); /* S1 row-major: 2048 deep */
+    in.lines[0] = OOC_PLAN_B_ROWS;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(p.swap == 0 && p.b_chunks == OOC_MAX_B_CHUNKS);
+    in = input(65536, 4096, 4000, 8, dev); /* 3 chunks of at least 1024 */
+    in.lines[0] = OOC_PLAN_B_ROWS;
+    in.a_pieces = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(p.b_chunks == 3);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -626,5 +686,6 @@ int main(void)
     CU_add_test(s, "automatic block rows and orientation", test_auto_shape_rules);
     CU_add_test(s, "copy lines: longer blocks, a ring of 2, the least traffic", test_copy_lines);
     CU_add_test(s, "copy-out bound shapes: no tail, A in 2 pieces", test_copy_out_bound);
+    CU_add_test(s, "orientation: the resident upload and copy lines", test_orientation_lines);
     return tu_run();
 }
