@@ -377,6 +377,17 @@ assert s["scaling"] > 0 and s["floor"] is None and s["floor_note"], s
 d = s["devices"]
 assert sorted(x["device"] for x in d) == [0, 1], d
 assert s["stats"]["b_shared"] is False, s["stats"]'
+# with a GPU: ours keeps op(A) resident for a small k with C column-major
+# (C out in contiguous columns); the serial loop then keeps its own block
+# rows, not ours (columns of C)
+if "$OOCGEMM" info 2>/dev/null | grep -q '^GPU 0: '; then
+    "$OOCGEMM" bench -m 32768 -n 8192 -k 64 --repeat 1 --no-xt --no-incore --json >"$tmp/out" 2>"$tmp/err"
+    json_check "bench, op(A) resident: the serial loop with its own block rows" '
+s = o["shapes"][0]
+assert s["plan"]["a_resident"] and s["plan"]["block_rows"] != 8192, s["plan"]
+m = [x["label"] for x in s["methods"] if x["method"] == "serial"]
+assert m == ["serial loop (8192 rows)"], m'
+fi
 "$OOCGEMM" bench -m 300 -n 200 -k 100 --backend host --repeat 1 --no-serial --json >"$tmp/out" 2>"$tmp/err"
 json_check "bench --repeat 1: ours still runs 3 times (the floor's pair, best of 3 each)" '
 s = o["shapes"][0]

@@ -462,7 +462,12 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
                 }
             }
             if (!bo->no_serial && !env->multi) {
-                int64_t brows = res->have_stats && res->stats.block_rows > 0 ? res->stats.block_rows : 0;
+                /* ours' block rows, unless its plan kept op(A) resident: then
+                 * they are columns of C, and the loop (op(B) resident) takes
+                 * its own default */
+                int64_t brows = res->have_stats && res->stats.block_rows > 0 && !res->stats.a_resident
+                                    ? res->stats.block_rows
+                                    : 0;
                 char label[48];
                 if (brows > 0) snprintf(label, sizeof label, "serial loop (%lld rows)", (long long)brows);
                 else snprintf(label, sizeof label, "serial loop (8192 rows)");
