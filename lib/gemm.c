@@ -197,9 +197,10 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     for (int swap = 0; swap < 2; swap++) {
         int col = (p->layout == OOC_COL_MAJOR) == !swap;
         const ooc_src_t *a = swap ? &p->B : &p->A;
-        int a_cols = col == ((swap ? p->tb : p->ta) == OOC_OP_N), b_cols = col == ((swap ? p->ta : p->tb) == OOC_OP_N);
-        x.lines[swap] = (a->pinned && a_cols ? OOC_PLAN_STRIDED_A : 0) |
-                        ((p->C.pinned || p->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0) | (b_cols ? 0 : OOC_PLAN_B_ROWS);
+        int a_cols = col == ((swap ? p->tb : p->ta) == OOC_OP_N); /* the streamed operand's columns contiguous */
+        int b_cols = col == ((swap ? p->ta : p->tb) == OOC_OP_N); /* the resident one's */
+        x.lines[swap] = (a->pinned && a_cols ? OOC_PLAN_STRIDED_A : 0) | (b_cols ? 0 : OOC_PLAN_B_ROWS) |
+                        ((p->C.pinned || p->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0);
     }
     /* TF32 multiplies single precision some 7 times faster than FP64/FP32
      * (373 against 52-56 TFLOP/s on an H200): a copied byte buys that much

@@ -286,7 +286,8 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
      * chunk's multiply reads and writes the block's C, so it must be deep
      * (smallk with op(A) resident, 256 deep in 8 chunks: 6.0 ms against
      * 1.2 for the block whole, on an H200) */
-    if (!c->b_chunks && (c->lines & OOC_PLAN_B_ROWS) && q > kb / MIN_PIECE_DEPTH) q = (int)max64(1, kb / MIN_PIECE_DEPTH);
+    if (!c->b_chunks && (c->lines & OOC_PLAN_B_ROWS) && q > kb / MIN_PIECE_DEPTH)
+        q = (int)max64(1, kb / MIN_PIECE_DEPTH);
     if (q > OOC_MAX_B_CHUNKS) q = OOC_MAX_B_CHUNKS;
     if (q > lines) q = (int)lines;
     p->b_chunks = q < 1 ? 1 : q;
@@ -361,18 +362,17 @@ static double strided_cost(int64_t line, int out)
 /* A plan's time in bytes at the copy rate: the resident operand's upload
  * (no multiply hides all of it), then the longest of the multiply (flops
  * over the math's flop per copied byte), the copies in and the copies out,
- * strided ones (ooc_plan_input_t.lines) at strided_cost(). Of two orientations that move
+ * strided ones (c->lines) at strided_cost(). Of two orientations that move
  * the same bytes the cheaper is taken: a small k with C column-major, say,
  * goes out in contiguous blocks of C's columns with op(A) resident, at full
  * rate, instead of in rows of 64 KiB lines. */
 static double plan_cost(const ooc_plan_t *p, const ctx_t *c, int complex_type, double fpb)
 {
-    int strided = c->lines;
     double e = (double)c->e, m = (double)p->m, n = (double)p->n, k = (double)p->k;
     int64_t line = p->mb * (int64_t)c->e;
-    double fa = strided & OOC_PLAN_STRIDED_A ? strided_cost(line, 0) : 1.0;
-    double fci = strided & OOC_PLAN_STRIDED_C ? strided_cost(line, 0) : 1.0;
-    double fco = strided & OOC_PLAN_STRIDED_C ? strided_cost(line, 1) : 1.0;
+    double fa = c->lines & OOC_PLAN_STRIDED_A ? strided_cost(line, 0) : 1.0;
+    double fci = c->lines & OOC_PLAN_STRIDED_C ? strided_cost(line, 0) : 1.0;
+    double fco = c->lines & OOC_PLAN_STRIDED_C ? strided_cost(line, 1) : 1.0;
     double kp = (double)p->k_panels, c_in = p->c_read ? kp - 1 + (c->c_in ? 1 : 0) : 0;
     double in = e * m * (k * (double)p->n_panels * fa + n * c_in * fci), out = e * m * n * kp * fco;
     double math = (complex_type ? 8.0 : 2.0) * m * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);

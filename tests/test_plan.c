@@ -119,6 +119,8 @@ static void test_random_sweep(void)
         in.a_pieces = next() % 4 ? 0 : 1 + (int)(next() % 8);
         if (in.a_pieces > k) in.a_pieces = 0;
         in.allow_swap = (int)(next() % 2);
+        in.lines[0] = (int)(next() % 8); /* how the copies lie: any */
+        in.lines[1] = (int)(next() % 8);
         ooc_plan_t p;
         memset(&p, 0xab, sizeof p);
         ooc_status_t st = ooc_plan_make(&in, &p);
