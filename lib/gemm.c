@@ -149,6 +149,18 @@ static int default_staging_threads(void)
  * else what the device with the least has free (counting our cached buffers
  * as free) minus a margin: every device runs the same plan, so that a block
  * is computed the same way whichever device computes it. */
+/* How the copies of problem q lie (plan.h ooc_plan_input_t.lines): a view
+ * whose columns are contiguous copies a block of its rows as short lines
+ * far apart, and a resident op(B) whose rows are contiguous goes up in
+ * chunks of rows (of k). */
+static int copy_lines(const ooc_problem_t *q)
+{
+    int col = q->layout == OOC_COL_MAJOR;
+    return (q->A.pinned && col == (q->ta == OOC_OP_N) ? OOC_PLAN_STRIDED_A : 0) |
+           (col == (q->tb == OOC_OP_N) ? 0 : OOC_PLAN_B_ROWS) |
+           ((q->C.pinned || q->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0);
+}
+
 static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan_input_t *in,
                                uint64_t *dev_budget, uint64_t *host_budget)
 {
@@ -192,16 +204,12 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS],
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
                           (int)h->param[OOC_PARAM_A_PIECES], {0, 0}};
-    /* how the copies lie in each orientation (plan.h): a view whose columns
-     * are contiguous copies a block of rows as short lines far apart */
-    for (int swap = 0; swap < 2; swap++) {
-        int col = (p->layout == OOC_COL_MAJOR) == !swap;
-        const ooc_src_t *a = swap ? &p->B : &p->A;
-        int a_cols = col == ((swap ? p->tb : p->ta) == OOC_OP_N); /* the streamed operand's columns contiguous */
-        int b_cols = col == ((swap ? p->ta : p->tb) == OOC_OP_N); /* the resident one's */
-        x.lines[swap] = (a->pinned && a_cols ? OOC_PLAN_STRIDED_A : 0) | (b_cols ? 0 : OOC_PLAN_B_ROWS) |
-                        ((p->C.pinned || p->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0);
-    }
+    /* how the copies lie in each orientation: the problem, and its transpose
+     * as the pipeline would run it */
+    ooc_problem_t t = *p;
+    ooc_problem_transpose(&t);
+    x.lines[0] = copy_lines(p);
+    x.lines[1] = copy_lines(&t);
     /* TF32 multiplies single precision some 7 times faster than FP64/FP32
      * (373 against 52-56 TFLOP/s on an H200): a copied byte buys that much
      * more math, and copies bound shapes that FP32 would not */
