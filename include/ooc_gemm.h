@@ -152,7 +152,10 @@ typedef enum {
     OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice
                                        (none when copying C out bounds the pipeline or A's blocks go in
                                        k-pieces, one device) */
-    OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); 0: planner's choice */
+    OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); with A's
+                                       blocks in k-pieces, chunks of C's columns that each block's last piece is
+                                       multiplied and copied out in instead; 0: planner's choice (pieces: 8 when
+                                       copying C out bounds the run and C is column-major and pinned, else 1) */
     OOC_PARAM_DEVICES = 12,       /**< the devices to use, a bit mask: bit d for device d (CUDA's numbering, after
                                        CUDA_VISIBLE_DEVICES; the host backend's simulated devices with
                                        OOC_HOST_DEVICES=N). 0: every visible device, unless ::OOC_PARAM_DEVICE
@@ -373,6 +376,8 @@ typedef struct {
                                        budgets (smallest blocks, either orientation); bytes_h2d + bytes_d2h is
                                        what this plan moved, for one pass (several devices: plus op(B) per device) */
     int32_t a_pieces;       /**< k-pieces each block of op(A) went to the device in (1: whole; ::OOC_PARAM_A_PIECES) */
+    int32_t c_chunks;       /**< with a_pieces > 1: chunks of C's columns each block's last piece was multiplied
+                                 and copied out in, each going out once multiplied (1: whole; ::OOC_PARAM_B_CHUNKS) */
 } ooc_stats_t;
 
 /**

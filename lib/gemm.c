@@ -299,6 +299,7 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->bytes_staged = rs->sum.bytes_staged_in + rs->sum.bytes_staged_out;
     s->least_traffic_bytes = plan->least_traffic_bytes;
     s->a_pieces = plan->a_pieces;
+    s->c_chunks = plan->a_pieces > 1 ? plan->b_chunks : 1;
     s->b_shared = share_b;
     s->probe_host_gbps = h->peer.rates ? h->peer.host_gbps : 0;
     s->probe_peer_gbps = h->peer.rates ? h->peer.peer_gbps : 0;

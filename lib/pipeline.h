@@ -142,8 +142,9 @@ static inline int ooc_block_done(const unsigned char *done, int64_t g)
  * Every block is computed the same way whichever device or run computes it:
  * blocks 0 .. lead-1 of a panel are multiplied chunk by chunk of op(B)
  * (b_chunks of the plan) as the chunks arrive, every other block in one
- * multiply. A resumed run, or another set of devices, therefore writes
- * byte-identical blocks. */
+ * multiply; blocks in k-pieces (a_pieces > 1) piece after piece, every
+ * block's last piece in b_chunks multiplies of C's columns. A resumed run,
+ * or another set of devices, therefore writes byte-identical blocks. */
 typedef struct {
     ooc_status_t (*block_done)(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err);
     void *user;

@@ -160,6 +160,60 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
     return OOC_SUCCESS;
 }
 
+/* Copy C's columns [l0, l1) of a turn's block out (stream out, once ev
+ * says they are multiplied), from the turn's slot; all of them: 0, n. */
+static ooc_status_t copy_out_cols(pipe_t *P, const turn_t *u, size_t l0, size_t l1, ooc_event_t ev, const char *name,
+                                  ooc_err_t *err)
+{
+    int s = u->s;
+    const rect_t rc = u->rc;
+    rect_t part = rect(&P->vc, u->r0, u->r1, P->c0 + (int64_t)l0, P->c0 + (int64_t)l1);
+    size_t off = P->vc.rows_contig ? l0 * rc.width : l0 * P->e; /* where those columns start in the tile */
+    OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, ev, err));
+    int tr = TR_START(P, P->s_out);
+    if (P->stage_cout)
+        OOC_FORWARD(P->o->copy2d(P->be, P->pin_out[s] + off, rc.width, P->dC[s] + off, rc.width, part.width,
+                                 part.height, OOC_D2H, P->s_out, err));
+    else
+        OOC_FORWARD(P->o->copy2d(P->be, (char *)part.ptr, part.pitch, P->dC[s] + off, rc.width, part.width,
+                                 part.height, OOC_D2H, P->s_out, err));
+    TR_END(P, P->s_out, tr, name, OOC_LANE_OUT, P->g0 + u->i);
+    ooc_pipe_count(P, 0, part.width * part.height, 0, 0);
+    return OOC_SUCCESS;
+}
+
+/* Columns [l0, l1) of chunk j of the panel's columns (b_chunks of them). */
+static void col_chunk(const pipe_t *P, int j, size_t *l0, size_t *l1)
+{
+    size_t cols = (size_t)(P->c1 - P->c0);
+    *l0 = cols * (size_t)j / (size_t)P->pl->b_chunks;
+    *l1 = cols * (size_t)(j + 1) / (size_t)P->pl->b_chunks;
+}
+
+/* The last piece *x of turn u's block, multiplied chunk by chunk of C's
+ * columns, each chunk's columns of C going out as soon as they are final:
+ * the copy-out starts after a chunk of the piece's multiply, not all of it
+ * (copy-out bound shapes, plan.c: tall and TF32). */
+static ooc_status_t last_piece_cols(pipe_t *P, const turn_t *u, ooc_stream_t sc, const ooc_tile_gemm_t *x,
+                                    ooc_err_t *err)
+{
+    for (int j = 0; j < P->pl->b_chunks; j++) {
+        size_t l0, l1;
+        col_chunk(P, j, &l0, &l1);
+        if (l1 == l0) continue;
+        ooc_tile_gemm_t y = *x;
+        y.n = (int)(l1 - l0);
+        y.B = (const char *)x->B + (P->vb.rows_contig ? l0 * u->rb.width : l0 * P->e);
+        y.C = (char *)x->C + (P->vc.rows_contig ? l0 * u->rc.width : l0 * P->e);
+        int tr = TR_START(P, sc);
+        OOC_FORWARD(P->o->gemm(P->be, sc, &y, err));
+        TR_END(P, sc, tr, "gemm (piece of A, columns of C)", OOC_LANE_COMPUTE, P->g0 + u->i);
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_cpart[j], sc, err));
+        OOC_FORWARD(copy_out_cols(P, u, l0, l1, P->ev_cpart[j], "D2H C (columns)", err));
+    }
+    return OOC_SUCCESS;
+}
+
 /* Turn t's block in k-pieces (plan.h, pipeline.c): piece after piece, its
  * copy-in on the in stream into A slot n mod RA (n counting the panel's
  * pieces) once the multiply of piece n - RA has freed it, then its multiply
@@ -199,36 +253,18 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         x.B = P->dB + (P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * u->rb.width);
         if (!first) x.beta = P->unit;
         first = 0;
-        tr = TR_START(P, sc);
-        OOC_FORWARD(o->gemm(be, sc, &x, err));
-        TR_END(P, sc, tr, "gemm (piece of A)", OOC_LANE_COMPUTE, P->g0 + u->i);
+        if (k1 == depth && P->pl->b_chunks > 1) /* the last piece: by chunks of C's columns */
+            OOC_FORWARD(last_piece_cols(P, u, sc, &x, err));
+        else {
+            tr = TR_START(P, sc);
+            OOC_FORWARD(o->gemm(be, sc, &x, err));
+            TR_END(P, sc, tr, "gemm (piece of A)", OOC_LANE_COMPUTE, P->g0 + u->i);
+        }
         OOC_FORWARD(o->event_record(be, P->ev_pgemm[j], sc, err));
     }
     /* every copy-in of the block is issued: its staging slot is free once they are done */
     OOC_FORWARD(o->event_record(be, P->ev_in[u->s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);
-    return OOC_SUCCESS;
-}
-
-/* Copy C's columns [l0, l1) of a turn's block out (stream out, once ev
- * says they are multiplied), from the turn's slot; all of them: 0, n. */
-static ooc_status_t copy_out_cols(pipe_t *P, const turn_t *u, size_t l0, size_t l1, ooc_event_t ev, const char *name,
-                                  ooc_err_t *err)
-{
-    int s = u->s;
-    const rect_t rc = u->rc;
-    rect_t part = rect(&P->vc, u->r0, u->r1, P->c0 + (int64_t)l0, P->c0 + (int64_t)l1);
-    size_t off = P->vc.rows_contig ? l0 * rc.width : l0 * P->e; /* where those columns start in the tile */
-    OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, ev, err));
-    int tr = TR_START(P, P->s_out);
-    if (P->stage_cout)
-        OOC_FORWARD(P->o->copy2d(P->be, P->pin_out[s] + off, rc.width, P->dC[s] + off, rc.width, part.width,
-                                 part.height, OOC_D2H, P->s_out, err));
-    else
-        OOC_FORWARD(P->o->copy2d(P->be, (char *)part.ptr, part.pitch, P->dC[s] + off, rc.width, part.width,
-                                 part.height, OOC_D2H, P->s_out, err));
-    TR_END(P, P->s_out, tr, name, OOC_LANE_OUT, P->g0 + u->i);
-    ooc_pipe_count(P, 0, part.width * part.height, 0, 0);
     return OOC_SUCCESS;
 }
 
@@ -254,11 +290,12 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     int s = u.s;
     int64_t i = u.i;
     const rect_t ra = u.ra, rb = u.rb, rc = u.rc;
-    int split = i < P->pl->lead && P->pl->b_chunks > 1;
-    int cols_out = split && P->vb.rows_contig; /* C's columns go out chunk by chunk */
+    int pieces = P->pl->a_pieces > 1;
+    int split = !pieces && i < P->pl->lead && P->pl->b_chunks > 1;
+    /* C's columns go out chunk by chunk (pieces: the last piece's, issue_pieces) */
+    int cols_out = (split && P->vb.rows_contig) || (pieces && P->pl->b_chunks > 1);
 
     ooc_stream_t sc = P->s_comp[t % P->ncomp];
-    int pieces = P->pl->a_pieces > 1;
     if (!pieces) OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err)); /* pieces: each waits for its own copy */
     if (reuses_slot(P, t) && !P->c_read) /* C part of slot s still being copied out */
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));

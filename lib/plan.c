@@ -291,10 +291,12 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     if (q > OOC_MAX_B_CHUNKS) q = OOC_MAX_B_CHUNKS;
     if (q > lines) q = (int)lines;
     p->b_chunks = q < 1 ? 1 : q;
-    /* a block in k-pieces needs all of op(B)'s panel for its first piece:
-     * op(B) goes up in one chunk */
+    /* a block in k-pieces needs all of op(B) for its first piece; where C's
+     * copies out bound the run and C goes out in place as columns, the chunks
+     * split each block's last piece by C's columns, each going out when done */
     p->a_pieces = (int)min64(c->q, kb); /* as need() */
-    if (p->a_pieces > 1) p->b_chunks = 1;
+    if (p->a_pieces > 1 && !c->b_chunks)
+        p->b_chunks = copy_out_bound(c, mb) && (c->lines & OOC_PLAN_STRIDED_C) ? (int)min64(OOC_MAX_B_CHUNKS, lines) : 1;
     p->a_slots = p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : c->ring;
     p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
 }
@@ -320,8 +322,7 @@ ooc_status_t ooc_plan_check(const ooc_plan_t *p)
         p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
         p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks || p->tail_rep < 1 ||
         p->tail_rep > OOC_PLAN_MAX_TAIL_REP || (p->tail == 0 && p->tail_rep != 1) || p->a_pieces < 1 ||
-        p->a_pieces > OOC_PLAN_MAX_A_PIECES || p->a_pieces > p->kb || (p->a_pieces > 1 && p->b_chunks != 1) ||
-        p->a_slots < 2 || p->a_slots > OOC_PLAN_MAX_RING)
+        p->a_pieces > OOC_PLAN_MAX_A_PIECES || p->a_pieces > p->kb || p->a_slots < 2 || p->a_slots > OOC_PLAN_MAX_RING)
         return OOC_ERR_INTERNAL;
     if (p->n_panels != ceil_div(p->n, p->nb) || p->k_panels != ceil_div(p->k, p->kb)) return OOC_ERR_INTERNAL;
     /* the body's blocks of mb rows then the tail's shrinking ones tile [0, m)

@@ -371,6 +371,48 @@ static void test_a_pieces(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 0), OOC_SUCCESS);
 }
 
+/* Blocks in k-pieces, each block's last piece multiplied chunk by chunk of
+ * C's columns, each chunk's columns copied out once multiplied
+ * (OOC_PARAM_B_CHUNKS with pieces; the planner's choice where copying C out
+ * bounds the run): every layout and op pair, pinned and staged, beta 0 (C
+ * starts as NaN: a chunk copied out before its multiply shows) and not,
+ * and column panels whose last is narrower than the chunks. The host
+ * backend delays its ops at random and slows its copies out, so that a
+ * block's chunks are still going out when its slot's next block starts. */
+static void test_last_piece_cols(void)
+{
+    ooc_handle_t *saved = H;
+    setenv("OOC_HOST_JITTER_US", "300", 1);
+    setenv("OOC_HOST_D2H_DELAY_US", "300", 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
+    unsetenv("OOC_HOST_JITTER_US");
+    unsetenv("OOC_HOST_D2H_DELAY_US");
+    CU_ASSERT_EQUAL(tu_backend_runs(H, OOC_TEST_BACKEND), 1);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 3), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 8), OOC_SUCCESS);
+    for (int l = 0; l < 2; l++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                mem_t mem = (a + b + l) % 2 ? MEM_PINNED : MEM_PAGEABLE;
+                case_t c = {(a + l) % 2 ? OOC_R64 : OOC_C32, LAYOUTS[l], OPS[a], OPS[b], 411, 53, 263, 3, 1.5,
+                            (a + b) % 2 ? 0.0 : 0.5, mem, mem, (a + b) % 3 ? mem : MEM_PAGEABLE, 0, 100,
+                            2 + (a + b) % 2, 0, 0};
+                ooc_stats_t st = run_case(&c);
+                CU_ASSERT(st.a_pieces == 3 && st.c_chunks == 8 && st.blocks >= 5);
+            }
+    /* B is 211 x 15 doubles in 16 KB of device memory: panels of 8 columns
+     * (the last of 7: an empty chunk) and of 27 rows (C read back) */
+    for (int bz = 0; bz < 2; bz++) {
+        case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 523, 15, 211, 0, 1.0, bz ? 0.0 : 0.5,
+                    MEM_PINNED, MEM_PINNED, MEM_PINNED, 16 << 10, 64, 0, 0, 0};
+        ooc_stats_t st = run_case(&c);
+        CU_ASSERT(st.panel_cols == 8 && st.panel_depth < 211 && st.a_pieces == 3 && st.c_chunks == 8);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
+    ooc_destroy(H);
+    H = saved;
+}
+
 /* Panels with C in pinned memory: a panel ends with its copies out still
  * running, and the next op(B) goes up meanwhile (pipeline_issue.c
  * leave_out_running()); the next panel's multiplies and copies of C in must
@@ -424,6 +466,7 @@ int main(void)
     CU_add_test(s, "chunked upload of B, shrinking tail", test_chunks_and_tail);
     CU_add_test(s, "A's blocks in k-pieces", test_a_pieces);
     CU_add_test(s, "panels: op(B) goes up while C goes out", test_panels_out_running);
+    CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;

@@ -67,8 +67,11 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     if (in->streams) REQUIRE(p->streams == in->streams);
     if (in->block_rows) REQUIRE(p->mb <= in->block_rows);
     uint64_t e = in->elem, R = (uint64_t)p->ring;
-    /* a device slot holds one k-piece of A's block (the whole block: 1 piece) */
-    REQUIRE(p->a_pieces >= 1 && p->a_pieces <= p->kb && (p->a_pieces == 1 || p->b_chunks == 1));
+    /* a device slot holds one k-piece of A's block (the whole block: 1 piece);
+     * with pieces, chunks (of the last piece's columns) only when asked for,
+     * or when C's blocks go out in place as columns */
+    REQUIRE(p->a_pieces >= 1 && p->a_pieces <= p->kb);
+    REQUIRE(p->a_pieces == 1 || p->b_chunks == 1 || in->b_chunks || (in->lines[p->swap] & OOC_PLAN_STRIDED_C));
     if (in->a_pieces) REQUIRE(p->a_pieces == (in->a_pieces < p->kb ? in->a_pieces : p->kb));
     uint64_t piece = (uint64_t)((p->kb + p->a_pieces - 1) / p->a_pieces);
     uint64_t RA = (uint64_t)p->a_slots;
@@ -562,31 +565,38 @@ static void test_copy_lines(void)
 }
 
 /* Copy-out bound shapes (plan.c copy_out_bound()): once the blocks have long
- * lines, no shrinking tail, and A's blocks in 2 k-pieces when k allows;
- * shapes bound by the multiply, by the copies in (n < k), several devices,
- * short lines and a tail or pieces given keep the rest of the rules. */
+ * lines, no shrinking tail, and A's blocks in 2 k-pieces when k allows, the
+ * last piece in 8 chunks of C's columns when C goes out in place as columns
+ * (column-major, pinned); shapes bound by the multiply, by the copies in
+ * (n < k), several devices, short lines and a tail or pieces given keep the
+ * rest of the rules. */
 static void test_copy_out_bound(void)
 {
     const uint64_t dev = (uint64_t)130 << 30;
+    const int AC = OOC_PLAN_STRIDED_A | OOC_PLAN_STRIDED_C, BR = OOC_PLAN_B_ROWS;
     struct {
         const char *name;
         int64_t m, n, k;
         size_t e;
         double fpb;
-        int devices, tail_given, pieces_given;
-        int swap, tail, pieces; /* expected */
+        int devices, tail_given, pieces_given, lines0; /* lines1: BR (column-major, transposed) */
+        int swap, tail, pieces, chunks; /* expected (chunks: with pieces) */
     } cases[] = {
-        {"TF32 S3", 65536, 16384, 16384, 4, 7000, 1, 0, 0, 0, 0, 2},
-        {"S3 without TF32 (bound by the multiply)", 65536, 16384, 16384, 4, 0, 1, 0, 0, 0, 3, 1},
-        {"S1 (bound by the multiply)", 65536, 16384, 16384, 8, 0, 1, 0, 0, 0, 3, 1},
-        {"tall", 131072, 4096, 4096, 8, 0, 1, 0, 0, 0, 0, 2},
-        {"tall, a tail of 3 given", 131072, 4096, 4096, 8, 0, 1, 4, 0, 0, 3, 2},
-        {"tall, 1 piece given", 131072, 4096, 4096, 8, 0, 1, 0, 1, 0, 0, 1},
-        {"tall on 2 devices", 131072, 4096, 4096, 8, 0, 2, 0, 0, 0, 4, 1},
-        {"smallk (k too small for pieces)", 65536, 16384, 256, 8, 0, 1, 0, 0, 0, 0, 1},
-        {"S2 (bound by the copies in: n < k)", 262144, 1024, 4096, 8, 0, 1, 0, 0, 0, 3, 1},
-        {"wide (op(A) resident: tall transposed)", 4096, 131072, 4096, 8, 0, 1, 0, 0, 1, 0, 2},
-        {"short lines (256 rows of 8 bytes)", 3000, 700, 300, 8, 0, 1, 0, 0, 0, 3, 1},
+        {"TF32 S3", 65536, 16384, 16384, 4, 7000, 1, 0, 0, AC, 0, 0, 2, 8},
+        {"TF32 S3, C staged", 65536, 16384, 16384, 4, 7000, 1, 0, 0, OOC_PLAN_STRIDED_A, 0, 0, 2, 1},
+        {"S3 without TF32 (bound by the multiply)", 65536, 16384, 16384, 4, 0, 1, 0, 0, AC, 0, 3, 1, 0},
+        {"S1 (bound by the multiply)", 65536, 16384, 16384, 8, 0, 1, 0, 0, AC, 0, 3, 1, 0},
+        {"tall", 131072, 4096, 4096, 8, 0, 1, 0, 0, AC, 0, 0, 2, 8},
+        {"tall, row-major (C's rows go out whole)", 131072, 4096, 4096, 8, 0, 1, 0, 0, BR, 0, 0, 2, 1},
+        {"tall, a tail of 3 given", 131072, 4096, 4096, 8, 0, 1, 4, 0, AC, 0, 3, 2, 8},
+        {"tall, 1 piece given", 131072, 4096, 4096, 8, 0, 1, 0, 1, AC, 0, 0, 1, 0},
+        {"tall, 4 pieces given", 131072, 4096, 4096, 8, 0, 1, 0, 4, AC, 0, 0, 4, 8},
+        {"tall on 2 devices", 131072, 4096, 4096, 8, 0, 2, 0, 0, AC, 0, 4, 1, 0},
+        {"smallk (op(A) resident, C out as columns)", 65536, 16384, 256, 8, 0, 1, 0, 0, AC, 1, 3, 1, 0},
+        {"S2 (bound by the copies in: n < k)", 262144, 1024, 4096, 8, 0, 1, 0, 0, AC, 0, 3, 1, 0},
+        {"wide (op(A) resident: tall transposed)", 4096, 131072, 4096, 8, 0, 1, 0, 0, AC, 1, 0, 2, 1},
+        {"short lines (256 rows of 8 bytes)", 3000, 700, 300, 8, 0, 1, 0, 0, AC, 0, 3, 1, 0},
+        {"S1, 4 pieces given (bound by the multiply)", 65536, 16384, 16384, 8, 0, 1, 0, 4, AC, 0, 0, 4, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev);
@@ -595,16 +605,19 @@ static void test_copy_out_bound(void)
         in.devices = cases[i].devices;
         in.tail = cases[i].tail_given;
         in.a_pieces = cases[i].pieces_given;
+        in.lines[0] = cases[i].lines0;
+        in.lines[1] = BR;
         if (cases[i].name[0] == 's' && cases[i].name[1] == 'h') in.block_rows = 256;
         ooc_plan_t p;
         CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
         if (in.devices == 1) CU_ASSERT(check_invariants(&in, &p)); /* (they assume one block of each tail size) */
         int ok = p.swap == cases[i].swap && p.tail == cases[i].tail && p.a_pieces == cases[i].pieces &&
-                 (p.a_pieces == 1 || p.b_chunks == 1);
+                 (p.a_pieces == 1 || p.b_chunks == cases[i].chunks);
         if (!ok)
-            printf("\n    %s: swap %d, %lld rows, tail %d, %d pieces, %d chunks (expected swap %d, tail %d, %d pieces)",
+            printf("\n    %s: swap %d, %lld rows, tail %d, %d pieces, %d chunks (expected swap %d, tail %d, %d pieces, "
+                   "%d chunks)",
                    cases[i].name, p.swap, (long long)p.mb, p.tail, p.a_pieces, p.b_chunks, cases[i].swap,
-                   cases[i].tail, cases[i].pieces);
+                   cases[i].tail, cases[i].pieces, cases[i].chunks);
         CU_ASSERT(ok);
     }
 }
@@ -687,7 +700,7 @@ int main(void)
     CU_add_test(s, "odd block rows and any tail tile m exactly", test_odd_block_rows_tile);
     CU_add_test(s, "automatic block rows and orientation", test_auto_shape_rules);
     CU_add_test(s, "copy lines: longer blocks, a ring of 2, the least traffic", test_copy_lines);
-    CU_add_test(s, "copy-out bound shapes: no tail, A in 2 pieces", test_copy_out_bound);
+    CU_add_test(s, "copy-out bound shapes: no tail, A in 2 pieces, the last by columns", test_copy_out_bound);
     CU_add_test(s, "orientation: the resident upload and copy lines", test_orientation_lines);
     return tu_run();
 }

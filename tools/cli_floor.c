@@ -228,8 +228,12 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
     const char *why = host ? cuda_unused_reason() : NULL;
     if (why) fprintf(out, "backend: %s (OpenBLAS on the CPU; CUDA not used: %s)\n", backend, why);
     else fprintf(out, "backend: %s%s   ", backend, host ? " (OpenBLAS on the CPU)" : "");
-    char pieces[48] = "";
-    if (st->a_pieces > 1) snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces, ", (int)st->a_pieces);
+    char pieces[96] = "";
+    if (st->a_pieces > 1 && st->c_chunks > 1)
+        snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces (the last in %d chunks of C's columns), ",
+                 (int)st->a_pieces, (int)st->c_chunks);
+    else if (st->a_pieces > 1)
+        snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces, ", (int)st->a_pieces);
     if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
         fprintf(out, "plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n");
     else
