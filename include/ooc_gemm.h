@@ -153,9 +153,10 @@ typedef enum {
                                        (none when copying C out bounds the pipeline or A's blocks go in
                                        k-pieces, one device) */
     OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); with A's
-                                       blocks in k-pieces, chunks of C's columns that each block's last piece is
-                                       multiplied and copied out in instead; 0: planner's choice (pieces: 8 when
-                                       copying C out bounds the run and C is column-major and pinned, else 1) */
+                                       blocks in k-pieces (whose first piece needs all of op(B)), also chunks of
+                                       C's columns each block's last piece is multiplied and copied out in; 0:
+                                       planner's choice (pieces: up to 8 when copying C out bounds the run and
+                                       C's blocks go out in place as columns, else 1) */
     OOC_PARAM_DEVICES = 12,       /**< the devices to use, a bit mask: bit d for device d (CUDA's numbering, after
                                        CUDA_VISIBLE_DEVICES; the host backend's simulated devices with
                                        OOC_HOST_DEVICES=N). 0: every visible device, unless ::OOC_PARAM_DEVICE

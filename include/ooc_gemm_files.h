@@ -179,8 +179,9 @@ typedef struct {
     int tail;            /**< the last blocks shrink: block_rows/2, /4, ... in this many steps */
     int tail_rep;        /**< blocks of each tail size */
     int b_chunks;        /**< op(B)'s panel is uploaded in this many chunks; with a_pieces > 1, each block's
-                              last piece is multiplied in this many chunks of C's columns instead */
-    int lead;            /**< blocks 0 .. lead-1 of each panel are multiplied chunk by chunk of op(B) */
+                              last piece is also multiplied in this many chunks of C's columns */
+    int lead;            /**< blocks 0 .. lead-1 of each panel are multiplied chunk by chunk of op(B)
+                              (when b_chunks > 1 and a_pieces == 1) */
     int64_t blocks;      /**< row blocks: block i holds rows ooc_files_plan_rows(i) */
     int64_t panels;      /**< panels of op(B): each block is computed once per panel */
     int a_pieces;        /**< op(A)'s blocks go to the device in this many k-pieces, multiplied one after

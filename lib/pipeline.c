@@ -21,7 +21,11 @@
  *   compute:     waits ev_pin[j]; gemm of the piece into C(i) -> ev_pgemm[j]
  *
  * C(i) read in (beta != 0) before its first piece, ev_in[s] after its last
- * piece's copy, ev_gemm[s] after its last piece's multiply.
+ * piece's copy, ev_gemm[s] after its last piece's multiply. With b_chunks >
+ * 1 the last piece's multiply goes by chunks c of C's columns, each
+ * recording ev_cpart[c], on which stream out waits to copy those columns
+ * out; ev_out[s] after the last of them (so also for a lead block, whose
+ * chunks of op(B) are columns).
  *
  * with s = t mod R for the pipeline's t-th block of the panel ("turn": the
  * blocks come from a queue the devices share, pipeline.h). Slot s is reused
@@ -246,10 +250,11 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     pthread_cond_init(&P.cv, NULL);
 
     if (trace) {
-        /* every block's three ops (two per piece of A) and every chunk of B, within reason */
+        /* every block's three ops (two per piece of A, two more per chunk of the last piece's
+         * columns) and every chunk of B, within reason */
         uint64_t lines_b = (uint64_t)(pl->kb > pl->nb ? pl->kb : pl->nb);
         uint64_t chunk = pl->pin_in_slot_bytes / (P.e * (uint64_t)(pl->kb < pl->nb ? pl->kb : pl->nb) + 1) + 1;
-        uint64_t per_block = pl->a_pieces > 1 ? 2 + 2 * (uint64_t)pl->a_pieces : 3;
+        uint64_t per_block = pl->a_pieces > 1 ? 2 + 2 * (uint64_t)(pl->a_pieces + pl->b_chunks - 1) : 3;
         uint64_t ops = per_block * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
                        (uint64_t)(pl->n_panels * pl->k_panels) * (lines_b / chunk + 2 + OOC_MAX_B_CHUNKS);
         if (ops > ((uint64_t)1 << 16)) ops = (uint64_t)1 << 16;

@@ -96,7 +96,8 @@ typedef struct {
     ooc_event_t ev_pin[OOC_MAX_RING], ev_pgemm[OOC_MAX_RING]; /* A in k-pieces: piece in A slot j copied
                                                               * in, multiplied (pipeline.c) */
     int RA;              /* A slots (the ring's R, or the pieces' own) */
-    ooc_event_t ev_cpart[OOC_MAX_B_CHUNKS]; /* a lead block's columns of chunk j multiplied (issue_rest) */
+    ooc_event_t ev_cpart[OOC_MAX_B_CHUNKS]; /* C's columns of chunk j multiplied: a lead block's (issue_rest),
+                                             * a last piece's (last_piece_cols) */
     const void *unit;    /* 1 in the element type */
     ooc_stream_t s_in, s_out, s_comp[OOC_MAX_STREAMS];
     int ncomp;

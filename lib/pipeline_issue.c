@@ -182,6 +182,14 @@ static ooc_status_t copy_out_cols(pipe_t *P, const turn_t *u, size_t l0, size_t 
     return OOC_SUCCESS;
 }
 
+/* Staged C: the writer has emptied the pinned out-slot of turn t - R
+ * (always, when the slot is not reused or C goes straight to the user); 0
+ * when the run was aborted meanwhile. */
+static int out_slot_free(pipe_t *P, int64_t t)
+{
+    return !P->stage_cout || !reuses_slot(P, t) || ooc_pipe_await(P, &P->written, t - P->R + 1);
+}
+
 /* Columns [l0, l1) of chunk j of the panel's columns (b_chunks of them). */
 static void col_chunk(const pipe_t *P, int j, size_t *l0, size_t *l1)
 {
@@ -194,9 +202,10 @@ static void col_chunk(const pipe_t *P, int j, size_t *l0, size_t *l1)
  * columns, each chunk's columns of C going out as soon as they are final:
  * the copy-out starts after a chunk of the piece's multiply, not all of it
  * (copy-out bound shapes, plan.c: tall and TF32). */
-static ooc_status_t last_piece_cols(pipe_t *P, const turn_t *u, ooc_stream_t sc, const ooc_tile_gemm_t *x,
-                                    ooc_err_t *err)
+static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_stream_t sc,
+                                    const ooc_tile_gemm_t *x, ooc_err_t *err)
 {
+    if (!out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
     for (int j = 0; j < P->pl->b_chunks; j++) {
         size_t l0, l1;
         col_chunk(P, j, &l0, &l1);
@@ -254,7 +263,7 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         if (!first) x.beta = P->unit;
         first = 0;
         if (k1 == depth && P->pl->b_chunks > 1) /* the last piece: by chunks of C's columns */
-            OOC_FORWARD(last_piece_cols(P, u, sc, &x, err));
+            OOC_FORWARD(last_piece_cols(P, t, u, sc, &x, err));
         else {
             tr = TR_START(P, sc);
             OOC_FORWARD(o->gemm(be, sc, &x, err));
@@ -266,14 +275,6 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
     OOC_FORWARD(o->event_record(be, P->ev_in[u->s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);
     return OOC_SUCCESS;
-}
-
-/* Staged C: the writer has emptied the pinned out-slot of turn t - R
- * (always, when the slot is not reused or C goes straight to the user); 0
- * when the run was aborted meanwhile. */
-static int out_slot_free(pipe_t *P, int64_t t)
-{
-    return !P->stage_cout || !reuses_slot(P, t) || ooc_pipe_await(P, &P->written, t - P->R + 1);
 }
 
 /* Turn t's multiply and copy-out. A lead block (pipeline.h) is multiplied
@@ -290,10 +291,10 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     int s = u.s;
     int64_t i = u.i;
     const rect_t ra = u.ra, rb = u.rb, rc = u.rc;
-    int pieces = P->pl->a_pieces > 1;
+    int pieces = P->pl->a_pieces > 1, piece_cols = pieces && P->pl->b_chunks > 1;
     int split = !pieces && i < P->pl->lead && P->pl->b_chunks > 1;
     /* C's columns go out chunk by chunk (pieces: the last piece's, issue_pieces) */
-    int cols_out = (split && P->vb.rows_contig) || (pieces && P->pl->b_chunks > 1);
+    int cols_out = (split && P->vb.rows_contig) || piece_cols;
 
     ooc_stream_t sc = P->s_comp[t % P->ncomp];
     if (!pieces) OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err)); /* pieces: each waits for its own copy */
@@ -303,8 +304,12 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(u.r1 - u.r0), (int)(P->c1 - P->c0),
                          (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
                          (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
-    if (cols_out && !out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
-    if (t == 0 && !split) /* all of op(B): its chunks may come on two streams (shared) */
+    /* (pieces: once their copies in are issued, in last_piece_cols) */
+    if (cols_out && !piece_cols && !out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
+    /* the first turn on each compute stream waits for all of op(B): shared,
+     * other devices' chunks come on the out stream, which a later turn's
+     * copy-in (all it waits for) does not follow */
+    if (t < P->ncomp && !split)
         for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
     if (pieces) OOC_FORWARD(issue_pieces(P, t, &u, sc, &g, err));
     int chunks = pieces ? 0 : split ? P->pl->b_chunks : 1;

@@ -64,12 +64,13 @@ typedef struct {
                                * last tail * tail_rep blocks are tail_rep x mb/2, tail_rep x mb/4, ... */
     int b_chunks;             /* op(B)'s panel is uploaded in this many chunks, the first `lead`
                                * blocks multiplied chunk by chunk as they arrive. With a_pieces > 1
-                               * (a first piece needs all of op(B)): every block's last piece is
-                               * multiplied in this many chunks of C's columns, each going out once
-                               * multiplied */
+                               * (a first piece needs all of op(B), chunks or not): every block's
+                               * last piece is multiplied in this many chunks of C's columns, each
+                               * going out once multiplied */
     int lead;                 /* blocks 0 .. lead-1 of every panel are multiplied chunk by chunk of
-                               * op(B) (when b_chunks > 1), whichever device computes them: one per
-                               * device, so that every device's first multiply hides its upload */
+                               * op(B) (when b_chunks > 1 and a_pieces == 1), whichever device
+                               * computes them: one per device, so that every device's first
+                               * multiply hides its upload */
     int a_pieces;             /* op(A)'s block goes up in this many k-pieces (rows [kb p / q, kb (p+1) / q)
                                * of the panel's depth), multiplied one after another into C; its device
                                * slots hold one piece. 1: whole */

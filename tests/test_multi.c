@@ -34,6 +34,7 @@
 
 static int ndev_max; /* devices the suite may use */
 static int64_t peer_b; /* OOC_PARAM_PEER_B of every handle (0: automatic) */
+static int64_t streams; /* OOC_PARAM_STREAMS of every handle (0: automatic) */
 static uint64_t seed = 4242;
 
 /* A handle on the backend under test with devices 0 .. n-1 and a small
@@ -46,6 +47,7 @@ static ooc_handle_t *handle(int n, int64_t dev_mem)
     CU_ASSERT_FATAL(ooc_set(h, OOC_PARAM_DEVICES, ((int64_t)1 << n) - 1) == OOC_SUCCESS);
     if (dev_mem) ooc_set(h, OOC_PARAM_DEVICE_MEM, dev_mem);
     if (peer_b) CU_ASSERT_FATAL(ooc_set(h, OOC_PARAM_PEER_B, peer_b) == OOC_SUCCESS);
+    if (streams) CU_ASSERT_FATAL(ooc_set(h, OOC_PARAM_STREAMS, streams) == OOC_SUCCESS);
     return h;
 }
 
@@ -242,6 +244,46 @@ static void test_shared_b(void)
 /* The automatic choice: the host backend's devices copy from the host (it
  * has nothing to measure) and say so; a GPU machine measures, and either way
  * C is right (checked by the other tests); an unknown value is refused. */
+/* op(B) shared and several compute streams: a device's second block runs
+ * on its second compute stream, and must wait for the chunks of op(B) that
+ * other devices copy to it (on its out stream), not only for its own
+ * copy-in. Host: device 0, which uploads chunk 0 for all, is slow. */
+static void test_shared_streams(void)
+{
+    const shape_t shapes[] = {
+        {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 2003, 300, 700, 0.0, 0}, /* lead blocks, then whole */
+        {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1001, 97, 83, 0.5, 96 << 10}, /* panels */
+    };
+    if (HOST) setenv("OOC_HOST_JITTER_US", "3000,0", 1);
+    peer_b = OOC_PEER_B_SHARE;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const shape_t *s = &shapes[i];
+        size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
+        double *A = malloc(na * 8), *B = malloc(nb * 8), *C0 = malloc(nc * 8), *C = malloc(nc * 8);
+        CU_ASSERT_FATAL(A && B && C0 && C);
+        tu_fill(OOC_R64, A, na, &seed);
+        tu_fill(OOC_R64, B, nb, &seed);
+        tu_fill(OOC_R64, C0, nc, &seed);
+        for (int n = 2; n <= ndev_max; n++)
+            for (streams = 4; streams <= 6; streams += 2) {
+                memcpy(C, C0, nc * 8);
+                ooc_stats_t st;
+                CU_ASSERT_EQUAL_FATAL(multiply(n, s, A, s->m, B, s->k, C, s->m, 8, &st), OOC_SUCCESS);
+                CU_ASSERT(st.b_shared == 1 && st.streams == streams);
+                double worst;
+                int64_t bad = bad_elements(s, A, s->m, B, s->k, C0, C, s->m, &worst);
+                if (bad)
+                    printf("\n    shape %zu on %d devices, %lld streams: %lld bad elements\n", i, n, (long long)streams,
+                           (long long)bad);
+                CU_ASSERT_EQUAL(bad, 0);
+            }
+        free(A), free(B), free(C0), free(C);
+    }
+    streams = 0;
+    peer_b = 0;
+    unsetenv("OOC_HOST_JITTER_US");
+}
+
 static void test_peer_auto(void)
 {
     ooc_handle_t *h = handle(ndev_max, 64 << 10);
@@ -625,6 +667,7 @@ int main(void)
     CU_add_test(s, "op(B) in one chunk: C identical on any device count", test_identical);
     CU_add_test(s, "op(B) shared between devices: identical to from the host", test_shared_b);
     CU_add_test(s, "op(B) shared or not: the automatic choice", test_peer_auto);
+    CU_add_test(s, "op(B) shared, several compute streams", test_shared_streams);
     CU_add_test(s, "a slow device takes fewer blocks", test_uneven);
     CU_add_test(s, "pinned operands: the blocks are shared out too", test_pinned_shared);
     CU_add_test(s, "devices that are not there", test_bad_devices);

@@ -620,6 +620,16 @@ static void test_copy_out_bound(void)
                    cases[i].tail, cases[i].pieces, cases[i].chunks);
         CU_ASSERT(ok);
     }
+    /* wide row-major: op(A) resident, and C^T's blocks go out in place as
+     * columns (C^T is column-major): the last piece by columns too */
+    ooc_plan_input_t in = input(4096, 131072, 4096, 8, dev);
+    in.allow_swap = 1;
+    in.lines[0] = BR;
+    in.lines[1] = AC;
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.swap == 1 && p.tail == 0 && p.a_pieces == 2 && p.b_chunks == 8);
 }
 
 /* The orientation when both move the same bytes (plan.c plan_cost()): the

@@ -170,10 +170,10 @@ typedef struct {
     "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
     "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
     "                        when op(B) is 32 MiB or more); with A's blocks in\n"                     \
-    "                        k-pieces, each block's last piece multiplied in Q\n"                     \
-    "                        chunks of C's columns, each copied out when done\n"                      \
-    "                        (default: 8 when copying C out bounds the run and C\n"                   \
-    "                        is column-major and pinned, else 1)\n"                                   \
+    "                        k-pieces, each block's last piece also multiplied in\n"                  \
+    "                        Q chunks of C's columns, each copied out when done\n"                    \
+    "                        (default: up to 8 when copying C out bounds the run\n"                   \
+    "                        and C's blocks go out in place as columns, else 1)\n"                    \
     "  --a-pieces K          each block of op(A) goes to the device in K pieces\n"                    \
     "                        along k (1 to 64), multiplied one after another:\n"                      \
     "                        longer blocks in the same memory (default: when the\n"                   \
