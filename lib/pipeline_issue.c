@@ -383,10 +383,13 @@ static ooc_status_t drain(pipe_t *P, int out, ooc_err_t *err)
  * follows: the next op(B) then goes up while the last block's C goes out
  * (S1 with a 1 GiB budget: 1.4 ms at each of 2 panel changes). The next
  * panel's multiplies, and its copies of C in, first wait for those copies
- * out (the C slots they use), in panel_start(). */
+ * out (the C slots they use), in panel_start(). Not with several devices
+ * and k-panels: the next k-panel reads C back on whichever device claims
+ * the block, which would not wait for another device's copies out. */
 static int leave_out_running(const pipe_t *P)
 {
-    return !P->stage_cout && !P->share && P->issued > 0 && P->panel + 1 < P->pl->n_panels * P->pl->k_panels;
+    return !P->stage_cout && !P->share && P->issued > 0 && P->panel + 1 < P->pl->n_panels * P->pl->k_panels &&
+           (P->q->devices == 1 || P->pl->k_panels == 1);
 }
 
 static ooc_status_t panel_start(pipe_t *P, ooc_err_t *err)

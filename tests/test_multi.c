@@ -371,6 +371,52 @@ static void test_pinned_shared(void)
     unsetenv("OOC_HOST_JITTER_US");
 }
 
+/* Several devices, op(B) from the host, C pinned and k-panels: a panel may
+ * end with its copies out still running (leave_out_running), but the next
+ * k-panel reads C back on whichever device claims the block, which waits
+ * only for its own copies out. Host: copies out take 5 ms, few blocks per
+ * panel, so another device reads the block's C before it is written
+ * (found in 6 of 6 runs before the fix). Panels of n alone (k whole) may
+ * still end with copies out running: each reads and writes only its own
+ * part of C. */
+static void test_kpanels_out_running(void)
+{
+    if (!HOST) return;
+    setenv("OOC_HOST_D2H_DELAY_US", "5000", 1);
+    int fails = 0, runs = 8;
+    for (int r = 0; r < runs; r++) {
+        /* odd runs: panels of C's rows (the plan keeps op(A) resident), k whole */
+        int64_t m = r % 2 ? 600 : 24, n = r % 2 ? 3000 : 40, k = r % 2 ? 40 : 3000;
+        ooc_handle_t *h = handle(2, r % 2 ? 300 << 10 : 96 << 10);
+        CU_ASSERT_FATAL(ooc_set(h, OOC_PARAM_PEER_B, OOC_PEER_B_HOST) == OOC_SUCCESS);
+        CU_ASSERT_FATAL(ooc_set(h, OOC_PARAM_BLOCK_ROWS, r % 2 ? 200 : 6) == OOC_SUCCESS);
+        double *A, *B, *C, *C0 = malloc((size_t)(m * n) * 8);
+        CU_ASSERT_FATAL(ooc_host_alloc(h, (size_t)(m * k) * 8, (void **)&A) == OOC_SUCCESS);
+        CU_ASSERT_FATAL(ooc_host_alloc(h, (size_t)(k * n) * 8, (void **)&B) == OOC_SUCCESS);
+        CU_ASSERT_FATAL(ooc_host_alloc(h, (size_t)(m * n) * 8, (void **)&C) == OOC_SUCCESS);
+        tu_fill(OOC_R64, A, (size_t)(m * k), &seed);
+        tu_fill(OOC_R64, B, (size_t)(k * n), &seed);
+        tu_fill(OOC_R64, C0, (size_t)(m * n), &seed);
+        memcpy(C, C0, (size_t)(m * n) * 8);
+        CU_ASSERT_EQUAL_FATAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, 0.75, A, m, B, k, 0.5, C, m),
+                              OOC_SUCCESS);
+        ooc_stats_t st;
+        ooc_get_stats(h, &st);
+        CU_ASSERT(st.ndevices == 2 && st.panels > 1 && st.staged_c == 0);
+        CU_ASSERT(r % 2 ? st.a_resident && st.panel_depth == k : st.panel_depth < k);
+        double alpha[2] = {0.75, 0}, beta[2] = {0.5, 0}, worst;
+        int64_t bad = tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, alpha, A, m, B, k, beta, C0, C, m,
+                               &worst);
+        if (bad) printf("\n    run %d: %lld bad elements ", r, (long long)bad);
+        fails += bad != 0;
+        ooc_host_free(h, A), ooc_host_free(h, B), ooc_host_free(h, C);
+        free(C0);
+        ooc_destroy(h);
+    }
+    unsetenv("OOC_HOST_D2H_DELAY_US");
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
 /* ---- files: resumed on other devices, the done set, a failing device ---- */
 
 enum { FM = 4001, FN = 71, FK = 97 };
@@ -671,6 +717,7 @@ int main(void)
     CU_add_test(s, "a slow device takes fewer blocks", test_uneven);
     CU_add_test(s, "pinned operands: the blocks are shared out too", test_pinned_shared);
     CU_add_test(s, "devices that are not there", test_bad_devices);
+    CU_add_test(s, "k-panels, C pinned: the next k-panel waits for every device's copies out", test_kpanels_out_running);
     CU_pSuite f = CU_add_suite("several devices, files", suite_files_init, suite_files_clean);
     CU_add_test(f, "uninterrupted on every device, against OpenBLAS", test_reference);
     CU_add_test(f, "stopped, resumed on other devices: identical", test_resume_other_devices);
