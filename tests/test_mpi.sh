@@ -20,7 +20,9 @@
 #   8. a job finished by one process with --resume: mpirun --resume does
 #      nothing;
 #   9. a job finished by mpirun --resume (3 ranks): the same command again
-#      says it finished already and does nothing (C untouched).
+#      says it finished already and does nothing (C untouched);
+#  10. a fresh run by one process after a failed mpirun, killed and
+#      resumed: the ranks' journals do not vouch for its data.
 # Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
 set -u
 # json_check.py, found before testlib.sh changes directory
@@ -229,6 +231,27 @@ if mpi 3 $P -o C.npy $S --resume && cmp -s C.npy ref.npy && grep -q '^complete '
     fi
 else
     fail "9 mpirun -np 3 --resume: exit $?, C differs, or the job's journal is not complete"
+fi
+
+# 10. journals an earlier mpirun left (a failed split job) are forgotten by a
+# later fresh run of one process, which empties the same temporary file in
+# place: killed, then resumed, it must not take their blocks as done
+rm -f C.npy C.npy.ooc-*
+RANK_ENV=1:OOC_FAULT=write:3
+mpi 2 $P -o C.npy $S
+RANK_ENV=
+left=$(ls C.npy.ooc-journal.r*-of-2 2>/dev/null | wc -l)
+OOC_HOST_JITTER_US=50000 "$OOCGEMM" multiply $P -o C.npy $S -q >out 2>err &
+pid=$!
+i=0
+while ! grep -q '^done' C.npy.ooc-journal 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+if [ "$left" -ge 1 ] && [ -z "$(ls C.npy.ooc-journal.r* 2>/dev/null)" ] && oc multiply $P -o C.npy $S --resume -q &&
+    cmp -s C.npy ref.npy; then
+    pass "10 the journals of a failed mpirun: a fresh run forgets them; killed and resumed, byte-identical"
+else
+    fail "10 the journals of a failed mpirun ($left left) outlived a fresh run, or the resume differs"
 fi
 
 echo "$cases cases, $failures failed"

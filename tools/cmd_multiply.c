@@ -422,6 +422,7 @@ static int mul_run(mul_job_t *j)
                    "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
         return RC_OK;
     }
+    if (!o->resume) journals_forget(j->journal_path); /* (ranks' too: a later --resume would take them) */
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, o->resume ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);

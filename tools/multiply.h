@@ -78,6 +78,8 @@ int mul_mpi(mul_job_t *j);
 char **range_journals(const char *base, int not_of, int with_base);
 /* Remove every range journal of base (only files that are journals). */
 void range_journals_remove(const char *base);
+/* A fresh start: remove base and its range journals (only journals). */
+void journals_forget(const char *base);
 void strv_free(char **v);
 
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */

@@ -76,6 +76,16 @@ void range_journals_remove(const char *base)
     strv_free(v);
 }
 
+/* A fresh start, before the temporary file is emptied: no journal of an
+ * earlier run (one process's at base, or the ranks' at base.rR-of-P) may
+ * outlive the data it vouches for. The temporary file is emptied in place,
+ * so its identity, all a journal is checked against, stays the same. */
+void journals_forget(const char *base)
+{
+    if (is_journal(base)) unlink(base);
+    range_journals_remove(base);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The job across ranks                                                      */
 
@@ -193,7 +203,7 @@ static int mpi_open(mpi_job_t *x)
             return RC_OK;
         }
     } else {
-        range_journals_remove(j->journal_path); /* no later resume may trust them */
+        journals_forget(j->journal_path); /* no later resume may trust them */
     }
     unsigned flags = OOC_FILE_SHARED | (o->resume ? OOC_FILE_RESUME : 0);
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, flags, &j->C)) != OOC_SUCCESS) {
