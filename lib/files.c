@@ -113,7 +113,8 @@ static ooc_status_t flusher_finish(flush_t *x, pthread_t thread, ooc_err_t *err)
  * == 0 or there is no C0; A and B are not read (BLAS semantics). C0 is in
  * C's order (checked), so both are walked in storage order, a segment (the
  * rows' span in C order, their part of each column in Fortran order) a
- * chunk at a time. Not journaled: a resume simply does it again. */
+ * chunk at a time. A resume of an unfinished one simply does it again;
+ * a finished one is recorded complete (scale_journal()). */
 static ooc_status_t files_scale(ooc_handle_t *h, const void *beta, const ooc_file_t *C0, ooc_file_t *C, int64_t r0,
                                 int64_t r1)
 {
@@ -178,6 +179,37 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
 
 /* The "complete" record: the output (C's file, every block of it flushed)
  * has the size and modification time it has now. */
+static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc_err_t *err);
+
+/* A whole scaling job done (C flushed here): its journal, one block done and
+ * complete, as a multiply's, so that the same command again with --resume
+ * finds it finished instead of scaling again a C0 that, computed in place,
+ * is its output by then (C = 4 C0 after two runs of C = 2 C0). */
+static ooc_status_t scale_journal(ooc_files_job_t *job)
+{
+    ooc_err_t *err = &job->h->err;
+    struct stat sb;
+    if (fdatasync(job->C->fd) != 0 || fstat(job->C->fd, &sb) != 0)
+        return OOC_ERR_FILE(err, OOC_ERR_IO, job->C->tmp_path, "fdatasync %s: %s", job->C->tmp_path, strerror(errno));
+    ooc_journal_head_t *w = &job->want;
+    w->swap = 0;
+    w->mb = job->m;
+    w->nb = job->n;
+    w->kb = 1;
+    w->tail = w->range_b0 = w->range_b1 = w->range_m = 0;
+    w->b_chunks = w->lead = w->tail_rep = w->a_pieces = w->resumable = 1;
+    w->total = 1;
+    w->out_dev = (uint64_t)sb.st_dev;
+    w->out_ino = (uint64_t)sb.st_ino;
+    OOC_FORWARD(ooc_journal_remove(job->jpath, err));
+    ooc_journal_t jr;
+    OOC_FORWARD(ooc_journal_create(&jr, job->jpath, w, err));
+    ooc_status_t st = ooc_journal_done_all(&jr, w, err);
+    if (st == OOC_SUCCESS) st = journal_complete(&jr, job->C, err);
+    ooc_journal_close(&jr, st != OOC_SUCCESS); /* never a journal that vouches for part of it */
+    return st;
+}
+
 static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc_err_t *err)
 {
     const char *name = C->tmp_path ? C->tmp_path : C->path;
@@ -254,6 +286,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     if (!(opts && opts->resume)) OOC_FORWARD(ooc_journal_remove(job->jpath, err));
     if (job->scale) {
         OOC_FORWARD(files_scale(h, job->beta, job->C0, job->C, job->r0, job->r1));
+        if (job->r0 == 0 && job->r1 == job->m) OOC_FORWARD(scale_journal(job)); /* (a range: its caller's) */
         h->stats.seconds = ooc_now() - t0;
         h->have_stats = 1;
         return OOC_SUCCESS;

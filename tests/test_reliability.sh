@@ -624,6 +624,20 @@ else
     fail "12 --resume of a finished job: exit $rc, or no \"finished already...nothing to do\""
 fi
 rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+# a finished scaling job (alpha 0: C = 2 C0) computed in place, run again
+# with --resume: finished, not C = 4 C0 (it kept no journal before)
+c=SGS.npy
+cp REF1.npy "$c"
+oc multiply A.npy B.npy --alpha 0 --beta 2 --c-in REF1.npy -o SGSref.npy "${S[@]}" -q
+oc multiply A.npy B.npy --alpha 0 --beta 2 --c-in "$c" -o "$c" "${S[@]}" --resume -q &&
+    oc multiply A.npy B.npy --alpha 0 --beta 2 --c-in "$c" -o "$c" "${S[@]}" --resume
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'finished already' out err && cmp -s "$c" SGSref.npy; then
+    pass "12 a scaling job in place, --resume twice: finished already, C = 2 C0 (not 4 C0)"
+else
+    fail "12 a scaling job in place, --resume twice: exit $rc, not finished already, or C differs from 2 C0"
+fi
+rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal" SGSref.npy
 
 # ====================================================================
 # 13. fault injection
