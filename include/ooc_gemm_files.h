@@ -340,9 +340,11 @@ OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t tran
  * journal vouches for part of the job. The journal does not say that the
  * blocks were computed: the caller vouches for it (every range succeeded).
  *
- * A job without blocks (m, n or k 0, or alpha 0: plan->blocks 0) has no
- * journal, as with one process: nothing is written, OOC_SUCCESS, and
- * ooc_gemm_files_finished() says 0 (redoing it is as cheap as checking).
+ * A job without blocks (m, n or k 0, or alpha 0: plan->blocks 0): nothing
+ * is written, OOC_SUCCESS, and ooc_gemm_files_finished() says 0. (One
+ * process's whole scaling job, alpha 0 or k 0, records itself complete in
+ * its journal, as a multiply does: redone in place, it would scale its own
+ * output again. Split between processes it does not yet: see README.)
  * @param[in] C the output, committed by this process and still open
  * @param[in] opts opts->plan required; row_begin and row_end 0
  * @return OOC_SUCCESS; OOC_ERR_INVALID_HANDLE; OOC_ERR_NULL_C; OOC_ERR_NULL_ARG (opts

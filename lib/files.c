@@ -447,7 +447,8 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
     ooc_files_job_t *job = malloc(sizeof *job);
     OOC_RETURN_ERROR_IF(job == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files_mark_finished: out of memory (job)");
     ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, &view, &o, job);
-    /* no blocks (m, n or k 0, or alpha 0): no journal, as for one process */
+    /* no blocks (m, n or k 0, or alpha 0): no journal (one process's whole scaling
+     * job records its own, scale_journal(); split, not yet: README) */
     if (st == OOC_SUCCESS && !job->empty && !job->scale) st = mark_run(job, &o);
     free(job);
     return st;
