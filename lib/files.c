@@ -179,18 +179,38 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
 
 /* The "complete" record: the output (C's file, every block of it flushed)
  * has the size and modification time it has now. */
-static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc_err_t *err);
+static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc_err_t *err)
+{
+    const char *name = C->tmp_path ? C->tmp_path : C->path;
+    struct stat sb;
+    if (fstat(C->fd, &sb) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, name, "fstat %s: %s", name, strerror(errno));
+    return ooc_journal_complete(jr, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, err);
+}
 
-/* A whole scaling job done (C flushed here): its journal, one block done and
- * complete, as a multiply's, so that the same command again with --resume
- * finds it finished instead of scaling again a C0 that, computed in place,
- * is its output by then (C = 4 C0 after two runs of C = 2 C0). */
+/* A finished job's journal at job->jpath (replacing one there), header
+ * job->want: every block done, and complete with C as it is now. */
+static ooc_status_t journal_finished(ooc_files_job_t *job)
+{
+    ooc_err_t *err = &job->h->err;
+    OOC_FORWARD(ooc_journal_remove(job->jpath, err)); /* only ever a journal */
+    ooc_journal_t jr;
+    OOC_FORWARD(ooc_journal_create(&jr, job->jpath, &job->want, err));
+    ooc_status_t st = ooc_journal_done_all(&jr, &job->want, err);
+    if (st == OOC_SUCCESS) st = journal_complete(&jr, job->C, err);
+    ooc_journal_close(&jr, st != OOC_SUCCESS); /* never a journal that vouches for part of it */
+    return st;
+}
+
+/* A whole scaling job done: its journal, one block done and complete, as a
+ * multiply's, so that the same command again with --resume finds it
+ * finished instead of scaling again a C0 that, computed in place, is its
+ * output by then (C = 4 C0 after two runs of C = 2 C0). */
 static ooc_status_t scale_journal(ooc_files_job_t *job)
 {
     ooc_err_t *err = &job->h->err;
     struct stat sb;
     if (fdatasync(job->C->fd) != 0 || fstat(job->C->fd, &sb) != 0)
-        return OOC_ERR_FILE(err, OOC_ERR_IO, job->C->tmp_path, "fdatasync %s: %s", job->C->tmp_path, strerror(errno));
+        return OOC_ERR_FILE(err, OOC_ERR_IO, job->C->tmp_path, "flushing %s: %s", job->C->tmp_path, strerror(errno));
     ooc_journal_head_t *w = &job->want;
     w->swap = 0;
     w->mb = job->m;
@@ -201,21 +221,7 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
     w->total = 1;
     w->out_dev = (uint64_t)sb.st_dev;
     w->out_ino = (uint64_t)sb.st_ino;
-    OOC_FORWARD(ooc_journal_remove(job->jpath, err));
-    ooc_journal_t jr;
-    OOC_FORWARD(ooc_journal_create(&jr, job->jpath, w, err));
-    ooc_status_t st = ooc_journal_done_all(&jr, w, err);
-    if (st == OOC_SUCCESS) st = journal_complete(&jr, job->C, err);
-    ooc_journal_close(&jr, st != OOC_SUCCESS); /* never a journal that vouches for part of it */
-    return st;
-}
-
-static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc_err_t *err)
-{
-    const char *name = C->tmp_path ? C->tmp_path : C->path;
-    struct stat sb;
-    if (fstat(C->fd, &sb) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, name, "fstat %s: %s", name, strerror(errno));
-    return ooc_journal_complete(jr, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, err);
+    return journal_finished(job);
 }
 
 /* Run the blocks of s not skipped, recording each in the journal, and mark
@@ -408,16 +414,7 @@ static ooc_status_t mark_run(ooc_files_job_t *job, const ooc_files_opts_t *opts)
     if (st == OOC_SUCCESS) st = ooc_files_start(job, opts, 1, &s); /* opts->plan, checked against the job */
     if (st == OOC_SUCCESS) st = journal_head(job, &s);               /* the whole job, out = C's file */
     ooc_files_start_free(&s);
-    if (st == OOC_SUCCESS) st = ooc_journal_remove(job->jpath, err); /* only ever a journal */
-    ooc_journal_t jr;
-    jr.fd = -1;
-    jr.path = NULL;
-    if (st == OOC_SUCCESS) st = ooc_journal_create(&jr, job->jpath, &job->want, err);
-    if (st != OOC_SUCCESS) return st;
-    st = ooc_journal_done_all(&jr, &job->want, err);
-    if (st == OOC_SUCCESS) st = journal_complete(&jr, job->C, err);
-    ooc_journal_close(&jr, st != OOC_SUCCESS); /* never a journal that vouches for part of it */
-    return st;
+    return st == OOC_SUCCESS ? journal_finished(job) : st;
 }
 
 ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,

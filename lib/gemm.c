@@ -145,10 +145,6 @@ static int default_staging_threads(void)
     return n > 16 ? 16 : n;
 }
 
-/* The planner's input for p on the open backend: budgets from the options,
- * else what the device with the least has free (counting our cached buffers
- * as free) minus a margin: every device runs the same plan, so that a block
- * is computed the same way whichever device computes it. */
 /* How the copies of problem q lie (plan.h ooc_plan_input_t.lines): a view
  * whose columns are contiguous copies a block of its rows as short lines
  * far apart, and a resident op(B) whose rows are contiguous goes up in
@@ -161,6 +157,10 @@ static int copy_lines(const ooc_problem_t *q)
            ((q->C.pinned || q->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0);
 }
 
+/* The planner's input for p on the open backend: budgets from the options,
+ * else what the device with the least has free (counting our cached buffers
+ * as free) minus a margin: every device runs the same plan, so that a block
+ * is computed the same way whichever device computes it. */
 static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan_input_t *in,
                                uint64_t *dev_budget, uint64_t *host_budget)
 {

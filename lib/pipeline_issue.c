@@ -13,7 +13,9 @@
 
 #include "pipeline_int.h"
 
-/* Lines [l0, l1) of op(B)'s panel rectangle that chunk j holds. */
+/* Lines [l0, l1) of op(B)'s panel rectangle (height lines) that chunk j
+ * holds; with A in k-pieces, C's columns that the last piece's chunk j
+ * multiplies (height: the panel's columns). */
 static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, size_t *l1)
 {
     *l0 = height * (size_t)j / (size_t)P->pl->b_chunks;
@@ -190,14 +192,6 @@ static int out_slot_free(pipe_t *P, int64_t t)
     return !P->stage_cout || !reuses_slot(P, t) || ooc_pipe_await(P, &P->written, t - P->R + 1);
 }
 
-/* Columns [l0, l1) of chunk j of the panel's columns (b_chunks of them). */
-static void col_chunk(const pipe_t *P, int j, size_t *l0, size_t *l1)
-{
-    size_t cols = (size_t)(P->c1 - P->c0);
-    *l0 = cols * (size_t)j / (size_t)P->pl->b_chunks;
-    *l1 = cols * (size_t)(j + 1) / (size_t)P->pl->b_chunks;
-}
-
 /* The last piece *x of turn u's block, multiplied chunk by chunk of C's
  * columns, each chunk's columns of C going out as soon as they are final:
  * the copy-out starts after a chunk of the piece's multiply, not all of it
@@ -208,7 +202,7 @@ static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_s
     if (!out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
     for (int j = 0; j < P->pl->b_chunks; j++) {
         size_t l0, l1;
-        col_chunk(P, j, &l0, &l1);
+        b_chunk_lines(P, (size_t)(P->c1 - P->c0), j, &l0, &l1); /* (of C's columns) */
         if (l1 == l0) continue;
         ooc_tile_gemm_t y = *x;
         y.n = (int)(l1 - l0);

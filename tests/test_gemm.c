@@ -272,37 +272,39 @@ static int count(const char *text, const char *what)
     return n;
 }
 
-/* The trace file at path, read into text (up to 1 MiB) and removed. */
-static void read_trace(char *path, char *text, size_t size)
+/* Run case c traced into a new file at path (a mkstemp template), then
+ * tracing off; the file read into text (size bytes at most) and removed. */
+static ooc_stats_t run_traced(const case_t *c, char *path, char *text, size_t size)
 {
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_EQUAL(ooc_set_trace(H, path), OOC_SUCCESS);
+    ooc_stats_t s = run_case(c);
+    CU_ASSERT_EQUAL(ooc_set_trace(H, NULL), OOC_SUCCESS);
     FILE *f = fopen(path, "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     size_t len = fread(text, 1, size - 1, f);
     text[len] = '\0';
     fclose(f);
     unlink(path);
+    return s;
 }
 
 /* The timeline: one record per copy and multiply, staging steps, busy times. */
 static void test_trace(void)
 {
     char path[] = "/tmp/ooc_trace_XXXXXX";
-    int fd = mkstemp(path);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    CU_ASSERT_EQUAL(ooc_set_trace(H, path), OOC_SUCCESS);
+    static char text[1 << 20];
     case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 1000, 120, 150, 0, 1.0, 0.0,
                 MEM_PAGEABLE, MEM_PINNED, MEM_PAGEABLE, 0, 100, 0, 0, 0};
-    ooc_stats_t s = run_case(&c);
-    CU_ASSERT_EQUAL(ooc_set_trace(H, NULL), OOC_SUCCESS);
+    ooc_stats_t s = run_traced(&c, path, text, sizeof text);
     CU_ASSERT_EQUAL(s.traced, 1);
     CU_ASSERT(s.blocks >= 10);
     CU_ASSERT(s.busy_h2d > 0 && s.busy_compute > 0 && s.busy_d2h > 0);
     CU_ASSERT(s.busy_read > 0 && s.busy_write > 0); /* A and C were staged */
     CU_ASSERT(s.trace_wall > 0 && s.trace_wall <= s.seconds);
     CU_ASSERT(s.overlap_efficiency == s.overlap_efficiency && s.overlap_efficiency <= 1.0001);
-    static char text[1 << 20];
-    read_trace(path, text, sizeof text);
     CU_ASSERT(strncmp(text, "{\"displayTimeUnit\"", 18) == 0);
     CU_ASSERT(strstr(text, "\"overlap_efficiency\"") != NULL);
     CU_ASSERT_EQUAL(count(text, "\"name\":\"gemm\""), s.blocks);
@@ -409,16 +411,10 @@ static void test_last_piece_cols(void)
     /* traced: each block's 8 chunks multiplied and copied out, none left
      * out of the timeline (its room counts them) */
     char path[] = "/tmp/ooc_trace_XXXXXX";
-    int fd = mkstemp(path);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    CU_ASSERT_EQUAL(ooc_set_trace(H, path), OOC_SUCCESS);
+    static char text[1 << 20];
     case_t tc = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 4011, 53, 263, 0, 1.0, 0.0,
                  MEM_PINNED, MEM_PINNED, MEM_PINNED, 0, 100, 0, 0, 0};
-    ooc_stats_t ts = run_case(&tc);
-    CU_ASSERT_EQUAL(ooc_set_trace(H, NULL), OOC_SUCCESS);
-    static char text[1 << 20];
-    read_trace(path, text, sizeof text);
+    ooc_stats_t ts = run_traced(&tc, path, text, sizeof text);
     CU_ASSERT(ts.traced == 1 && ts.blocks >= 40);
     CU_ASSERT_EQUAL(count(text, "\"name\":\"gemm (piece of A, columns of C)\""), 8 * ts.blocks);
     CU_ASSERT_EQUAL(count(text, "\"name\":\"D2H C (columns)\""), 8 * ts.blocks);
