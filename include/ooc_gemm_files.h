@@ -302,7 +302,7 @@ OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, 
  * @brief Whether the job ooc_gemm_files() would run has already finished and
  * been committed (never from the journal of a row range: a split job is
  * known finished once its creator recorded it with
- * ooc_gemm_files_mark_finished() after the commit): its journal
+ * ooc_gemm_files_mark_finished() and committed it): its journal
  * (opts->journal, else "<c_path>.ooc-journal")
  * records this very job (the same inputs, unchanged, the same ops, scalars,
  * output shape, type, order and format) as complete, and the file at @p c_path
@@ -322,44 +322,52 @@ OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t tran
 
 /**
  * @brief Record a split job as finished, so that ooc_gemm_files_finished()
- * says so: its creator calls this once every process's ooc_gemm_files() on
- * its row range succeeded and it committed C (ooc_file_commit()), before
- * ooc_file_close(C). The arguments are those of the ranks' ooc_gemm_files(),
- * C the committed output and opts->plan the plan they all ran (opts->journal
- * as for ooc_gemm_files(): NULL is "<C's path>.ooc-journal"; opts->resume,
- * journals and progress are not looked at; the range journals are neither
- * read nor removed: the caller removes them).
+ * says so once C is committed: its creator calls this once every process's
+ * ooc_gemm_files() on its row range succeeded, before it commits C
+ * (ooc_file_commit()) and while C is open. The arguments are those of the
+ * ranks' ooc_gemm_files(), C the output this process created and
+ * opts->plan the plan they all ran (opts->journal as for ooc_gemm_files():
+ * NULL is "<C's path>.ooc-journal"; opts->resume, journals and progress are
+ * not looked at; the range journals are neither read nor removed: the
+ * caller removes them once C is committed).
  *
- * It writes the whole job's journal at opts->journal exactly as one
- * process's ooc_gemm_files() with that plan would have left it: the job's
- * identity (inputs, ops, scalars, output shape, type, order and format), the
- * plan, every block recorded done, and the "complete" record with the
- * committed output's size and modification time. A journal already at that
- * path is replaced (a file there that is not a journal is refused, never
- * removed); when writing fails part-way, what was written is removed, so no
- * journal vouches for part of the job. The journal does not say that the
- * blocks were computed: the caller vouches for it (every range succeeded).
+ * It flushes C and writes the whole job's journal at opts->journal exactly
+ * as one process's ooc_gemm_files() with that plan would have left it: the
+ * job's identity (inputs, ops, scalars, output shape, type, order and
+ * format), the plan, every block recorded done, and the "complete" record
+ * with the output's identity, size and modification time, which the commit
+ * (a rename) keeps. Recorded before the commit, a job computed in place
+ * (C0 the file C replaces) can never be computed again from its own output:
+ * when recording fails, the caller does not commit, and a resume of the
+ * uncommitted job finds every block done; killed between the two, a resume
+ * only commits. A journal already at that path is replaced (a file there
+ * that is not a journal is refused, never removed); when writing fails
+ * part-way, what was written is removed, so no journal vouches for part of
+ * the job. The journal does not say that the blocks were computed: the
+ * caller vouches for it (every range succeeded).
  *
- * A job without blocks (m, n or k 0, or alpha 0: plan->blocks 0): nothing
- * is written, OOC_SUCCESS, and ooc_gemm_files_finished() says 0. (One
- * process's whole scaling job, alpha 0 or k 0, records itself complete in
- * its journal, as a multiply does: redone in place, it would scale its own
- * output again. Split between processes it does not yet: see README.)
- * @param[in] C the output, committed by this process and still open
+ * A C already committed by this process is accepted too (the journal then
+ * names the file at C's path). A job with m or n 0 writes nothing
+ * (OOC_SUCCESS; ooc_gemm_files_finished() says 0); a scaling job (alpha 0
+ * or k 0: plan->blocks 0) is recorded complete as one process's whole
+ * scaling job records itself.
+ * @param[in] C the output, created by this process (ooc_file_create(), not
+ *            joined) and still open; committed or not
  * @param[in] opts opts->plan required; row_begin and row_end 0
  * @return OOC_SUCCESS; OOC_ERR_INVALID_HANDLE; OOC_ERR_NULL_C; OOC_ERR_NULL_ARG (opts
  *         or opts->plan NULL, alpha or beta NULL); OOC_ERR_INVALID_PARAM (C
- *         not committed by this process: never committed, or joined; or
+ *         not created for writing by this process: opened, or joined; or
  *         opts->plan is not a plan for this job); OOC_ERR_ROW_RANGE (a row
- *         range given); OOC_ERR_IO (C's path no longer names the committed
- *         file: removed or replaced since; the journal cannot be written);
- *         OOC_ERR_FORMAT (the file at C's path is not of the size the
- *         output has: truncated or extended since the commit); nothing is
- *         recorded in those cases; the argument checks of ooc_gemm_files()
- *         (OOC_ERR_SHAPE, ...); OOC_ERR_JOURNAL (a file that is not a
- *         journal at the journal's path, or the journal path is an operand);
- *         OOC_ERR_BUSY (another job holds the journal); OOC_ERR_NO_SPACE;
- *         OOC_ERR_HOST_MEMORY; the backend's failures
+ *         range given); OOC_ERR_IO (C's temporary path, or its path once
+ *         committed, no longer names the file: removed or replaced since;
+ *         C cannot be flushed; the journal cannot be written);
+ *         OOC_ERR_FORMAT (that file is not of the size the output has:
+ *         truncated or extended since); nothing is recorded in those cases;
+ *         the argument checks of ooc_gemm_files() (OOC_ERR_SHAPE, ...);
+ *         OOC_ERR_JOURNAL (a file that is not a journal at the journal's
+ *         path, or the journal path is an operand); OOC_ERR_BUSY (another
+ *         job holds the journal); OOC_ERR_NO_SPACE; OOC_ERR_HOST_MEMORY; the
+ *         backend's failures
  */
 OOC_API ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                                                   const void *alpha, ooc_file_t *A, ooc_file_t *B,

@@ -5,9 +5,10 @@
  * (files_plan.c), runs the pipeline on the blocks of its row range with a
  * hook that flushes each finished block of C and records it in the journal;
  * and tells a finished job (ooc_gemm_files_finished). The journal of a job
- * split between processes is written whole, once its output is committed,
- * by ooc_gemm_files_mark_finished: the same header and "complete" record
- * as one process's run, every block done.
+ * split between processes is written whole by its output's creator once
+ * every process is done, before the commit (ooc_gemm_files_mark_finished):
+ * the same header and "complete" record as one process's run, every block
+ * done, against the temporary file, which the commit renames.
  */
 #include "config.h"
 
@@ -292,7 +293,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     if (!(opts && opts->resume)) OOC_FORWARD(ooc_journal_remove(job->jpath, err));
     if (job->scale) {
         OOC_FORWARD(files_scale(h, job->beta, job->C0, job->C, job->r0, job->r1));
-        if (job->r0 == 0 && job->r1 == job->m) OOC_FORWARD(scale_journal(job)); /* (a range: its caller's) */
+        if (job->r0 == 0 && job->r1 == job->m) OOC_FORWARD(scale_journal(job)); /* (split: its creator marks it) */
         h->stats.seconds = ooc_now() - t0;
         h->have_stats = 1;
         return OOC_SUCCESS;
@@ -382,23 +383,27 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     return OOC_SUCCESS;
 }
 
-/* The committed output C is still at its path, as made: the very file
- * (not replaced since) and of the size ooc_file_create made it. */
-static ooc_status_t committed_output(ooc_err_t *err, const ooc_file_t *C)
+/* The output C is still where it is, as made: the very file at its
+ * temporary path (not committed yet) or at its path (committed), not
+ * replaced since, and of the size ooc_file_create made it. */
+static ooc_status_t output_intact(ooc_err_t *err, const ooc_file_t *C)
 {
+    const char *at_path = C->committed ? C->path : C->tmp_path, *was = C->committed ? "committed" : "created";
     struct stat at, fd;
-    if (fstat(C->fd, &fd) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, C->path, "fstat %s: %s", C->path, strerror(errno));
-    if (lstat(C->path, &at) != 0 || !S_ISREG(at.st_mode) || at.st_dev != fd.st_dev || at.st_ino != fd.st_ino)
-        return OOC_ERR_FILE(err, OOC_ERR_IO, C->path,
-                            "ooc_gemm_files_mark_finished: %s is no longer the output committed there (removed or "
-                            "replaced since): nothing recorded", C->path);
+    if (fstat(C->fd, &fd) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, at_path, "fstat %s: %s", at_path, strerror(errno));
+    if (lstat(at_path, &at) != 0 || !S_ISREG(at.st_mode) || at.st_dev != fd.st_dev || at.st_ino != fd.st_ino)
+        return OOC_ERR_FILE(err, OOC_ERR_IO, at_path,
+                            "ooc_gemm_files_mark_finished: %s is no longer the output %s there (removed or "
+                            "replaced since): nothing recorded", at_path, was);
     uint64_t want = C->data_offset + C->data_bytes;
     if ((uint64_t)fd.st_size != want)
-        return OOC_ERR_FILE(err, OOC_ERR_FORMAT, C->path,
+        return OOC_ERR_FILE(err, OOC_ERR_FORMAT, at_path,
                             "ooc_gemm_files_mark_finished: %s holds %jd bytes, the output of this job %ju (truncated "
-                            "or extended since the commit?): nothing recorded", C->path, (intmax_t)fd.st_size,
-                            (uintmax_t)want);
-    return OOC_SUCCESS;
+                            "or extended since it was %s?): nothing recorded", at_path, (intmax_t)fd.st_size,
+                            (uintmax_t)want, was);
+    /* every process's blocks flushed (each synced its own), before the
+     * journal vouches for them */
+    return ooc_io_sync(C->fd, at_path, err);
 }
 
 /* Write the whole job's journal at job->jpath: its header with the plan of
@@ -427,26 +432,28 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
     OOC_RETURN_ERROR_IF(C == NULL, err, OOC_ERR_NULL_C, "ooc_gemm_files_mark_finished: C is NULL");
     OOC_RETURN_ERROR_IF(opts == NULL || opts->plan == NULL, err, OOC_ERR_NULL_ARG,
                         "ooc_gemm_files_mark_finished: opts->plan (the plan the job ran) is NULL");
-    OOC_RETURN_ERROR_IF(!C->committed || C->joined, err, OOC_ERR_INVALID_PARAM,
-                        "ooc_gemm_files_mark_finished: %s is not an output this process committed "
-                        "(ooc_file_commit, by the process that created it)", C->path);
+    OOC_RETURN_ERROR_IF(C->joined || !(C->committed || (C->writable && C->tmp_path != NULL)), err,
+                        OOC_ERR_INVALID_PARAM,
+                        "ooc_gemm_files_mark_finished: %s is not an output this process created (ooc_file_create; "
+                        "a joined file's creator records the job)", C->path);
     OOC_RETURN_ERROR_IF(opts->row_begin != 0 || opts->row_end != 0, err, OOC_ERR_ROW_RANGE,
                         "ooc_gemm_files_mark_finished: rows [%" PRId64 ", %" PRId64 ") given: it records the whole "
                         "job, give 0, 0", opts->row_begin, opts->row_end);
-    OOC_FORWARD(committed_output(err, C));
+    OOC_FORWARD(output_intact(err, C));
     /* C as the job ran it (what ooc_files_job checks and describes): the
-     * file created for writing, its data at C's path now */
+     * file created for writing, its data at its temporary path or, once
+     * committed, at C's path */
     ooc_file_t view = *C;
     view.writable = 1;
     view.committed = 0;
-    view.tmp_path = C->path;
+    if (C->committed) view.tmp_path = C->path;
     ooc_files_opts_t o = {.journal = opts->journal, .plan = opts->plan};
     ooc_files_job_t *job = malloc(sizeof *job);
     OOC_RETURN_ERROR_IF(job == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files_mark_finished: out of memory (job)");
     ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, &view, &o, job);
-    /* no blocks (m, n or k 0, or alpha 0): no journal (one process's whole scaling
-     * job records its own, scale_journal(); split, not yet: README) */
-    if (st == OOC_SUCCESS && !job->empty && !job->scale) st = mark_run(job, &o);
+    /* m or n 0: no journal (nothing is computed, nothing could be redone
+     * wrongly); a scaling job (k 0 or alpha 0) recorded as one process's */
+    if (st == OOC_SUCCESS && !job->empty) st = job->scale ? scale_journal(job) : mark_run(job, &o);
     free(job);
     return st;
 }

@@ -22,7 +22,12 @@
 #   9. a job finished by mpirun --resume (3 ranks): the same command again
 #      says it finished already and does nothing (C untouched);
 #  10. a fresh run by one process after a failed mpirun, killed and
-#      resumed: the ranks' journals do not vouch for its data.
+#      resumed: the ranks' journals do not vouch for its data;
+#  11. in place (--c-in C -o C) with --resume, recording the job as finished
+#      fails on rank 0 (OOC_FAULT): the job fails before its commit, C
+#      untouched; --resume records and commits it; again: finished already;
+#  12. a scaling job (alpha 0) in place with --resume, run twice: C = beta
+#      C0, not beta^2 C0 (the second run finds it finished).
 # Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
 set -u
 # json_check.py, found before testlib.sh changes directory
@@ -252,6 +257,43 @@ if [ "$left" -ge 1 ] && [ -z "$(ls C.npy.ooc-journal.r* 2>/dev/null)" ] && oc mu
     pass "10 the journals of a failed mpirun: a fresh run forgets them; killed and resumed, byte-identical"
 else
     fail "10 the journals of a failed mpirun ($left left) outlived a fresh run, or the resume differs"
+fi
+
+# 11. in place with --resume: rank 0 fails to record the job as finished
+# (its journal writes: header, a record per block and panel, complete; then
+# the whole job's journal: header, records, complete, where it fails). The
+# job fails before its commit: never committed unrecorded, where a requeued
+# --resume would compute it again from its own output
+rm -f C.npy C.npy.ooc-* Cin.npy*
+if mpi 2 $P -o C.npy $S --json; then
+    w0=$(python3 -c 'import json; o = json.load(open("out")); print(o["ranks"][0]["blocks"] * o["plan"]["panels"] + 2)')
+else
+    w0=0
+fi
+cp C0.npy Cin.npy
+IP="A.npy B.npy --transa T --alpha 0.75 --c-in Cin.npy --beta -0.5"
+RANK_ENV=0:OOC_FAULT=journal:$((w0 + 3))
+mpi 2 $IP -o Cin.npy $S --resume
+rc=$?
+RANK_ENV=
+if [ "$w0" -gt 2 ] && [ $rc -ne 0 ] && cmp -s Cin.npy C0.npy && [ -f Cin.npy.ooc-tmp ] &&
+    [ ! -e Cin.npy.ooc-journal ] && grep -q "complete but not committed" err &&
+    mpi 3 $IP -o Cin.npy $S --resume && cmp -s Cin.npy ref.npy && grep -q '^complete ' Cin.npy.ooc-journal &&
+    mpi 2 $IP -o Cin.npy $S --resume && grep -q "finished already" out && cmp -s Cin.npy ref.npy; then
+    pass "11 in place, recording fails on rank 0: not committed (exit $rc), C untouched; --resume commits; again: finished"
+else
+    fail "11 in place, recording failed on rank 0 (fault at journal write $((w0 + 3)), exit $rc): committed anyway, or a resume computed it again"
+fi
+
+# 12. a scaling job in place under mpirun with --resume, twice
+cp C0.npy Cs.npy
+if oc multiply A.npy B.npy --transa T --alpha 0 --c-in C0.npy --beta 2 -o sref.npy $S -q &&
+    mpi 3 A.npy B.npy --transa T --alpha 0 --c-in Cs.npy --beta 2 -o Cs.npy $S --resume && cmp -s Cs.npy sref.npy &&
+    mpi 3 A.npy B.npy --transa T --alpha 0 --c-in Cs.npy --beta 2 -o Cs.npy $S --resume &&
+    grep -q "finished already" out && cmp -s Cs.npy sref.npy; then
+    pass "12 a scaling job in place under mpirun --resume, twice: C = 2 C0, the second run did nothing"
+else
+    fail "12 a scaling job in place under mpirun --resume, twice: C is not 2 C0 or the second run scaled it again"
 fi
 
 echo "$cases cases, $failures failed"

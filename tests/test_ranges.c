@@ -10,10 +10,10 @@
  * must write its rows and nothing else, a range off the block boundaries is
  * refused, a rank killed part-way resumes with the same split or another
  * number of ranks to the same bytes, ooc_verify_files_rows sees an error
- * inside its rows and none outside, and a split job recorded finished after
- * its commit (ooc_gemm_files_mark_finished) is finished for
- * ooc_gemm_files_finished as one process's would be, until its output
- * changes.
+ * inside its rows and none outside, and a split job (a scaling one too)
+ * recorded finished by its creator before or after its commit
+ * (ooc_gemm_files_mark_finished) is finished for ooc_gemm_files_finished
+ * once committed, as one process's would be, until its output changes.
  */
 #include "config.h"
 
@@ -503,18 +503,19 @@ static void line_of(const char *path, int n, char *buf, size_t cap)
     if (out) memmove(out, end, strlen(end) + 1);
 }
 
-/* ooc_gemm_files_finished for the job with this alpha, output "fin.npy". */
-static int finished_for(const inputs_t *in, const void *alpha, const ooc_files_opts_t *o)
+/* ooc_gemm_files_finished for the job with this alpha, output out. */
+static int finished_for(const inputs_t *in, const char *out, const void *alpha, const ooc_files_opts_t *o)
 {
     ooc_file_spec_t cs = out_spec();
     int fin = -1;
-    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, J.ta, J.tb, alpha, in->a, in->b, BETA, in->c0, tu_path("fin.npy"),
-                                            &cs, o, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, J.ta, J.tb, alpha, in->a, in->b, BETA, in->c0, tu_path(out), &cs, o,
+                                            &fin), OOC_SUCCESS);
     return fin;
 }
 
-/* A split job committed and recorded finished: finished (for this job only)
- * until its output changes; refusals of a mark. */
+/* A split job recorded finished before its commit, as rank 0 of mpirun
+ * records it: finished once committed (for this job only) until its output
+ * changes; recorded again after the commit; refusals of a mark. */
 static void test_mark_finished(void)
 {
     job_t a = {OOC_R64, OOC_OP_N, OOC_OP_T, RM, RM, RM, 601, 57, 83, 256 << 10, 64};
@@ -530,37 +531,54 @@ static void test_mark_finished(void)
     inputs_t in;
     CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
     ooc_files_opts_t o = {.plan = &plan}, ranged = {.plan = &plan, .row_end = row_of(&plan, 1)}, none = {0};
-    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &o),
-                    OOC_ERR_INVALID_PARAM); /* not committed yet */
-    CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, c), OOC_SUCCESS);
-    CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("fin.npy")));
-#define MARK() ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &o)
-#define FINISHED(alpha) finished_for(&in, alpha, &o)
-    CU_ASSERT_EQUAL(FINISHED(ALPHA), 0); /* the ranges' journals alone: not finished */
+#define MARK(c) ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &o)
+#define FINISHED(alpha) finished_for(&in, "fin.npy", alpha, &o)
+    ooc_file_spec_t cs = out_spec();
+    ooc_file_t *jn = NULL; /* a joined file: its creator records the job */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_join(H, tu_path("fin.npy"), &cs, 0, &jn), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(MARK(jn), OOC_ERR_INVALID_PARAM);
+    ooc_file_close(jn, 1);
     CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &ranged),
                     OOC_ERR_ROW_RANGE);
     CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &none),
                     OOC_ERR_NULL_ARG);
-    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, NULL, &o),
-                    OOC_ERR_NULL_C);
-    CU_ASSERT_EQUAL(MARK(), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(MARK(NULL), OOC_ERR_NULL_C);
+    /* the temporary file moved away: refused */
+    char tmp[512], moved[512], jp[512], rp[512], x[4096], y[4096];
+    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path("fin.npy"));
+    snprintf(moved, sizeof moved, "%s.moved", tu_path("fin.npy"));
+    snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path("fin.npy"));
+    snprintf(rp, sizeof rp, "%s.ooc-journal", tu_path("ref.npy"));
+    CU_ASSERT_EQUAL_FATAL(rename(tmp, moved), 0);
+    CU_ASSERT_EQUAL(MARK(c), OOC_ERR_IO);
+    CU_ASSERT(strstr(ooc_last_error(H), "no longer the output created there") != NULL);
+    CU_ASSERT_EQUAL(access(jp, F_OK), -1);
+    CU_ASSERT_EQUAL_FATAL(rename(moved, tmp), 0);
+    /* recorded before the commit: finished once committed, the commit
+     * (a rename) keeping what the journal recorded */
+    CU_ASSERT_EQUAL(MARK(c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 0); /* nothing at fin.npy yet */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("fin.npy")));
     CU_ASSERT_EQUAL(FINISHED(ALPHA), 1);
     CU_ASSERT_EQUAL(FINISHED(BETA), 0); /* another job: alpha differs */
     /* the journal one process with this plan left: the same job, plan and blocks */
-    char jp[512], rp[512], x[4096], y[4096];
-    snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path("fin.npy"));
-    snprintf(rp, sizeof rp, "%s.ooc-journal", tu_path("ref.npy"));
     for (int i = 1; i <= 3; i++) {
         line_of(jp, i, x, sizeof x);
         line_of(rp, i, y, sizeof y);
         CU_ASSERT_STRING_EQUAL(x, y);
     }
     CU_ASSERT(journal_done(jp) == B * plan.panels && journal_done(rp) == B * plan.panels);
+    /* the ranges' journals alone: not finished; recorded after the commit: finished */
+    CU_ASSERT_EQUAL(unlink(jp), 0);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 0);
+    CU_ASSERT_EQUAL(MARK(c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(FINISHED(ALPHA), 1);
     /* touched: not finished; marked again: finished */
     struct timespec ts[2] = {{0, UTIME_OMIT}, {1234567, 0}};
     CU_ASSERT_EQUAL(utimensat(AT_FDCWD, tu_path("fin.npy"), ts, 0), 0);
     CU_ASSERT_EQUAL(FINISHED(ALPHA), 0);
-    CU_ASSERT_EQUAL(MARK(), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(MARK(c), OOC_SUCCESS);
     CU_ASSERT_EQUAL(FINISHED(ALPHA), 1);
     /* its size changed: not finished, and a mark is refused */
     FILE *f = fopen(tu_path("fin.npy"), "ab");
@@ -568,12 +586,58 @@ static void test_mark_finished(void)
     fputc(0, f);
     fclose(f);
     CU_ASSERT_EQUAL(FINISHED(ALPHA), 0);
-    CU_ASSERT_EQUAL(MARK(), OOC_ERR_FORMAT);
+    CU_ASSERT_EQUAL(MARK(c), OOC_ERR_FORMAT);
     CU_ASSERT(strstr(ooc_last_error(H), "bytes") != NULL);
     /* replaced by another file (the same bytes): not finished, a mark refused */
     CU_ASSERT_EQUAL(rename(tu_path("ref.npy"), tu_path("fin.npy")), 0);
     CU_ASSERT_EQUAL(FINISHED(ALPHA), 0);
-    CU_ASSERT_EQUAL(MARK(), OOC_ERR_IO);
+    CU_ASSERT_EQUAL(MARK(c), OOC_ERR_IO);
+    ooc_file_close(c, 0);
+    close_inputs(&in);
+#undef MARK
+#undef FINISHED
+}
+
+/* A split scaling job (alpha 0: no blocks, rank 0 writes C = beta C0) is
+ * recorded finished as one process's is: redone in place it would scale
+ * its own output again. */
+static void test_mark_scale(void)
+{
+    job_t a = {OOC_R64, OOC_OP_T, OOC_OP_N, CM, RM, CM, 203, 41, 29, 256 << 10, 64};
+    make_job(&a);
+    static const double ZERO[2] = {0.0, 0.0};
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    ooc_file_spec_t cs = out_spec();
+    ooc_file_t *c = NULL;
+    unlink(tu_path("scl.npy"));
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("scl.npy"), &cs, OOC_FILE_SHARED, &c), OOC_SUCCESS);
+    set_budgets(H);
+    ooc_files_plan_t plan;
+    ooc_files_opts_t po = {0}, o = {.plan = &plan};
+    CU_ASSERT_EQUAL_FATAL(ooc_gemm_files_plan(H, J.ta, J.tb, ZERO, in.a, in.b, BETA, in.c0, c, &po, &plan),
+                          OOC_SUCCESS);
+    CU_ASSERT_EQUAL(plan.blocks, 0);
+    char rj[512];
+    snprintf(rj, sizeof rj, "%s.r0-of-2", tu_path("scl.npy"));
+    ooc_files_opts_t ro = {.plan = &plan, .journal = rj}; /* rank 0 writes all of it */
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, J.ta, J.tb, ZERO, in.a, in.b, BETA, in.c0, c, &ro), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ZERO, in.a, in.b, BETA, in.c0, c, &o), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(finished_for(&in, "scl.npy", ZERO, &o), 1);
+    CU_ASSERT_EQUAL(finished_for(&in, "scl.npy", ALPHA, &o), 0); /* another job */
+    /* C = beta C0, exactly */
+    size_t count = (size_t)(J.m * J.n);
+    double *c0 = malloc(count * sizeof *c0), *got = malloc(count * sizeof *got);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_EQUAL(ooc_file_read(H, in.c0, 0, c0, count), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_read(H, c, 0, got, count), OOC_SUCCESS);
+    int64_t wrong = 0;
+    for (size_t i = 0; i < count; i++) wrong += got[i] != BETA[0] * c0[i];
+    CU_ASSERT_EQUAL(wrong, 0);
+    free(c0);
+    free(got);
     ooc_file_close(c, 0);
     close_inputs(&in);
 }
@@ -594,6 +658,7 @@ int main(void)
     CU_add_test(s, "a rank killed, resumed with three ranks or two", test_resume);
     CU_add_test(s, "verify a row range", test_verify_rows);
     CU_add_test(s, "a split job recorded finished", test_mark_finished);
+    CU_add_test(s, "a split scaling job recorded finished", test_mark_scale);
     int rc = tu_run();
     ooc_destroy(H);
     if (tu_dir_remove() != 0) rc = 1;

@@ -349,39 +349,38 @@ static int mpi_multiply(mpi_job_t *x)
     return RC_OK;
 }
 
-/* Rank 0, every rank done: C renamed onto its path; with --resume (a batch
- * job that may be requeued) the whole job recorded finished in the journal
- * JOURNAL, as one process's run with --resume leaves it, so that running the
- * same command again finds it finished and does nothing (a plain run, like
- * one process's, leaves nothing beside C); then the range journals of the
- * job (consumed) removed.
+/* Rank 0, every rank done: with --resume (a batch job that may be
+ * requeued) the whole job recorded finished in the journal JOURNAL against
+ * the temporary file, as one process's run with --resume leaves it, so that
+ * running the same command again finds it finished and does nothing (a
+ * plain run, like one process's, leaves nothing beside C); then C renamed
+ * onto its path; then the range journals of the job (consumed) removed.
  *
- * Only the commit can fail the job. Once C is committed it is complete and
- * correct: a failure to record it as finished (a full disk, a file that is
- * not a journal at JOURNAL, C changed meanwhile) only costs a requeued job
- * its recomputation, so it is a warning on stderr and the exit status stays
- * 0; no journal is left there that could vouch for anything. */
+ * Recorded before the commit, as one process records its own: a job
+ * computed in place (--c-in C -o C) whose record failed after the commit
+ * would be computed again from its own output by a requeued --resume. So a
+ * failure to record fails the job, C not committed, resumable: a --resume
+ * finds every block done in the range journals, records and commits. */
 static int mpi_commit(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
     mul_opts_t *o = &j->o;
-    int rc = mul_commit(j, x->own, "output", 1);
-    if (rc != RC_OK) return rc;
     if (o->resume) {
         ooc_files_opts_t mo = {.journal = o->journal, .plan = &x->s.plan};
         ooc_status_t st = ooc_gemm_files_mark_finished(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file,
                                                        j->B.file, scalar_ptr(&j->beta, j->t),
                                                        o->c_in ? j->C0.file : NULL, j->C, &mo);
         if (st != OOC_SUCCESS) {
-            fprintf(stderr, "%s: warning: %s is complete and committed, but the journal %s recording the job as "
-                    "finished was not written (%s): a rerun with --resume will compute it again\n", progname,
-                    o->out, j->journal_path, ooc_last_error(j->h));
-            if (st != OOC_ERR_BUSY && is_journal(j->journal_path))
-                unlink(j->journal_path); /* an earlier run's: consumed (never one another job holds) */
+            int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "recording the job as finished");
+            ooc_file_close(j->C, 0);
+            j->C = NULL;
+            fprintf(stderr, "%s: %s is complete but not committed: run the same command with --resume to record "
+                    "and commit it\n", progname, j->tmp_path);
+            return rc;
         }
     }
-    ooc_file_close(j->C, 0);
-    j->C = NULL;
+    int rc = mul_commit(j, x->own, "output", 0);
+    if (rc != RC_OK) return rc;
     range_journals_remove(j->journal_path);
     return RC_OK;
 }
