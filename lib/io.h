@@ -75,6 +75,11 @@ ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, co
  * failure is OOC_ERR_NO_SPACE or OOC_ERR_IO naming path. */
 ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err);
 
+/* fsync the directory holding path, so that a rename or a file created in
+ * it is durable (a file system that cannot sync a directory: success);
+ * OOC_ERR_IO naming the directory. */
+ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err);
+
 /* Open an existing regular file without following a final symbolic link or
  * blocking on a FIFO (flags: O_RDONLY or O_RDWR, plus e.g. O_APPEND; the
  * descriptor is blocking and close-on-exec). -1 with errno when open fails

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -127,6 +128,30 @@ ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err)
         return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s", path, ooc_io_errtext(e, eb, sizeof eb));
     }
     return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err)
+{
+    char eb[128];
+    char *dir = strdup(path);
+    OOC_RETURN_ERROR_IF(dir == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
+    char *slash = strrchr(dir, '/');
+    const char *d = dir;
+    if (slash == NULL) d = ".";
+    else if (slash == dir) d = "/";
+    else *slash = '\0';
+    ooc_status_t st = OOC_SUCCESS;
+    int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        st = OOC_ERR(err, OOC_ERR_IO, "open directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
+    } else {
+        /* EINVAL: this file system cannot sync a directory; nothing to do */
+        if (fsync(dfd) != 0 && errno != EINVAL)
+            st = OOC_ERR(err, OOC_ERR_IO, "fsync directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
+        close(dfd);
+    }
+    free(dir);
+    return st;
 }
 
 int ooc_open_regular(const char *path, int flags, unsigned *mode)

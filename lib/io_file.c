@@ -407,31 +407,6 @@ fail:
     return st;
 }
 
-/* fsync the directory holding path, so that a rename in it is durable */
-static ooc_status_t sync_dir(ooc_err_t *err, const char *path)
-{
-    char eb[128];
-    char *dir = strdup(path);
-    OOC_RETURN_ERROR_IF(dir == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
-    char *slash = strrchr(dir, '/');
-    const char *d = dir;
-    if (slash == NULL) d = ".";
-    else if (slash == dir) d = "/";
-    else *slash = '\0';
-    ooc_status_t st = OOC_SUCCESS;
-    int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        st = OOC_ERR(err, OOC_ERR_IO, "open directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
-    } else {
-        /* EINVAL: this file system cannot sync a directory; nothing to do */
-        if (fsync(dfd) != 0 && errno != EINVAL)
-            st = OOC_ERR(err, OOC_ERR_IO, "fsync directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
-        close(dfd);
-    }
-    free(dir);
-    return st;
-}
-
 ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
 {
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
@@ -456,7 +431,7 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     f->tmp_path = NULL;
     f->writable = 0;
     f->committed = 1;
-    return sync_dir(err, f->path);
+    return ooc_io_sync_dir(f->path, err);
 }
 
 void ooc_file_close(ooc_file_t *f, int discard)

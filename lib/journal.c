@@ -340,6 +340,10 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
     ooc_status_t st = keep_path(j, path, err);
     if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, 0, err);
     if (st == OOC_SUCCESS) st = write_all(j->fd, buf, (size_t)n, path, err);
+    /* its name durable too: a journal lost by a power failure while its
+     * output survives would let a job computed in place (C0 its own
+     * output, once committed) be computed again from that output */
+    if (st == OOC_SUCCESS) st = ooc_io_sync_dir(path, err);
     if (st != OOC_SUCCESS) {
         close(j->fd);
         j->fd = -1;
