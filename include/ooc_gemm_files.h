@@ -321,6 +321,20 @@ OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t tran
                                              int *finished);
 
 /**
+ * @brief Remove the journal at @p path for a fresh start: a job started
+ * afresh must not leave behind a journal that vouches for data it is about
+ * to overwrite (its own journal when not the default one, which
+ * ooc_file_create() removes itself; the range journals an earlier split
+ * left). Nothing there: OOC_SUCCESS. A journal that a running job holds is
+ * left alone: OOC_ERR_BUSY (another job is writing that output: the fresh
+ * start must stop, before it touches anything). A file that is not a
+ * journal is never removed: OOC_ERR_JOURNAL.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_BUSY,
+ *         OOC_ERR_JOURNAL, OOC_ERR_IO
+ */
+OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
+
+/**
  * @brief Record a split job as finished, so that ooc_gemm_files_finished()
  * says so once C is committed: its creator calls this once every process's
  * ooc_gemm_files() on its row range succeeded, before it commits C

@@ -383,6 +383,14 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     return OOC_SUCCESS;
 }
 
+ooc_status_t ooc_journal_forget(ooc_handle_t *h, const char *path)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    OOC_RETURN_ERROR_IF(path == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_journal_forget: path is NULL");
+    return ooc_journal_remove(path, &h->err);
+}
+
 /* The output C is still where it is, as made: the very file at its
  * temporary path (not committed yet) or at its path (committed), not
  * replaced since, and of the size ooc_file_create made it. */

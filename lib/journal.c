@@ -320,6 +320,18 @@ static ooc_status_t keep_path(ooc_journal_t *j, const char *path, ooc_err_t *err
     return OOC_SUCCESS;
 }
 
+/* Locked, the journal fd must still be the file at path: a fresh start of
+ * another job on the same output removes the journals nobody holds
+ * (ooc_journal_remove), and may have taken this one between its open and
+ * its lock; records written on would go to a file no resume reads. */
+static ooc_status_t still_named(int fd, const char *path, ooc_err_t *err)
+{
+    if (ooc_fd_is_path(fd, path)) return OOC_SUCCESS;
+    return OOC_ERR_FILE(err, OOC_ERR_BUSY, path,
+                        "journal %s was removed or replaced as this job opened it: another job started on the same "
+                        "output?", path);
+}
+
 ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_journal_head_t *head, ooc_err_t *err)
 {
     j->fd = -1;
@@ -339,6 +351,7 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
     }
     ooc_status_t st = keep_path(j, path, err);
     if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, 0, err);
+    if (st == OOC_SUCCESS) st = still_named(j->fd, path, err);
     if (st == OOC_SUCCESS) st = write_all(j->fd, buf, (size_t)n, path, err);
     /* its name durable too: a journal lost by a power failure while its
      * output survives would let a job computed in place (C0 its own
@@ -365,6 +378,7 @@ ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const o
     j->digest = n > 0 ? ooc_journal_hash(0, buf, (size_t)n) : 0;
     ooc_status_t st = keep_path(j, path, err);
     if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, 0, err);
+    if (st == OOC_SUCCESS) st = still_named(j->fd, path, err);
     if (st == OOC_SUCCESS) {
         /* cut a torn last line so that the next record starts on a line of its own */
         char tail[4096];

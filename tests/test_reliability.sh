@@ -8,6 +8,7 @@
 #    2. resume byte-identical with op(B) in chunks (kill -9 at several points,
 #       SIGTERM), and the reported 6000 x 2500 x 2000 scenario;
 #    3. two jobs writing one output: the second is refused, the first is right;
+#       the first with --resume: the second removes nothing of it;
 #    4. a symbolic link planted at C.ooc-tmp is never followed;
 #    5. -o onto a directory, a FIFO, a character device: refused at once;
 #    6. --journal naming an input or a file that is not a journal;
@@ -242,6 +243,24 @@ else
     pass "3 two jobs: job 2 exit 6 ($(e1)); job 1 exit 0, C is job 1's"
 fi
 rm -f T.npy
+# 3b. job 1 with --resume (a batch job: it keeps its journal): job 2, a
+# fresh start on the same output, is refused before it removes anything:
+# job 1's journal, taken away, would let a requeued job 1 compute again
+bg_start o1 e1 multiply A.npy B.npy -o T.npy "${S[@]}" -q --resume
+bg_wait_done T.npy.ooc-journal 2
+oc multiply A.npy B2.npy -o T.npy "${S[@]}" -q
+rc2=$?
+[ -f T.npy.ooc-journal ] && kept_journal=1 || kept_journal=0
+bg_wait
+oc multiply A.npy B.npy -o T.npy "${S[@]}" --resume --json
+rc3=$?
+if [ "$rc2" -eq 6 ] && [ "$kept_journal" = 1 ] && [ "$bgrc" -eq 0 ] && [ "$rc3" -eq 0 ] &&
+    grep -q '"already_finished":true' out && cmp -s T.npy REF1.npy; then
+    pass "3b job 1 with --resume: job 2 exit 6, job 1's journal kept; job 1 again: finished already"
+else
+    fail "3b job 1 with --resume: job 2 exit $rc2 (journal kept: $kept_journal), job 1 exit $bgrc, again exit $rc3 (finished already?)"
+fi
+rm -f T.npy T.npy.ooc-journal
 
 # ====================================================================
 # 4. symbolic link at C.ooc-tmp

@@ -422,7 +422,9 @@ static int mul_run(mul_job_t *j)
                    "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
         return RC_OK;
     }
-    if (!o->resume) journals_forget(j->journal_path); /* (ranks' too: a later --resume would take them) */
+    /* (ranks' too: a later --resume would take them) */
+    int rc = o->resume ? RC_OK : journals_forget(j->h, j->journal_path, j->tmp_path);
+    if (rc != RC_OK) return rc;
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, o->resume ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
@@ -440,13 +442,13 @@ static int mul_run(mul_job_t *j)
     progress_end(p);
     if (st != OOC_SUCCESS) return mul_failed(j, st);
     j->multiplied = 1;
-    int rc = mul_commit(j, j->journal_path, what, 0);
+    rc = mul_commit(j, j->journal_path, what, 0);
     if (rc != RC_OK) return rc;
     /* The journal now says "complete". A run with --resume (a batch script
      * that may be requeued) keeps it, so that running it again finds the job
      * finished; a plain run leaves nothing beside its output. */
-    if (!o->resume && is_journal(j->journal_path)) unlink(j->journal_path);
-    if (j->old_journals && j->old_journals[0]) range_journals_remove(j->journal_path); /* consumed */
+    if (!o->resume) (void)ooc_journal_forget(j->h, j->journal_path);
+    if (j->old_journals && j->old_journals[0]) range_journals_remove(j->h, j->journal_path); /* consumed */
     if (ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
     if (j->stats.trace_status != OOC_SUCCESS)
         fprintf(stderr, "%s: warning: the trace was not written (%s): the result %s is complete\n", progname,

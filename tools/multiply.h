@@ -76,10 +76,12 @@ int mul_mpi(mul_job_t *j);
  * out of memory): those of any P but not_of (0: every P), base itself too
  * when with_base and it exists. */
 char **range_journals(const char *base, int not_of, int with_base);
-/* Remove every range journal of base (only files that are journals). */
-void range_journals_remove(const char *base);
-/* A fresh start: remove base and its range journals (only journals). */
-void journals_forget(const char *base);
+/* Remove every range journal of base (only files that are journals, never
+ * one a running job holds). */
+void range_journals_remove(ooc_handle_t *h, const char *base);
+/* A fresh start: remove base and its range journals (only journals); a
+ * journal a running job holds stops it: RC_OK or the exit status, said. */
+int journals_forget(ooc_handle_t *h, const char *base, const char *tmp_path);
 void strv_free(char **v);
 
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */

@@ -68,22 +68,32 @@ char **range_journals(const char *base, int not_of, int with_base)
     return v;
 }
 
-void range_journals_remove(const char *base)
+void range_journals_remove(ooc_handle_t *h, const char *base)
 {
     char **v = range_journals(base, 0, 0);
-    for (size_t i = 0; v && v[i]; i++)
-        if (is_journal(v[i])) unlink(v[i]);
+    for (size_t i = 0; v && v[i]; i++) (void)ooc_journal_forget(h, v[i]); /* never one a running job holds */
     strv_free(v);
 }
 
 /* A fresh start, before the temporary file is emptied: no journal of an
  * earlier run (one process's at base, or the ranks' at base.rR-of-P) may
  * outlive the data it vouches for. The temporary file is emptied in place,
- * so its identity, all a journal is checked against, stays the same. */
-void journals_forget(const char *base)
+ * so its identity, all a journal is checked against, stays the same. A
+ * journal a running job holds stops the start (exit status 6), before
+ * anything is touched: that job is writing this output (its temporary
+ * file's lock would refuse this one next). Files that are not journals are
+ * left alone (the library refuses a journal path that is one). */
+int journals_forget(ooc_handle_t *h, const char *base, const char *tmp_path)
 {
-    if (is_journal(base)) unlink(base);
-    range_journals_remove(base);
+    char **v = range_journals(base, 0, 1);
+    if (v == NULL) return fail(RC_RUNTIME, "out of host memory");
+    int rc = RC_OK;
+    for (size_t i = 0; v[i] && rc == RC_OK; i++) {
+        ooc_status_t st = ooc_journal_forget(h, v[i]);
+        if (st == OOC_ERR_BUSY) rc = lib_fail(h, st, AT_OUTPUT, tmp_path, NULL, "starting afresh");
+    }
+    strv_free(v);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -203,7 +213,8 @@ static int mpi_open(mpi_job_t *x)
             return RC_OK;
         }
     } else {
-        journals_forget(j->journal_path); /* no later resume may trust them */
+        int rc = journals_forget(j->h, j->journal_path, j->tmp_path); /* no later resume may trust them */
+        if (rc != RC_OK) return rc;
     }
     unsigned flags = OOC_FILE_SHARED | (o->resume ? OOC_FILE_RESUME : 0);
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, flags, &j->C)) != OOC_SUCCESS) {
@@ -381,7 +392,7 @@ static int mpi_commit(mpi_job_t *x)
     }
     int rc = mul_commit(j, x->own, "output", 0);
     if (rc != RC_OK) return rc;
-    range_journals_remove(j->journal_path);
+    range_journals_remove(j->h, j->journal_path);
     return RC_OK;
 }
 
