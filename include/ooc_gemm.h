@@ -309,7 +309,10 @@ OOC_API ooc_status_t ooc_zgemm(ooc_handle_t *handle, ooc_layout_t layout, ooc_op
 /**
  * @brief Allocate page-locked host memory through the handle's backend, so that
  * ooc_gemm() copies it directly (no staging). With the host backend it is
- * ordinary memory that the library recognises as "pinned".
+ * ordinary memory that the library recognises as "pinned". It stays
+ * allocated and pinned, whatever settings of the handle change meanwhile
+ * (the backend's math mode or devices, which reopen it), until
+ * ooc_host_free() with the same kind of backend; ooc_destroy() does not free it.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_HOST_MEMORY,
  *         OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA
  */

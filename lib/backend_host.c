@@ -84,11 +84,16 @@ typedef struct {
     size_t n;
 } region_t;
 
+/* "Pinned" host memory (host_alloc): the process's, as cudaHostAlloc's
+ * portable memory is, not one instance's: every device sees it pinned, and
+ * it outlives the instance (a handle reopens its backend when its settings
+ * change, and the caller's blocks must stay), until host_free. */
+static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
+static region_t *pinned;
+static size_t npinned, pin_cap;
+
 struct hbe {
     ooc_be_t base;
-    pthread_mutex_t mu; /* guards pinned[] */
-    region_t *pinned;
-    size_t npinned, cap;
     unsigned jitter_us, d2h_delay_us;
     int device;         /* which simulated device (OOC_HOST_DEVICES) */
     atomic_int failed;  /* an op failed while running: sticky, as a CUDA error */
@@ -269,7 +274,6 @@ static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     OOC_RETURN_ERROR_IF(be == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (host backend)");
     be->base.ops = &ooc_backend_host_ops;
     be->device = device;
-    pthread_mutex_init(&be->mu, NULL);
     atomic_init(&be->failed, 0);
     be->jitter_us = device_jitter(device);
     const char *d = getenv("OOC_HOST_D2H_DELAY_US");
@@ -283,10 +287,7 @@ static void h_close(ooc_be_t *b)
 {
     hbe_t *be = (hbe_t *)b;
     if (be == NULL) return;
-    for (size_t i = 0; i < be->npinned; i++) free((void *)be->pinned[i].p);
-    free(be->pinned);
-    pthread_mutex_destroy(&be->mu);
-    free(be);
+    free(be); /* not the pinned blocks: the process's (pin_mu) */
 }
 
 static ooc_status_t h_activate(ooc_be_t *b, ooc_err_t *err)
@@ -328,53 +329,57 @@ static void h_dev_free(ooc_be_t *b, void *ptr)
 
 static ooc_status_t h_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
 {
-    hbe_t *be = (hbe_t *)b;
+    (void)b;
     void *p = ooc_fault_hit(OOC_FAULT_HOST_ALLOC) ? NULL : malloc(bytes ? bytes : 1);
     OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY,
                         "malloc: cannot allocate %zu bytes of pinned host memory", bytes);
-    pthread_mutex_lock(&be->mu);
-    if (be->npinned == be->cap) {
-        size_t cap = be->cap ? 2 * be->cap : 16;
-        region_t *r = realloc(be->pinned, cap * sizeof *r);
+    pthread_mutex_lock(&pin_mu);
+    if (npinned == pin_cap) {
+        size_t cap = pin_cap ? 2 * pin_cap : 16;
+        region_t *r = realloc(pinned, cap * sizeof *r);
         if (r == NULL) {
-            pthread_mutex_unlock(&be->mu);
+            pthread_mutex_unlock(&pin_mu);
             free(p);
             return OOC_ERR(err, OOC_ERR_HOST_MEMORY, "realloc: out of memory (pinned registry)");
         }
-        be->pinned = r;
-        be->cap = cap;
+        pinned = r;
+        pin_cap = cap;
     }
-    be->pinned[be->npinned++] = (region_t){p, bytes ? bytes : 1};
-    pthread_mutex_unlock(&be->mu);
+    pinned[npinned++] = (region_t){p, bytes ? bytes : 1};
+    pthread_mutex_unlock(&pin_mu);
     *ptr = p;
     return OOC_SUCCESS;
 }
 
 static void h_host_free(ooc_be_t *b, void *ptr)
 {
-    hbe_t *be = (hbe_t *)b;
+    (void)b;
     if (ptr == NULL) return;
-    pthread_mutex_lock(&be->mu);
-    for (size_t i = 0; i < be->npinned; i++) {
-        if (be->pinned[i].p == ptr) {
-            be->pinned[i] = be->pinned[--be->npinned];
+    pthread_mutex_lock(&pin_mu);
+    for (size_t i = 0; i < npinned; i++) {
+        if (pinned[i].p == ptr) {
+            pinned[i] = pinned[--npinned];
             free(ptr);
             break;
         }
     }
-    pthread_mutex_unlock(&be->mu);
+    if (npinned == 0) { /* the registry itself, once empty (no leak at exit) */
+        free(pinned);
+        pinned = NULL;
+        pin_cap = 0;
+    }
+    pthread_mutex_unlock(&pin_mu);
 }
 
-static ooc_status_t h_classify(ooc_be_t *b, const void *ptr, int *pinned, ooc_err_t *err)
+static ooc_status_t h_classify(ooc_be_t *b, const void *ptr, int *is_pinned, ooc_err_t *err)
 {
-    (void)err;
-    hbe_t *be = (hbe_t *)b;
+    (void)b, (void)err;
     const char *p = ptr;
-    *pinned = 0;
-    pthread_mutex_lock(&be->mu);
-    for (size_t i = 0; i < be->npinned; i++)
-        if (p >= be->pinned[i].p && p < be->pinned[i].p + be->pinned[i].n) *pinned = 1;
-    pthread_mutex_unlock(&be->mu);
+    *is_pinned = 0;
+    pthread_mutex_lock(&pin_mu);
+    for (size_t i = 0; i < npinned; i++)
+        if (p >= pinned[i].p && p < pinned[i].p + pinned[i].n) *is_pinned = 1;
+    pthread_mutex_unlock(&pin_mu);
     return OOC_SUCCESS;
 }
 

@@ -457,6 +457,44 @@ static void test_panels_out_running(void)
     unsetenv("OOC_HOST_D2H_DELAY_US");
 }
 
+/* Memory from ooc_host_alloc outlives the handle's backend: a setting that
+ * reopens it (the math mode here) must leave the caller's pinned blocks
+ * allocated, pinned and intact (the host backend freed them: the next
+ * multiply read and wrote freed memory, a wrong C with OOC_SUCCESS). */
+static void test_pinned_across_reopen(void)
+{
+    const int64_t m = 131, n = 77, k = 59;
+    size_t e = sizeof(double);
+    double *A = alloc_mem(MEM_PINNED, (size_t)(m * k) * e), *B = alloc_mem(MEM_PINNED, (size_t)(k * n) * e);
+    double *C = alloc_mem(MEM_PINNED, (size_t)(m * n) * e), *C0 = malloc((size_t)(m * n) * e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(C0);
+    tu_fill(OOC_R64, A, (size_t)(m * k), &seed);
+    tu_fill(OOC_R64, B, (size_t)(k * n), &seed);
+    tu_fill(OOC_R64, C, (size_t)(m * n), &seed);
+    const double alpha = 0.75, beta = -1.5;
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 32), OOC_SUCCESS);
+    const int64_t modes[3] = {OOC_MATH_STRICT, OOC_MATH_TF32, OOC_MATH_STRICT};
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_MATH_MODE, modes[i]), OOC_SUCCESS);
+        memcpy(C0, C, (size_t)(m * n) * e);
+        CU_ASSERT_EQUAL_FATAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, alpha, A, m, B, k, beta,
+                                        C, m), OOC_SUCCESS);
+        double worst;
+        CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, &alpha, A, m, B, k, &beta, C0,
+                                 C, m, &worst), 0);
+        ooc_stats_t st;
+        CU_ASSERT_EQUAL(ooc_get_stats(H, &st), OOC_SUCCESS);
+        CU_ASSERT(!st.staged_a && !st.staged_c); /* still pinned: copied directly */
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_MATH_MODE, OOC_MATH_STRICT), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 0), OOC_SUCCESS);
+    free_mem(MEM_PINNED, A);
+    free_mem(MEM_PINNED, B);
+    free_mem(MEM_PINNED, C);
+    free(C0);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -485,6 +523,7 @@ int main(void)
     CU_add_test(s, "A's blocks in k-pieces", test_a_pieces);
     CU_add_test(s, "panels: op(B) goes up while C goes out", test_panels_out_running);
     CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
+    CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;
