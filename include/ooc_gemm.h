@@ -84,8 +84,10 @@ typedef enum {
                                       or the process's file-size limit was reached (ooc_last_error_path() names the file) */
     OOC_ERR_CANCELLED = 34,      /**< ooc_cancel() stopped the multiply; a file multiply can be resumed */
     OOC_ERR_BUSY = 35,           /**< another job is writing the same output (its temporary file is locked) */
-    OOC_ERR_ROW_RANGE = 36       /**< a row range of C that is empty, passes C's end, or does not fall on the row
+    OOC_ERR_ROW_RANGE = 36,      /**< a row range of C that is empty, passes C's end, or does not fall on the row
                                       blocks of the job's plan (see ooc_files_opts_t::row_begin) */
+    OOC_ERR_OVERLAP = 37         /**< C shares elements with A or B (in memory), or the output file is the
+                                      input A or B: C would be written while they are read */
 } ooc_status_t;
 
 /** @brief Fixed English description of a status ("lda is too small", ...); never NULL. */
@@ -265,14 +267,17 @@ OOC_API ooc_status_t ooc_cuda_probe(int *gpus, const char **why, const char **mo
  * op(A) is m x k, op(B) is k x n, C is m x n, all stored in @p layout with the
  * given leading dimensions. alpha and beta point to one element of @p dtype.
  * With beta == 0, C is not read (NaN in C does not propagate). A, B and C may
- * be pageable or pinned host memory; they must not overlap C.
+ * be pageable or pinned host memory. C must share no element with A or B
+ * (OOC_ERR_OVERLAP; disjoint blocks of one larger matrix, interleaved by a
+ * common leading dimension, are fine); A and B may overlap each other.
  *
  * On an argument error nothing is written. On a later failure (device error)
  * the contents of C are unspecified.
  *
  * @return OOC_SUCCESS or the status naming the first bad argument
  * (OOC_ERR_INVALID_HANDLE, _LAYOUT, _TRANSA, _TRANSB, _M, _N, _K, _LDA, _LDB,
- * _LDC, OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_OVERFLOW, OOC_ERR_INVALID_DTYPE),
+ * _LDC, OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_OVERFLOW, OOC_ERR_INVALID_DTYPE,
+ * OOC_ERR_OVERLAP),
  * or a run-time failure (OOC_ERR_BUDGET_TOO_SMALL, OOC_ERR_DEVICE_MEMORY,
  * OOC_ERR_HOST_MEMORY, OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE,
  * OOC_ERR_CUDA, OOC_ERR_CUBLAS, OOC_ERR_THREAD, OOC_ERR_NOT_SUPPORTED).

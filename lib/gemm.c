@@ -96,6 +96,34 @@ static int span_ok(int64_t ld, int64_t lines, size_t e)
 
 static int valid_op(ooc_op_t op) { return op == OOC_OP_N || op == OOC_OP_T || op == OOC_OP_C; }
 
+/* Whether two matrices as stored share a byte: xlines lines of xlen
+ * elements, ldx apart, e bytes each (spans checked < 2^63 bytes). Exact, not
+ * by their address ranges: disjoint blocks of one larger matrix (A, B and C
+ * as views of it, as a blocked factorisation passes them) interleave. */
+static int stored_overlap(const void *xp, int64_t xlines, int64_t xlen, int64_t ldx, const void *yp,
+                          int64_t ylines, int64_t ylen, int64_t ldy, size_t e)
+{
+    if (xlines <= 0 || xlen <= 0 || ylines <= 0 || ylen <= 0) return 0;
+    uint64_t x = (uintptr_t)xp, y = (uintptr_t)yp;
+    uint64_t xend = x + ((uint64_t)(xlines - 1) * (uint64_t)ldx + (uint64_t)xlen) * e;
+    uint64_t yend = y + ((uint64_t)(ylines - 1) * (uint64_t)ldy + (uint64_t)ylen) * e;
+    if (xend <= y || yend <= x) return 0;
+    if (xlines > ylines) { /* walk the one with fewer lines */
+        uint64_t t = x;
+        int64_t a = xlines, b = xlen, c = ldx;
+        x = y, xlines = ylines, xlen = ylen, ldx = ldy;
+        y = t, ylines = a, ylen = b, ldy = c;
+    }
+    uint64_t yl = (uint64_t)ylen * e, step = (uint64_t)ldy * e;
+    for (int64_t i = 0; i < xlines; i++) {
+        uint64_t s = x + (uint64_t)i * (uint64_t)ldx * e, t = s + (uint64_t)xlen * e; /* line i: [s, t) */
+        /* the first line of y that ends after s, if it starts before t */
+        uint64_t r = s < y + yl ? 0 : (s - y - yl) / step + 1;
+        if (r < (uint64_t)ylines && y + r * step < t) return 1;
+    }
+    return 0;
+}
+
 /* Check everything; returns the status naming the first bad argument (in
  * the order of the reference BLAS). */
 static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, ooc_op_t ta,
@@ -135,6 +163,14 @@ static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, o
     OOC_RETURN_ERROR_IF(A == NULL && m > 0 && k > 0, err, OOC_ERR_NULL_A, "ooc_gemm: A is NULL");
     OOC_RETURN_ERROR_IF(B == NULL && k > 0 && n > 0, err, OOC_ERR_NULL_B, "ooc_gemm: B is NULL");
     OOC_RETURN_ERROR_IF(C == NULL && m > 0 && n > 0, err, OOC_ERR_NULL_C, "ooc_gemm: C is NULL");
+    if (m > 0 && n > 0 && k > 0) { /* (A and B are read: C must not be any of them) */
+        OOC_RETURN_ERROR_IF(stored_overlap(C, c_lines, c_len, ldc, A, a_lines, a_len, lda, e), err, OOC_ERR_OVERLAP,
+                            "ooc_gemm: C (%p, ldc %lld) shares elements with A (%p, lda %lld): C is written while A "
+                            "is read", C, (long long)ldc, A, (long long)lda);
+        OOC_RETURN_ERROR_IF(stored_overlap(C, c_lines, c_len, ldc, B, b_lines, b_len, ldb, e), err, OOC_ERR_OVERLAP,
+                            "ooc_gemm: C (%p, ldc %lld) shares elements with B (%p, ldb %lld): C is written while B "
+                            "is read", C, (long long)ldc, B, (long long)ldb);
+    }
     return OOC_SUCCESS;
 }
 

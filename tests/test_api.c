@@ -44,7 +44,7 @@ static void test_version(void)
 
 static void test_status_strings(void)
 {
-    for (int a = 0; a <= OOC_ERR_ROW_RANGE; a++) {
+    for (int a = 0; a <= OOC_ERR_OVERLAP; a++) {
         const char *sa = ooc_status_string((ooc_status_t)a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(sa);
         CU_ASSERT(strlen(sa) > 3);

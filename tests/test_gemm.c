@@ -495,6 +495,62 @@ static void test_pinned_across_reopen(void)
     free(C0);
 }
 
+/* C sharing an element with A or B is refused, nothing written (it was
+ * accepted: with op(B) in several panels A was read again after C's rows
+ * overwrote it); disjoint blocks of one matrix, interleaved by a common
+ * leading dimension (as a blocked factorisation passes them), and C right
+ * after A in memory run and are right. */
+static void test_overlap(void)
+{
+    const int64_t m = 67, n = 45, k = 38, ld = 2 * m + 3, cols = n + k;
+    size_t bytes = (size_t)(ld * cols) * sizeof(double);
+    double *M = malloc(bytes), *save = malloc(bytes), *D = malloc((size_t)(m * (k + n)) * sizeof(double));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(M);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(save);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+    tu_fill(OOC_R64, M, (size_t)(ld * cols), &seed);
+    memcpy(save, M, bytes);
+    const double alpha = 1.25, beta = -0.5;
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, 64 << 10), OOC_SUCCESS); /* panels of op(B) */
+    /* A = M[0:m, 0:k], B = M[0:k, k:k+n], C = M[m:2m, 0:n]: all with ld */
+    double *A = M, *B = M + k * ld, *C = M + m;
+    ooc_status_t st = ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, alpha, A, ld, B, ld, beta, C, ld);
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    double worst;
+    if (st == OOC_SUCCESS)
+        CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, &alpha, A, ld, B, ld, &beta,
+                                 save + m, C, ld, &worst), 0);
+    /* sharing: C on A, C from A's last element on, C's first row on B's last */
+    struct {
+        double *c;
+        const char *with;
+    } bad[3] = {{A, "with A"}, {A + (k - 1) * ld + m - 1, "with A"}, {B + k - 1, "with B"}};
+    for (int i = 0; i < 3; i++) {
+        memcpy(M, save, bytes);
+        CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, alpha, A, ld, B, ld, beta, bad[i].c,
+                                  ld), OOC_ERR_OVERLAP);
+        CU_ASSERT(strstr(ooc_last_error(H), bad[i].with) != NULL);
+        CU_ASSERT(memcmp(M, save, bytes) == 0);
+    }
+    /* row-major, transposed A: C is A itself (an m x k row-major block read as op T) */
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, m, n, k, alpha, M, ld, B, ld, beta, M + 5, ld),
+                    OOC_ERR_OVERLAP);
+    /* adjacent, not sharing: C right after A (m x k), both packed */
+    tu_fill(OOC_R64, D, (size_t)(m * (k + n)), &seed);
+    double *Dsave = malloc((size_t)(m * (k + n)) * sizeof(double));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(Dsave);
+    memcpy(Dsave, D, (size_t)(m * (k + n)) * sizeof(double));
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, alpha, D, m, B, ld, beta, D + m * k, m),
+                    OOC_SUCCESS);
+    CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, &alpha, D, m, B, ld, &beta,
+                             Dsave + m * k, D + m * k, m, &worst), 0);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, 0), OOC_SUCCESS);
+    free(M);
+    free(save);
+    free(D);
+    free(Dsave);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -524,6 +580,7 @@ int main(void)
     CU_add_test(s, "panels: op(B) goes up while C goes out", test_panels_out_running);
     CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
     CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
+    CU_add_test(s, "C overlapping A or B", test_overlap);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;
