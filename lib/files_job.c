@@ -116,6 +116,21 @@ static ooc_status_t journal_apart(ooc_err_t *err, const char *jpath, const ooc_f
     return OOC_SUCCESS;
 }
 
+/* The output's path must not name the input A or B: committing C would
+ * replace it (C0 may be it: C computed in place). */
+static ooc_status_t output_apart(ooc_err_t *err, const ooc_file_t *A, const ooc_file_t *B, const ooc_file_t *C)
+{
+    struct stat c, o;
+    if (stat(C->path, &c) != 0) return OOC_SUCCESS; /* nothing there (yet) */
+    const ooc_file_t *ins[2] = {A, B};
+    for (int i = 0; i < 2; i++)
+        if (fstat(ins[i]->fd, &o) == 0 && o.st_dev == c.st_dev && o.st_ino == c.st_ino)
+            return OOC_ERR_FILE(err, OOC_ERR_OVERLAP, C->path,
+                                "the output %s is the input %s (%s): committing C would replace it (only C0 may be "
+                                "the output: C computed in place)", C->path, i ? "B" : "A", ins[i]->path);
+    return OOC_SUCCESS;
+}
+
 static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
                                 const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_t *C,
                                 int64_t *m, int64_t *n, int64_t *k)
@@ -178,6 +193,7 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     job->C0 = C0;
     job->C = C;
     OOC_FORWARD(check_files(h, ta, tb, alpha, A, B, beta, C0, C, &job->m, &job->n, &job->k));
+    OOC_FORWARD(output_apart(err, A, B, C));
     int64_t m = job->m;
     job->r0 = opts ? opts->row_begin : 0;
     job->r1 = opts ? opts->row_end : 0;

@@ -503,6 +503,18 @@ static void test_output_safety(void)
         CU_ASSERT_TRUE(exists(bad[i]));
     }
     CU_ASSERT_TRUE(same_content(tu_path("victim"), "precious"));
+    /* the output's path naming an input: committing would replace it */
+    for (int i = 0; i < 2; i++) {
+        ooc_file_t *over = NULL;
+        const char *name = i ? "jb" : "ja";
+        ooc_file_spec_t os = cs;
+        os.format = OOC_FORMAT_RAW;
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path(name), &os, 0, &over), OOC_SUCCESS);
+        ooc_files_opts_t oo = {.journal = tu_path("jo.journal")};
+        CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, over, &oo), OOC_ERR_OVERLAP);
+        CU_ASSERT(strstr(ooc_last_error(H), i ? "the input B" : "the input A") != NULL);
+        ooc_file_close(over, 1);
+    }
     /* and the inputs are whole: the multiply still runs with a journal of its own */
     ooc_files_opts_t o = {.journal = tu_path("jc.journal"), .resume = 0, .progress = NULL, .progress_user = NULL};
     CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_SUCCESS);

@@ -11,7 +11,8 @@
 #       the first with --resume: the second removes nothing of it;
 #    4. a symbolic link planted at C.ooc-tmp is never followed;
 #    5. -o onto a directory, a FIFO, a character device: refused at once;
-#    6. --journal naming an input or a file that is not a journal;
+#    6. --journal naming an input or a file that is not a journal; -o
+#       naming an input;
 #    7. a FIFO as A, B or C0: exit 4, no hang;
 #    8. a journal with a NUL byte: refused, files unchanged;
 #    9. edited journals (forged record, block out of range, plan changed):
@@ -40,6 +41,9 @@ e1() { head -n 1 err | cut -c1-160; }
 
 # nothing_left C: none of C, C.ooc-tmp, C.ooc-journal exists
 nothing_left() { [ ! -e "$1" ] && [ ! -L "$1.ooc-tmp" ] && [ ! -e "$1.ooc-tmp" ] && [ ! -e "$1.ooc-journal" ]; }
+
+# nothing_left_tmp C: no temporary file or journal of C
+nothing_left_tmp() { [ ! -e "$1.ooc-tmp" ] && [ ! -e "$1.ooc-journal" ]; }
 
 # kept C: the temporary file and the journal are there, C is not
 kept() { [ ! -e "$1" ] && [ -f "$1.ooc-tmp" ] && [ -f "$1.ooc-journal" ]; }
@@ -326,6 +330,20 @@ else
     fail "6 --journal B.npy: exit $rc (expected 2), B $(cmp -s B.npy B.copy && echo unchanged || echo CHANGED)"
 fi
 cp B.copy B.npy # whatever happened
+# -o naming an input (A or B): refused, the input kept, also with --resume
+# (each requeue replaced A with A B again)
+cp A.npy A.copy
+oc multiply A.npy B.npy -o A.npy "${H[@]}" --resume
+rc=$?
+oc multiply A.npy B.npy -o ./B.npy "${H[@]}"
+rc2=$?
+if [ "$rc" -eq 2 ] && [ "$rc2" -eq 2 ] && cmp -s A.npy A.copy && cmp -s B.npy B.copy && nothing_left_tmp A.npy; then
+    pass "6 -o A.npy, -o ./B.npy (inputs): exit 2, A and B unchanged: $(e1)"
+else
+    fail "6 -o naming an input: exit $rc/$rc2 (expected 2), A $(cmp -s A.npy A.copy && echo unchanged || echo CHANGED)"
+fi
+cp A.copy A.npy
+cp B.copy B.npy
 printf 'my notes\nline 2\n' >notes.txt
 cp notes.txt notes.orig
 oc multiply A.npy B.npy -o J.npy "${H[@]}" --journal notes.txt
