@@ -145,7 +145,8 @@ typedef enum {
     OOC_PARAM_BACKEND = 1,        /**< ::ooc_backend_t (default AUTO) */
     OOC_PARAM_DEVICE = 2,         /**< one CUDA device alone, by index (0: see ::OOC_PARAM_DEVICES) */
     OOC_PARAM_DEVICE_MEM = 3,     /**< device-memory budget in bytes; 0: free memory minus a margin */
-    OOC_PARAM_HOST_MEM = 4,       /**< pinned staging budget in bytes (pageable operands); 0: automatic */
+    OOC_PARAM_HOST_MEM = 4,       /**< pinned staging budget in bytes (pageable operands), of all devices together
+                                       (each has its own ring of a share); 0: automatic */
     OOC_PARAM_BLOCK_ROWS = 5,     /**< rows of op(A) per streamed block; 0: planner's choice */
     OOC_PARAM_RING_DEPTH = 6,     /**< device buffers in the ring (>= 2); 0: planner's choice */
     OOC_PARAM_STAGING_THREADS = 7, /**< host threads copying pageable memory; 0: automatic */
@@ -357,7 +358,7 @@ typedef struct {
     int32_t staged_c;      /**< C went through the pinned staging ring (pageable) */
     int32_t a_resident;    /**< the planner kept op(A) resident and streamed op(B) (C^T = op(B)^T op(A)^T) */
     uint64_t device_bytes; /**< device memory the plan used */
-    uint64_t host_bytes;   /**< pinned staging memory the plan used */
+    uint64_t host_bytes;   /**< pinned staging memory the plan used, per device */
     uint64_t bytes_h2d;    /**< bytes copied host to device */
     uint64_t bytes_d2h;    /**< bytes copied device to host */
     double seconds;        /**< wall time of the multiply */

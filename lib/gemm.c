@@ -216,6 +216,8 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
              * "device" is the job's memory, already given at half its room */
             if (margin < DEVICE_MARGIN_MIN && h->be_kind != OOC_BACKEND_HOST) margin = DEVICE_MARGIN_MIN;
             avail = avail > margin ? avail - margin : 0;
+            /* the host backend's devices all share that one memory */
+            if (h->be_kind == OOC_BACKEND_HOST) avail /= (uint64_t)h->ndev;
             if (avail < dev) dev = avail;
         }
         OOC_FORWARD(h->dev[0].be->ops->activate(h->dev[0].be, err));
@@ -232,6 +234,8 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
             lim.mem_available = lim.mem_available > UINT64_MAX - held ? UINT64_MAX : lim.mem_available + held;
         }
         host = ooc_limits_staging_budget(&lim, h->ndev);
+    } else {
+        host /= (uint64_t)h->ndev; /* the whole job's: each device has its own ring */
     }
     ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,
@@ -267,9 +271,12 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed, plan) : ooc_plan_make(&in, plan);
     OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, &h->err, st,
                         "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
-                        "and %llu bytes of pinned staging%s",
+                        "and %llu bytes of pinned staging%s (%llu bytes of each kept for the buffers' "
+                        "alignment)%s",
                         (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
-                        (unsigned long long)host, fixed ? " with the plan given or recorded in the journal" : "");
+                        (unsigned long long)host, h->ndev > 1 ? " per device" : "",
+                        (unsigned long long)ooc_res_slack(in.ring ? in.ring : OOC_MAX_RING),
+                        fixed ? " with the plan given or recorded in the journal" : "");
     OOC_RETURN_ERROR_IF(st != OOC_SUCCESS, &h->err, st, "planner: rejected its input");
     return OOC_SUCCESS;
 }

@@ -138,6 +138,40 @@ static void test_every_count(void)
     }
 }
 
+/* A given staging budget (OOC_PARAM_HOST_MEM) is the whole job's: every
+ * device's ring takes a share (each took all of it: n times the budget) */
+static void test_host_budget_shared(void)
+{
+    const shape_t sh = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 3001, 211, 173, 0.5, 0};
+    const int64_t budget = 1 << 20;
+    size_t na = (size_t)(sh.m * sh.k), nb = (size_t)(sh.k * sh.n), nc = (size_t)(sh.m * sh.n), e = sizeof(double);
+    double *A = malloc(na * e), *B = malloc(nb * e), *C0 = malloc(nc * e), *C = malloc(nc * e);
+    CU_ASSERT_FATAL(A && B && C0 && C);
+    tu_fill(sh.t, A, na, &seed);
+    tu_fill(sh.t, B, nb, &seed);
+    tu_fill(sh.t, C0, nc, &seed);
+    for (int n = 1; n <= ndev_max; n++) {
+        memcpy(C, C0, nc * e);
+        ooc_handle_t *h = handle(n, 0);
+        CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_HOST_MEM, budget), OOC_SUCCESS);
+        double alpha = 0.75, beta = sh.beta;
+        CU_ASSERT_EQUAL_FATAL(ooc_dgemm(h, sh.lo, sh.ta, sh.tb, sh.m, sh.n, sh.k, alpha, A, sh.m, B, sh.k, beta, C,
+                                        sh.m), OOC_SUCCESS);
+        ooc_stats_t st;
+        CU_ASSERT_EQUAL(ooc_get_stats(h, &st), OOC_SUCCESS);
+        CU_ASSERT(st.staged_a && st.staged_c);
+        if (st.host_bytes * (uint64_t)n > (uint64_t)budget)
+            printf("\n    %d devices: %llu bytes of staging each, %lld in all\n", n, (unsigned long long)st.host_bytes,
+                   (long long)budget);
+        CU_ASSERT(st.host_bytes * (uint64_t)n <= (uint64_t)budget);
+        double worst;
+        CU_ASSERT_EQUAL(tu_check(sh.t, sh.lo, sh.ta, sh.tb, sh.m, sh.n, sh.k, &alpha, A, sh.m, B, sh.k, &beta, C0, C,
+                                 sh.m, &worst), 0);
+        ooc_destroy(h);
+    }
+    free(A), free(B), free(C0), free(C);
+}
+
 /* op(B) in one chunk: no block is multiplied chunk by chunk, so every plan
  * computes every block one way, and C is the same bytes on any device count */
 static void test_identical(void)
@@ -717,6 +751,7 @@ int main(void)
     CU_add_test(s, "a slow device takes fewer blocks", test_uneven);
     CU_add_test(s, "pinned operands: the blocks are shared out too", test_pinned_shared);
     CU_add_test(s, "devices that are not there", test_bad_devices);
+    CU_add_test(s, "a staging budget shared by the devices", test_host_budget_shared);
     CU_add_test(s, "k-panels, C pinned: the next k-panel waits for every device's copies out", test_kpanels_out_running);
     CU_pSuite f = CU_add_suite("several devices, files", suite_files_init, suite_files_clean);
     CU_add_test(f, "uninterrupted on every device, against OpenBLAS", test_reference);
