@@ -70,7 +70,10 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
                         pl->ring, pl->streams);
     size_t slack = (size_t)ooc_res_slack(pl->ring);
     size_t dev = (size_t)pl->device_bytes + slack;
-    if (res->dev_bytes < dev) {
+    /* held buffers serve a smaller plan, unless they are more than twice
+     * its size: a handle whose budgets were lowered (or whose problems
+     * shrank) gives the memory back */
+    if (res->dev_bytes < dev || res->dev_bytes / 2 > dev) {
         if (res->dev) o->dev_free(be, res->dev);
         res->dev = NULL;
         res->dev_bytes = 0;
@@ -78,11 +81,11 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         res->dev_bytes = dev;
     }
     size_t pin = pl->host_bytes ? (size_t)pl->host_bytes + slack : 0;
-    if (res->pin_bytes < pin) {
+    if (res->pin_bytes < pin || res->pin_bytes / 2 > pin) {
         if (res->pin) o->host_free(be, res->pin);
         res->pin = NULL;
         res->pin_bytes = 0;
-        OOC_FORWARD(o->host_alloc(be, pin, &res->pin, err));
+        if (pin) OOC_FORWARD(o->host_alloc(be, pin, &res->pin, err));
         res->pin_bytes = pin;
     }
     while (res->nstreams < pl->streams) {
