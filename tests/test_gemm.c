@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <CUnit/Basic.h>
 
@@ -552,9 +555,13 @@ static void test_overlap(void)
 }
 
 #if OOC_TEST_BACKEND == OOC_BACKEND_HOST
-/* resident memory of this process, bytes (0: unknown) */
+/* resident memory of this process, bytes (0: unknown), once the allocator
+ * has returned its free pages (freed blocks may lie inside its heap) */
 static uint64_t resident(void)
 {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
     FILE *f = fopen("/proc/self/statm", "r");
     unsigned long long size = 0, res = 0;
     if (f == NULL) return 0;
