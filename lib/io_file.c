@@ -79,7 +79,8 @@ static ooc_status_t data_size(ooc_err_t *err, const char *path, const ooc_file_s
 static const unsigned char npy_magic[OOC_NPY_MAGIC_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 /* Read and parse the .npy header of an open file of size bytes: start with
- * 64 bytes, read more when the codec says the header is longer. */
+ * 64 bytes, read more when the codec says the header is longer; a header
+ * longer than the file is reported with the file's size. */
 static ooc_status_t read_header(int fd, const char *path, uint64_t size, ooc_format_t fmt,
                                 ooc_file_spec_t *s, uint64_t *off, ooc_err_t *err)
 {
@@ -118,6 +119,12 @@ static ooc_status_t read_header(int fd, const char *path, uint64_t size, ooc_for
         if (need > got && need <= size) {
             want = need;
             continue;
+        }
+        if (need > size) { /* the file's size, not the bytes read so far */
+            st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
+                              "%s: truncated header: the file has %llu bytes, the header needs %zu", path,
+                              (unsigned long long)size, need);
+            goto out;
         }
         relay(err, &local, path);
         goto out;

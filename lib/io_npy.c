@@ -3,7 +3,9 @@
  * io_npy.c: the NumPy .npy header codec (see io.h). Pure functions on bytes,
  * no I/O: parse the preamble (magic, version 1.0/2.0/3.0, header length) and
  * the Python dict literal that follows, and format a header byte-identical to
- * the one np.save writes for the same array.
+ * the one np.save writes for the same array. A malformed header's message
+ * quotes the value at fault, never the padding after it, and names a NUL
+ * byte by its offset in the file.
  */
 #include "config.h"
 
@@ -27,6 +29,7 @@ static const unsigned char npy_magic[OOC_NPY_MAGIC_LEN] = {0x93, 'N', 'U', 'M', 
 
 typedef struct {
     const char *p, *end;
+    const char *base; /* the file's first byte, for the offsets in messages */
 } cur_t;
 
 static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
@@ -83,25 +86,43 @@ static int word(cur_t *c, const char *w)
 
 static int str_is(const char *s, size_t n, const char *lit) { return strlen(lit) == n && memcmp(s, lit, n) == 0; }
 
-/* at most 60 characters of what is left, for messages */
+/* at most 60 characters of what is left, for messages: up to a NUL byte,
+ * without the blanks at the end */
 static int rest_len(const cur_t *c)
 {
-    ptrdiff_t n = c->end - c->p;
-    return n > 60 ? 60 : (int)n;
+    int n = 0;
+    while (c->p + n < c->end && n < 60 && c->p[n] != '\0') n++;
+    while (n > 0 && is_space(c->p[n - 1])) n--;
+    return n;
 }
 
-/* length of the value at c (up to a ',' or '}' outside brackets), at most 60 */
+/* length of the value at c (up to a ',' or '}' outside brackets, a NUL
+ * byte or the blanks at the end of the header), at most 60 */
 static int value_len(const cur_t *c)
 {
     int depth = 0, n = 0;
-    for (const char *p = c->p; p < c->end && n < 60; p++, n++) {
+    for (const char *p = c->p; p < c->end && n < 60 && *p != '\0'; p++, n++) {
         if (*p == '[' || *p == '(' || *p == '{') depth++;
         else if (*p == ']' || *p == ')' || *p == '}') {
             if (depth == 0) break;
             depth--;
         } else if (*p == ',' && depth == 0) break;
     }
+    while (n > 0 && is_space(c->p[n - 1])) n--;
     return n;
+}
+
+/* The value at c for a message, in buf: the value itself (value_len), "a
+ * NUL byte at byte N" (N: its offset in the file) or "the end of the
+ * header". */
+static const char *shown(const cur_t *c, char *buf, size_t len)
+{
+    int n = value_len(c);
+    if (n > 0) snprintf(buf, len, "%.*s", n, c->p);
+    else if (c->p < c->end && *c->p == '\0') snprintf(buf, len, "a NUL byte at byte %td", c->p - c->base);
+    else if (c->p >= c->end) snprintf(buf, len, "the end of the header");
+    else snprintf(buf, len, "%.1s", c->p); /* a lone ',' or ')' */
+    return buf;
 }
 
 /* ---- the dict's values ---- */
@@ -116,10 +137,11 @@ static ooc_status_t parse_descr(cur_t *c, ooc_dtype_t *dtype, ooc_err_t *err)
     size_t n;
     skip_ws(c);
     cur_t at = *c;
+    char vb[80];
     OOC_RETURN_ERROR_IF(!quoted(c, &s, &n), err, OOC_ERR_FORMAT,
-                        "unsupported dtype: descr %.*s is not a plain type string (structured "
+                        "unsupported dtype: descr %s is not a plain type string (structured "
                         "dtypes are not matrices); supported: '<f4', '<f8', '<c8', '<c16'",
-                        value_len(&at), at.p);
+                        shown(&at, vb, sizeof vb));
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (n < 1 || !str_is(s + 1, n - 1, known[i].code)) continue;
         if (s[0] == '<') {
@@ -141,15 +163,16 @@ static ooc_status_t parse_descr(cur_t *c, ooc_dtype_t *dtype, ooc_err_t *err)
 static ooc_status_t parse_shape(cur_t *c, int64_t dim[2], int *ndim, ooc_err_t *err)
 {
     int nd = 0, commas = 0;
+    char vb[80];
     OOC_RETURN_ERROR_IF(!eat(c, '('), err, OOC_ERR_FORMAT,
-                        "malformed header: shape %.*s is not a tuple", rest_len(c), c->p);
+                        "malformed header: shape %s is not a tuple", shown(c, vb, sizeof vb));
     for (;;) {
         if (eat(c, ')')) break;
         skip_ws(c);
         OOC_RETURN_ERROR_IF(c->p < c->end && *c->p == '-', err, OOC_ERR_FORMAT,
                             "malformed header: negative dimension in shape");
         OOC_RETURN_ERROR_IF(c->p >= c->end || *c->p < '0' || *c->p > '9', err, OOC_ERR_FORMAT,
-                            "malformed header: shape holds %.*s, not an integer", rest_len(c), c->p);
+                            "malformed header: shape holds %s, not an integer", shown(c, vb, sizeof vb));
         uint64_t v = 0;
         while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
             unsigned d = (unsigned)(*c->p++ - '0');
@@ -166,8 +189,8 @@ static ooc_status_t parse_shape(cur_t *c, int64_t dim[2], int *ndim, ooc_err_t *
             continue;
         }
         OOC_RETURN_ERROR_IF(!eat(c, ')'), err, OOC_ERR_FORMAT,
-                            "malformed header: expected ',' or ')' in shape, found %.*s",
-                            rest_len(c), c->p);
+                            "malformed header: expected ',' or ')' in shape, found %s",
+                            shown(c, vb, sizeof vb));
         break;
     }
     OOC_RETURN_ERROR_IF(nd == 1 && commas == 0, err, OOC_ERR_FORMAT,
@@ -215,18 +238,19 @@ ooc_status_t ooc_npy_parse(const unsigned char *buf, size_t len, ooc_file_spec_t
     size_t total = pre + (size_t)hlen;
     if (len < total) return truncated(len, total, need, err);
 
-    cur_t c = {(const char *)buf + pre, (const char *)buf + total};
+    cur_t c = {(const char *)buf + pre, (const char *)buf + total, (const char *)buf};
+    char vb[80];
     ooc_dtype_t dtype = OOC_R64;
     int fortran = 0, ndim = 0, have_descr = 0, have_order = 0, have_shape = 0;
     int64_t dim[2] = {0, 0};
     OOC_RETURN_ERROR_IF(!eat(&c, '{'), err, OOC_ERR_FORMAT,
-                        "malformed header: it does not start with '{': %.*s", rest_len(&c), c.p);
+                        "malformed header: it does not start with '{': %s", shown(&c, vb, sizeof vb));
     for (;;) {
         if (eat(&c, '}')) break;
         const char *key;
         size_t kn;
         OOC_RETURN_ERROR_IF(!quoted(&c, &key, &kn), err, OOC_ERR_FORMAT,
-                            "malformed header: expected a quoted key at %.*s", rest_len(&c), c.p);
+                            "malformed header: expected a quoted key at %s", shown(&c, vb, sizeof vb));
         OOC_RETURN_ERROR_IF(!eat(&c, ':'), err, OOC_ERR_FORMAT,
                             "malformed header: expected ':' after key '%.*s'", (int)kn, key);
         if (str_is(key, kn, "descr")) {
@@ -239,8 +263,8 @@ ooc_status_t ooc_npy_parse(const unsigned char *buf, size_t len, ooc_file_spec_t
             else if (word(&c, "False")) fortran = 0;
             else
                 return OOC_ERR(err, OOC_ERR_FORMAT,
-                               "malformed header: fortran_order is %.*s, not True or False",
-                               rest_len(&c), c.p);
+                               "malformed header: fortran_order is %s, not True or False",
+                               shown(&c, vb, sizeof vb));
         } else if (str_is(key, kn, "shape")) {
             OOC_RETURN_ERROR_IF(have_shape++, err, OOC_ERR_FORMAT, "malformed header: 'shape' twice");
             OOC_FORWARD(parse_shape(&c, dim, &ndim, err));
@@ -251,10 +275,14 @@ ooc_status_t ooc_npy_parse(const unsigned char *buf, size_t len, ooc_file_spec_t
         }
         if (eat(&c, ',')) continue;
         OOC_RETURN_ERROR_IF(!eat(&c, '}'), err, OOC_ERR_FORMAT,
-                            "malformed header: expected ',' or '}' at %.*s", rest_len(&c), c.p);
+                            "malformed header: expected ',' or '}' at %s", shown(&c, vb, sizeof vb));
         break;
     }
     skip_ws(&c);
+    OOC_RETURN_ERROR_IF(c.p != c.end && *c.p == '\0', err, OOC_ERR_FORMAT,
+                        "malformed header: a NUL byte at byte %td, after the dictionary (a header is padded "
+                        "with spaces)",
+                        c.p - c.base);
     OOC_RETURN_ERROR_IF(c.p != c.end, err, OOC_ERR_FORMAT,
                         "malformed header: text after the dictionary: %.*s", rest_len(&c), c.p);
     OOC_RETURN_ERROR_IF(!have_descr, err, OOC_ERR_FORMAT, "malformed header: no 'descr' key");

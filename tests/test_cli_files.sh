@@ -10,7 +10,10 @@
 #   - gen is reproducible whatever the thread count;
 #   - verify passes a correct C and fails (exit 1) a corrupted one;
 #   - each bad input exits with its documented status and a message, and
-#     leaves no output, no temporary file and no journal;
+#     leaves no output, no temporary file and no journal (a raw shape suffix
+#     on a .npy file, a suffix shaped 0x5, too);
+#   - gen stopped by SIGTERM or SIGINT exits 7 and leaves no output and no
+#     temporary file;
 #   - resume after kill -9 gives a byte-identical C; resuming after an input
 #     changed is refused (exit 6: the journal records the inputs' identity,
 #     so lib/files.c answers OOC_ERR_JOURNAL) and the files are kept, and a
@@ -233,6 +236,27 @@ bad "conj operand in the other layout than --out-layout" 5 X12.npy multiply AH_z
 bad "--devices 16" 2 X13.npy multiply A_d.npy B_dF.npy -o X13.npy --backend host --devices 16
 bad "--beta without --c-in" 2 X14.npy multiply A_d.npy B_dF.npy -o X14.npy --beta 2
 bad "bad raw dtype" 2 X15.npy multiply A_c.bin:210x120:q B_cF.bin:130x120:c:F -o X15.npy
+# a raw shape suffix on a .npy file would read its header as data (a 4 x 4
+# .npy is 256 bytes, as 8 x 4 raw float64 is): refused, naming the file
+gen H4.npy --rows 4 --cols 4 --seed 15
+gen HB.npy --rows 4 --cols 2 --seed 16
+bad ".npy operand with a raw shape suffix" 4 X21.npy multiply H4.npy:8x4 HB.npy -o X21.npy --backend host
+if grep -q "H4.npy is a .npy file" err && grep -q "drop the ':8x4' suffix" err; then
+    pass ".npy with a raw shape suffix: the message names the file and the suffix"
+else
+    fail ".npy with a raw shape suffix: the message does not say H4.npy is a .npy file"
+fi
+bad "verify: .npy operand with a raw shape suffix" 4 "" verify H4.npy HB.npy:4x6:d H4.npy
+# a suffix written as a shape, with a bad value: what is wrong with the shape
+bad "raw shape 0x5" 2 X22.npy multiply A_c.bin:0x5:z B_cF.bin:130x120:c:F -o X22.npy
+if grep -q "'0x5'.*rows must be positive" err; then pass "raw shape 0x5: rows must be positive"
+else fail "raw shape 0x5: the message does not say rows must be positive"; fi
+bad "raw shape 7x0" 2 X22.npy multiply A_c.bin:7x0 B_cF.bin:130x120:c:F -o X22.npy
+if grep -q "'7x0'.*cols must be positive" err; then pass "raw shape 7x0: cols must be positive"
+else fail "raw shape 7x0: the message does not say cols must be positive"; fi
+bad "raw shape too large" 2 X22.npy multiply A_c.bin:99999999999999999999x5:c B_cF.bin:130x120:c:F -o X22.npy
+if grep -q "rows .*too large" err; then pass "raw shape 99999999999999999999x5: rows too large"
+else fail "raw shape 99999999999999999999x5: the message does not say rows are too large"; fi
 bad "missing -o" 2 "" multiply A_d.npy B_dF.npy
 bad "output directory missing" 6 nodir/X16.npy multiply A_d.npy B_dF.npy -o nodir/X16.npy --backend host
 bad "verify: missing C" 4 "" verify A_d.npy B_dF.npy missing.npy
@@ -317,6 +341,31 @@ if [ "$rc" -eq 0 ] && grep -q '^oocgemm: 100% (' err && ! grep -q $'\r' err; the
 else
     fail "progress: exit $rc or no plain lines"
 fi
+
+# ---- gen stopped by a signal: exit 7, no output and no temporary file ----
+# 1 GB on one thread: the signal comes as soon as the temporary file is there
+for sig in TERM INT; do
+    "$OOCGEMM" gen GS.npy --rows 16000 --cols 8000 --threads 1 >out 2>err &
+    bgpid=$!
+    for _ in $(seq 1 200); do # until the output is created (10 s at most)
+        if [ -e GS.npy.ooc-tmp ]; then break; fi
+        sleep 0.05
+    done
+    kill -s "$sig" "$bgpid" 2>/dev/null
+    wait "$bgpid"
+    rc=$?
+    bgpid=
+    if [ "$rc" -ne 7 ]; then
+        fail "gen: SIG$sig: exit $rc, expected 7"
+    elif [ -e GS.npy ] || [ -e GS.npy.ooc-tmp ]; then
+        fail "gen: SIG$sig: $(ls GS.npy* | tr '\n' ' ')left behind"
+    elif ! grep -q "interrupted by SIG$sig" err; then
+        fail "gen: SIG$sig: the message does not say so"
+    else
+        pass "gen: SIG$sig: exit 7, nothing left: $(head -n 1 err)"
+    fi
+    rm -f GS.npy GS.npy.ooc-tmp
+done
 
 # ---- resume after kill -9 ----
 gen RA.npy --rows 2000 --cols 300 --seed 21

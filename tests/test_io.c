@@ -275,6 +275,37 @@ static void test_parse_errors(void)
     parse_fails(1, "'descr': '<f8', 'fortran_order': False, 'shape': (3, 4)", OOC_ERR_FORMAT, "'{'");
     parse_fails(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), ", OOC_ERR_FORMAT, "malformed");
     parse_fails(1, "{descr: '<f8', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "quoted key");
+    /* a bad value is quoted alone, not with the rest of the header and its padding */
+    parse_fails(1, "{'descr': '<f8', 'fortran_order': 1, 'shape': (5, 3), }      \n", OOC_ERR_FORMAT,
+                "fortran_order is 1, not True or False");
+    parse_fails(1, "{'descr': '<f8', 'fortran_order': False, 'shape': [3, 4], }      \n", OOC_ERR_FORMAT,
+                "shape [3, 4] is not a tuple");
+    parse_fails(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, x), }      \n", OOC_ERR_FORMAT,
+                "shape holds x, not an integer");
+    parse_fails(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3 4), }      \n", OOC_ERR_FORMAT,
+                "expected ',' or ')' in shape, found 4 at");
+    parse_fails(1, "{'descr': '<f8', 'fortran_order': False 'shape': (3, 4), }      \n", OOC_ERR_FORMAT,
+                "expected ',' or '}' at 'shape': (3, 4) at");
+    parse_fails(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4)      \n", OOC_ERR_FORMAT,
+                "expected ',' or '}' at the end of the header");
+    /* a NUL byte (a header padded with NULs) is named, with its offset */
+    {
+        static const char d[] = "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }\0\0\0\n";
+        ooc_file_spec_t s = Sentinel;
+        uint64_t off = 12345;
+        size_t len = npy_bytes(Hdr, 1, "");
+        memcpy(Hdr + len, d, sizeof d - 1);
+        Hdr[8] = (unsigned char)(sizeof d - 1); /* the header length */
+        size_t need = 0;
+        ooc_err_t err;
+        ooc_err_clear(&err);
+        CU_ASSERT_EQUAL(ooc_npy_parse(Hdr, len + sizeof d - 1, &s, &off, &need, &err), OOC_ERR_FORMAT);
+        char want[64];
+        snprintf(want, sizeof want, "a NUL byte at byte %zu", len + strlen(d));
+        CU_ASSERT(contains(err.msg, want));
+        if (!contains(err.msg, want)) fprintf(stderr, "\n  message: \"%s\" lacks \"%s\"\n", err.msg, want);
+        CU_ASSERT(is_sentinel(&s));
+    }
 
     ooc_file_spec_t s = Sentinel;
     uint64_t off = 7;
@@ -557,6 +588,19 @@ static void test_open_errors(void)
     /* cut inside the header, or empty */
     CU_ASSERT_EQUAL(write_file(bad, raw, 100), 0);
     open_fails(bad, &autos, OOC_ERR_FORMAT, "truncated header");
+    open_fails(bad, &autos, OOC_ERR_FORMAT, "the file has 100 bytes, the header needs 128");
+    /* a header length past the end of a longer file: the file's size, not
+     * the 64 bytes read first */
+    {
+        unsigned char *big = calloc(1, 1012);
+        CU_ASSERT_FATAL(big != NULL);
+        memcpy(big, "\x93NUMPY\x02\x00", 8);
+        big[8] = 300002 & 0xff, big[9] = (300002 >> 8) & 0xff, big[10] = 300002 >> 16;
+        memcpy(big + 12, "{'descr': '<f8', ", 17);
+        CU_ASSERT_EQUAL(write_file(bad, big, 1012), 0);
+        open_fails(bad, &autos, OOC_ERR_FORMAT, "truncated header: the file has 1012 bytes, the header needs 300014");
+        free(big);
+    }
     CU_ASSERT_EQUAL(write_file(bad, raw, 3), 0);
     open_fails(bad, &autos, OOC_ERR_FORMAT, "truncated header");
     CU_ASSERT_EQUAL(write_file(bad, raw, 0), 0);

@@ -5,7 +5,9 @@
 # Quick multiplies through the host backend (dtypes, layouts, transposes,
 # beta != 0, pinned and pageable memory, tiny device budgets that force many
 # blocks and panels) must pass their check against OpenBLAS; bad command
-# lines must exit 2 with a message on stderr; --json must print valid JSON.
+# lines must exit 2 with a message on stderr that says what is wrong (an
+# ambiguous option names its candidates, a huge number is too large);
+# --json must print valid JSON.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -162,6 +164,15 @@ run_bad "--transa X" run --backend host -m 10 -n 10 -k 10 --transa X
 run_bad "--device-mem 12Q" run --backend host -m 10 -n 10 -k 10 --device-mem 12Q
 run_bad "--ring 1" run --backend host -m 10 -n 10 -k 10 --ring 1
 run_bad "unknown option" run --backend host -m 10 -n 10 -k 10 --frobnicate
+# an abbreviation of several long options names them; a number past 64 bits
+# is too large, not "not an integer"
+run_bad_says "ambiguous --out" "option --out is ambiguous: --output, --out-format or --out-layout" \
+    multiply A.npy B.npy --out C.npy
+run_bad_says "ambiguous --out=C.npy" "option --out is ambiguous" multiply A.npy B.npy --out=C.npy
+run_bad_says "--block-rows 99999999999999999999" "--block-rows: '99999999999999999999' is too large" \
+    run --backend host -m 10 -n 10 -k 10 --block-rows 99999999999999999999
+run_bad_says "-m 99999999999999999999" "-m: '99999999999999999999' is too large" \
+    run --backend host -m 99999999999999999999 -n 10 -k 10
 run_bad "too large" run --backend host -m 9000000000 -n 10 -k 9000000000
 run_bad "unknown subcommand" frobnicate
 run_bad "no subcommand"

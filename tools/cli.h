@@ -384,6 +384,9 @@ int parse_seed(const char *cmd, const char *s, uint64_t *out);
  * given ("--layout", "-m") in optname[len] for messages. */
 int cli_getopt(int argc, char **argv, const char *shorts, const struct option *opts, char *optname,
                size_t len);
+/* The table of the last cli_getopt call (getopt_failure names the options an
+ * ambiguous abbreviation could be). */
+extern const struct option *cli_long_opts;
 /* Is this long option a spelling kept for old scripts, left out of --help? */
 int cli_hidden_option(const char *name);
 /* getopt code c, if it is a shared option, into *o (common_opt_parse) or *l

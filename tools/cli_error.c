@@ -2,8 +2,9 @@
 /*
  * cli_error.c: the exit statuses of oocgemm (defined once: the table below,
  * printed by every --help), the one mapping from library statuses to them,
- * and the error messages every subcommand prints: usage errors, library
- * failures and the file commands' failures (kept in fail_msg for --json).
+ * and the error messages every subcommand prints: usage errors (an
+ * ambiguous abbreviation names its options), library failures and the file
+ * commands' failures (kept in fail_msg for --json).
  * It prints to stderr only.
  */
 #include "config.h"
@@ -28,7 +29,8 @@ static const struct {
                 "     output is not a regular file or another job is writing it, or the\n"
                 "     journal does not match the job or is damaged (resume impossible)"},
     {RC_INTERRUPTED, "interrupted by SIGTERM, SIGINT, SIGHUP or SIGUSR1: the finished row\n"
-                     "     blocks are kept; run the same command with --resume to finish"},
+                     "     blocks are kept; run the same command with --resume to finish\n"
+                     "     (gen: nothing is left, its temporary file is removed)"},
 };
 
 /* The meaning of an exit status, its first line (for JSON's "error" when
@@ -94,7 +96,8 @@ int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const cha
     case OOC_ERR_JOURNAL: return RC_OUTPUT;
     case OOC_ERR_SHAPE: return RC_SHAPE;
     case OOC_ERR_CANCELLED: return RC_INTERRUPTED;
-    case OOC_ERR_PARAM_RANGE: return RC_USAGE;
+    case OOC_ERR_PARAM_RANGE:
+    case OOC_ERR_OVERLAP: return RC_USAGE; /* (-o naming an input) */
     default: return RC_RUNTIME;
     }
 }
@@ -149,8 +152,47 @@ int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp
                 detail ? detail : "");
 }
 
-/* The message for getopt_long's ':' (missing value) and '?' (unknown) returns;
- * `shorts` lists the command's short options. Returns RC_USAGE. */
+/* Two entries of a long options table that getopt_long takes as one option
+ * (an old spelling of another): an abbreviation of both is not ambiguous. */
+static int same_option(const struct option *a, const struct option *b)
+{
+    return a->has_arg == b->has_arg && a->flag == b->flag && a->val == b->val;
+}
+
+/* When arg ("--out", "--out=x") abbreviates several different options of
+ * the last cli_getopt table: "--output, --out-format or --out-layout" in
+ * buf (each once, by its --help spelling), and 1; else 0. */
+static int ambiguous_option(const char *arg, char *buf, size_t len)
+{
+    const struct option *t = cli_long_opts;
+    if (t == NULL || strncmp(arg, "--", 2) != 0) return 0;
+    const char *name = arg + 2;
+    size_t n = strcspn(name, "=");
+    if (n == 0) return 0;
+    const struct option *pick[16];
+    int np = 0;
+    for (const struct option *o = t; o->name && np < 16; o++) {
+        if (strncmp(o->name, name, n) != 0) continue;
+        if (strlen(o->name) == n) return 0; /* an exact match is never ambiguous */
+        int skip = 0;
+        for (int i = 0; i < np && !skip; i++) skip = same_option(pick[i], o);
+        /* an old spelling (cli_hidden_option) is named only when its option has no other */
+        for (const struct option *q = t; q->name && !skip && cli_hidden_option(o->name); q++)
+            skip = q != o && strncmp(q->name, name, n) == 0 && same_option(q, o) && !cli_hidden_option(q->name);
+        if (!skip) pick[np++] = o;
+    }
+    if (np < 2) return 0;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < np && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s--%s", i == 0 ? "" : i + 1 == np ? " or " : ", ",
+                                 pick[i]->name);
+    return 1;
+}
+
+/* The message for getopt_long's ':' (missing value) and '?' (unknown or
+ * ambiguous) returns; `shorts` lists the command's short options. Returns
+ * RC_USAGE. */
 int getopt_failure(const char *cmd, int c, char **argv, const char *shorts)
 {
     if (c == ':') { /* optopt: the short option, or a long option's value (>= 256) */
@@ -161,5 +203,9 @@ int getopt_failure(const char *cmd, int c, char **argv, const char *shorts)
      * option given a value it does not take (--quiet=1); 0: unknown long */
     if (optopt > 0 && optopt < 256 && !strchr(shorts, optopt)) return usage_error(cmd, "unknown option -%c", optopt);
     if (optopt != 0) return usage_error(cmd, "option %s takes no value", argv[optind - 1]);
+    char names[512];
+    if (ambiguous_option(argv[optind - 1], names, sizeof names))
+        return usage_error(cmd, "option %.*s is ambiguous: %s", (int)strcspn(argv[optind - 1], "="),
+                           argv[optind - 1], names);
     return usage_error(cmd, "unknown option %s", argv[optind - 1]);
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_operand.c: matrix files on the command line of multiply and verify:
- * an operand's path and raw-shape suffix (spec.c), opening it (.npy by its
- * magic, raw by its suffix or --rows/--cols), describing it, checking that
- * the operands of a product fit together, alpha and beta as one element of
- * the product's type, and telling a journal from any other file.
+ * an operand's path and raw-shape suffix (spec.c; a shape with a bad value
+ * is a usage error), opening it (.npy by its magic, raw by its suffix or
+ * --rows/--cols; a raw suffix on a .npy file is refused), describing it,
+ * checking that the operands of a product fit together, alpha and beta as
+ * one element of the product's type, and telling a journal from any other
+ * file.
  */
 #include "config.h"
 
@@ -18,11 +20,64 @@ void operand_free(operand_t *op)
     op->path = NULL;
 }
 
+/* What is wrong with s[0, len) when it is written as a shape, decimal
+ * digits 'x' decimal digits, that shape_parse refuses (0x5, 7x0, a number
+ * past 64 bits); NULL when it is a shape or not written as one. */
+static const char *shape_problem(const char *s, size_t len)
+{
+    size_t x = 0;
+    while (x < len && s[x] >= '0' && s[x] <= '9') x++;
+    if (x == 0 || x + 1 >= len || (s[x] != 'x' && s[x] != 'X')) return NULL;
+    for (size_t i = x + 1; i < len; i++)
+        if (s[i] < '0' || s[i] > '9') return NULL;
+    int64_t rows, cols;
+    if (shape_parse(s, len, &rows, &cols) == 0) return NULL;
+    const char *r = s, *c = s + x + 1;
+    size_t rn = x, cn = len - x - 1;
+    while (rn > 1 && *r == '0') r++, rn--; /* leading zeros */
+    while (cn > 1 && *c == '0') c++, cn--;
+    if (*r == '0') return "rows must be positive";
+    if (*c == '0') return "cols must be positive";
+    /* decimal digits past INT64_MAX (9223372036854775807, 19 digits) */
+    if (rn > 19 || (rn == 19 && memcmp(r, "9223372036854775807", 19) > 0)) return "rows is too large (over 64 bits)";
+    return "cols is too large (over 64 bits)";
+}
+
+/* When no raw-shape suffix was found in arg but one of the fields that
+ * raw_spec_parse tries (the first of its last one, two or three
+ * ':'-separated fields) is written as a shape with a bad value: what is
+ * wrong, with the field arg[*field, *field + *field_len); else NULL. */
+static const char *raw_shape_problem(const char *arg, size_t *field, size_t *field_len)
+{
+    size_t len = strlen(arg);
+    for (int nf = 3; nf >= 1; nf--) {
+        size_t colon = len;
+        int found = 0;
+        for (size_t p = len; p > 0; p--)
+            if (arg[p - 1] == ':' && ++found == nf) {
+                colon = p - 1;
+                break;
+            }
+        if (found < nf) continue;
+        size_t end = colon + 1;
+        while (end < len && arg[end] != ':') end++;
+        const char *why = shape_problem(arg + colon + 1, end - colon - 1);
+        if (why) {
+            *field = colon + 1;
+            *field_len = end - colon - 1;
+            return why;
+        }
+    }
+    return NULL;
+}
+
 /*
  * Split a raw-shape suffix off an operand (spec.c: the last one, two or
  * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
  * them is a shape; missing fields come from --dtype and --layout; else d
- * and row). Without such a suffix the whole argument is the path.
+ * and row). Without such a suffix the whole argument is the path, unless a
+ * field is written as a shape with a bad value (A.bin:0x5:z): a usage error
+ * saying what is wrong with the shape.
  */
 int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d, operand_t *op)
 {
@@ -35,10 +90,15 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
         op->path = strndup(arg, path_len);
         op->shaped = 1;
         break;
-    case RAW_SPEC_NONE:
+    case RAW_SPEC_NONE: {
+        const char *why = raw_shape_problem(arg, &field, &field_len);
+        if (why)
+            return usage_error(cmd, "%s '%s': bad shape '%.*s': %s (ROWSxCOLS, both positive integers)", name,
+                               arg, (int)field_len, arg + field, why);
         if (*arg == '\0') return usage_error(cmd, "%s: empty file name", name);
         op->path = strdup(arg);
         break;
+    }
     case RAW_SPEC_BAD_DTYPE:
         return usage_error(cmd, "%s '%s': '%.*s' is not an element type (s, d, c, z; float32, float64, complex64, complex128; f4, f8, c8, c16)", name, arg,
                            (int)field_len, arg + field);
@@ -52,29 +112,38 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
 }
 
 /*
- * Open an operand for reading: raw with its suffix's shape; else .npy when
- * the file starts with NumPy's magic; else raw with --rows/--cols when both
- * were given; else an error saying how to give the shape.
+ * Open an operand for reading: raw with its suffix's shape (unless the file
+ * starts with NumPy's magic: a .npy file read as raw would take its header
+ * for data, so that is refused); else .npy when the file starts with the
+ * magic; else raw with --rows/--cols when both were given; else an error
+ * saying how to give the shape.
  */
 int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
 {
     char what[64 + PATH_MAX];
     snprintf(what, sizeof what, "%s (%s)", op->name, op->path);
+    /* a peek at the magic of a regular file (never blocking on a FIFO);
+     * anything else, or an empty file, goes to the library as it is, which
+     * says what is wrong with it */
+    int fd = open(op->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    unsigned char magic[6];
+    ssize_t got = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, magic, sizeof magic, 0) : -1;
+    if (fd >= 0) close(fd);
+    int npy = got == (ssize_t)sizeof magic && memcmp(magic, "\x93NUMPY", 6) == 0;
     ooc_file_spec_t spec;
     if (op->shaped) {
+        /* (multiply --verify reads its own .npy output back as shaped, AUTO) */
+        if (npy && op->spec.format == OOC_FORMAT_RAW)
+            return fail(RC_INPUT,
+                        "%s: %s is a .npy file (it starts with the NumPy magic \\x93NUMPY), not raw data: drop "
+                        "the '%s' suffix (the header gives the shape, element type and layout)",
+                        what, op->path, op->arg + strlen(op->path));
         spec = op->spec;
     } else {
         memset(&spec, 0, sizeof spec);
         spec.format = OOC_FORMAT_AUTO; /* unreadable: the library says why */
-        /* a peek at the magic of a regular file (never blocking on a FIFO);
-         * anything else, or an empty file, goes to the library as it is,
-         * which says what is wrong with it */
-        int fd = open(op->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        struct stat sb;
-        unsigned char magic[6];
-        ssize_t got = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, magic, sizeof magic, 0) : -1;
-        if (fd >= 0) close(fd);
-        if (got > 0 && ((size_t)got < sizeof magic || memcmp(magic, "\x93NUMPY", 6) != 0)) {
+        if (got > 0 && !npy) {
             if (d->rows <= 0 || d->cols <= 0)
                 return fail(RC_INPUT,
                             "%s: not a .npy file (no NumPy magic); for raw data give its shape as "

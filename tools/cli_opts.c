@@ -14,7 +14,8 @@
 /* ------------------------------------------------------------------------ */
 /* Option values                                                             */
 
-/* Plain decimal integer >= min; 0 on success, -1 with a message. */
+/* Plain decimal integer in [min, max]; 0 on success, -1 with a message (one
+ * past 64 bits is too large). */
 int parse_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
               int64_t *out)
 {
@@ -31,7 +32,10 @@ int parse_int(const char *cmd, const char *opt, const char *s, int64_t min, int6
         return -1;
     }
     if (errno == ERANGE || v < min || v > max) {
-        if (min == 1 && max == INT64_MAX)
+        if (errno == ERANGE && v > 0) { /* past 64 bits: say so, not "not a non-negative integer" */
+            if (max == INT64_MAX) usage_error(cmd, "%s: '%s' is too large (out of range: over 64 bits)", opt, s);
+            else usage_error(cmd, "%s: '%s' is too large (out of range: at most %lld)", opt, s, (long long)max);
+        } else if (min == 1 && max == INT64_MAX)
             usage_error(cmd, "%s: '%s' is not a positive integer", opt, s);
         else if (min == 0 && max == INT64_MAX)
             usage_error(cmd, "%s: '%s' is not a non-negative integer", opt, s);
@@ -227,8 +231,11 @@ int cli_hidden_option(const char *name)
     return 0;
 }
 
+const struct option *cli_long_opts;
+
 int cli_getopt(int argc, char **argv, const char *shorts, const struct option *opts, char *optname, size_t len)
 {
+    cli_long_opts = opts;
     int longind = -1;
     int c = getopt_long(argc, argv, shorts, opts, &longind);
     if (longind >= 0) snprintf(optname, len, "--%s", opts[longind].name);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_signal.c: stopping a file multiply cleanly on a signal (multiply):
- * SIGTERM, SIGINT, SIGHUP and SIGUSR1 cancel the handle (ooc_cancel is
- * async-signal-safe); the command then exits with RC_INTERRUPTED.
+ * cli_signal.c: stopping a file command cleanly on a signal (multiply,
+ * gen): SIGTERM, SIGINT, SIGHUP and SIGUSR1 are recorded and cancel the
+ * handle given, if any (ooc_cancel is async-signal-safe); the command then
+ * exits with RC_INTERRUPTED.
  */
 #include "config.h"
 
@@ -11,7 +12,9 @@
 /* SIGTERM, SIGINT, SIGHUP and SIGUSR1 (Slurm's wall-time warning) ask the
  * multiply to stop (ooc_cancel, async-signal-safe): the blocks in flight are
  * finished or abandoned, the journal stays durable, and the command exits with
- * RC_INTERRUPTED. A second SIGINT (Ctrl-C twice) kills at once. */
+ * RC_INTERRUPTED. gen installs them with no handle: its writers poll
+ * stop_signal_caught() between chunks. A second SIGINT (Ctrl-C twice) kills
+ * at once. */
 static ooc_handle_t *volatile stop_handle;
 static volatile sig_atomic_t stop_signal;
 
@@ -27,6 +30,11 @@ static void on_stop_signal(int sig)
     if (h) ooc_cancel(h);
 }
 
+/* Install the handlers, cancelling h on a stop signal (h may be NULL: the
+ * signal is only recorded). Called again with the handle once it exists, it
+ * cancels that handle at once when a signal came before (ooc_cancel holds
+ * for the next multiply), so that a command may install the handlers before
+ * its handle is created and lose no signal. */
 void stop_signals_install(ooc_handle_t *h)
 {
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
@@ -37,6 +45,7 @@ void stop_signals_install(ooc_handle_t *h)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+    if (h && stop_signal) ooc_cancel(h); /* a signal before the handle was given */
 }
 
 void stop_signals_remove(void)
@@ -46,7 +55,7 @@ void stop_signals_remove(void)
     stop_handle = NULL;
 }
 
-/* The signal that asked the multiply to stop, 0 when none has. */
+/* The signal that asked the command to stop, 0 when none has. */
 int stop_signal_caught(void) { return (int)stop_signal; }
 
 const char *signal_name(int sig)

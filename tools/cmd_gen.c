@@ -2,7 +2,9 @@
 /*
  * cmd_gen.c: oocgemm gen: write a seeded random matrix file (.npy or raw)
  * on several threads, each filling and writing its own chunks, through a
- * temporary file renamed onto the output when complete.
+ * temporary file renamed onto the output when complete. A stop signal
+ * (cli_signal.c) stops the writers after their chunk in hand; the temporary
+ * file is removed and gen exits with RC_INTERRUPTED.
  */
 #include "config.h"
 
@@ -18,7 +20,9 @@ void gen_usage(FILE *f)
             "matrix in either layout and on any number of threads. The file is written\n"
             "through a temporary file (OUT.ooc-tmp) renamed onto OUT when complete; each\n"
             "thread fills and writes its own chunks (at most 64 MiB each). Prints the\n"
-            "size and the rate in GB/s.\n"
+            "size and the rate in GB/s. SIGTERM, SIGINT, SIGHUP or SIGUSR1 stops it\n"
+            "cleanly: the temporary file is removed, nothing is left at OUT, and the\n"
+            "exit status is 7.\n"
             "\n"
             "Matrix:\n"
             "  --rows R, --cols C    shape (required; positive integers)\n"
@@ -89,7 +93,8 @@ static void gen_fill(const gen_job_t *g, uint64_t first, uint64_t count, void *b
     }
 }
 
-/* One writer: its own handle and chunk buffer; takes chunks until none is left. */
+/* One writer: its own handle and chunk buffer; takes chunks until none is
+ * left, another writer failed or a stop signal came. */
 static void *gen_worker(void *arg)
 {
     gen_job_t *g = arg;
@@ -101,7 +106,7 @@ static void *gen_worker(void *arg)
         st = OOC_ERR_HOST_MEMORY;
         why = "cannot allocate a chunk buffer";
     }
-    while (st == OOC_SUCCESS && !atomic_load(&g->stop)) {
+    while (st == OOC_SUCCESS && !atomic_load(&g->stop) && !stop_signal_caught()) {
         uint64_t c = atomic_fetch_add(&g->next, 1);
         if (c >= g->nchunks) break;
         uint64_t first = c * g->chunk, count = g->total - first < g->chunk ? g->total - first : g->chunk;
@@ -212,9 +217,10 @@ static void gen_plan(gen_job_t *g, int64_t *threads)
     if ((uint64_t)*threads > g->nchunks) *threads = (int64_t)g->nchunks;
 }
 
-/* Create the output, run the writers (the last one on this thread), commit.
- * RC_OK, else a failure (message printed); g->file is left for the caller
- * to close (removed on failure). */
+/* Create the output, run the writers (the last one on this thread), commit
+ * unless a stop signal came. RC_OK, else a failure or RC_INTERRUPTED
+ * (message printed); g->file is left for the caller to close (removed on
+ * failure). */
 static int gen_write(gen_job_t *g, ooc_handle_t *h, const char *out, int64_t threads)
 {
     char what[64 + PATH_MAX];
@@ -227,7 +233,11 @@ static int gen_write(gen_job_t *g, ooc_handle_t *h, const char *out, int64_t thr
         rc = fail(RC_RUNTIME, "out of host memory");
     } else if ((st = ooc_file_create(h, out, &g->spec, 0, &g->file)) != OOC_SUCCESS) {
         g->file = NULL;
-        rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
+        if (stop_signal_caught()) /* reserving the space was interrupted (EINTR) */
+            rc = fail(RC_INTERRUPTED, "interrupted by %s while %s was created: nothing is written",
+                      signal_name(stop_signal_caught()), out);
+        else
+            rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
     } else {
         for (int64_t i = 0; i < threads; i++) {
             created[i] = i + 1 < threads && pthread_create(&th[i], NULL, gen_worker, g) == 0;
@@ -235,9 +245,16 @@ static int gen_write(gen_job_t *g, ooc_handle_t *h, const char *out, int64_t thr
         }
         for (int64_t i = 0; i < threads; i++)
             if (created[i]) pthread_join(th[i], NULL);
+        uint64_t done = atomic_load(&g->next);
         if (g->st != OOC_SUCCESS)
             rc = fail(exit_status_for(g->st, AT_OUTPUT, NULL, NULL, NULL), "%s: %s%s%s", what,
                       ooc_status_string(g->st), *g->msg ? ": " : "", g->msg);
+        else if (stop_signal_caught())
+            rc = fail(RC_INTERRUPTED, "interrupted by %s after %llu of %llu chunks: %s is not written (its "
+                                      "temporary file is removed)",
+                      signal_name(stop_signal_caught()),
+                      (unsigned long long)(done < g->nchunks ? done : g->nchunks), (unsigned long long)g->nchunks,
+                      out);
         else if ((st = ooc_file_commit(h, g->file)) != OOC_SUCCESS)
             rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
     }
@@ -290,6 +307,9 @@ int cmd_gen(int argc, char **argv)
     atomic_init(&g.next, 0);
     atomic_init(&g.stop, 0);
     pthread_mutex_init(&g.lock, NULL);
+    /* before the output exists: a signal from now on removes it. No handle
+     * to cancel: the writers look at stop_signal_caught() between chunks */
+    stop_signals_install(NULL);
     ooc_handle_t *h = NULL;
     ooc_status_t st = ooc_create(&h);
     double t0 = now_seconds();
@@ -297,6 +317,7 @@ int cmd_gen(int argc, char **argv)
     else rc = gen_write(&g, h, o.out, threads);
     if (rc == RC_OK) gen_report(&o, &g, threads, now_seconds() - t0);
     if (g.file) ooc_file_close(g.file, rc != RC_OK); /* never leave a partial file */
+    stop_signals_remove();
     pthread_mutex_destroy(&g.lock);
     ooc_destroy(h);
     return rc;

@@ -264,6 +264,7 @@ int mul_prepare(mul_job_t *j)
     mul_opts_t *o = &j->o;
     int rc;
     ooc_status_t st;
+    stop_signals_install(NULL); /* now, not after ooc_create (~100 ms): a stop then cancels j->h */
     if ((rc = operand_parse(cmd, "A", o->a, &o->raw, &j->A)) != RC_OK ||
         (rc = operand_parse(cmd, "B", o->b, &o->raw, &j->B)) != RC_OK ||
         (o->c_in && (rc = operand_parse(cmd, "C0", o->c_in, &o->raw, &j->C0)) != RC_OK))
@@ -428,6 +429,9 @@ static int mul_run(mul_job_t *j)
         return RC_OK;
     }
     /* (ranks' too: a later --resume would take them) */
+    if (stop_signal_caught()) /* before anything is made: nothing to keep */
+        return fail(RC_INTERRUPTED, "interrupted by %s before it started: nothing written",
+                    signal_name(stop_signal_caught()));
     int rc = o->resume ? RC_OK : journals_forget(j->h, j->journal_path, j->tmp_path);
     if (rc != RC_OK) return rc;
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, o->resume ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
