@@ -147,7 +147,9 @@ typedef enum {
     OOC_PARAM_DEVICE_MEM = 3,     /**< device-memory budget in bytes; 0: free memory minus a margin */
     OOC_PARAM_HOST_MEM = 4,       /**< pinned staging budget in bytes (pageable operands), of all devices together
                                        (each has its own ring of a share); 0: automatic */
-    OOC_PARAM_BLOCK_ROWS = 5,     /**< rows of op(A) per streamed block; 0: planner's choice */
+    OOC_PARAM_BLOCK_ROWS = 5,     /**< rows of op(A) per streamed block, at most (from 64 on rounded down to a
+                                       multiple of 32 unless all of m; fewer when the budgets hold fewer);
+                                       0: planner's choice */
     OOC_PARAM_RING_DEPTH = 6,     /**< device buffers in the ring (>= 2); 0: planner's choice */
     OOC_PARAM_STAGING_THREADS = 7, /**< host threads copying pageable memory; 0: automatic */
     OOC_PARAM_MATH_MODE = 8,      /**< ::ooc_math_t (default STRICT) */

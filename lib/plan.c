@@ -40,7 +40,7 @@ typedef struct {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); } /* a >= 0, b > 0: no overflow */
 
 /* a*b and a+b on uint64_t with overflow reported as UINT64_MAX (never fits) */
 static uint64_t mulu(uint64_t a, uint64_t b)
@@ -163,9 +163,9 @@ static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int 
  * budget, in 1024-deep pieces) ran 0.753-0.755 s, and 0.728-0.733 s with
  * 3072 rows, three times each, interleaved, on an H200; DGEMM pieces of
  * 3168 x 5462 x 1024 53.3-53.9 TFLOP/s, 3072 53.7-55.4, 3328 55.8-56.4
- * (kernels/gemm_probe.cu). Only rows a budget holds below the target
- * (`held`): the planner's own targets are multiples of 256 already, and
- * rows asked for (--block-rows) that fit are kept. */
+ * (kernels/gemm_probe.cu). 32: any rows from 64 on but all of m, asked
+ * for (--block-rows: 100 runs as 96) or not; 256: only rows a budget holds
+ * below the target (`held`): the planner's targets are multiples already. */
 #define ALIGN_ROWS_WIDE 256
 static int64_t align_rows(int64_t mb, int64_t m, int held)
 {

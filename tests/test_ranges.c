@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,11 @@ static void test_refusals(void)
     }
     int64_t r0, r1;
     CU_ASSERT_EQUAL(ooc_files_plan_rows(&plan, plan.blocks, &r0, &r1), OOC_ERR_ROW_RANGE);
+    /* a forged plan at the limits of int64: refused, no overflow (UBSan) */
+    ooc_files_plan_t huge = plan;
+    huge.rows = INT64_MAX;
+    huge.block_rows = INT64_MAX - 5;
+    CU_ASSERT_NOT_EQUAL(ooc_files_plan_rows(&huge, 0, &r0, &r1), OOC_SUCCESS);
     /* a plan of another job */
     ooc_files_plan_t other = plan;
     other.rows += 1;

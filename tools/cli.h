@@ -158,7 +158,8 @@ typedef struct {
     "                        margin)\n"                                                               \
     "  --host-mem BYTES      host staging budget, through which pageable operands\n"                  \
     "                        and files are copied (default: automatic)\n"                             \
-    "  --block-rows N        rows of op(A) per streamed block\n"                                      \
+    "  --block-rows N        rows of op(A) per streamed block (at most; from 64\n"                    \
+    "                        on a multiple of 32)\n"                                                  \
     "  --ring N              buffers of blocks in the ring\n"                                         \
     "  --streams N           streams of the pipeline\n"                                               \
     "  --staging-threads N   host threads copying pageable memory\n"                                  \
