@@ -149,12 +149,18 @@ static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, o
     int64_t b_len = col ? (tb == OOC_OP_N ? k : n) : (tb == OOC_OP_N ? n : k);
     int64_t b_lines = col ? (tb == OOC_OP_N ? n : k) : (tb == OOC_OP_N ? k : n);
     int64_t c_len = col ? m : n, c_lines = col ? n : m;
+    const char *order = col ? "column-major" : "row-major";
     OOC_RETURN_ERROR_IF(lda < (a_len > 1 ? a_len : 1), err, OOC_ERR_INVALID_LDA,
-                        "ooc_gemm: lda = %lld < %lld (rows of A as stored)", (long long)lda, (long long)(a_len > 1 ? a_len : 1));
+                        "ooc_gemm: lda = %lld < %lld, the length of A's stored lines (A is %s, %s: %s)",
+                        (long long)lda, (long long)(a_len > 1 ? a_len : 1), ta == OOC_OP_N ? "m x k" : "k x m", order,
+                        col ? "its columns" : "its rows");
     OOC_RETURN_ERROR_IF(ldb < (b_len > 1 ? b_len : 1), err, OOC_ERR_INVALID_LDB,
-                        "ooc_gemm: ldb = %lld < %lld (rows of B as stored)", (long long)ldb, (long long)(b_len > 1 ? b_len : 1));
+                        "ooc_gemm: ldb = %lld < %lld, the length of B's stored lines (B is %s, %s: %s)",
+                        (long long)ldb, (long long)(b_len > 1 ? b_len : 1), tb == OOC_OP_N ? "k x n" : "n x k", order,
+                        col ? "its columns" : "its rows");
     OOC_RETURN_ERROR_IF(ldc < (c_len > 1 ? c_len : 1), err, OOC_ERR_INVALID_LDC,
-                        "ooc_gemm: ldc = %lld < %lld (rows of C as stored)", (long long)ldc, (long long)(c_len > 1 ? c_len : 1));
+                        "ooc_gemm: ldc = %lld < %lld, the length of C's stored lines (C is m x n, %s: %s)",
+                        (long long)ldc, (long long)(c_len > 1 ? c_len : 1), order, col ? "its columns" : "its rows");
     size_t e = ooc_dtype_size(t);
     OOC_RETURN_ERROR_IF(!span_ok(lda, a_lines, e) || !span_ok(ldb, b_lines, e) || !span_ok(ldc, c_lines, e),
                         err, OOC_ERR_OVERFLOW, "ooc_gemm: a matrix spans more than 2^63 bytes");
