@@ -393,13 +393,21 @@ typedef struct {
     int exact;              /**< 1: every element compared with a full OpenBLAS product */
     int vectors;            /**< Freivalds vectors used (0 when exact) */
     int64_t rows_checked;   /**< rows of C recomputed exactly (all when exact) */
-    double max_rel_err;     /**< largest |error| / bound over everything compared (infinite when a
-                                 NaN or infinity of C does not match the reference's) */
-    double tolerance;       /**< pass when max_rel_err <= tolerance (derived from k and eps) */
+    double max_rel_err;     /**< largest |error| / bound over everything compared, scaled so that
+                                 a pass is max_rel_err <= tolerance (Freivalds: tolerance *
+                                 |C x - reference x| / the threshold of that row and vector); infinite
+                                 when a NaN or infinity of C does not match the reference's */
+    double tolerance;       /**< pass when max_rel_err <= tolerance (4 (k + 2) eps: elements may be
+                                 off by tolerance * (|alpha| |op(A)| |op(B)| + |beta| |C0|), plus a
+                                 few subnormals) */
     int passed;
     uint64_t bytes_read;
     int64_t nonfinite;      /**< values that are NaN or infinite in both C and the reference, alike
                                  (NaN or Inf in the inputs): consistent, counted, not measured */
+    int64_t rows_unverified; /**< rows of C that Freivalds' check could not cover (a NaN or infinity
+                                 of C0 in them, beta not 0): only where their NaN and infinities lie
+                                 was checked, and the sampled rows among them exactly; passed says
+                                 nothing more about them */
 } ooc_verify_result_t;
 
 /**
@@ -407,16 +415,28 @@ typedef struct {
  * CPU, streaming within the handle's host-memory budget (OOC_PARAM_HOST_MEM).
  * Exact when the product is small; otherwise a Freivalds check with
  * @p vectors random vectors (C x against alpha A (B x) + beta C0 x) plus exact
- * recomputation of @p sample_rows rows of C. A failed check is OOC_SUCCESS
- * with res->passed == 0. NaN and infinities in the inputs are allowed: C must
- * then hold NaN where the reference does and the same infinities. The check
- * stops with OOC_ERR_CANCELLED after ooc_cancel().
+ * recomputation of @p sample_rows rows of C (fewer when the budget holds
+ * fewer: see res->rows_checked). Freivalds' threshold for a row (lib/verify.c
+ * says how) lets a correct C fail with probability below 1e-13 per row and
+ * vector. A failed check is OOC_SUCCESS with res->passed == 0. NaN and
+ * infinities in the inputs are allowed: C must then hold NaN where the
+ * reference does and the same infinities (Freivalds: non-finite values exactly
+ * where the reference has them); the rest of C is still checked, except, by
+ * Freivalds' check, the rows where C0 holds one (res->rows_unverified). More
+ * rows of C than Freivalds' arrays fit in half the budget are checked in
+ * ranges, each reading op(B) again. The check stops with OOC_ERR_CANCELLED
+ * after ooc_cancel().
  * @return OOC_SUCCESS; OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_TRANSA/_TRANSB,
  *         OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_SHAPE (files that do not fit
  *         together); OOC_ERR_PARAM_RANGE (@p vectors or @p sample_rows
- *         negative, or both 0 for a non-empty C); OOC_ERR_OVERFLOW; OOC_ERR_IO;
- *         OOC_ERR_FORMAT (a file shorter than its header says);
- *         OOC_ERR_HOST_MEMORY; OOC_ERR_CANCELLED
+ *         negative, or both 0 for a non-empty C too large for an exact check);
+ *         OOC_ERR_OVERFLOW (a dimension beyond the BLAS integers; or, with
+ *         nothing failed, a check left undecided by an overflow: finite values
+ *         beyond the range of double, or infinities of C where its elements
+ *         may overflow their type); OOC_ERR_IO; OOC_ERR_FORMAT (a file shorter
+ *         than its header says); OOC_ERR_HOST_MEMORY (also: the budget holds
+ *         neither one sampled row with @p vectors 0, nor the vectors' arrays
+ *         of one row); OOC_ERR_CANCELLED
  */
 OOC_API ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                                       const void *alpha, ooc_file_t *A, ooc_file_t *B,

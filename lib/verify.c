@@ -3,20 +3,57 @@
  * verify.c: ooc_verify_files(), the CPU check of a file multiply
  * C = alpha*op(A)*op(B) + beta*C0 with OpenBLAS.
  *
- * Small products are recomputed exactly (every element compared). Large ones
- * get Freivalds' check, as BLIS's test_gemm does it: W = C*X against
- * Z = alpha*op(A)*(op(B)*X) + beta*C0*X for a few random vectors X (all at
- * once, so each file is read once), each element of W - Z measured against
- * the bound |alpha| |op(A)| (|op(B)| |X|) + |beta| |C0| |X| computed in the
- * same passes; plus exact recomputation of sampled rows of C, whose rows of
- * op(A) are read first when they are stored lines (then the pass over B
- * serves both), else gathered in the pass over A (then B is read again).
+ * Small products are recomputed exactly (every element compared): element
+ * (i, l) passes when |C_il - R_il| <= tol b_il + under, where R is the
+ * product in double, tol = 4 (k + 2) eps of the data type (8x the worst-case
+ * rounding of a k-term sum, gamma_{k+2}), b_il = |alpha| (|op(A)| |op(B)|)_il
+ * + |beta| |C0_il|, and under = 4 (k + 4) max(1, |alpha|) times the type's
+ * smallest subnormal (the absolute error of products that underflow
+ * gradually, the GPU's and ours).
+ *
+ * Large ones get Freivalds' check: W = C X against Z = alpha op(A) (op(B) X)
+ * + beta C0 X for a few random vectors X (all at once, so each file is read
+ * once; X's entries independent, uniform in [-1, 1]). A correct C has errors
+ * e_il, |e_il| <= tol b_il + under, so for row i and vector x (Hoeffding)
+ * |sum_l e_il x_l| <= lambda ||e_i||_2 but with probability 2 exp(-lambda^2
+ * / 2) (twice that, and sqrt(2) lambda, for complex data), and
+ * ||e_i||_2 <= tol sqrt(M_i S_i) + sqrt(n) under, since sum_l b_il^2 <=
+ * max_l b_il * sum_l b_il <= M_i S_i with S_i = |alpha| |op(A)| |op(B)| 1 +
+ * |beta| |C0| 1 (a vector of ones beside X) and M_i = |alpha| |op(A)| u +
+ * |beta| max_l |C0_il| (u_p = max_l |op(B)_pl|), computed in the same passes
+ * (no squares: nothing overflows or underflows that the sums do not).
+ * lambda = 8: 2.5e-14 per row and vector for errors at the tolerance itself;
+ * for errors within the worst-case rounding of any summation order (tol / 8)
+ * it is exp(-2048). The row and vector pass when |W - Z| <= min(that, the
+ * first bound tol Zb + under sum_l |x_l|, Zb = |alpha| |op(A)| |op(B)| |X| +
+ * |beta| |C0| |X|) + rho (2 + tol) Zb + 2 N eta (1 + |alpha| + |beta|), the
+ * last two for our own rounding of W and Z in double (N = n + k + 4, eta
+ * its smallest subnormal; rho = eps_double min(N, lambda sqrt N): the
+ * worst case, or Higham and Mary's probabilistic bound, twice over). An
+ * element off by d is caught where |d x_l| exceeds twice the threshold for
+ * some vector. max_rel_err reports tol |W - Z| / threshold.
+ *
+ * NaN and infinities: the passes count and hash, by row, where op(A), C0 and
+ * C hold them, mark the columns of op(B) holding them, and replace them by 0
+ * for the products with X; X's rows on those columns of op(B) are 0 (and B
+ * read again). C must hold its NaN and infinities exactly where the inputs
+ * put the reference's (whole rows for op(A)'s, columns for op(B)'s, single
+ * elements for C0's); its other elements are still checked, save the rows
+ * where C0 has one (counted in rows_unverified). With finite inputs, a
+ * non-finite value of the check (double overflowed) or a non-finite C where
+ * the elements may overflow C's type is undecided: OOC_ERR_OVERFLOW, unless
+ * something else failed.
+ *
+ * Plus exact recomputation of sampled rows of C, whose rows of op(A) are read
+ * first when they are stored lines (then the pass over B serves both), else
+ * gathered in the pass over A (then B is read again).
  *
  * Files are read in chunks of whole stored lines within a quarter of the
- * host budget, by the passes of verify_pass.c. A row range of C (one
- * process's rows of a split job) reads only those rows of op(A), C0 and C,
- * and checks them alone. All arithmetic is in double
- * precision.
+ * host budget, by the passes of verify_pass.c; the sampled rows take at most
+ * another quarter, Freivalds' arrays half (at least ROWS_MIN): for more rows
+ * of C, ranges of rows are checked one after the other. A row range of C
+ * (one process's rows of a split job) reads only those rows of op(A), C0 and
+ * C, and checks them alone. All arithmetic is in double precision.
  *
  * Must not: hold a whole large file, write to any file, print, exit or abort.
  */
@@ -69,74 +106,6 @@ static void scalar(ooc_dtype_t t, const void *x, double s[2])
     case OOC_C32: s[0] = ((const float *)x)[0]; s[1] = ((const float *)x)[1]; break;
     case OOC_C64: s[0] = ((const double *)x)[0]; s[1] = ((const double *)x)[1]; break;
     }
-}
-
-/* ---- comparing ---- */
-
-typedef struct {
-    double worst;
-    int mismatch;      /* a non-finite value where the reference has another */
-    int64_t nonfinite; /* NaN or infinite in both, alike: consistent, not measurable */
-} cmp_t;
-
-/* 0: finite; 1: +-Inf (no NaN); 2: NaN in a component */
-static int nonfinite_kind(int cplx, const double *x, size_t i)
-{
-    double a = cplx ? x[2 * i] : x[i], b = cplx ? x[2 * i + 1] : 0.0;
-    if (isnan(a) || isnan(b)) return 2;
-    return isinf(a) || isinf(b) ? 1 : 0;
-}
-
-/* |x - ref| / bound element by element (count elements, complex pairs when
- * cplx). NaN or Inf in the inputs propagate into C: where the reference is
- * NaN, C must be NaN too; where it is infinite, C must hold the same
- * infinities; either way the element is counted, not measured. Products with
- * random vectors (Freivalds, elements = 0) cannot tell NaN from Inf (Inf times
- * values of both signs is NaN): there both must merely be non-finite. A bound
- * that is NaN or infinite (non-finite inputs) bounds nothing: any finite error passes. */
-static void compare(int cplx, int elements, const double *x, const double *ref, const double *bound, size_t count,
-                    cmp_t *r)
-{
-    for (size_t i = 0; i < count; i++) {
-        int kx = nonfinite_kind(cplx, x, i), kr = nonfinite_kind(cplx, ref, i);
-        if (kx || kr) {
-            int alike = !elements ? kx && kr
-                                  : kx == kr && (kr == 2 || (cplx ? x[2 * i] == ref[2 * i] && x[2 * i + 1] == ref[2 * i + 1]
-                                                                  : x[i] == ref[i]));
-            if (alike) r->nonfinite++;
-            else r->mismatch = 1;
-            continue;
-        }
-        double diff = cplx ? hypot(x[2 * i] - ref[2 * i], x[2 * i + 1] - ref[2 * i + 1])
-                           : fabs(x[i] - ref[i]);
-        double b = bound[i];
-        if (!isfinite(b) || diff == 0) continue;
-        double e = diff / b; /* b == 0 with diff != 0: infinite */
-        if (e > r->worst) r->worst = e;
-    }
-}
-
-/* R (S x n) += beta * C0rows; Rb += |beta| |C0rows| */
-static void add_c0(int cplx, double *R, double *Rb, const double *C0r, const double beta[2],
-                   size_t count)
-{
-    double ab = hypot(beta[0], beta[1]);
-    for (size_t i = 0; i < count; i++) {
-        if (cplx) {
-            double re = C0r[2 * i], im = C0r[2 * i + 1];
-            R[2 * i] += beta[0] * re - beta[1] * im;
-            R[2 * i + 1] += beta[0] * im + beta[1] * re;
-            Rb[i] += ab * hypot(re, im);
-        } else {
-            R[i] += beta[0] * C0r[i];
-            Rb[i] += ab * fabs(C0r[i]);
-        }
-    }
-}
-
-static void absolute(int cplx, const double *x, double *ax, size_t count)
-{
-    for (size_t i = 0; i < count; i++) ax[i] = cplx ? hypot(x[2 * i], x[2 * i + 1]) : fabs(x[i]);
 }
 
 /* uniform in [-1, 1), never 0 (splitmix64) */
@@ -236,82 +205,81 @@ ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa, ooc_op
                                               vectors, sample_rows, res));
 }
 
-static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
-                               ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, ooc_verify_result_t *res)
-{
-    ooc_handle_t *h = handle;
-    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
-    ooc_err_clear(&h->err);
-
-    int beta_zero = 1;
-    OOC_FORWARD(check_args(h, transa, transb, alpha, A, B, beta, C0, C, vectors, sample_rows, res,
-                           &beta_zero));
-    ooc_dtype_t t = A->spec.dtype;
+/* the check of rows [r0, r1) of C (m of them from here on) in budget bytes */
+typedef struct {
+    ooc_handle_t *h;
+    ooc_op_t ta, tb;
+    ooc_file_t *A, *B, *C0, *C;
     double al[2], be[2];
-    scalar(t, alpha, al);
-    scalar(t, beta, be);
+    int use_ab, use_c0;
+    int64_t k, n;
+    uint64_t budget;
+} job_t;
 
-    int cplx = is_cplx(t);
-    int64_t ce = cplx ? 2 : 1, m, n, k;
-    op_shape(A, transa, &m, &k);
-    n = C->spec.cols;
-    /* rows [r0, r1) of C alone: m counts them from here on, and the passes
-     * over op(A), C0 and C read only them */
-    OOC_RETURN_ERROR_IF((r0 != 0 || r1 != 0) && (r0 < 0 || r0 >= r1 || r1 > m), &h->err, OOC_ERR_ROW_RANGE,
-                        "ooc_verify_files_rows: rows [%lld, %lld) are not a range of the %lld rows of C: give 0 <= "
-                        "row_begin < row_end <= %lld, or 0, 0 for all", (long long)r0, (long long)r1, (long long)m,
-                        (long long)m);
-    if (r0 == 0 && r1 == 0) r1 = m;
-    m = r1 - r0;
-    int use_ab = k > 0 && !(al[0] == 0 && al[1] == 0); /* alpha*op(A)*op(B) contributes */
-    int use_c0 = !beta_zero;
-    double abs_al = hypot(al[0], al[1]);
-    double eps = (t == OOC_R32 || t == OOC_C32) ? FLT_EPSILON : DBL_EPSILON;
+#define LAMBDA 8.0             /* Hoeffding's multiple of the errors' 2-norm: see the top comment */
+#define ROWS_MIN ((uint64_t)4 << 20) /* Freivalds' arrays may take this much of a smaller budget */
 
-    uint64_t budget = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
-    if (budget == 0) {
-        uint64_t half = ooc_limit_mem_available() / 2;
-        budget = half < DEFAULT_BUDGET ? half : DEFAULT_BUDGET;
-        if (budget < BUDGET_MIN) budget = BUDGET_MIN;
-    }
-    uint64_t quarter = budget / 4, chunk = quarter < CHUNK_MAX ? quarter : CHUNK_MAX;
+static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t v, int64_t sample_rows,
+                                 ooc_verify_result_t *res, cmp_t *cmp)
+{
+    ooc_handle_t *h = j->h;
+    ooc_file_t *A = j->A, *B = j->B, *C0 = j->C0, *C = j->C;
+    ooc_op_t transa = j->ta, transb = j->tb;
+    const double *al = j->al, *be = j->be;
+    ooc_dtype_t t = A->spec.dtype;
+    int cplx = is_cplx(t), use_ab = j->use_ab, use_c0 = j->use_c0;
+    int64_t ce = cplx ? 2 : 1, m = r1 - r0, n = j->n, k = j->k, va = v + 2;
+    double abs_al = hypot(al[0], al[1]), abs_be = hypot(be[0], be[1]);
+    int single = t == OOC_R32 || t == OOC_C32;
+    double eps = single ? FLT_EPSILON : DBL_EPSILON;
+    double typemax = single ? FLT_MAX : DBL_MAX;
+    double tol = 4.0 * (double)(k + 2) * eps;
+    /* absolute error of gradual underflow: half the smallest subnormal per
+     * rounded product, alpha times those of the sums */
+    double under = 4.0 * (double)(k + 4) * (single ? FLT_TRUE_MIN : DBL_TRUE_MIN) * (abs_al > 1 ? abs_al : 1);
+    uint64_t budget = j->budget, quarter = budget / 4, chunk = quarter < CHUNK_MAX ? quarter : CHUNK_MAX;
     uint64_t bytes = 0;
     ooc_status_t st = OOC_SUCCESS;
-    cmp_t cmp = {0, 0, 0};
     ooc_verify_result_t r;
     memset(&r, 0, sizeof r);
-    r.tolerance = 4.0 * (double)(k + 2) * eps;
+    r.tolerance = tol;
 
     int64_t *rows = NULL;
     double *Ar = NULL, *Arabs = NULL, *R = NULL, *Rb = NULL, *Cr = NULL, *C0r = NULL;
-    double *X = NULL, *Xabs = NULL, *Y = NULL, *Yabs = NULL, *Z = NULL, *Zb = NULL, *W = NULL;
+    double *X = NULL, *Xabs = NULL, *Y = NULL, *Yabs = NULL, *Z = NULL, *Zb = NULL, *W = NULL, *c0max = NULL;
+    double *xs = NULL;
+    unsigned char *abad = NULL, *bbad = NULL;
+    ooc_verify_nf_t *nfA = NULL, *nfC0 = NULL, *nfC = NULL;
 
     /* Exact when the product is small and what it holds (op(A) and three
      * m x n arrays, as doubles) fits in the budget beside one chunk. */
     double ced = (double)(ce * 8);
-    double ws = (double)m * (double)k * (ced + 8) + (double)m * (double)n * (2 * ced + 8 + (use_c0 ? ced : 0)) +
-                (double)m * 8;
+    double ws = (double)m * (double)k * (ced + 9) + (double)m * (double)n * (2 * ced + 8 + (use_c0 ? ced : 0)) +
+                (double)m * 8 + (double)n;
     int exact = (unsigned __int128)m * (unsigned __int128)n * (unsigned __int128)k <= EXACT_MAX_MNK &&
                 ws <= (double)(budget - chunk);
 
     int64_t s; /* rows recomputed exactly */
     if (exact) {
         s = m;
-        vectors = 0;
+        v = 0;
     } else {
         s = sample_rows < m ? sample_rows : m;
         /* what the sample holds must fit in a quarter of the budget */
-        double per_row = (double)k * (ced + 8) + (double)n * (2 * ced + 8 + (use_c0 ? ced : 0)) + 8;
+        double per_row = (double)k * (ced + 9) + (double)n * (2 * ced + 8 + (use_c0 ? ced : 0)) + 8;
         double fit = floor((double)quarter / per_row);
-        if ((double)s > fit) s = fit >= 1 ? (int64_t)fit : 1;
-        OOC_RETURN_ERROR_IF(vectors == 0 && s == 0 && m > 0 && n > 0, &h->err, OOC_ERR_PARAM_RANGE,
-                            "ooc_verify_files: a %lld x %lld x %lld product is too large for an exact "
-                            "check, and vectors = sample_rows = 0 would check nothing",
-                            (long long)m, (long long)n, (long long)k);
+        if ((double)s > fit) s = (int64_t)fit;
+        OOC_RETURN_ERROR_IF(v == 0 && sample_rows == 0 && m > 0 && n > 0, &h->err, OOC_ERR_PARAM_RANGE,
+                            "ooc_verify_files: a %lld x %lld x %lld product is too large for an exact check in "
+                            "the host budget of %llu bytes, and vectors = sample_rows = 0 would check nothing",
+                            (long long)m, (long long)n, (long long)k, (unsigned long long)budget);
+        OOC_RETURN_ERROR_IF(v == 0 && s == 0 && m > 0 && n > 0, &h->err, OOC_ERR_HOST_MEMORY,
+                            "ooc_verify_files: a %lld x %lld x %lld product is too large for an exact check in "
+                            "the host budget of %llu bytes, which holds no sampled row either (one needs %.0f "
+                            "bytes in a quarter of it), and vectors = 0",
+                            (long long)m, (long long)n, (long long)k, (unsigned long long)budget, per_row);
     }
-    if (m == 0 || n == 0) s = 0, vectors = 0;
-    int64_t v = vectors;
+    if (m == 0 || n == 0) s = 0, v = 0;
 
     /* the sampled rows, spread evenly, first and last included */
     if (s > 0) {
@@ -325,21 +293,34 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
         if (use_ab) {
             ALLOC_OR_FAIL(Ar, ooc_verify_alloc3((uint64_t)s * ce, (uint64_t)k, sizeof(double)), "rows of op(A)");
             ALLOC_OR_FAIL(Arabs, ooc_verify_alloc3((uint64_t)s, (uint64_t)k, sizeof(double)), "rows of |op(A)|");
+            ALLOC_OR_FAIL(abad, ooc_verify_zalloc3((uint64_t)s, 1, 1), "rows of op(A)");
         }
     }
+    if (use_ab && (s > 0 || v > 0)) ALLOC_OR_FAIL(bbad, ooc_verify_zalloc3((uint64_t)n, 1, 1), "columns of op(B)");
     if (v > 0) {
         ALLOC_OR_FAIL(X, ooc_verify_alloc3((uint64_t)n * ce, (uint64_t)v, sizeof(double)), "vectors");
-        ALLOC_OR_FAIL(Xabs, ooc_verify_alloc3((uint64_t)n, (uint64_t)v, sizeof(double)), "vectors");
+        ALLOC_OR_FAIL(Xabs, ooc_verify_alloc3((uint64_t)n, (uint64_t)va, sizeof(double)), "vectors");
+        ALLOC_OR_FAIL(xs, ooc_verify_zalloc3((uint64_t)v, 1, sizeof(double)), "vectors");
         ALLOC_OR_FAIL(Z, ooc_verify_zalloc3((uint64_t)m * ce, (uint64_t)v, sizeof(double)), "alpha*op(A)*op(B)*X");
-        ALLOC_OR_FAIL(Zb, ooc_verify_zalloc3((uint64_t)m, (uint64_t)v, sizeof(double)), "bound");
+        ALLOC_OR_FAIL(Zb, ooc_verify_zalloc3((uint64_t)m, (uint64_t)va, sizeof(double)), "bound");
         ALLOC_OR_FAIL(W, ooc_verify_zalloc3((uint64_t)m * ce, (uint64_t)v, sizeof(double)), "C*X");
+        ALLOC_OR_FAIL(nfC, ooc_verify_zalloc3((uint64_t)m, 1, sizeof *nfC), "NaN of C");
         if (use_ab) {
             ALLOC_OR_FAIL(Y, ooc_verify_zalloc3((uint64_t)k * ce, (uint64_t)v, sizeof(double)), "op(B)*X");
-            ALLOC_OR_FAIL(Yabs, ooc_verify_zalloc3((uint64_t)k, (uint64_t)v, sizeof(double)), "|op(B)|*|X|");
+            ALLOC_OR_FAIL(Yabs, ooc_verify_zalloc3((uint64_t)k, (uint64_t)va, sizeof(double)), "|op(B)|*|X|");
+            ALLOC_OR_FAIL(nfA, ooc_verify_zalloc3((uint64_t)m, 1, sizeof *nfA), "NaN of op(A)");
+        }
+        if (use_c0) {
+            ALLOC_OR_FAIL(nfC0, ooc_verify_zalloc3((uint64_t)m, 1, sizeof *nfC0), "NaN of C0");
+            ALLOC_OR_FAIL(c0max, ooc_verify_zalloc3((uint64_t)m, 1, sizeof(double)), "row maxima of C0");
         }
         uint64_t seed = SEED;
         for (int64_t i = 0; i < n * v * ce; i++) X[i] = next_uniform(&seed);
-        absolute(cplx, X, Xabs, (size_t)(n * v));
+        /* |X|, then a vector of ones (S), then zeros (room for u) */
+        for (int64_t l = 0; l < n; l++) {
+            for (int64_t q = 0; q < v; q++) Xabs[l * va + q] = ooc_verify_modulus(cplx, X, (size_t)(l * v + q));
+            Xabs[l * va + v] = 1, Xabs[l * va + v + 1] = 0;
+        }
     }
 
     pass_t p;
@@ -350,39 +331,61 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
         int early = s > 0 && (a_lines_rows || v == 0);
         if (early) {
             if ((st = ooc_verify_gather(h, A, transa, rows, s, Ar, r0, r1, chunk, &bytes)) != OOC_SUCCESS) goto out;
-            absolute(cplx, Ar, Arabs, (size_t)(s * k));
+            ooc_verify_absolute(cplx, Ar, Arabs, (size_t)(s * k));
         }
-        /* pass over B: Y = op(B) X, Yabs = |op(B)| |X|; sampled rows R = alpha Ar op(B) */
-        memset(&p, 0, sizeof p);
-        if (v > 0) {
-            p.v = v, p.V = X, p.Vabs = Xabs, p.OUT = Y, p.OUTabs = Yabs;
-            p.ls[0] = 1, p.lsabs = 1;
+        /* pass over B: Y = op(B) X, Yabs = |op(B)| [|X| 1 0], u; sampled rows R = alpha Ar op(B) */
+        for (int again = 0; again < 2; again++) {
+            memset(&p, 0, sizeof p);
+            p.badcol = bbad;
+            if (v > 0) {
+                p.v = v, p.V = X, p.Vabs = Xabs, p.OUT = Y, p.OUTabs = Yabs, p.va = va;
+                p.ls[0] = 1, p.lsabs = 1;
+                p.sanitize = 1, p.rmax = Yabs + v + 1, p.rmax_ld = va;
+            }
+            if (early && !again) {
+                p.S = s, p.L = Ar, p.Labs = Arabs, p.ROUT = R, p.ROUTabs = Rb;
+                p.rs[0] = al[0], p.rs[1] = al[1], p.rsabs = abs_al;
+            }
+            if ((st = ooc_verify_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            /* NaN or Inf in op(B): X without their columns (C's columns are
+             * then left out too), and B again for Y */
+            int64_t nb = 0;
+            for (int64_t l = 0; l < n; l++) nb += bbad[l];
+            if (v == 0 || nb == 0 || again) break;
+            for (int64_t l = 0; l < n; l++)
+                if (bbad[l]) {
+                    memset(X + l * v * ce, 0, (size_t)(v * ce) * sizeof(double));
+                    memset(Xabs + l * va, 0, (size_t)va * sizeof(double));
+                }
+            memset(Y, 0, (size_t)(k * v * ce) * sizeof(double));
+            memset(Yabs, 0, (size_t)(k * va) * sizeof(double));
         }
-        if (early) {
-            p.S = s, p.L = Ar, p.Labs = Arabs, p.ROUT = R, p.ROUTabs = Rb;
-            p.rs[0] = al[0], p.rs[1] = al[1], p.rsabs = abs_al;
-        }
-        if ((st = ooc_verify_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
         /* pass over A: Z = alpha op(A) Y, Zb = |alpha| |op(A)| Yabs; rows of op(A) if not yet */
         if (v > 0 || !early) {
             memset(&p, 0, sizeof p);
             if (v > 0) {
-                p.v = v, p.V = Y, p.Vabs = Yabs, p.OUT = Z, p.OUTabs = Zb;
+                p.v = v, p.V = Y, p.Vabs = Yabs, p.OUT = Z, p.OUTabs = Zb, p.va = va;
                 p.ls[0] = al[0], p.ls[1] = al[1], p.lsabs = abs_al;
+                p.sanitize = 1, p.nf = nfA;
             }
             if (s > 0 && !early) p.gs = s, p.rows = rows, p.G = Ar;
             p.r0 = r0, p.r1 = r1;
             if ((st = ooc_verify_pass(h, A, transa, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
         }
         if (s > 0 && !early) { /* second pass over B for the sampled rows */
-            absolute(cplx, Ar, Arabs, (size_t)(s * k));
+            ooc_verify_absolute(cplx, Ar, Arabs, (size_t)(s * k));
             memset(&p, 0, sizeof p);
             p.S = s, p.L = Ar, p.Labs = Arabs, p.ROUT = R, p.ROUTabs = Rb;
             p.rs[0] = al[0], p.rs[1] = al[1], p.rsabs = abs_al;
             if ((st = ooc_verify_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
         }
+        for (int64_t q = 0; q < s; q++)
+            for (int64_t l = 0; l < k && !abad[q]; l++) abad[q] = ooc_verify_nonfinite_kind(cplx, Ar, (size_t)(q * k + l)) != 0;
     }
-    /* C0 and C: Z += beta C0 X (with its bound), W = C X; their sampled rows */
+    if (v > 0)
+        for (int64_t l = 0; l < n; l++)
+            for (int64_t q = 0; q < v; q++) xs[q] += Xabs[l * va + q];
+    /* C0 and C: Z += beta C0 X (with its bounds), W = C X; their sampled rows */
     for (int which = 0; which < 2 && (s > 0 || v > 0); which++) {
         const ooc_file_t *f = which == 0 ? C0 : C;
         if (which == 0 && !use_c0) continue;
@@ -392,30 +395,48 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
             continue;
         }
         memset(&p, 0, sizeof p);
-        p.v = v, p.V = X, p.Vabs = Xabs;
+        p.v = v, p.V = X, p.sanitize = 1;
         if (which == 0) {
-            p.OUT = Z, p.OUTabs = Zb;
-            p.ls[0] = be[0], p.ls[1] = be[1], p.lsabs = hypot(be[0], be[1]);
+            p.Vabs = Xabs, p.va = va, p.OUT = Z, p.OUTabs = Zb;
+            p.ls[0] = be[0], p.ls[1] = be[1], p.lsabs = abs_be;
+            p.nf = nfC0, p.skipcol = bbad, p.rmax = c0max, p.rmax_ld = 1;
         } else {
-            p.OUT = W, p.ls[0] = 1;
+            p.OUT = W, p.ls[0] = 1, p.nf = nfC;
         }
         if (s > 0) p.gs = s, p.rows = rows, p.G = G;
         p.r0 = r0, p.r1 = r1;
         if ((st = ooc_verify_pass(h, f, OOC_OP_N, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
     }
 
-    if (v > 0) compare(cplx, 0, W, Z, Zb, (size_t)(m * v), &cmp);
+    int64_t unverified = 0;
+    if (v > 0) {
+        freivalds_t f = {cplx, m, n, k, v, r0, W, Z, Zb, c0max, xs, abs_be, tol, under, typemax,
+                         LAMBDA * (cplx ? 1.4142135623730951 : 1.0), 0, 0, nfA, nfC0, nfC, 0, 0, 0};
+        double N = (double)(n + k + 4);
+        f.rho = DBL_EPSILON * (N < LAMBDA * sqrt(N) ? N : LAMBDA * sqrt(N));
+        f.vabs = 2.0 * N * DBL_TRUE_MIN * (1 + abs_al + abs_be);
+        for (int64_t l = 0; l < n; l++) {
+            f.hash_all += ooc_verify_col_hash(l);
+            if (bbad && bbad[l]) f.hash_b += ooc_verify_col_hash(l), f.count_b++;
+        }
+        ooc_verify_compare_freivalds(&f, cmp, &unverified);
+    }
     if (s > 0) {
-        if (use_c0) add_c0(cplx, R, Rb, C0r, be, (size_t)(s * n));
-        compare(cplx, 1, Cr, R, Rb, (size_t)(s * n), &cmp);
+        if (use_c0) ooc_verify_add_c0(cplx, R, Rb, C0r, be, (size_t)(s * n));
+        cmp_t c = {0, 0, 0, 0, -1};
+        ooc_verify_compare_rows(cplx, Cr, R, Rb, s, n, abad, bbad, C0r, rows, r0, tol, under, typemax, &c);
+        if (c.worst > cmp->worst) cmp->worst = c.worst;
+        cmp->mismatch |= c.mismatch;
+        if (c.inconclusive && !cmp->inconclusive) cmp->incon_row = c.incon_row;
+        cmp->inconclusive += c.inconclusive;
+        if (v == 0) cmp->nonfinite += c.nonfinite;
     }
 
     r.exact = exact;
     r.vectors = (int)v;
     r.rows_checked = s;
-    r.max_rel_err = cmp.mismatch ? INFINITY : cmp.worst;
-    r.nonfinite = cmp.nonfinite;
-    r.passed = !cmp.mismatch && cmp.worst <= r.tolerance;
+    r.nonfinite = 0;
+    r.rows_unverified = unverified;
     r.bytes_read = bytes;
     *res = r;
 
@@ -429,10 +450,105 @@ out:
     free(C0r);
     free(X);
     free(Xabs);
+    free(xs);
     free(Y);
     free(Yabs);
     free(Z);
     free(Zb);
     free(W);
+    free(c0max);
+    free(abad);
+    free(bbad);
+    free(nfA);
+    free(nfC0);
+    free(nfC);
     return st;
+}
+
+static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
+                               ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, ooc_verify_result_t *res)
+{
+    ooc_handle_t *h = handle;
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+
+    int beta_zero = 1;
+    OOC_FORWARD(check_args(h, transa, transb, alpha, A, B, beta, C0, C, vectors, sample_rows, res,
+                           &beta_zero));
+    job_t j;
+    memset(&j, 0, sizeof j);
+    j.h = h, j.ta = transa, j.tb = transb, j.A = A, j.B = B, j.C0 = C0, j.C = C;
+    ooc_dtype_t t = A->spec.dtype;
+    scalar(t, alpha, j.al);
+    scalar(t, beta, j.be);
+    int64_t m;
+    op_shape(A, transa, &m, &j.k);
+    j.n = C->spec.cols;
+    /* rows [r0, r1) of C alone: the passes over op(A), C0 and C read only them */
+    OOC_RETURN_ERROR_IF((r0 != 0 || r1 != 0) && (r0 < 0 || r0 >= r1 || r1 > m), &h->err, OOC_ERR_ROW_RANGE,
+                        "ooc_verify_files_rows: rows [%lld, %lld) are not a range of the %lld rows of C: give 0 <= "
+                        "row_begin < row_end <= %lld, or 0, 0 for all", (long long)r0, (long long)r1, (long long)m,
+                        (long long)m);
+    if (r0 == 0 && r1 == 0) r1 = m;
+    j.use_ab = j.k > 0 && !(j.al[0] == 0 && j.al[1] == 0); /* alpha*op(A)*op(B) contributes */
+    j.use_c0 = !beta_zero;
+
+    uint64_t budget = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
+    if (budget == 0) {
+        uint64_t half = ooc_limit_mem_available() / 2;
+        budget = half < DEFAULT_BUDGET ? half : DEFAULT_BUDGET;
+        if (budget < BUDGET_MIN) budget = BUDGET_MIN;
+    }
+    j.budget = budget;
+
+    /* Freivalds' arrays (verify_range) take at most half the budget (at
+     * least ROWS_MIN): for more rows, ranges of them, each reading op(B)
+     * again */
+    int64_t n = j.n, k = j.k, v = vectors, ce = is_cplx(t) ? 2 : 1, rows_per = r1 - r0;
+    double fixed = (double)n * (double)((v * ce + v + 2) * 8 + 1) + (double)k * (double)((v * ce + v + 2) * 8);
+    double per_row = (double)((2 * v * ce + v + 3) * 8) + 3.0 * sizeof(ooc_verify_nf_t);
+    double room = (double)(budget / 2 > ROWS_MIN ? budget / 2 : ROWS_MIN);
+    if (v > 0 && n > 0 && fixed + (double)(r1 - r0) * per_row > room) {
+        OOC_RETURN_ERROR_IF(fixed + per_row > room, &h->err, OOC_ERR_HOST_MEMORY,
+                            "ooc_verify_files: %d random vectors of a %lld x %lld x %lld product need %.0f bytes "
+                            "and more, over half the host budget of %llu bytes: raise OOC_PARAM_HOST_MEM or give "
+                            "fewer vectors", vectors, (long long)m, (long long)n, (long long)k, fixed + per_row,
+                            (unsigned long long)budget);
+        rows_per = (int64_t)floor((room - fixed) / per_row);
+    }
+    if (rows_per < 1) rows_per = 1;
+    int64_t ranges = (r1 - r0 + rows_per - 1) / rows_per, total = r1 - r0;
+    if (ranges < 1) ranges = 1;
+    int64_t want = sample_rows < total ? sample_rows : total;
+    ooc_verify_result_t all, one;
+    memset(&all, 0, sizeof all);
+    memset(&one, 0, sizeof one);
+    cmp_t cmp = {0, 0, 0, 0, -1};
+    all.exact = 1;
+    for (int64_t q = 0; q < ranges; q++) {
+        int64_t a = r0 + q * rows_per, b = a + rows_per < r1 ? a + rows_per : r1;
+        /* the sample shared out among the ranges */
+        int64_t sq = ranges == 1 ? sample_rows
+                                 : (int64_t)(((unsigned __int128)want * (unsigned __int128)(q + 1)) / (unsigned __int128)ranges -
+                                             ((unsigned __int128)want * (unsigned __int128)q) / (unsigned __int128)ranges);
+        OOC_FORWARD(verify_range(&j, a, b, v, sq, &one, &cmp));
+        all.exact &= one.exact;
+        all.vectors = one.vectors;
+        all.rows_checked += one.rows_checked;
+        all.rows_unverified += one.rows_unverified;
+        all.bytes_read += one.bytes_read;
+        all.tolerance = one.tolerance;
+    }
+    all.nonfinite = cmp.nonfinite;
+    all.max_rel_err = cmp.mismatch ? INFINITY : cmp.worst;
+    int failed = cmp.mismatch || cmp.worst > all.tolerance;
+    OOC_RETURN_ERROR_IF(!failed && cmp.inconclusive > 0, &h->err, OOC_ERR_OVERFLOW,
+                        "ooc_verify_files: %lld value%s of the check (from row %lld of C on) overflowed double "
+                        "precision or may be correct overflows of C's type: the check is inconclusive "
+                        "(nothing else failed)", (long long)cmp.inconclusive, cmp.inconclusive == 1 ? "" : "s",
+                        (long long)cmp.incon_row);
+    all.passed = !failed;
+    *res = all;
+    return OOC_SUCCESS;
 }

@@ -6,7 +6,8 @@
  * op is C), which makes every stored chunk either a block of rows of op(X)
  * or the transpose of a block of its columns, whatever the file's layout and
  * op: one gemm per chunk (OpenBLAS) applies a pass (verify.h) in all the
- * cases.
+ * cases. A pass may also count, hash and mark the chunk's NaN and
+ * infinities, zero them for its products with vectors, and take row maxima.
  *
  * Must not: hold a whole large file, write to any file, print, exit or abort.
  */
@@ -171,26 +172,36 @@ static int64_t lower_bound(const int64_t *rows, int64_t n, int64_t x)
     return lo;
 }
 
+/* The NaN and infinities of the chunk of lines [l0, l0 + nl) now in s, as
+ * p asks (verify.h): counted and hashed by row, marked by column, zeroed. */
+static void scan_chunk(const stream_t *s, const pass_t *p, int64_t l0, int64_t nl)
+{
+    int c = s->cplx;
+    int64_t len = s->len;
+    for (int64_t l = 0; l < nl; l++)
+        for (int64_t e = 0; e < len; e++) {
+            size_t q = (size_t)(l * len + e);
+            double *x = s->d + (c ? 2 * q : q);
+            if (isfinite(x[0]) && (!c || isfinite(x[1]))) continue;
+            int64_t row = s->lines_rows ? l0 + l : e, col = s->lines_rows ? e : l0 + l;
+            if (p->sanitize) {
+                x[0] = 0;
+                if (c) x[1] = 0;
+                if (s->dabs) s->dabs[q] = 0;
+            }
+            if (p->badcol) p->badcol[col] = 1;
+            if (p->nf && !(p->skipcol && p->skipcol[col])) {
+                p->nf[row].count++;
+                p->nf[row].hash += ooc_verify_col_hash(col);
+            }
+        }
+}
+
 /* Apply p to the chunk of lines [l0, l0 + nl) now in s. */
 static void pass_chunk(const stream_t *s, const pass_t *p, int64_t l0, int64_t nl)
 {
     int c = s->cplx;
     int64_t ce = c ? 2 : 1, len = s->len;
-    if (p->OUT) {
-        if (s->lines_rows) { /* chunk = op(X)[l0 : l0+nl, :] */
-            mm(c, 0, 0, nl, p->v, len, p->ls, s->d, len, p->V, p->v, p->OUT + l0 * p->v * ce, p->v);
-            if (p->OUTabs) {
-                double a[2] = {p->lsabs, 0};
-                mm(0, 0, 0, nl, p->v, len, a, s->dabs, len, p->Vabs, p->v, p->OUTabs + l0 * p->v, p->v);
-            }
-        } else { /* chunk = op(X)[:, l0 : l0+nl]^T */
-            mm(c, 1, 0, len, p->v, nl, p->ls, s->d, len, p->V + l0 * p->v * ce, p->v, p->OUT, p->v);
-            if (p->OUTabs) {
-                double a[2] = {p->lsabs, 0};
-                mm(0, 1, 0, len, p->v, nl, a, s->dabs, len, p->Vabs + l0 * p->v, p->v, p->OUTabs, p->v);
-            }
-        }
-    }
     if (p->ROUT) {
         double a[2] = {p->rsabs, 0};
         if (s->lines_rows) { /* ROUT += L[:, l0 : l0+nl] * chunk */
@@ -216,6 +227,30 @@ static void pass_chunk(const stream_t *s, const pass_t *p, int64_t l0, int64_t n
                 }
         }
     }
+    if (p->nf || p->badcol || p->sanitize) scan_chunk(s, p, l0, nl);
+    if (p->rmax && s->dabs) {
+        for (int64_t l = 0; l < nl; l++)
+            for (int64_t e = 0; e < len; e++) {
+                double *r = p->rmax + (s->lines_rows ? l0 + l : e) * p->rmax_ld, a = s->dabs[l * len + e];
+                if (a > *r) *r = a;
+            }
+    }
+    if (p->OUT) {
+        int64_t va = p->va ? p->va : p->v;
+        if (s->lines_rows) { /* chunk = op(X)[l0 : l0+nl, :] */
+            mm(c, 0, 0, nl, p->v, len, p->ls, s->d, len, p->V, p->v, p->OUT + l0 * p->v * ce, p->v);
+            if (p->OUTabs) {
+                double a[2] = {p->lsabs, 0};
+                mm(0, 0, 0, nl, va, len, a, s->dabs, len, p->Vabs, va, p->OUTabs + l0 * va, va);
+            }
+        } else { /* chunk = op(X)[:, l0 : l0+nl]^T */
+            mm(c, 1, 0, len, p->v, nl, p->ls, s->d, len, p->V + l0 * p->v * ce, p->v, p->OUT, p->v);
+            if (p->OUTabs) {
+                double a[2] = {p->lsabs, 0};
+                mm(0, 1, 0, len, va, nl, a, s->dabs, len, p->Vabs + l0 * va, va, p->OUTabs, va);
+            }
+        }
+    }
 }
 
 /* ooc_cancel() was called: stop before reading more of f */
@@ -230,7 +265,8 @@ ooc_status_t ooc_verify_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, 
                              uint64_t chunk, uint64_t *bytes_read)
 {
     stream_t s;
-    OOC_FORWARD(stream_init(&s, h, f, op, chunk, INT64_MAX, p->OUTabs || p->ROUTabs, bytes_read, p->r0, p->r1));
+    OOC_FORWARD(stream_init(&s, h, f, op, chunk, INT64_MAX, p->OUTabs || p->ROUTabs || p->rmax, bytes_read, p->r0,
+                            p->r1));
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t l0 = 0; l0 < s.nlines && s.len > 0; l0 += s.cap) {
         int64_t nl = s.nlines - l0 < s.cap ? s.nlines - l0 : s.cap;

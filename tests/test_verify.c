@@ -11,7 +11,12 @@
  * 1e-6; the Freivalds mode (forced with a tiny host budget) passes a correct
  * C and fails a row scaled by 1 + 1e-6 or one element far off; sampled rows
  * catch what they sample and nothing else; NaN fails; bad arguments and
- * read errors return their statuses and leave the result untouched.
+ * read errors return their statuses and leave the result untouched. And the
+ * defects of the first Freivalds threshold, each test failing before: one
+ * float32 element 0.1 off in a long row is caught; a NaN in B (or C0) no
+ * longer switches the check off; overflow is never a pass nor a false
+ * failure; gradual underflow is no false failure; a tall C is checked in
+ * ranges of rows within the budget, and a sample that does not fit refused.
  */
 #include "config.h"
 
@@ -664,6 +669,258 @@ static void test_errors(void)
     free(cw.x);
 }
 
+/* ---- the defects of the first Freivalds threshold (each failed before) ---- */
+
+/* every element of a times f */
+static void scale(mat_t *a, double f)
+{
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t j = 0; j < a->cols; j++) {
+            long double re, im;
+            get(a, i, j, &re, &im);
+            set(a, i, j, re * f, im * f);
+        }
+}
+
+/* verify with any status */
+static ooc_status_t try_check(ooc_op_t ta, ooc_op_t tb, const scal_t *al, ooc_file_t *A, ooc_file_t *B,
+                              const scal_t *be, ooc_file_t *C0, ooc_file_t *C, int vectors, int64_t sample_rows,
+                              ooc_verify_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    return ooc_verify_files(H, ta, tb, al, A, B, be, C0, C, vectors, sample_rows, r);
+}
+
+/* One element off in float32, n large: the old threshold tol * |C0|... sums
+ * n terms and let an error of 10% of the element (0.1 in a product of values
+ * in [-1, 1]) through; the new one (about 8 tol sqrt(M S)) catches it. */
+static void test_tight_threshold(void)
+{
+    enum { M = 33, N = 40001, K = 7 };
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 256 << 10), OOC_SUCCESS);
+    uint64_t seed = 101;
+    for (int ti = 0; ti < 4; ti += 2) { /* float32, complex64 */
+        ooc_dtype_t t = Types[ti];
+        mat_t a = mat_new(t, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(t, OOC_COL_MAJOR, N, K, &seed);
+        scal_t one = scal(t, 1, 0), zero = scal(t, 0, 0);
+        mat_t c = product(OOC_OP_N, OOC_OP_T, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+        ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+        ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_T, &one, fa, fb, &zero, NULL, fc, 3, 0);
+        CU_ASSERT(r.exact == 0 && r.passed == 1);
+        mat_t d = mat_copy(&c);
+        nudge(&d, 17, 20000, 0, 0.1);
+        ooc_file_t *fd = put(&d);
+        r = check(OOC_OP_N, OOC_OP_T, &one, fa, fb, &zero, NULL, fd, 3, 0);
+        if (r.passed) fprintf(stderr, "\n  dtype %d: 0.1 off passed, error %g tolerance %g\n", (int)t, r.max_rel_err, r.tolerance);
+        CU_ASSERT(r.exact == 0 && r.passed == 0);
+        ooc_file_close(fd, 0);
+        free(d.x);
+        ooc_file_close(fa, 0);
+        ooc_file_close(fb, 0);
+        ooc_file_close(fc, 0);
+        free(a.x);
+        free(b.x);
+        free(c.x);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+}
+
+/* A NaN in B (or C0) made every product with X non-finite, and any C passed
+ * Freivalds' check: now its column (element) is left out, and a wrong row
+ * elsewhere fails. */
+static void test_nan_in_b(void)
+{
+    enum { M = 211, N = 157, K = 93 };
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 64 << 10), OOC_SUCCESS);
+    uint64_t seed = 103;
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        mat_t a = mat_new(t, OOC_COL_MAJOR, M, K, &seed), b = mat_new(t, OOC_ROW_MAJOR, K, N, &seed);
+        mat_t c0 = mat_new(t, OOC_ROW_MAJOR, M, N, &seed);
+        set(&b, 40, 99, NAN, 0);
+        scal_t al = scal(t, 0.75, cplx(t) ? -0.5 : 0), be = scal(t, -1.25, 0);
+        mat_t c = product(OOC_OP_N, OOC_OP_N, 0.75, cplx(t) ? -0.5 : 0, &a, &b, -1.25, 0, &c0, OOC_COL_MAJOR);
+        ooc_file_t *fa = put(&a), *fb = put(&b), *fc0 = put(&c0), *fc = put(&c);
+        ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, &al, fa, fb, &be, fc0, fc, 3, 0);
+        CU_ASSERT(r.exact == 0 && r.passed == 1 && r.nonfinite == M);
+        /* a row off by 1e-3 (an element of it off by 1 in float32) */
+        mat_t d = mat_copy(&c);
+        for (int64_t j = 0; j < N; j++)
+            if (j != 99) nudge(&d, 120, j, 1e-3, single(t) && j == 3 ? 1.0 : 0);
+        ooc_file_t *fd = put(&d);
+        r = check(OOC_OP_N, OOC_OP_N, &al, fa, fb, &be, fc0, fd, 3, 0);
+        CU_ASSERT(r.exact == 0 && r.passed == 0);
+        ooc_file_close(fd, 0);
+        free(d.x);
+        /* a finite value where the reference is NaN */
+        d = mat_copy(&c);
+        set(&d, 7, 99, 1.0, 0);
+        fd = put(&d);
+        r = check(OOC_OP_N, OOC_OP_N, &al, fa, fb, &be, fc0, fd, 3, 0);
+        CU_ASSERT(r.passed == 0 && isinf(r.max_rel_err));
+        ooc_file_close(fd, 0);
+        free(d.x);
+        /* NaN in C0 (B fixed): its row is unverified, the rest still checked */
+        ooc_file_close(fb, 0);
+        ooc_file_close(fc0, 0);
+        ooc_file_close(fc, 0);
+        set(&b, 40, 99, 0.5, 0);
+        set(&c0, 60, 10, NAN, 0);
+        free(c.x);
+        c = product(OOC_OP_N, OOC_OP_N, 0.75, cplx(t) ? -0.5 : 0, &a, &b, -1.25, 0, &c0, OOC_COL_MAJOR);
+        fb = put(&b), fc0 = put(&c0), fc = put(&c);
+        r = check(OOC_OP_N, OOC_OP_N, &al, fa, fb, &be, fc0, fc, 3, 0);
+        CU_ASSERT(r.passed == 1 && r.nonfinite == 1);
+#ifndef VERIFY_BASELINE
+        CU_ASSERT(r.rows_unverified == 1);
+#endif
+        d = mat_copy(&c);
+        nudge(&d, 200, 100, 0, 1.0);
+        fd = put(&d);
+        r = check(OOC_OP_N, OOC_OP_N, &al, fa, fb, &be, fc0, fd, 3, 0);
+        CU_ASSERT(r.passed == 0);
+        ooc_file_close(fd, 0);
+        free(d.x);
+        ooc_file_close(fa, 0);
+        ooc_file_close(fb, 0);
+        ooc_file_close(fc0, 0);
+        ooc_file_close(fc, 0);
+        free(a.x);
+        free(b.x);
+        free(c0.x);
+        free(c.x);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+}
+
+/* Values near the top of double: the bound |op(A)| |op(B)| |X| overflowed and
+ * any error passed; op(B) X overflowed where C X did not and a correct C
+ * failed. Either is an overflow now (or a pass, never a false failure). */
+static void test_overflow(void)
+{
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 64 << 10), OOC_SUCCESS);
+    uint64_t seed = 107;
+    const ooc_dtype_t t = OOC_R64;
+    scal_t one = scal(t, 1, 0), zero = scal(t, 0, 0);
+    {
+        enum { M = 41, N = 1001, K = 5 };
+        mat_t a = mat_new(t, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(t, OOC_ROW_MAJOR, K, N, &seed);
+        scale(&a, 1e153);
+        scale(&b, 1e153);
+        mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+        mat_t d = mat_copy(&c);
+        nudge(&d, 5, 500, 1.0, 0); /* doubled */
+        ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c), *fd = put(&d);
+        ooc_verify_result_t r;
+        ooc_status_t st = try_check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fd, 3, 0, &r);
+        CU_ASSERT(st == OOC_ERR_OVERFLOW || (st == OOC_SUCCESS && !r.passed));
+        st = try_check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 0, &r);
+        CU_ASSERT(st == OOC_ERR_OVERFLOW || (st == OOC_SUCCESS && r.passed));
+        ooc_file_close(fa, 0);
+        ooc_file_close(fb, 0);
+        ooc_file_close(fc, 0);
+        ooc_file_close(fd, 0);
+        free(a.x);
+        free(b.x);
+        free(c.x);
+        free(d.x);
+    }
+    {
+        enum { M = 37, N = 301, K = 11 };
+        mat_t a = mat_new(t, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(t, OOC_ROW_MAJOR, K, N, &seed);
+        scale(&a, 1e-10);
+        scale(&b, 1.7e308);
+        mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+        ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+        ooc_verify_result_t r;
+        ooc_status_t st = try_check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 0, &r);
+        if (st == OOC_SUCCESS && !r.passed) fprintf(stderr, "\n  op(B) X overflowed: error %g\n", r.max_rel_err);
+        CU_ASSERT(st == OOC_ERR_OVERFLOW || (st == OOC_SUCCESS && r.passed));
+        ooc_file_close(fa, 0);
+        ooc_file_close(fb, 0);
+        ooc_file_close(fc, 0);
+        free(a.x);
+        free(b.x);
+        free(c.x);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+}
+
+/* Gradual underflow: a correctly rounded C of tiny values failed (float32
+ * exactly, float64 by Freivalds). */
+static void test_underflow(void)
+{
+    uint64_t seed = 109;
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        int64_t m = 23, n = single(t) ? 19 : 301, k = single(t) ? 20 : 200;
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, single(t) ? 0 : 64 << 10), OOC_SUCCESS);
+        mat_t a = mat_new(t, OOC_COL_MAJOR, m, k, &seed), b = mat_new(t, OOC_ROW_MAJOR, k, n, &seed);
+        scale(&a, single(t) ? 3e-21 : 1e-160);
+        scale(&b, single(t) ? 3e-21 : 1e-160);
+        scal_t one = scal(t, 1, 0), zero = scal(t, 0, 0);
+        mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+        ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+        ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 0);
+        if (!r.passed) fprintf(stderr, "\n  dtype %d: exact %d error %g\n", (int)t, r.exact, r.max_rel_err);
+        CU_ASSERT_EQUAL(r.exact, single(t));
+        CU_ASSERT_EQUAL(r.passed, 1);
+        ooc_file_close(fa, 0);
+        ooc_file_close(fb, 0);
+        ooc_file_close(fc, 0);
+        free(a.x);
+        free(b.x);
+        free(c.x);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+}
+
+/* A tall C: Freivalds' arrays (rows of C x vectors) beyond the budget are
+ * done in ranges of rows, each reading B again; a sample that does not fit
+ * is refused rather than held beyond the budget. */
+static void test_tall(void)
+{
+    enum { M = 60001, N = 3, K = 2 };
+    uint64_t seed = 113;
+    const ooc_dtype_t t = OOC_C64;
+    mat_t a = mat_new(t, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(t, OOC_COL_MAJOR, K, N, &seed);
+    scal_t one = scal(t, 1, 0), zero = scal(t, 0, 0);
+    mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+    ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 64 << 10), OOC_SUCCESS);
+    ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 2);
+    CU_ASSERT(r.exact == 0 && r.passed == 1 && r.rows_checked == 2);
+    CU_ASSERT(r.bytes_read > data_bytes(&a) + 2 * data_bytes(&b) + data_bytes(&c)); /* B more than once */
+    mat_t d = mat_copy(&c);
+    nudge(&d, M - 2, 1, 1e-6, 0);
+    ooc_file_t *fd = put(&d);
+    r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fd, 3, 0);
+    CU_ASSERT(r.passed == 0);
+    ooc_file_close(fd, 0);
+    free(d.x);
+    /* 2000 x 2000 float32: a sampled row needs 82 kB, over a quarter of 256 KiB */
+    ooc_file_close(fa, 0);
+    ooc_file_close(fb, 0);
+    ooc_file_close(fc, 0);
+    mat_t a2 = mat_new(OOC_R32, OOC_ROW_MAJOR, 3, 2000, &seed), b2 = mat_new(OOC_R32, OOC_ROW_MAJOR, 2000, 2000, &seed);
+    mat_t c2 = mat_new(OOC_R32, OOC_ROW_MAJOR, 3, 2000, &seed);
+    fa = put(&a2), fb = put(&b2), fc = put(&c2);
+    scal_t one2 = scal(OOC_R32, 1, 0), zero2 = scal(OOC_R32, 0, 0);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 256 << 10), OOC_SUCCESS);
+    ooc_status_t st = try_check(OOC_OP_N, OOC_OP_N, &one2, fa, fb, &zero2, NULL, fc, 0, 3, &r);
+    CU_ASSERT_EQUAL(st, OOC_ERR_HOST_MEMORY);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+    ooc_file_close(fa, 0);
+    ooc_file_close(fb, 0);
+    ooc_file_close(fc, 0);
+    free(a.x);
+    free(b.x);
+    free(c.x);
+    free(a2.x);
+    free(b2.x);
+    free(c2.x);
+}
+
 /* ---- temporary directory ---- */
 
 /* everything in it (temporary files of a test stopped half-way too), then it */
@@ -697,6 +954,11 @@ int main(void)
     CU_add_test(s, "NaN and Inf in the inputs", test_nonfinite_inputs);
     CU_add_test(s, "C created and not yet committed", test_uncommitted);
     CU_add_test(s, "bad arguments and read errors", test_errors);
+    CU_add_test(s, "float32: one element 0.1 off, n large", test_tight_threshold);
+    CU_add_test(s, "NaN in B or C0: the rest still checked", test_nan_in_b);
+    CU_add_test(s, "overflow: never a pass, never a false failure", test_overflow);
+    CU_add_test(s, "gradual underflow: no false failure", test_underflow);
+    CU_add_test(s, "tall C: rows in ranges within the budget", test_tall);
     int rc = tu_run();
     ooc_destroy(H);
     remove_dir();
