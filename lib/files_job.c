@@ -116,18 +116,28 @@ static ooc_status_t journal_apart(ooc_err_t *err, const char *jpath, const ooc_f
     return OOC_SUCCESS;
 }
 
-/* The output's path must not name the input A or B: committing C would
- * replace it (C0 may be it: C computed in place). */
-static ooc_status_t output_apart(ooc_err_t *err, const ooc_file_t *A, const ooc_file_t *B, const ooc_file_t *C)
+/* The output must be no input's file: its path not A's or B's (committing
+ * C would replace it; C0 may be it: C computed in place), and the file C is
+ * written into (its temporary file) none of A, B and C0 (ooc_file_create
+ * emptied it: they would be read as C is written). */
+static ooc_status_t output_apart(ooc_err_t *err, const ooc_file_t *A, const ooc_file_t *B, const ooc_file_t *C0,
+                                 const ooc_file_t *C)
 {
-    struct stat c, o;
-    if (stat(C->path, &c) != 0) return OOC_SUCCESS; /* nothing there (yet) */
-    const ooc_file_t *ins[2] = {A, B};
-    for (int i = 0; i < 2; i++)
-        if (fstat(ins[i]->fd, &o) == 0 && o.st_dev == c.st_dev && o.st_ino == c.st_ino)
+    struct stat c, w, o;
+    int have_c = stat(C->path, &c) == 0, have_w = fstat(C->fd, &w) == 0;
+    const ooc_file_t *ins[3] = {A, B, C0};
+    const char *names[3] = {"A", "B", "C0"};
+    for (int i = 0; i < 3; i++) {
+        if (ins[i] == NULL || fstat(ins[i]->fd, &o) != 0) continue;
+        if (have_w && o.st_dev == w.st_dev && o.st_ino == w.st_ino)
+            return OOC_ERR_FILE(err, OOC_ERR_OVERLAP, ins[i]->path,
+                                "the input %s (%s) is the file the output %s is written into (%s): it would be read "
+                                "as it is overwritten", names[i], ins[i]->path, C->path, C->tmp_path ? C->tmp_path : C->path);
+        if (i < 2 && have_c && o.st_dev == c.st_dev && o.st_ino == c.st_ino)
             return OOC_ERR_FILE(err, OOC_ERR_OVERLAP, C->path,
                                 "the output %s is the input %s (%s): committing C would replace it (only C0 may be "
-                                "the output: C computed in place)", C->path, i ? "B" : "A", ins[i]->path);
+                                "the output: C computed in place)", C->path, names[i], ins[i]->path);
+    }
     return OOC_SUCCESS;
 }
 
@@ -193,7 +203,7 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     job->C0 = C0;
     job->C = C;
     OOC_FORWARD(check_files(h, ta, tb, alpha, A, B, beta, C0, C, &job->m, &job->n, &job->k));
-    OOC_FORWARD(output_apart(err, A, B, C));
+    OOC_FORWARD(output_apart(err, A, B, C0, C));
     int64_t m = job->m;
     job->r0 = opts ? opts->row_begin : 0;
     job->r1 = opts ? opts->row_end : 0;

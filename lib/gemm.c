@@ -217,7 +217,10 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
             size_t free_b, total_b;
             OOC_FORWARD(be->ops->activate(be, err));
             OOC_FORWARD(be->ops->mem_info(be, &free_b, &total_b, err));
-            uint64_t avail = (uint64_t)free_b + h->dev[d].res.dev_bytes, margin = (uint64_t)total_b / 32;
+            uint64_t held = h->dev[d].res.dev_bytes;
+            if (h->be_kind == OOC_BACKEND_HOST) /* one memory: every device's buffers are in it */
+                for (int e = 0; e < h->ndev; e++) held += e == d ? 0 : h->dev[e].res.dev_bytes;
+            uint64_t avail = (uint64_t)free_b + held, margin = (uint64_t)total_b / 32;
             /* a GPU's driver and neighbours need a floor; the host backend's
              * "device" is the job's memory, already given at half its room */
             if (margin < DEVICE_MARGIN_MIN && h->be_kind != OOC_BACKEND_HOST) margin = DEVICE_MARGIN_MIN;
@@ -304,10 +307,14 @@ ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_
 {
     ooc_err_t *err = &h->err;
     if (!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) OOC_FORWARD(ooc_api_staging_pool(h, err));
+    /* budgets given: buffers held beyond them go (lowered since the last call) */
+    uint64_t dev_limit = h->param[OOC_PARAM_DEVICE_MEM] ? (uint64_t)h->param[OOC_PARAM_DEVICE_MEM] : UINT64_MAX;
+    uint64_t pin_limit = h->param[OOC_PARAM_HOST_MEM] ? (uint64_t)h->param[OOC_PARAM_HOST_MEM] / (uint64_t)h->ndev
+                                                      : UINT64_MAX;
     for (int d = 0; d < h->ndev; d++) {
         ooc_dev_t *dev = &h->dev[d];
         OOC_FORWARD(dev->be->ops->activate(dev->be, err));
-        OOC_FORWARD(ooc_res_reserve(dev->be, &dev->res, plan, err));
+        OOC_FORWARD(ooc_res_reserve(dev->be, &dev->res, plan, dev_limit, pin_limit, err));
     }
     return h->dev[0].be->ops->activate(h->dev[0].be, err);
 }

@@ -247,8 +247,9 @@ ooc_status_t ooc_host_free(ooc_handle_t *h, void *ptr)
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
     if (ptr == NULL) return OOC_SUCCESS;
-    if (h->dev[0].be == NULL)
-        return OOC_ERR(&h->err, OOC_ERR_INVALID_PARAM, "ooc_host_free: %p was not allocated by this handle", ptr);
+    /* the memory outlives backend instances (closed after a device failure,
+     * or another handle's): free it through this handle's, opened if need be */
+    if (h->dev[0].be == NULL) OOC_FORWARD(ooc_handle_backend(h));
     h->dev[0].be->ops->host_free(h->dev[0].be, ptr);
     return OOC_SUCCESS;
 }

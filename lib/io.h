@@ -76,7 +76,8 @@ ooc_status_t ooc_io_pwrite(int fd, const void *buf, size_t len, uint64_t off, co
 ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err);
 
 /* fsync the directory holding path, so that a rename or a file created in
- * it is durable (a file system that cannot sync a directory: success);
+ * it is durable (a file system that cannot sync a directory, or a
+ * directory this process may not read: success);
  * OOC_ERR_IO naming the directory. */
 ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err);
 

@@ -142,6 +142,10 @@ ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err)
     else *slash = '\0';
     ooc_status_t st = OOC_SUCCESS;
     int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 && errno == EACCES) { /* a directory we may write but not read: no sync to be had */
+        free(dir);
+        return OOC_SUCCESS;
+    }
     if (dfd < 0) {
         st = OOC_ERR(err, OOC_ERR_IO, "open directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
     } else {

@@ -62,7 +62,8 @@ void ooc_res_release(ooc_be_t *be, ooc_res_t *res)
     memset(res, 0, sizeof *res);
 }
 
-ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl, ooc_err_t *err)
+ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl, uint64_t dev_limit,
+                             uint64_t pin_limit, ooc_err_t *err)
 {
     const ooc_be_ops_t *o = be->ops;
     OOC_RETURN_ERROR_IF(pl->ring > OOC_MAX_RING || pl->streams > OOC_MAX_STREAMS, err,
@@ -70,10 +71,10 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
                         pl->ring, pl->streams);
     size_t slack = (size_t)ooc_res_slack(pl->ring);
     size_t dev = (size_t)pl->device_bytes + slack;
-    /* held buffers serve a smaller plan, unless they are more than twice
-     * its size: a handle whose budgets were lowered (or whose problems
-     * shrank) gives the memory back */
-    if (res->dev_bytes < dev || res->dev_bytes / 2 > dev) {
+    /* held buffers serve a smaller plan (no reallocation from call to call),
+     * unless they exceed the budget: a handle whose budget was lowered
+     * gives the memory back */
+    if (res->dev_bytes < dev || res->dev_bytes > dev_limit) {
         if (res->dev) o->dev_free(be, res->dev);
         res->dev = NULL;
         res->dev_bytes = 0;
@@ -81,7 +82,7 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         res->dev_bytes = dev;
     }
     size_t pin = pl->host_bytes ? (size_t)pl->host_bytes + slack : 0;
-    if (res->pin_bytes < pin || res->pin_bytes / 2 > pin) {
+    if (res->pin_bytes < pin || res->pin_bytes > pin_limit) {
         if (res->pin) o->host_free(be, res->pin);
         res->pin = NULL;
         res->pin_bytes = 0;

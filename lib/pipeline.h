@@ -63,8 +63,12 @@ typedef struct {
 /* Bytes of alignment padding the arenas need beyond the plan's byte counts. */
 uint64_t ooc_res_slack(int ring);
 
-/* Make res hold what plan needs (allocating or growing only here). */
-ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *plan, ooc_err_t *err);
+/* Make res hold what plan needs (allocating, growing or shrinking only
+ * here): buffers held already serve it when large enough and within the
+ * limits (the budgets given; UINT64_MAX: automatic, keep them), else they
+ * are freed and made again of the plan's size. */
+ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *plan, uint64_t dev_limit,
+                             uint64_t pin_limit, ooc_err_t *err);
 /* Free everything res holds (after all work on it completed). */
 void ooc_res_release(ooc_be_t *be, ooc_res_t *res);
 

@@ -515,6 +515,19 @@ static void test_output_safety(void)
         CU_ASSERT(strstr(ooc_last_error(H), i ? "the input B" : "the input A") != NULL);
         ooc_file_close(over, 1);
     }
+    /* an input that is the file C is written into (its temporary file) */
+    {
+        ooc_file_t *w = NULL, *in = NULL;
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("jw.npy"), &cs, 0, &w), OOC_SUCCESS);
+        ooc_file_spec_t any2 = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
+        CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tu_path("jw.npy.ooc-tmp"), &any2, &in), OOC_SUCCESS);
+        double b1 = 1;
+        ooc_files_opts_t oo = {.journal = tu_path("jw.journal")};
+        CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &b1, in, w, &oo), OOC_ERR_OVERLAP);
+        CU_ASSERT(strstr(ooc_last_error(H), "the input C0") != NULL);
+        ooc_file_close(in, 0);
+        ooc_file_close(w, 1);
+    }
     /* and the inputs are whole: the multiply still runs with a journal of its own */
     ooc_files_opts_t o = {.journal = tu_path("jc.journal"), .resume = 0, .progress = NULL, .progress_user = NULL};
     CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_SUCCESS);

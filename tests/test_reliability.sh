@@ -344,6 +344,20 @@ else
 fi
 cp A.copy A.npy
 cp B.copy B.npy
+# an input that is the output's temporary file: emptied before it is read
+# (wrong C, exit 0, the input gone): refused, kept
+gen Y0.copy --rows 2000 --cols 200 --seed 25 --format npy
+cp Y0.copy Y.npy.ooc-tmp
+oc multiply A.npy B.npy --c-in Y.npy.ooc-tmp --beta 1 -o Y.npy "${H[@]}"
+rc=$?
+oc multiply Y.npy.ooc-tmp A.npy --transa T -o Y.npy "${H[@]}"
+rc2=$?
+if [ "$rc" -eq 2 ] && [ "$rc2" -eq 2 ] && cmp -s Y.npy.ooc-tmp Y0.copy && [ ! -e Y.npy ]; then
+    pass "6 an input named Y.npy.ooc-tmp for -o Y.npy: exit 2, kept: $(e1)"
+else
+    fail "6 an input named Y.npy.ooc-tmp for -o Y.npy: exit $rc/$rc2 (expected 2), the input $(cmp -s Y.npy.ooc-tmp Y0.copy && echo kept || echo CHANGED)"
+fi
+rm -f Y.npy Y.npy.ooc-tmp Y.npy.ooc-journal Y0.copy
 printf 'my notes\nline 2\n' >notes.txt
 cp notes.txt notes.orig
 oc multiply A.npy B.npy -o J.npy "${H[@]}" --journal notes.txt

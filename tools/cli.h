@@ -157,7 +157,8 @@ typedef struct {
     "  --device-mem BYTES    device-memory budget (default: the free memory less a\n"                 \
     "                        margin)\n"                                                               \
     "  --host-mem BYTES      host staging budget, through which pageable operands\n"                  \
-    "                        and files are copied (default: automatic)\n"                             \
+    "                        and files are copied, shared by the devices\n"                           \
+    "                        (default: automatic)\n"                                                  \
     "  --block-rows N        rows of op(A) per streamed block (at most; from 64\n"                    \
     "                        on a multiple of 32)\n"                                                  \
     "  --ring N              buffers of blocks in the ring\n"                                         \

@@ -339,11 +339,17 @@ int mul_open_inputs(mul_job_t *j)
     j->beta = scalar_of(o->beta);
     j->fo = (ooc_files_opts_t){.journal = o->journal, .resume = o->resume, .progress = progress_cb, .progress_user = &j->prog};
     const operand_t *ops[3] = {&j->A, &j->B, o->c_in ? &j->C0 : NULL};
-    struct stat c, in;
-    for (int i = 0; i < 2 && stat(o->out, &c) == 0; i++) /* (C0 may be the output: C in place) */
-        if (stat(ops[i]->path, &in) == 0 && in.st_dev == c.st_dev && in.st_ino == c.st_ino)
+    struct stat c, t, in;
+    int have_c = stat(o->out, &c) == 0, have_t = stat(j->tmp_path, &t) == 0;
+    for (int i = 0; i < 3; i++) {
+        if (ops[i] == NULL || stat(ops[i]->path, &in) != 0) continue;
+        if (i < 2 && have_c && in.st_dev == c.st_dev && in.st_ino == c.st_ino) /* (C0 may be: C in place) */
             return usage_error("multiply", "-o %s is the input %s (%s): the result would replace it (only --c-in "
                                "may name the output: C computed in place)", o->out, ops[i]->name, ops[i]->path);
+        if (have_t && in.st_dev == t.st_dev && in.st_ino == t.st_ino) /* emptied before it is read */
+            return usage_error("multiply", "the input %s (%s) is %s, the temporary file the output is written into",
+                               ops[i]->name, ops[i]->path, j->tmp_path);
+    }
     return journal_apart("multiply", j->journal_path, o->out, ops, 3);
 }
 

@@ -216,6 +216,9 @@ static int mpi_open(mpi_job_t *x)
         int rc = journals_forget(j->h, j->journal_path, j->tmp_path); /* no later resume may trust them */
         if (rc != RC_OK) return rc;
     }
+    if (stop_signal_caught()) /* before anything is made: nothing to keep */
+        return fail(RC_INTERRUPTED, "interrupted by %s before it started: nothing written",
+                    signal_name(stop_signal_caught()));
     unsigned flags = OOC_FILE_SHARED | (o->resume ? OOC_FILE_RESUME : 0);
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, flags, &j->C)) != OOC_SUCCESS) {
         j->C = NULL;
@@ -277,7 +280,8 @@ static int mpi_join(mpi_job_t *x)
                              scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->C, &x->fo, &mine);
     if (st == OOC_ERR_BUDGET_TOO_SMALL)
         return fail(RC_RUNTIME, "rank 0's plan does not fit this rank's memory budgets (%s): give every rank the same "
-                    "--device-mem and --host-mem", ooc_last_error(j->h));
+                    "--device-mem and --host-mem, and as many devices (--host-mem is shared by a rank's devices)",
+                    ooc_last_error(j->h));
     return st == OOC_SUCCESS ? RC_OK : lib_fail(j->h, st, AT_RUN, j->tmp_path, x->own, "plan");
 }
 
