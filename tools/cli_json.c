@@ -335,6 +335,7 @@ void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, doubl
     json_real(j, "tolerance", tol, 1);
     json_bool(j, "passed", passed);
     json_null(j, "bytes_read");
+    json_null(j, "rows_unverified");
     json_end(j);
 }
 
@@ -353,5 +354,6 @@ void json_check_files(json_t *j, const ooc_verify_result_t *v, int have)
     json_real(j, "tolerance", v->tolerance, 1);
     json_bool(j, "passed", v->passed);
     json_uint(j, "bytes_read", v->bytes_read);
+    json_int(j, "rows_unverified", v->rows_unverified);
     json_end(j);
 }

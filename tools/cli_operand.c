@@ -243,5 +243,8 @@ void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n)
                 v->vectors == 1 ? "" : "s", (long long)v->rows_checked, v->rows_checked == 1 ? "" : "s");
     fprintf(f, ": max relative error %.3g (tolerance %.3g): %s\n", v->max_rel_err, v->tolerance,
             v->passed ? "PASS" : "FAIL");
+    if (v->rows_unverified > 0)
+        fprintf(f, "verify: %lld row%s where C0 holds NaN or infinities checked only for where C holds its own\n",
+                (long long)v->rows_unverified, v->rows_unverified == 1 ? "" : "s");
 }
 

@@ -426,15 +426,16 @@ static int mpi_verify(mpi_job_t *x)
     }
     if ((rc = agreed(x, rc, 1, "verifying")) != RC_OK) return rc;
     double worst[2] = {v->max_rel_err, v->tolerance};
-    int64_t sums[3] = {v->rows_checked, (int64_t)v->bytes_read, v->nonfinite}, lows[2] = {v->passed, v->exact};
+    int64_t sums[4] = {v->rows_checked, (int64_t)v->bytes_read, v->nonfinite, v->rows_unverified},
+            lows[2] = {v->passed, v->exact};
     int64_t vectors = v->vectors;
     cli_mpi_allreduce_max(worst, 2);
-    cli_mpi_allreduce_i64(sums, 3, CLI_MPI_SUM);
+    cli_mpi_allreduce_i64(sums, 4, CLI_MPI_SUM);
     cli_mpi_allreduce_i64(lows, 2, CLI_MPI_MIN);
     cli_mpi_allreduce_i64(&vectors, 1, CLI_MPI_MAX);
     *v = (ooc_verify_result_t){.exact = (int)lows[1], .vectors = (int)vectors, .rows_checked = sums[0],
                                .max_rel_err = worst[0], .tolerance = worst[1], .passed = (int)lows[0],
-                               .bytes_read = (uint64_t)sums[1], .nonfinite = sums[2]};
+                               .bytes_read = (uint64_t)sums[1], .nonfinite = sums[2], .rows_unverified = sums[3]};
     j->verified = 1;
     if (v->passed) return RC_OK;
     if (x->rank != 0) return RC_CHECK_FAILED;
