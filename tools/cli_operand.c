@@ -51,14 +51,8 @@ static const char *raw_shape_problem(const char *arg, size_t *field, size_t *fie
 {
     size_t len = strlen(arg);
     for (int nf = 3; nf >= 1; nf--) {
-        size_t colon = len;
-        int found = 0;
-        for (size_t p = len; p > 0; p--)
-            if (arg[p - 1] == ':' && ++found == nf) {
-                colon = p - 1;
-                break;
-            }
-        if (found < nf) continue;
+        size_t colon = colon_from_end(arg, len, nf);
+        if (colon == len) continue;
         size_t end = colon + 1;
         while (end < len && arg[end] != ':') end++;
         const char *why = shape_problem(arg + colon + 1, end - colon - 1);

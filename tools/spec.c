@@ -61,20 +61,22 @@ int shape_parse(const char *s, size_t len, int64_t *rows, int64_t *cols)
     return -1;
 }
 
+size_t colon_from_end(const char *arg, size_t len, int nf)
+{
+    int found = 0;
+    for (size_t p = len; p > 0; p--)
+        if (arg[p - 1] == ':' && ++found == nf) return p - 1;
+    return len;
+}
+
 raw_spec_result_t raw_spec_parse(const char *arg, ooc_dtype_t dtype, ooc_layout_t layout, size_t *path_len,
                                  ooc_file_spec_t *spec, size_t *field, size_t *field_len)
 {
     size_t len = strlen(arg);
     for (int nf = 3; nf >= 1; nf--) {
         /* the nf-th ':' from the end starts the suffix */
-        size_t colon = len;
-        int found = 0;
-        for (size_t p = len; p > 0; p--)
-            if (arg[p - 1] == ':' && ++found == nf) {
-                colon = p - 1;
-                break;
-            }
-        if (found < nf) continue;
+        size_t colon = colon_from_end(arg, len, nf);
+        if (colon == len) continue;
         /* its fields: [start[i], end[i]) */
         size_t start[3], end[3];
         size_t at = colon + 1;

@@ -21,6 +21,9 @@ typedef enum {
     RAW_SPEC_NO_PATH = -3    /* a shape suffix with nothing before it */
 } raw_spec_result_t;
 
+/* Where the nf-th ':' from the end of arg (len bytes) is; len when there are fewer. */
+size_t colon_from_end(const char *arg, size_t len, int nf);
+
 /* Split a raw-shape suffix off arg (NUL-terminated): the last one, two or
  * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
  * them is a shape of two positive decimal integers; missing fields take the
