@@ -199,6 +199,14 @@ static int copy_lines(const ooc_problem_t *q)
            ((q->C.pinned || q->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0);
 }
 
+/* Each device's share of a given staging budget (OOC_PARAM_HOST_MEM is the
+ * whole job's: each device has its own ring); UINT64_MAX when automatic. */
+static uint64_t given_staging(const ooc_handle_t *h)
+{
+    uint64_t host = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
+    return host ? host / (uint64_t)h->ndev : UINT64_MAX;
+}
+
 /* The planner's input for p on the open backend: budgets from the options,
  * else what the device with the least has free (counting our cached buffers
  * as free) minus a margin: every device runs the same plan, so that a block
@@ -231,8 +239,8 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
         }
         OOC_FORWARD(h->dev[0].be->ops->activate(h->dev[0].be, err));
     }
-    uint64_t host = (uint64_t)h->param[OOC_PARAM_HOST_MEM];
-    if (host == 0) {
+    uint64_t host = given_staging(h);
+    if (host == UINT64_MAX) {
         /* from the job's memory limits (RAM, or its cgroup's), counting the
          * staging rings we hold already as available, as for the devices;
          * each device has its own ring */
@@ -243,8 +251,6 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
             lim.mem_available = lim.mem_available > UINT64_MAX - held ? UINT64_MAX : lim.mem_available + held;
         }
         host = ooc_limits_staging_budget(&lim, h->ndev);
-    } else {
-        host /= (uint64_t)h->ndev; /* the whole job's: each device has its own ring */
     }
     ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,
@@ -309,8 +315,7 @@ ooc_status_t ooc_api_prepare(ooc_handle_t *h, const ooc_problem_t *p, const ooc_
     if (!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) OOC_FORWARD(ooc_api_staging_pool(h, err));
     /* budgets given: buffers held beyond them go (lowered since the last call) */
     uint64_t dev_limit = h->param[OOC_PARAM_DEVICE_MEM] ? (uint64_t)h->param[OOC_PARAM_DEVICE_MEM] : UINT64_MAX;
-    uint64_t pin_limit = h->param[OOC_PARAM_HOST_MEM] ? (uint64_t)h->param[OOC_PARAM_HOST_MEM] / (uint64_t)h->ndev
-                                                      : UINT64_MAX;
+    uint64_t pin_limit = given_staging(h);
     for (int d = 0; d < h->ndev; d++) {
         ooc_dev_t *dev = &h->dev[d];
         OOC_FORWARD(dev->be->ops->activate(dev->be, err));

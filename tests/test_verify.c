@@ -194,6 +194,17 @@ static ooc_file_t *put(const mat_t *a)
     return r;
 }
 
+/* Close the files of A, B and C and free their matrices. */
+static void release(ooc_file_t *fa, ooc_file_t *fb, ooc_file_t *fc, mat_t *a, mat_t *b, mat_t *c)
+{
+    ooc_file_close(fa, 0);
+    ooc_file_close(fb, 0);
+    ooc_file_close(fc, 0);
+    free(a->x);
+    free(b->x);
+    free(c->x);
+}
+
 static double tol_of(ooc_dtype_t t, int64_t k) { return 4.0 * (double)(k + 2) * tu_eps(t); }
 
 /* verify; the call must succeed */
@@ -476,12 +487,7 @@ static void test_special_values(void)
         ooc_file_close(fc0, 0);
     }
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
-    ooc_file_close(fa, 0);
-    ooc_file_close(fb, 0);
-    ooc_file_close(fc, 0);
-    free(a.x);
-    free(b.x);
-    free(c.x);
+    release(fa, fb, fc, &a, &b, &c);
     free(c0.x);
 }
 
@@ -538,12 +544,7 @@ static void test_nonfinite_inputs(void)
             }
         }
         CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
-        ooc_file_close(fa, 0);
-        ooc_file_close(fb, 0);
-        ooc_file_close(fc, 0);
-        free(a.x);
-        free(b.x);
-        free(c.x);
+        release(fa, fb, fc, &a, &b, &c);
     }
 }
 
@@ -715,12 +716,7 @@ static void test_tight_threshold(void)
         CU_ASSERT(r.exact == 0 && r.passed == 0);
         ooc_file_close(fd, 0);
         free(d.x);
-        ooc_file_close(fa, 0);
-        ooc_file_close(fb, 0);
-        ooc_file_close(fc, 0);
-        free(a.x);
-        free(b.x);
-        free(c.x);
+        release(fa, fb, fc, &a, &b, &c);
     }
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
 }
@@ -836,12 +832,7 @@ static void test_overflow(void)
         ooc_status_t st = try_check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 0, &r);
         if (st == OOC_SUCCESS && !r.passed) fprintf(stderr, "\n  op(B) X overflowed: error %g\n", r.max_rel_err);
         CU_ASSERT(st == OOC_ERR_OVERFLOW || (st == OOC_SUCCESS && r.passed));
-        ooc_file_close(fa, 0);
-        ooc_file_close(fb, 0);
-        ooc_file_close(fc, 0);
-        free(a.x);
-        free(b.x);
-        free(c.x);
+        release(fa, fb, fc, &a, &b, &c);
     }
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
 }
@@ -865,12 +856,7 @@ static void test_underflow(void)
         if (!r.passed) fprintf(stderr, "\n  dtype %d: exact %d error %g\n", (int)t, r.exact, r.max_rel_err);
         CU_ASSERT_EQUAL(r.exact, single(t));
         CU_ASSERT_EQUAL(r.passed, 1);
-        ooc_file_close(fa, 0);
-        ooc_file_close(fb, 0);
-        ooc_file_close(fc, 0);
-        free(a.x);
-        free(b.x);
-        free(c.x);
+        release(fa, fb, fc, &a, &b, &c);
     }
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
 }
@@ -910,12 +896,7 @@ static void test_tall(void)
     ooc_status_t st = try_check(OOC_OP_N, OOC_OP_N, &one2, fa, fb, &zero2, NULL, fc, 0, 3, &r);
     CU_ASSERT_EQUAL(st, OOC_ERR_HOST_MEMORY);
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
-    ooc_file_close(fa, 0);
-    ooc_file_close(fb, 0);
-    ooc_file_close(fc, 0);
-    free(a.x);
-    free(b.x);
-    free(c.x);
+    release(fa, fb, fc, &a, &b, &c);
     free(a2.x);
     free(b2.x);
     free(c2.x);
