@@ -284,14 +284,27 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     OOC_FORWARD(plan_input(h, p, &in, &dev, &host));
     in.allow_swap = allow_swap;
     ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed, plan) : ooc_plan_make(&in, plan);
-    OOC_RETURN_ERROR_IF(st == OOC_ERR_BUDGET_TOO_SMALL, &h->err, st,
-                        "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
-                        "and %llu bytes of pinned staging%s (%llu bytes of each kept for the buffers' "
-                        "alignment)%s",
-                        (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
-                        (unsigned long long)host, h->ndev > 1 ? " per device" : "",
-                        (unsigned long long)ooc_res_slack(in.ring ? in.ring : OOC_MAX_RING),
-                        fixed ? " with the plan given or recorded in the journal" : "");
+    if (st == OOC_ERR_BUDGET_TOO_SMALL) {
+        /* what would fit: the budgets as set (OOC_PARAM_DEVICE_MEM is each
+         * device's, OOC_PARAM_HOST_MEM the job's), the slack included */
+        uint64_t slack = ooc_res_slack(in.ring ? in.ring : OOC_MAX_RING), need_dev, need_host;
+        ooc_plan_least_need(&in, fixed, &need_dev, &need_host);
+        need_dev += slack;
+        need_host = need_host ? (need_host + slack) * (uint64_t)h->ndev : 0;
+        char staging[96] = "";
+        if (need_host)
+            snprintf(staging, sizeof staging, " and a staging budget of at least %llu bytes%s",
+                     (unsigned long long)need_host, h->ndev > 1 ? " for all the devices" : "");
+        return OOC_ERR(&h->err, st,
+                             "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
+                             "and %llu bytes of pinned staging%s (%llu bytes of each kept for the buffers' "
+                             "alignment)%s; it needs a device memory budget of at least %llu bytes%s%s",
+                             (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
+                             (unsigned long long)host, h->ndev > 1 ? " per device" : "",
+                             (unsigned long long)slack,
+                             fixed ? " with the plan given or recorded in the journal" : "",
+                             (unsigned long long)need_dev, h->ndev > 1 ? " per device" : "", staging);
+    }
     OOC_RETURN_ERROR_IF(st != OOC_SUCCESS, &h->err, st, "planner: rejected its input");
     return OOC_SUCCESS;
 }

@@ -553,6 +553,48 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     return OOC_SUCCESS;
 }
 
+/* The least need_t of a plan of one row and one column: plan_one() finds a
+ * plan when one fits at any depth it tries (op(B) in 1, 2, 4, ... row
+ * panels). Deeper is not always larger: with A in k-pieces a deeper panel
+ * has fewer A slots than a ring of blocks. Least device bytes, then least
+ * pinned bytes. */
+static need_t least_need(const ctx_t *c)
+{
+    need_t best = {0};
+    int have = 0;
+    for (int64_t parts = 1;; parts *= 2) {
+        int64_t kb = ceil_div(c->k, parts);
+        if (kb <= OOC_PLAN_MAX_DIM) {
+            need_t r = need(c, 1, 1, kb);
+            if (!have || r.dev < best.dev || (r.dev == best.dev && r.host < best.host)) best = r;
+            have = 1;
+        }
+        if (kb == 1) break;
+    }
+    return best;
+}
+
+void ooc_plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, uint64_t *dev, uint64_t *host)
+{
+    ctx_t c = make_ctx(in);
+    if (in->ring == 0) c.ring = 2; /* both planners fall back to a ring of 2 */
+    need_t r;
+    if (want) {
+        c.q = c.q_req = want->a_pieces;
+        if (want->swap) c = swapped(&c);
+        r = need(&c, want->mb, want->nb, want->kb);
+    } else {
+        r = least_need(&c);
+        if (in->allow_swap) {
+            ctx_t s = swapped(&c);
+            need_t t = least_need(&s);
+            if (t.dev < r.dev || (t.dev == r.dev && t.host < r.host)) r = t;
+        }
+    }
+    *dev = r.dev;
+    *host = r.host;
+}
+
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 {
     if (bad_input(in) || plan == NULL) return OOC_ERR_INTERNAL;

@@ -117,6 +117,12 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
  * or are not a plan the planner makes (a tail too long for mb, say). */
 ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, ooc_plan_t *plan);
 
+/* The least device bytes and pinned staging bytes (each device's, before the
+ * buffers' alignment slack) with which ooc_plan_fixed(in, want) succeeds, or
+ * with want NULL, ooc_plan_make(in): the budgets to ask for when either
+ * returned OOC_ERR_BUDGET_TOO_SMALL. */
+void ooc_plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, uint64_t *dev, uint64_t *host);
+
 /* OOC_SUCCESS when the plan is consistent: sizes in range, and its blocks
  * tile rows [0, m) exactly with none empty; else OOC_ERR_INTERNAL. */
 ooc_status_t ooc_plan_check(const ooc_plan_t *plan);

@@ -414,5 +414,25 @@ else
 fi
 unset OOC_HOST_DEVICES
 
+# budgets too small: exit 3, and the message gives the least budgets that
+# plan; with exactly those the same multiply runs and passes its check
+"$OOCGEMM" run --backend host -m 50 -n 20 -k 10 --memory pageable --device-mem 1K --host-mem 1K \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+need_dev=$(sed -n 's/.*device memory budget of at least \([0-9]*\) bytes.*/\1/p' "$tmp/err")
+need_host=$(sed -n 's/.*staging budget of at least \([0-9]*\) bytes.*/\1/p' "$tmp/err")
+if [ "$rc" -eq 3 ] && [ -n "$need_dev" ] && [ -n "$need_host" ]; then
+    pass "budgets too small: exit 3, needs $need_dev and $need_host bytes"
+    run_ok "budgets the message asked for" -m 50 -n 20 -k 10 --memory pageable --no-floor \
+        --device-mem "$need_dev" --host-mem "$need_host"
+    "$OOCGEMM" run --backend host -m 50 -n 20 -k 10 --memory pageable --no-floor \
+        --device-mem "$((need_dev - 1))" --host-mem "$need_host" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 3 ]; then pass "a byte less of device memory: exit 3"
+    else fail "a byte less of device memory: exit $rc, expected 3"; fi
+else
+    fail "budgets too small: exit $rc, expected 3 and the least budgets in the message"
+fi
+
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

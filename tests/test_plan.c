@@ -366,6 +366,63 @@ static void test_fixed(void)
     CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &w, &q), OOC_ERR_INTERNAL); /* at most 8 chunks */
 }
 
+/* ooc_plan_least_need() is exact: budgets of what it says plan, a byte less
+ * of either does not (it is what the budget-too-small message asks for). */
+static void test_least_need(void)
+{
+    static const size_t elems[4] = {4, 8, 8, 16};
+    int checked = 0, fixed = 0;
+    for (int t = 0; t < 3000; t++) {
+        ooc_plan_input_t in = input(1 + (int64_t)(next() % 3000), 1 + (int64_t)(next() % 3000),
+                                    1 + (int64_t)(next() % 3000), elems[next() % 4], 0);
+        in.beta_nonzero = (int)(next() % 2);
+        in.stage_a = (int)(next() % 2);
+        in.stage_b = (int)(next() % 2);
+        in.stage_c = (int)(next() % 2);
+        in.ring = next() % 3 ? 0 : 2 + (int)(next() % 5);
+        in.block_rows = next() % 4 ? 0 : 1 + (int64_t)(next() % 4096);
+        in.a_pieces = next() % 4 ? 0 : 1 + (int)(next() % 8);
+        if (in.a_pieces > in.k) in.a_pieces = 0;
+        in.allow_swap = (int)(next() % 2);
+        in.devices = 1 + (int)(next() % 3);
+        uint64_t dev, host;
+        ooc_plan_least_need(&in, NULL, &dev, &host);
+        ooc_plan_t p, q;
+        in.device_budget = dev;
+        in.host_budget = host;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+        CU_ASSERT(check_invariants(&in, &p));
+        in.device_budget = dev - 1;
+        CU_ASSERT_EQUAL(ooc_plan_make(&in, &q), OOC_ERR_BUDGET_TOO_SMALL);
+        in.device_budget = dev;
+        if (host > 0) {
+            in.host_budget = host - 1;
+            CU_ASSERT_EQUAL(ooc_plan_make(&in, &q), OOC_ERR_BUDGET_TOO_SMALL);
+        }
+        checked++;
+        /* a recorded plan: what it needs, in larger budgets than it was made in */
+        in.device_budget = dev + next() % ((uint64_t)1 << 24);
+        in.host_budget = host + next() % ((uint64_t)1 << 24);
+        if (ooc_plan_make(&in, &p) != OOC_SUCCESS) continue;
+        ooc_plan_least_need(&in, &p, &dev, &host);
+        in.device_budget = dev;
+        in.host_budget = host;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &p, &q), OOC_SUCCESS);
+        /* the same blocks (in a ring of 2 where the budget holds no more) */
+        CU_ASSERT(q.swap == p.swap && q.mb == p.mb && q.nb == p.nb && q.kb == p.kb && q.a_pieces == p.a_pieces &&
+                  q.m_blocks == p.m_blocks && q.traffic_bytes == p.traffic_bytes);
+        in.device_budget = dev - 1;
+        CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &q), OOC_ERR_BUDGET_TOO_SMALL);
+        in.device_budget = dev;
+        if (host > 0) {
+            in.host_budget = host - 1;
+            CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &q), OOC_ERR_BUDGET_TOO_SMALL);
+        }
+        fixed++;
+    }
+    CU_ASSERT(checked == 3000 && fixed > 2000);
+}
+
 /* Any block rows, odd ones too, with any tail the planner allows: the blocks
  * tile [0, m) exactly. A journal once named mb = 1001 with a tail of 3, and
  * tail blocks counted as mb - (mb >> 3) rows left two rows uncomputed. */
@@ -701,6 +758,7 @@ int main(void)
     CU_add_test(s, "column panels when B does not fit", test_column_panels);
     CU_add_test(s, "row panels when a column does not fit", test_row_panels);
     CU_add_test(s, "budgets too small", test_too_small);
+    CU_add_test(s, "the least a plan needs is exact", test_least_need);
     CU_add_test(s, "bad input", test_bad_input);
     CU_add_test(s, "more memory, no more traffic", test_monotone_traffic);
     CU_add_test(s, "wide problems keep A resident", test_swap);
