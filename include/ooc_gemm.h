@@ -385,8 +385,9 @@ typedef struct {
     uint64_t bytes_staged;  /**< bytes the staging threads copied between pageable memory (or files) and the
                                  pinned ring, in and out: the floor's host-memory term counts them */
     uint64_t least_traffic_bytes; /**< the least bytes over the bus any plan could move within the same memory
-                                       budgets (smallest blocks, either orientation); bytes_h2d + bytes_d2h is
-                                       what this plan moved, for one pass (several devices: plus op(B) per device) */
+                                       budgets (smallest blocks, either orientation; several devices: op(B) to
+                                       each from the host, once in all when shared); bytes_h2d + bytes_d2h is
+                                       what this plan moved */
     int32_t a_pieces;       /**< k-pieces each block of op(A) went to the device in (1: whole; ::OOC_PARAM_A_PIECES) */
     int32_t c_chunks;       /**< with a_pieces > 1: chunks of C's columns each block's last piece was multiplied
                                  and copied out in, each going out once multiplied (1: whole; ::OOC_PARAM_B_CHUNKS) */

@@ -257,6 +257,10 @@ static void test_shared_b(void)
             CU_ASSERT_EQUAL(ss.bytes_h2d, s1.bytes_h2d);
             CU_ASSERT(sh.bytes_h2d >= s1.bytes_h2d && sh.bytes_h2d <= s1.bytes_h2d + (uint64_t)(n - 1) * b_bytes);
             CU_ASSERT(ss.bytes_peer <= (uint64_t)(n - 1) * b_bytes);
+            /* the least traffic counts op(B) as it must go: to each device
+             * from the host, or once when shared (the same plan either way) */
+            CU_ASSERT_EQUAL(sh.least_traffic_bytes - ss.least_traffic_bytes, sh.bytes_h2d - ss.bytes_h2d);
+            CU_ASSERT(sh.least_traffic_bytes <= sh.bytes_h2d + sh.bytes_d2h);
             copied += ss.bytes_peer;
             uint64_t peer = 0;
             for (int d = 0; d < ss.ndevices; d++) peer += ss.device[d].bytes_peer;
