@@ -388,10 +388,12 @@ elif [ ! -f RC.npy.ooc-tmp ] || [ ! -f RC.npy.ooc-journal ]; then
     fail "resume: no temporary file or journal after kill -9"
 else
     pass "resume: killed after ${blocks:-0} recorded blocks: RC.npy.ooc-tmp and the journal are there, RC.npy is not"
-    oc multiply RA.npy RB.npy -o RC.npy --backend host --device-mem 256K --no-floor --resume
+    oc multiply RA.npy RB.npy -o RC.npy --backend host --device-mem 256K --resume
     rc=$?
     if [ "$rc" -ne 0 ]; then
         fail "resume: exit $rc"
+    elif ! grep -q '^floor: n/a (a resumed run: [0-9]* of [0-9]* blocks were done before' out; then
+        fail "resume: a floor of the whole job against the time of the rest: $(grep '^floor' out)"
     elif [ -e RC.npy.ooc-tmp ]; then
         fail "resume: temporary file left"
     elif ! grep -q '^complete ' RC.npy.ooc-journal 2>/dev/null; then

@@ -414,6 +414,17 @@ else
 fi
 unset OOC_HOST_DEVICES
 
+# alpha = 0: nothing multiplied, no floor and no rate (it used to divide a
+# whole multiply's floor by the time of scaling C: floor/time 1952788)
+"$OOCGEMM" run --backend host -m 300 -n 200 -k 100 --alpha 0 --beta 1 --repeat 2 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^floor: n/a (nothing was multiplied' "$tmp/out" &&
+    grep -q 'rate: 0 ' "$tmp/out" && ! grep -q 'floor/time' "$tmp/out"; then
+    pass "alpha 0: no floor, rate 0"
+else
+    fail "alpha 0: exit $rc, $(grep -E '^(floor|time)' "$tmp/out" | tr '\n' ' ')"
+fi
+
 # budgets too small: exit 3, and the message gives the least budgets that
 # plan; with exactly those the same multiply runs and passes its check
 "$OOCGEMM" run --backend host -m 50 -n 20 -k 10 --memory pageable --device-mem 1K --host-mem 1K \

@@ -258,46 +258,23 @@ static bench_method_t *bench_ours(bench_shape_ctx_t *x, ooc_handle_t *h, const c
  * pinned copy bandwidth all at once (1 GiB per GPU each way, best of 3), and
  * the sum of their in-core rates, each probed on its own device. Unknown,
  * with the reason in res->floor_note, when either cannot be measured. */
-static void bench_floor_multi(bench_shape_ctx_t *x)
+static void bench_floor_multi(bench_shape_ctx_t *x, ooc_handle_t *h)
 {
     const bench_env_t *env = x->env;
     bench_result_t *res = x->res;
     const run_opts_t *o = &res->o;
     floor_t *fl = &res->fl;
-    char msg[PEER_MSG_LEN];
-    double h2d = 0, d2h = 0, both = 0, sum = 0;
     fl->ndev = env->ndev;
     if (!env->cuda) {
         snprintf(res->floor_note, sizeof res->floor_note,
                  "the floor of several GPUs needs their copy bandwidth: none on the host backend");
         return;
     }
-    if (peer_bandwidth(env->devs, env->ndev, (size_t)1 << 30, 3, &h2d, &d2h, &both, msg, sizeof msg) != PEER_OK) {
-        snprintf(res->floor_note, sizeof res->floor_note, "the copy bandwidth of the GPUs at once: %s", msg);
+    if (!floor_measure_devices(h, env->devs, env->ndev, o->dtype, o->m, o->n, o->k, x->bo->quiet, fl, res->rate_dev)) {
+        snprintf(res->floor_note, sizeof res->floor_note, "%.*s", (int)sizeof res->floor_note - 1, fl->note);
+        fl->note[0] = '\0';
         return;
     }
-    fl->bw_h2d = h2d / 1e9;
-    fl->bw_d2h = d2h / 1e9;
-    fl->bw_both = both / 1e9;
-    fl->measured_bw = 1;
-    for (int i = 0; i < env->ndev; i++) {
-        floor_t one;
-        ooc_handle_t *hd = NULL;
-        memset(&one, 0, sizeof one);
-        if (bench_handle(&o->lib, env->devs[i], &hd) == OOC_SUCCESS)
-            floor_measure_rate(hd, o->dtype, o->m, o->n, o->k, x->bo->quiet, &one);
-        ooc_destroy(hd);
-        res->rate_dev[i] = one.rate;
-        if (one.rate <= 0) {
-            snprintf(res->floor_note, sizeof res->floor_note, "the in-core rate of device %d: not measured",
-                     env->devs[i]);
-            return;
-        }
-        sum += one.rate;
-        fl->pm = one.pm, fl->pn = one.pn, fl->pk = one.pk;
-    }
-    fl->rate = sum;
-    fl->measured_rate = 1;
     floor_compute(fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
 }
 
@@ -385,7 +362,7 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
     /* the floor, measured on this machine now, before any method */
     bench_progress(bo, "%s: measuring bandwidth and the in-core rate", sh->name);
     if (env->multi) {
-        bench_floor_multi(&x);
+        bench_floor_multi(&x, h);
     } else {
         floor_measure(h, o->dtype, o->m, o->n, o->k, bo->quiet, &res->fl);
         floor_compute(&res->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
@@ -404,6 +381,7 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
      * and with the host's memory bandwidth when it staged operands */
     if (res->have_stats && res->fl.have) {
         floor_traffic(&res->fl, &res->stats);
+        floor_of_run(&res->fl, &res->stats);
         floor_measure(h, o->dtype, o->m, o->n, o->k, bo->quiet, &res->fl);
         floor_compute(&res->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
     }

@@ -242,11 +242,14 @@ typedef struct {
     int measured_both, measured_host;
     double rate;           /* in-core TFLOP/s; likewise */
     int ndev;              /* > 1: the figures are those of that many GPUs together */
-    int measured_bw, measured_rate;
+    int measured_bw, measured_rate; /* measured_bw 2: one of H2D and D2H given, the other measured */
     int64_t pm, pn, pk;    /* the in-core shape measured */
     int cpu;               /* the host backend: the floor is flops / the CPU's measured rate alone */
     int have;              /* what it needs is known: the times below are valid */
     double t_in, t_out, t_bus, t_host, t_math, floor_s;
+    int run_ndev;          /* the devices the multiply ran on (floor_of_run), and their indices */
+    int run_devs[OOC_MAX_DEVICES];
+    char note[600];        /* why there is no floor ("": none known, or there is one) */
 } floor_t;
 
 /* ------------------------------------------------------------------------ */
@@ -443,6 +446,10 @@ void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, in
                         floor_t *f);
 void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);
 void floor_traffic(floor_t *f, const ooc_stats_t *st);
+void floor_of_run(floor_t *f, const ooc_stats_t *st);
+int floor_measure_devices(ooc_handle_t *h, const int *devs, int ndev, ooc_dtype_t t, int64_t m, int64_t n, int64_t k,
+                          int quiet, floor_t *f, double *rates);
+ooc_handle_t *handle_like(ooc_handle_t *h, int device, ooc_backend_t backend);
 floor_t floor_given(const floor_opts_t *o);
 void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time);
 void print_plan(FILE *out, const char *backend, const ooc_stats_t *st);

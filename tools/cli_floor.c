@@ -5,16 +5,19 @@
  * floor is max(T_in, T_out, T_bus, T_host, T_math) from the copy bandwidth
  * (each way, then both ways at once), the host's memory bandwidth (when
  * operands were staged) and the in-core rate measured in the same run, over
- * the bytes the plan moved (A once per panel of op(B)). On the host backend (OpenBLAS
- * on the CPU) nothing crosses a bus: the floor is flops / the CPU's GEMM
- * rate measured in the same run, and every line is in CPU words (no
- * device, H2D or pinned memory: the host backend has none).
+ * the bytes the plan moved (A once per panel of op(B)); when the multiply ran
+ * on several GPUs, the figures of them all at once. No floor when nothing was
+ * multiplied (alpha = 0, k = 0) or a resumed run did part of the job. On the
+ * host backend (OpenBLAS on the CPU) nothing crosses a bus: the floor is
+ * flops / the CPU's GEMM rate measured in the same run, and every line is in
+ * CPU words (no device, H2D or pinned memory: the host backend has none).
  */
 #include "config.h"
 
 #include <math.h>
 
 #include "cli.h"
+#include "peers.h"
 
 /* ------------------------------------------------------------------------ */
 /* The floor of docs/PERFORMANCE.md, shared by run, multiply and bench       */
@@ -38,9 +41,37 @@ const char *memory_words(int pinned, int host)
     return pinned ? "pinned" : "pageable";
 }
 
+/* A new handle with h's options (not its trace), on device `device` alone
+ * (< 0: h's devices), with backend `backend` (OOC_BACKEND_AUTO: h's); NULL
+ * when it cannot be made. */
+ooc_handle_t *handle_like(ooc_handle_t *h, int device, ooc_backend_t backend)
+{
+    ooc_handle_t *c = NULL;
+    if (ooc_create(&c) != OOC_SUCCESS) {
+        ooc_destroy(c);
+        return NULL;
+    }
+    int ok = 1;
+    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_A_PIECES; p++) {
+        int64_t v;
+        if (device >= 0 && (p == OOC_PARAM_DEVICE || p == OOC_PARAM_DEVICES)) continue;
+        if (ooc_get(h, (ooc_param_t)p, &v) == OOC_SUCCESS && v != 0)
+            ok = ok && ooc_set(c, (ooc_param_t)p, v) == OOC_SUCCESS;
+    }
+    if (device >= 0) ok = ok && ooc_set(c, OOC_PARAM_DEVICES, (int64_t)1 << device) == OOC_SUCCESS;
+    if (backend != OOC_BACKEND_AUTO) ok = ok && ooc_set(c, OOC_PARAM_BACKEND, backend) == OOC_SUCCESS;
+    if (!ok) {
+        ooc_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
 /* The in-core rate, unless given, on min(dim, 16384) (1024 on the host
  * backend, best of 5: a CPU's rate varies more from run to run); a failure
- * leaves it unknown, with a warning unless quiet. */
+ * leaves it unknown, with a warning unless quiet. The physical limit is
+ * cuBLAS's: on the custom backend (our own kernels) it is measured on a
+ * cuBLAS handle of the same devices and math mode. */
 void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                         floor_t *f)
 {
@@ -51,14 +82,23 @@ void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, in
     f->pk = k < cap ? k : cap;
     if (f->rate <= 0 && f->pm > 0 && f->pn > 0 && f->pk > 0) {
         double rate;
-        ooc_status_t st = ooc_measure_gemm_rate(h, t, f->pm, f->pn, f->pk, host ? 5 : 3, &rate);
+        int64_t be = 0;
+        ooc_handle_t *hc = NULL;
+        if (!host && ooc_get(h, OOC_PARAM_BACKEND, &be) == OOC_SUCCESS && be == OOC_BACKEND_CUSTOM &&
+            (hc = handle_like(h, -1, OOC_BACKEND_CUBLAS)) == NULL) {
+            if (!quiet) fprintf(stderr, "%s: warning: cannot measure the in-core rate: no cuBLAS handle\n", progname);
+            return;
+        }
+        ooc_handle_t *hr = hc ? hc : h;
+        ooc_status_t st = ooc_measure_gemm_rate(hr, t, f->pm, f->pn, f->pk, host ? 5 : 3, &rate);
         if (st == OOC_SUCCESS) {
             f->rate = rate / 1e12;
             f->measured_rate = 1;
         } else if (!quiet) {
             fprintf(stderr, "%s: warning: cannot measure the %s rate: %s: %s\n", progname,
-                    host ? "CPU's GEMM" : "in-core", ooc_status_string(st), ooc_last_error(h));
+                    host ? "CPU's GEMM" : "in-core", ooc_status_string(st), ooc_last_error(hr));
         }
+        ooc_destroy(hc);
     }
 }
 
@@ -78,6 +118,65 @@ void floor_traffic(floor_t *f, const ooc_stats_t *st)
     f->out_bytes = (double)st->bytes_d2h;
     f->staged_bytes = (double)st->bytes_staged;
     f->least_bytes = (double)st->least_traffic_bytes;
+}
+
+/* What the multiply was (its stats), for the floor: the devices it ran on
+ * (with several, the floor is theirs together), or nothing multiplied
+ * (alpha = 0 or k = 0: C = beta C on the host, no floor). */
+void floor_of_run(floor_t *f, const ooc_stats_t *st)
+{
+    int nd = stats_ndevices(st);
+    f->run_ndev = nd;
+    for (int i = 0; i < nd; i++) f->run_devs[i] = st->device[i].device;
+    if (st->panels == 0)
+        snprintf(f->note, sizeof f->note, "nothing was multiplied: alpha = 0 or k = 0, C = beta C on the host");
+}
+
+/* The floor's figures of the GPUs devs[0..ndev) at once, those not given:
+ * pinned copies of 1 GiB per GPU each way, then both ways, with every GPU
+ * copying at once (best of 3), and the sum of each one's in-core rate
+ * (into rates[i] when rates is not NULL). 1, or 0 with the reason in
+ * f->note. */
+int floor_measure_devices(ooc_handle_t *h, const int *devs, int ndev, ooc_dtype_t t, int64_t m, int64_t n, int64_t k,
+                          int quiet, floor_t *f, double *rates)
+{
+    char msg[PEER_MSG_LEN];
+    f->ndev = ndev;
+    if (f->bw_h2d <= 0 || f->bw_d2h <= 0 || f->bw_both <= 0) {
+        double h2d = 0, d2h = 0, both = 0;
+        if (peer_bandwidth(devs, ndev, (size_t)1 << 30, 3, &h2d, &d2h, &both, msg, sizeof msg) != PEER_OK) {
+            snprintf(f->note, sizeof f->note, "the copy bandwidth of the %d GPUs at once: %s", ndev, msg);
+            return 0;
+        }
+        if (f->bw_h2d <= 0 || f->bw_d2h <= 0) {
+            f->measured_bw = f->bw_h2d <= 0 && f->bw_d2h <= 0 ? 1 : 2;
+            if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
+            if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
+        }
+        if (f->bw_both <= 0) {
+            f->bw_both = both / 1e9;
+            f->measured_both = 1;
+        }
+    }
+    if (f->rate > 0) return 1;
+    double sum = 0;
+    for (int i = 0; i < ndev; i++) {
+        floor_t one;
+        memset(&one, 0, sizeof one);
+        ooc_handle_t *hd = handle_like(h, devs[i], OOC_BACKEND_AUTO);
+        if (hd) floor_measure_rate(hd, t, m, n, k, quiet, &one);
+        ooc_destroy(hd);
+        if (rates) rates[i] = one.rate;
+        if (one.rate <= 0) {
+            snprintf(f->note, sizeof f->note, "the in-core rate of device %d: not measured", devs[i]);
+            return 0;
+        }
+        sum += one.rate;
+        f->pm = one.pm, f->pn = one.pn, f->pk = one.pk;
+    }
+    f->rate = sum;
+    f->measured_rate = 1;
+    return 1;
 }
 
 /*
@@ -108,13 +207,22 @@ void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t
                    floor_t *f)
 {
     f->cpu = backend_is_host(h);
+    if (f->note[0]) return; /* no floor to measure */
+    if (!f->cpu && f->run_ndev > 1 && f->ndev <= 1) {
+        /* the multiply ran on several GPUs: the floor is theirs together */
+        if (floor_measure_devices(h, f->run_devs, f->run_ndev, t, m, n, k, quiet, f, NULL) && f->staged_bytes > 0 &&
+            f->bw_host <= 0)
+            measure_gbps(h, ooc_measure_host_bandwidth, "the host memory bandwidth", quiet, &f->bw_host,
+                         &f->measured_host);
+        return;
+    }
     if (!f->cpu && (f->bw_h2d <= 0 || f->bw_d2h <= 0)) {
         double h2d, d2h;
         ooc_status_t st = ooc_measure_bandwidth(h, (size_t)1 << 30, &h2d, &d2h);
         if (st == OOC_SUCCESS) {
+            f->measured_bw = f->bw_h2d <= 0 && f->bw_d2h <= 0 ? 1 : 2; /* 2: one of them given */
             if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
             if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
-            f->measured_bw = 1;
         } else if (!quiet) {
             fprintf(stderr, "%s: warning: cannot measure bandwidth: %s: %s\n", progname, ooc_status_string(st),
                     ooc_last_error(h));
@@ -134,7 +242,7 @@ void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t
  * alone. */
 void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0)
 {
-    f->have = f->rate > 0 && (f->cpu || (f->bw_h2d > 0 && f->bw_d2h > 0));
+    f->have = !f->note[0] && f->rate > 0 && (f->cpu || (f->bw_h2d > 0 && f->bw_d2h > 0));
     if (!f->have) return;
     double s = (double)dtype_size(t), mn = (double)m * (double)n;
     double flops = (dtype_complex(t) ? 8.0 : 2.0) * mn * (double)k;
@@ -176,7 +284,7 @@ static void floor_print_cpu(FILE *out, const floor_t *f, ooc_dtype_t t, double t
 void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
 {
     if (!f->have) {
-        fprintf(out, "floor: n/a\n");
+        fprintf(out, "floor: n/a%s%s%s\n", f->note[0] ? " (" : "", f->note, f->note[0] ? ")" : "");
         return;
     }
     if (f->cpu) {
@@ -184,15 +292,17 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
         return;
     }
     char dt = dtype_letter(t), both[48] = "", gpus[32] = "", sum[40] = "", host[64] = "";
-    if (f->bw_both > 0) snprintf(both, sizeof both, ", both ways %.1f GB/s", f->bw_both);
+    if (f->bw_both > 0)
+        snprintf(both, sizeof both, ", both ways %.1f GB/s (%s)", f->bw_both, f->measured_both ? "measured" : "given");
     if (f->bw_host > 0 && f->staged_bytes > 0)
         snprintf(host, sizeof host, "; host memory %.1f GB/s (%s)", f->bw_host, f->measured_host ? "measured" : "given");
     if (f->ndev > 1) {
         snprintf(gpus, sizeof gpus, ", %d GPUs at once", f->ndev);
         snprintf(sum, sizeof sum, ", the sum over %d GPUs", f->ndev);
     }
-    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s%s (%s%s)%s; in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s%s)\n",
-            f->bw_h2d, f->bw_d2h, both, f->measured_bw ? "measured" : "given", gpus, host, dt - 'a' + 'A',
+    fprintf(out, "rates: H2D %.1f GB/s, D2H %.1f GB/s (%s%s)%s%s; in-core %cGEMM %lldx%lldx%lld %.3g TFLOP/s (%s%s)\n",
+            f->bw_h2d, f->bw_d2h, f->measured_bw == 1 ? "measured" : f->measured_bw ? "one given, one measured" : "given",
+            gpus, both, host, dt - 'a' + 'A',
             (long long)f->pm, (long long)f->pn, (long long)f->pk, f->rate, f->measured_rate ? "measured" : "given",
             sum);
     if (f->least_bytes > 0 && f->in_bytes + f->out_bytes > 1.005 * f->least_bytes)

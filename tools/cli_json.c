@@ -306,8 +306,12 @@ void json_floor(json_t *j, const char *key, const floor_t *f, double time)
     json_real(j, "bw_h2d_gbps", f->bw_h2d, gpu);
     json_real(j, "bw_d2h_gbps", f->bw_d2h, gpu);
     json_real(j, "bw_both_gbps", f->bw_both, gpu && f->bw_both > 0);
-    if (gpu) json_bool(j, "bw_measured", f->measured_bw);
+    if (gpu) json_bool(j, "bw_measured", f->measured_bw == 1);
     else json_null(j, "bw_measured");
+    if (gpu && f->bw_both > 0) json_bool(j, "bw_both_measured", f->measured_both);
+    else json_null(j, "bw_both_measured");
+    if (gpu && f->bw_host > 0 && f->staged_bytes > 0) json_bool(j, "host_measured", f->measured_host);
+    else json_null(j, "host_measured");
     json_real(j, "in_s", f->t_in, gpu);
     json_real(j, "out_s", f->t_out, gpu);
     json_real(j, "bus_s", f->t_bus, gpu && f->bw_both > 0);

@@ -132,20 +132,21 @@ void bench_usage(FILE *f)
             "loop and in-core cuBLAS (cublasXt has no TF32 mode), --trace to ours on all\n"
             "the devices, and the peers run on the first device of --devices.\n"
             "\n"
-            "Several GPUs (--devices with more than one): in the same run, on the same\n"
-            "host buffers, for each shape: ours on all the devices (the row 'ours'), then\n"
-            "on the first listed alone ('ours, device F alone'), and on all of them the\n"
-            "way of moving op(B) that --peer-b auto did not choose ('ours, op(B) from the\n"
-            "host' or 'ours, op(B) shared'); cublasXt on all the devices\n"
-            "(cublasXtDeviceSelect); in-core cuBLAS on the first; the serial loop, a\n"
-            "one-GPU baseline, is not run. The floor is that of the GPUs together: pinned\n"
-            "copies of 1 GiB per GPU each way with every GPU copying at once (best of 3:\n"
-            "host to device, device to host, both at once) and the sum of the in-core\n"
-            "rates measured on each device: floor = max(T_in, T_out, T_bus, T_math),\n"
-            "T_bus = (in + out) / the both-ways bandwidth. Every floor/time is against\n"
-            "it; printed besides: the scaling (ours on the first alone over ours on all)\n"
-            "and ours / cublasXt best. With --backend host (OOC_HOST_DEVICES=N simulates\n"
-            "N devices) ours runs both ways; the floor of several GPUs is n/a.\n"
+            "Several GPUs (--devices with more than one, or none given where several are\n"
+            "visible): in the same run, on the same host buffers, for each shape: ours on\n"
+            "all the devices (the row 'ours'), then on the first listed alone ('ours,\n"
+            "device F alone'), and on all of them the way of moving op(B) that --peer-b\n"
+            "auto did not choose ('ours, op(B) from the host' or 'ours, op(B) shared');\n"
+            "cublasXt on all the devices (cublasXtDeviceSelect); in-core cuBLAS on the\n"
+            "first; the serial loop, a one-GPU baseline, is not run. The floor is that of\n"
+            "the GPUs together: pinned copies of 1 GiB per GPU each way with every GPU\n"
+            "copying at once (best of 3: host to device, device to host, both at once) and\n"
+            "the sum of the in-core rates measured on each device: floor = max(T_in, T_out,\n"
+            "T_bus, T_host, T_math), T_bus = (in + out) / the both-ways bandwidth. Every\n"
+            "floor/time is against it; printed besides: the scaling (ours on the first\n"
+            "alone over ours on all) and ours / cublasXt best. With --backend host\n"
+            "(OOC_HOST_DEVICES=N simulates N devices) ours runs both ways; the floor of\n"
+            "several GPUs is n/a.\n"
             "\n"
             "Output:\n"
             "  --csv                 a header and one row per (shape, method) instead of\n"
@@ -342,7 +343,8 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
 
 /*
  * The devices of the run into env: the first (the peers' one, ours' alone
- * with --devices) and, with --devices, all of them, the first listed first
+ * with --devices) and, with --devices (or none given where several GPUs are
+ * visible: all of them, as ours runs), all of them, the first listed first
  * (multi when more than one). count: the GPUs visible, or 0 on the host
  * backend: the list as given (for 'all': every simulated device, not known,
  * ndev 0). RC_OK, or RC_RUNTIME (message printed) for a device not there.
@@ -351,10 +353,11 @@ static int bench_env_devices(const lib_opts_t *lib, int count, bench_env_t *env)
 {
     uint32_t mask = lib->devices;
     env->ndev = 1;
-    if (!lib->devices_given) {
+    if (!lib->devices_given && count <= 1) {
         env->devs[0] = env->device = 0;
         return RC_OK;
     }
+    /* not given with several GPUs: all of them, as ours runs (the default) */
     if (mask == 0 && count > 0) mask = count >= OOC_MAX_DEVICES ? UINT32_C(0xffff) : ((uint32_t)1 << count) - 1;
     env->device = lib->devices_first >= 0 ? lib->devices_first : mask ? __builtin_ctz(mask) : 0;
     env->devs[0] = env->device;

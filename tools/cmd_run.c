@@ -234,8 +234,9 @@ static int run_timed(run_job_t *j)
     if ((st = ooc_get_stats(j->h, &j->stats)) != OOC_SUCCESS) return library_error(j->h, st);
     j->have_stats = 1;
     times_summary(j->times, o->repeat, &j->best, &j->median);
-    double flops = (dtype_complex(t) ? 8.0 : 2.0) * (double)o->m * (double)o->n * (double)o->k;
-    j->tflops = j->best > 0 ? flops / j->best / 1e12 : INFINITY;
+    /* alpha = 0 or k = 0: C = beta C, no flops multiplied */
+    double flops = j->stats.panels == 0 ? 0.0 : (dtype_complex(t) ? 8.0 : 2.0) * (double)o->m * (double)o->n * (double)o->k;
+    j->tflops = j->best > 0 ? flops / j->best / 1e12 : flops > 0 ? INFINITY : 0.0;
     return RC_OK;
 }
 
@@ -247,7 +248,10 @@ static int run_check(run_job_t *j)
     j->fl = floor_given(&o->floor);
     if (!o->floor.no_floor) {
         ooc_stats_t st;
-        if (ooc_get_stats(j->h, &st) == OOC_SUCCESS) floor_traffic(&j->fl, &st);
+        if (ooc_get_stats(j->h, &st) == OOC_SUCCESS) {
+            floor_traffic(&j->fl, &st);
+            floor_of_run(&j->fl, &st);
+        }
         floor_measure(j->h, o->dtype, o->m, o->n, o->k, o->quiet, &j->fl);
         floor_compute(&j->fl, o->dtype, o->m, o->n, o->k, o->beta != 0.0);
     }
@@ -302,7 +306,8 @@ static void run_print_text(const run_job_t *j)
         printf("   copied: in %.3g GB, out %.3g GB\n", (double)j->stats.bytes_h2d / 1e9, (double)j->stats.bytes_d2h / 1e9);
     else
         printf("   moved: H2D %.3g GB, D2H %.3g GB\n", (double)j->stats.bytes_h2d / 1e9, (double)j->stats.bytes_d2h / 1e9);
-    floor_print(stdout, &j->fl, o->dtype, j->best);
+    if (o->floor.no_floor) printf("floor: not measured (--no-floor)\n");
+    else floor_print(stdout, &j->fl, o->dtype, j->best);
     if (j->checked)
         printf("check: %lld row%s of C against OpenBLAS: max relative error %.2g (tolerance %.2g): %s\n",
                (long long)j->r, j->r == 1 ? "" : "s", j->max_err, j->tol, j->passed ? "PASS" : "FAIL");

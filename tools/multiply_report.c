@@ -26,6 +26,11 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     if (!o->floor.no_floor) {
         /* the plan's bytes, when this process ran the whole job (not resumed, not one rank of several) */
         if (j->nranks <= 1 && j->stats.blocks_resumed == 0) floor_traffic(&b->fl, &j->stats);
+        floor_of_run(&b->fl, &j->stats);
+        if (j->stats.blocks_resumed > 0) /* its time is the rest's, not the whole job's */
+            snprintf(b->fl.note, sizeof b->fl.note,
+                     "a resumed run: %lld of %lld blocks were done before; the floor is a whole job's",
+                     (long long)j->stats.blocks_resumed, (long long)(j->stats.blocks * j->stats.panels));
         floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
         if (j->nranks > 1) { /* split by mpirun/srun: rank 0's figures times the ranks, alike assumed */
             b->fl.bw_h2d *= j->nranks;
@@ -41,10 +46,10 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     /* a resumed run did only the blocks the journal did not have */
     b->resumed = j->stats.blocks_resumed;
     b->total_blocks = j->stats.blocks * j->stats.panels;
-    double run_flops = j->prog.flops;
+    double run_flops = j->stats.panels == 0 ? 0.0 : j->prog.flops; /* alpha = 0 or k = 0: nothing multiplied */
     if (b->resumed > 0 && b->total_blocks > 0)
         run_flops = j->prog.flops * (double)(b->total_blocks - b->resumed) / (double)b->total_blocks;
-    b->tflops = j->secs > 0 ? run_flops / j->secs / 1e12 : INFINITY;
+    b->tflops = j->secs > 0 ? run_flops / j->secs / 1e12 : run_flops > 0 ? INFINITY : 0.0;
     b->have_io = o->disk_read_bw > 0 || o->disk_write_bw > 0;
     if (o->disk_read_bw > 0) b->io_bound = b->br / (o->disk_read_bw * 1e9);
     if (o->disk_write_bw > 0 && b->bw / (o->disk_write_bw * 1e9) > b->io_bound)
