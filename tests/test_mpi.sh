@@ -27,7 +27,9 @@
 #      fails on rank 0 (OOC_FAULT): the job fails before its commit, C
 #      untouched; --resume records and commits it; again: finished already;
 #  12. a scaling job (alpha 0) in place with --resume, run twice: C = beta
-#      C0, not beta^2 C0 (the second run finds it finished).
+#      C0, not beta^2 C0 (the second run finds it finished);
+#  13. --json on failure: one object, rank 0's, for operands that do not fit
+#      (exit 5) and for a usage error (exit 2, found before MPI starts).
 # Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
 set -u
 # json_check.py, found before testlib.sh changes directory
@@ -294,6 +296,32 @@ if oc multiply A.npy B.npy --transa T --alpha 0 --c-in C0.npy --beta 2 -o sref.n
     pass "12 a scaling job in place under mpirun --resume, twice: C = 2 C0, the second run did nothing"
 else
     fail "12 a scaling job in place under mpirun --resume, twice: C is not 2 C0 or the second run scaled it again"
+fi
+
+# 13. --json when the job fails: rank 0's object only (the other ranks
+# print none, not even the bare one main gives a command that printed none)
+# one_object RC: the command exited RC and printed one object, of multiply,
+# with that exit status
+one_object() {
+    python3 -c '
+import json, sys
+lines = open("out").read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+assert o["command"] == "multiply" and o["exit_status"] == int(sys.argv[1]) and o["error"], o
+' "$1"
+}
+rm -f C.npy C.npy.ooc-*
+mpi 3 B.npy B.npy -o C.npy $S --json
+rc=$?
+one_object 5 2>/dev/null && grep -q "rank 0 of 3.*inner dimensions differ" err
+ok=$?
+mpi 3 $P -o C.npy $S --json --no-such-option
+rc2=$?
+if [ $rc -eq 5 ] && [ $ok -eq 0 ] && [ $rc2 -eq 2 ] && one_object 2 && [ -z "$(ls C.npy* 2>/dev/null)" ]; then
+    pass "13 --json on failure under mpirun: one object, rank 0's (operands that do not fit, exit 5; a usage error, exit 2)"
+else
+    fail "13 --json on failure under mpirun: exit $rc and $rc2 (expected 5 and 2), or not one object, rank 0's"
 fi
 
 echo "$cases cases, $failures failed"

@@ -37,6 +37,17 @@ int cli_mpi_launched(void)
     return 0;
 }
 
+int cli_mpi_launched_rank(void)
+{
+    long r;
+    if (started) return rank;
+    if ((r = env_long("OMPI_COMM_WORLD_RANK")) >= 0) return (int)r;
+    if ((r = env_long("PMI_RANK")) >= 0) return (int)r;
+    if (env_long("SLURM_STEP_NUM_TASKS") > 0 && (r = env_long("SLURM_PROCID")) >= 0) return (int)r;
+    if ((r = env_long("PMIX_RANK")) >= 0) return (int)r;
+    return 0;
+}
+
 int cli_mpi_start(char *why, size_t len)
 {
     if (host[0] == '\0' && gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
@@ -77,7 +88,11 @@ void cli_mpi_finish(void)
 {
 #ifdef HAVE_MPI
     int done = 0;
-    if (started && (MPI_Finalized(&done), !done)) MPI_Finalize();
+    if (started && (MPI_Finalized(&done), !done)) {
+        fflush(stdout);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+    }
 #endif
     started = 0;
 }

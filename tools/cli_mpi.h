@@ -19,6 +19,11 @@
  * SLURM_PROCID (srun); -1 when only PMIX_RANK says so (PMIx, size unknown);
  * 0 when no launcher started us (a plain `oocgemm`). */
 int cli_mpi_launched(void);
+/* This process's rank: MPI's once started, else the one its launcher gave
+ * (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID with SLURM_STEP_NUM_TASKS,
+ * PMIX_RANK): known also where MPI is not started (built without it); 0
+ * when no launcher started us. */
+int cli_mpi_launched_rank(void);
 
 /* Start MPI when a launcher started us with more than one rank (or an
  * unknown number): a plain `oocgemm`, or `mpirun -np 1`, never calls
@@ -34,7 +39,9 @@ int cli_mpi_size(void);
 int cli_mpi_local_rank(void);
 int cli_mpi_local_size(void);
 const char *cli_mpi_host(void);
-/* MPI_Finalize, once, if started. */
+/* MPI_Finalize, once, if started, after a barrier: no rank exits (which
+ * mpirun answers, when its status is not 0, by killing the others) before
+ * every rank, rank 0 with its JSON object, has written its output. */
 void cli_mpi_finish(void);
 
 /* Collectives: every rank calls them in the same order. */

@@ -525,12 +525,16 @@ int cmd_multiply(int argc, char **argv)
     if (j == NULL) return fail(RC_RUNTIME, "out of host memory");
     pthread_mutex_init(&j->prog.lock, NULL);
     char why[512];
-    int rc = multiply_parse(argc, argv, &j->o);
-    if (rc < 0) rc = RC_OK; /* --help */
-    else if (rc == RC_OK && cli_mpi_start(why, sizeof why) != 0) {
-        rc = fail(RC_USAGE, "%s", why);
-    } else if (rc == RC_OK && cli_mpi_active()) {
-        rc = mul_mpi(j);
+    int who, rc = multiply_parse(argc, argv, &j->o);
+    if (rc < 0) {
+        rc = RC_OK; /* --help */
+    } else if (cli_mpi_start(why, sizeof why) != 0) {
+        if (rc == RC_OK) rc = fail(RC_USAGE, "%s", why);
+    } else if (cli_mpi_active()) {
+        /* a usage error too: agreed as mul_mpi's first step agrees, so that
+         * no rank exits before rank 0 printed the job's one JSON object (in
+         * main, before cli_mpi_finish's barrier) */
+        rc = rc == RC_OK ? mul_mpi(j) : cli_mpi_agree(rc, 1, &who);
     } else if (rc == RC_OK) {
         rc = mul_prepare(j);
         if (rc == RC_OK) rc = mul_open_inputs(j);
@@ -542,6 +546,5 @@ int cmd_multiply(int argc, char **argv)
     }
     mul_cleanup(j);
     free(j);
-    cli_mpi_finish();
-    return rc;
+    return rc; /* (MPI, when started, is finished by main) */
 }

@@ -40,6 +40,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "cli_mpi.h"
 
 /* ------------------------------------------------------------------------ */
 /* The table of subcommands                                                  */
@@ -140,7 +141,10 @@ static int help_options(void)
 }
 
 /* Is --json among the arguments (before a "--")? Then a command that fails
- * without printing its object gets one from main. */
+ * without printing its object gets one from main: from rank 0 only when
+ * mpirun or srun started the multiply on several ranks (the job's one
+ * object, as its summary and its failure come from rank 0; a usage error,
+ * found before MPI starts, too). */
 static int wants_json(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -194,10 +198,12 @@ int main(int argc, char **argv)
     int json = wants_json(argc, argv), rc;
     if (argc < 2) rc = usage_error(NULL, "no command given (try 'oocgemm --help')");
     else rc = dispatch(argc, argv, &name);
-    if (rc != RC_OK && json && !json_printed) { /* a failure the command printed no object for */
+    int split = name && strcmp(name, "multiply") == 0 && cli_mpi_launched_rank() > 0; /* not rank 0's */
+    if (rc != RC_OK && json && !json_printed && !split) { /* a failure the command printed no object for */
         json_t js;
         json_open(&js, stdout, name);
         json_close(&js, rc);
     }
+    cli_mpi_finish(); /* after rank 0's object: a barrier first */
     return rc;
 }
