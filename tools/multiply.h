@@ -76,6 +76,9 @@ int mul_mpi(mul_job_t *j);
  * out of memory): those of any P but not_of (0: every P), base itself too
  * when with_base and it exists. */
 char **range_journals(const char *base, int not_of, int with_base);
+/* A later --resume has a journal to continue from: base, or a range
+ * journal of it (a job split by mpirun/srun keeps only those). */
+int journals_resumable(const char *base);
 /* Remove every range journal of base (only files that are journals, never
  * one a running job holds). */
 void range_journals_remove(ooc_handle_t *h, const char *base);

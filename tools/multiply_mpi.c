@@ -68,6 +68,16 @@ char **range_journals(const char *base, int not_of, int with_base)
     return v;
 }
 
+int journals_resumable(const char *base)
+{
+    if (base == NULL) return 0;
+    int yes = is_journal(base);
+    char **v = yes ? NULL : range_journals(base, 0, 0);
+    for (size_t i = 0; v && v[i] && !yes; i++) yes = is_journal(v[i]);
+    strv_free(v);
+    return yes;
+}
+
 void range_journals_remove(ooc_handle_t *h, const char *base)
 {
     char **v = range_journals(base, 0, 0);
@@ -502,6 +512,7 @@ int mul_mpi(mul_job_t *j)
     if (x->rank != 0 && j->C) ooc_file_close(j->C, 0); /* a joined file: before rank 0 commits */
     if (x->rank != 0) j->C = NULL;
     if ((rc = agreed(x, rc, x->own_failure, "multiplying")) != RC_OK) {
+        j->interrupted = rc == RC_INTERRUPTED; /* a stop signal on some rank: the job's JSON says so */
         if (x->rank == 0) {
             ooc_file_close(j->C, 0);
             j->C = NULL;
