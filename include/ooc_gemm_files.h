@@ -246,7 +246,8 @@ typedef struct {
  * beta*C0 (zeros when beta = 0) without reading A or B.
  *
  * The journal (opts->journal, else "<C's path>.ooc-journal") must be a file
- * of its own: never an operand or the output (OOC_ERR_JOURNAL). Without
+ * of its own: never an operand, the output or its temporary file, the
+ * latter two also by path before they exist (OOC_ERR_JOURNAL). Without
  * opts->resume the journal at its path is removed first; a file there that is
  * not a journal is refused, never removed. Every finished row block of C is
  * flushed and recorded in the journal with a checksum tied to the job, so a

@@ -97,12 +97,36 @@ ooc_status_t ooc_files_journal_path(ooc_err_t *err, const char *c_path, const oo
     return OOC_SUCCESS;
 }
 
+/* Do paths a and b name one directory entry: the same name in the same
+ * directory (by the directory's identity: "x", "./x" and "d/../x" are one)?
+ * Neither file need exist. */
+static int same_entry(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    const char *na = sa ? sa + 1 : a, *nb = sb ? sb + 1 : b;
+    if (*na == '\0' || strcmp(na, nb) != 0) return 0;
+    char da[4096], db[4096];
+    struct stat x, y;
+    int la = snprintf(da, sizeof da, "%.*s", sa ? (int)(sa - a) + (sa == a) : 1, sa ? a : ".");
+    int lb = snprintf(db, sizeof db, "%.*s", sb ? (int)(sb - b) + (sb == b) : 1, sb ? b : ".");
+    if (la < 0 || lb < 0 || (size_t)la >= sizeof da || (size_t)lb >= sizeof db) return strcmp(a, b) == 0;
+    return stat(da, &x) == 0 && stat(db, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 /* The journal must be a file of its own: never an operand, the output or its
- * temporary file (a fresh run removes the journal, a run appends to it). */
+ * temporary file (a fresh run removes the journal, a run appends to it; the
+ * commit would rename C over it). The output's paths are compared by name
+ * too: before the commit C is not there, and the journal would be created
+ * at its path. */
 static ooc_status_t journal_apart(ooc_err_t *err, const char *jpath, const ooc_file_t *A, const ooc_file_t *B,
                                   const ooc_file_t *C0, const ooc_file_t *C)
 {
     struct stat j, o;
+    const char *outs[2] = {C->path, C->tmp_path};
+    for (int i = 0; i < 2; i++)
+        if (outs[i] && same_entry(jpath, outs[i]))
+            return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, jpath, "the journal path %s is %s %s: refusing to use it",
+                                jpath, i == 0 ? "the output" : "the output's temporary file", outs[i]);
     if (stat(jpath, &j) != 0) return OOC_SUCCESS; /* nothing there (yet) */
     const ooc_file_t *ops[4] = {A, B, C0, C};
     const char *roles[4] = {"the input A", "the input B", "the input C0", "the output's temporary file"};

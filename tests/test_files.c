@@ -9,8 +9,9 @@
  * where block 0 is multiplied chunk by chunk). The output is this job's
  * alone: a second job on it is refused, a symbolic link at its temporary
  * file is never followed, a target that is not a regular file is refused
- * before any work, a journal path naming an input is refused and the input
- * kept, a FIFO is refused without waiting, and a finished job is recognised.
+ * before any work, a journal path naming an input, the output (also before
+ * it exists) or its temporary file is refused and the input kept, a FIFO is
+ * refused without waiting, and a finished job is recognised.
  */
 #include "config.h"
 
@@ -503,6 +504,17 @@ static void test_output_safety(void)
         CU_ASSERT_TRUE(exists(bad[i]));
     }
     CU_ASSERT_TRUE(same_content(tu_path("victim"), "precious"));
+    /* the output's path (not there before the commit: the journal would be
+     * made at it, then C renamed over it) and the temporary file's, also
+     * spelled otherwise: refused, nothing made */
+    const char *named[] = {tu_path("jc.npy"), tu_path("./jc.npy"), tu_path("./jc.npy.ooc-tmp")};
+    for (int i = 0; i < 3; i++)
+        for (int resume = 0; resume < 2; resume++) {
+            ooc_files_opts_t o = {.journal = named[i], .resume = resume};
+            CU_ASSERT_EQUAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, one, &o), OOC_ERR_JOURNAL);
+            CU_ASSERT(strstr(ooc_last_error(H), i < 2 ? "is the output " : "is the output's temporary file") != NULL);
+        }
+    CU_ASSERT_FALSE(exists(tu_path("jc.npy")));
     /* the output's path naming an input: committing would replace it */
     for (int i = 0; i < 2; i++) {
         ooc_file_t *over = NULL;

@@ -11,8 +11,8 @@
 #       the first with --resume: the second removes nothing of it;
 #    4. a symbolic link planted at C.ooc-tmp is never followed;
 #    5. -o onto a directory, a FIFO, a character device: refused at once;
-#    6. --journal naming an input or a file that is not a journal; -o
-#       naming an input;
+#    6. --journal naming an input, a file that is not a journal, or the
+#       output or its temporary file before they exist; -o naming an input;
 #    7. a FIFO as A, B or C0: exit 4, no hang;
 #    8. a journal with a NUL byte: refused, files unchanged;
 #    9. edited journals (forged record, block out of range, plan changed):
@@ -368,6 +368,22 @@ else
     fail "6 --journal notes.txt: exit $rc (expected 6), notes $(cmp -s notes.txt notes.orig && echo unchanged || echo CHANGED)"
 fi
 rm -f J.npy J.npy.ooc-tmp J.npy.ooc-journal
+# --journal naming the output before it exists (the journal made there, C
+# renamed over it at the commit: exit 0, the record lost), or its
+# temporary file, by any spelling: refused at once, nothing made
+rm -f J2.npy J2.npy.ooc-*
+oc multiply A.npy B.npy -o J2.npy "${H[@]}" --journal J2.npy --resume
+rc=$?
+oc multiply A.npy B.npy -o J2.npy "${H[@]}" --journal ./J2.npy
+rc2=$?
+oc multiply A.npy B.npy -o ./J2.npy "${H[@]}" --journal J2.npy.ooc-tmp --resume
+rc3=$?
+if [ "$rc" -eq 2 ] && [ "$rc2" -eq 2 ] && [ "$rc3" -eq 2 ] && [ -z "$(ls J2.npy* 2>/dev/null)" ]; then
+    pass "6 --journal J2.npy, ./J2.npy, J2.npy.ooc-tmp for -o J2.npy (not there yet): exit 2, nothing made: $(e1)"
+else
+    fail "6 --journal naming the output before it exists: exit $rc/$rc2/$rc3 (expected 2), left: $(ls J2.npy* 2>/dev/null | tr '\n' ' ')"
+fi
+rm -f J2.npy J2.npy.ooc-*
 
 # ====================================================================
 # 7. a FIFO as an operand: exit 4, no hang

@@ -71,8 +71,8 @@ void multiply_usage(FILE *f)
             "  --journal PATH        the resume journal (default C.ooc-journal). Every\n"
             "                        finished row block of C is flushed and recorded there\n"
             "                        with a checksum. It must be a file of its own (not an\n"
-            "                        input, not the output: exit 2); nothing but a\n"
-            "                        journal is ever removed or overwritten at PATH\n"
+            "                        input, the output or C.ooc-tmp: exit 2); nothing but\n"
+            "                        a journal is ever removed or overwritten at PATH\n"
             "  --resume              continue the job that C.ooc-tmp and the journal\n"
             "                        record (after kill -9, a crash, a signal or a full\n"
             "                        disk): the result is byte-identical to an\n"
@@ -240,11 +240,37 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
     return RC_OK;
 }
 
-/* The journal must be a file of its own: not an operand, not the output.
+/* Do paths a and b name one directory entry: the same name in the same
+ * directory (by the directory's identity: "x", "./x" and "d/../x" are one)?
+ * Neither file need exist. */
+static int same_entry(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    const char *na = sa ? sa + 1 : a, *nb = sb ? sb + 1 : b;
+    if (*na == '\0' || strcmp(na, nb) != 0) return 0;
+    char *da = sa ? strndup(a, (size_t)(sa - a) + (sa == a)) : strdup(".");
+    char *db = sb ? strndup(b, (size_t)(sb - b) + (sb == b)) : strdup(".");
+    struct stat x, y;
+    int same = da && db ? stat(da, &x) == 0 && stat(db, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
+                        : strcmp(a, b) == 0;
+    free(da);
+    free(db);
+    return same;
+}
+
+/* The journal must be a file of its own: not an operand, not the output or
+ * its temporary file, compared by name too (before the commit C is not
+ * there: the journal would be made at its path, then C renamed over it).
  * RC_OK, or RC_USAGE with a message (nothing is created before this). */
-static int journal_apart(const char *cmd, const char *journal, const char *out, const operand_t *const *ops, int n)
+static int journal_apart(const char *cmd, const char *journal, const char *out, const char *tmp,
+                         const operand_t *const *ops, int n)
 {
     struct stat j, o;
+    if (same_entry(journal, out))
+        return usage_error(cmd, "--journal %s is the output %s: the journal must be a file of its own", journal, out);
+    if (same_entry(journal, tmp))
+        return usage_error(cmd, "--journal %s is %s, the temporary file of the output: the journal must be a file of "
+                           "its own", journal, tmp);
     if (stat(journal, &j) != 0) return RC_OK;
     for (int i = 0; i < n; i++)
         if (ops[i] && ops[i]->path && stat(ops[i]->path, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
@@ -252,6 +278,9 @@ static int journal_apart(const char *cmd, const char *journal, const char *out, 
                                journal, ops[i]->name, ops[i]->path);
     if (stat(out, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
         return usage_error(cmd, "--journal %s is the output %s: the journal must be a file of its own", journal, out);
+    if (stat(tmp, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
+        return usage_error(cmd, "--journal %s is %s, the temporary file of the output: the journal must be a file of "
+                           "its own", journal, tmp);
     return RC_OK;
 }
 
@@ -350,7 +379,7 @@ int mul_open_inputs(mul_job_t *j)
             return usage_error("multiply", "the input %s (%s) is %s, the temporary file the output is written into",
                                ops[i]->name, ops[i]->path, j->tmp_path);
     }
-    return journal_apart("multiply", j->journal_path, o->out, ops, 3);
+    return journal_apart("multiply", j->journal_path, o->out, j->tmp_path, ops, 3);
 }
 
 /* --measure-disk: the disk's bandwidths now, unless given. */
