@@ -334,7 +334,7 @@ OOC_HOST_JITTER_US=60000
 bg 3 $P -o C.npy $S --json
 OOC_HOST_JITTER_US=
 wait_blocks 2
-kill -USR1 "$(pgrep -P "$bgpid" | head -n 1)" 2>/dev/null # timeout's child: mpirun
+kill -USR1 "$(child_of "$bgpid")" 2>/dev/null # timeout's child: mpirun
 wait "$bgpid"
 rc=$?
 bgpid=

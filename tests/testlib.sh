@@ -3,7 +3,8 @@
 # (". testlib.sh NAME" after "set -u"): the tool's path (OOCGEMM, made
 # absolute), a scratch directory removed on exit (with any background run
 # in $bgpid killed) that the script works in, the PASS/FAIL counters, and
-# oc (run the tool, output in out and err) and gen (write a matrix or stop).
+# oc (run the tool, output in out and err), gen (write a matrix or stop) and
+# child_of (a process's child, from /proc: procps may not be installed).
 
 OOCGEMM=${OOCGEMM:-./tools/oocgemm}
 failures=0
@@ -42,4 +43,20 @@ gen() {
         fail "gen $*: exit $?"
         exit 1
     fi
+}
+
+# child_of PID: the pid of a child of PID (the first /proc lists), or nothing
+child_of() {
+    local f st parent=$1
+    for f in /proc/[0-9]*/stat; do
+        read -r st 2>/dev/null <"$f" || continue
+        st=${st##*) } # after the command's name: state, parent, ...
+        set -- $st
+        if [ "${2:-}" = "$parent" ]; then
+            f=${f#/proc/}
+            echo "${f%/stat}"
+            return 0
+        fi
+    done
+    return 1
 }
