@@ -195,7 +195,8 @@ OOC_API ooc_status_t ooc_set(ooc_handle_t *handle, ooc_param_t param, int64_t va
 
 /**
  * @brief Read an option's current value (0 for "automatic"). Like every call
- * it replaces ooc_last_error() (with "" on success).
+ * but the four ooc_last_error() names, it replaces ooc_last_error() (with ""
+ * on success).
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_PARAM, OOC_ERR_NULL_ARG
  */
 OOC_API ooc_status_t ooc_get(const ooc_handle_t *handle, ooc_param_t param, int64_t *value);
@@ -209,32 +210,47 @@ OOC_API ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t
 /**
  * @brief The message of the last failure on this handle, naming the failed call
  * and where ("cudaMemcpy2DAsync: out of memory at lib/backend_cuda.c:212"),
- * or "" if the last call succeeded. Valid until the next call on the handle.
+ * or "" if the last call succeeded. Every call on the handle replaces it (the
+ * getters ooc_get() and ooc_get_stats() too) except ooc_last_error(),
+ * ooc_last_error_path(), ooc_backend_name() and ooc_cancel() (which a signal
+ * handler or another thread may call meanwhile: async-signal-safe), which
+ * leave it unchanged. Valid until the next call that replaces it.
  */
 OOC_API const char *ooc_last_error(const ooc_handle_t *handle);
 
 /**
  * @brief The file the last failure concerns (an input, the output's temporary
  * file, the journal, the trace), as the caller named it, or NULL when the last
- * failure concerns no file. Valid until the next call on the handle. Lets a
+ * failure concerns no file. Replaced with ooc_last_error(), valid as long. Lets a
  * caller tell an input's fault from the output's without parsing messages.
  */
 OOC_API const char *ooc_last_error_path(const ooc_handle_t *handle);
 
 /**
- * @brief Ask the multiply running on @p handle (or the next one to start) to
- * stop: no new row block is started, the blocks in flight are finished or
- * abandoned, and the multiply returns OOC_ERR_CANCELLED with every finished
- * block of a file multiply recorded in its journal (resumable). The request is
- * consumed by that return. The one function that may be called while another
- * thread uses the handle, and from a signal handler (async-signal-safe).
+ * @brief Ask the call running on @p handle, or the next one to start, to stop:
+ * a multiply (ooc_gemm() and its typed forms, ooc_gemm_files()) or a check
+ * (ooc_verify_files(), ooc_verify_files_rows()). A multiply starts no new row
+ * block, finishes or abandons the blocks in flight and returns
+ * OOC_ERR_CANCELLED with every finished block of a file multiply recorded in
+ * its journal (resumable); a check returns OOC_ERR_CANCELLED. Every return of
+ * one of those calls consumes the request, whatever it returns: a call that
+ * had nothing to stop (an argument error or another failure, nothing to
+ * compute, or its work done before it saw the request) returns its own
+ * status, and the request is gone (a caller that cancels from a signal
+ * handler keeps its own record of the signal). Other calls neither see nor
+ * consume it. The one function that may be called while another thread uses
+ * the handle, and from a signal handler (async-signal-safe); it leaves
+ * ooc_last_error() unchanged.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE
  */
 OOC_API ooc_status_t ooc_cancel(ooc_handle_t *handle);
 
 /**
- * @brief Name of the backend the last multiply ran on ("cublas", "host"), or
- * "none" before the first one.
+ * @brief Name of the backend the handle has open ("cublas", "custom", "host"),
+ * the one its last multiply ran on, or "none" when none is: no call has needed
+ * one yet (a multiply with nothing to compute opens none; ooc_host_alloc(),
+ * ooc_gemm_files_plan() and the measurements open it too), or a CUDA failure
+ * closed it until the next call. Leaves ooc_last_error() unchanged.
  */
 OOC_API const char *ooc_backend_name(const ooc_handle_t *handle);
 
@@ -283,7 +299,8 @@ OOC_API ooc_status_t ooc_cuda_probe(int *gpus, const char **why, const char **mo
  * OOC_ERR_OVERLAP),
  * or a run-time failure (OOC_ERR_BUDGET_TOO_SMALL, OOC_ERR_DEVICE_MEMORY,
  * OOC_ERR_HOST_MEMORY, OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE,
- * OOC_ERR_CUDA, OOC_ERR_CUBLAS, OOC_ERR_THREAD, OOC_ERR_NOT_SUPPORTED).
+ * OOC_ERR_CUDA, OOC_ERR_CUBLAS, OOC_ERR_THREAD, OOC_ERR_NOT_SUPPORTED),
+ * or OOC_ERR_CANCELLED (ooc_cancel(); C is then unspecified).
  */
 OOC_API ooc_status_t ooc_gemm(ooc_handle_t *handle, ooc_dtype_t dtype, ooc_layout_t layout,
                               ooc_op_t transa, ooc_op_t transb, int64_t m, int64_t n, int64_t k,
@@ -404,7 +421,9 @@ typedef struct {
  */
 OOC_API ooc_status_t ooc_set_trace(ooc_handle_t *handle, const char *path);
 
-/** @brief Copy the statistics of the last successful multiply.
+/** @brief Copy the statistics of the last multiply (ooc_gemm(), ooc_gemm_files())
+ * when it succeeded; all zeros when it failed (each multiply clears them as
+ * it starts) or none has run on the handle.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG */
 OOC_API ooc_status_t ooc_get_stats(const ooc_handle_t *handle, ooc_stats_t *stats);
 

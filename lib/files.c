@@ -332,11 +332,11 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
     ooc_err_clear(&h->err);
     h->have_stats = 0;
     ooc_files_job_t *job = malloc(sizeof *job);
-    OOC_RETURN_ERROR_IF(job == NULL, &h->err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files: out of memory (job)");
-    ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, C, opts, job);
+    ooc_status_t st = job ? ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, C, opts, job)
+                          : OOC_ERR(&h->err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files: out of memory (job)");
     if (st == OOC_SUCCESS) st = files_run(job, opts);
     free(job);
-    return ooc_handle_done(h, st);
+    return ooc_handle_done(h, st); /* every return consumes an ooc_cancel() request */
 }
 
 ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,

@@ -450,12 +450,11 @@ static ooc_status_t run(ooc_handle_t *h, ooc_problem_t *p)
     return ooc_api_execute(h, p, &plan, NULL);
 }
 
-ooc_status_t ooc_gemm(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, ooc_op_t transa,
-                      ooc_op_t transb, int64_t m, int64_t n, int64_t k, const void *alpha,
-                      const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
-                      void *C, int64_t ldc)
+static ooc_status_t gemm_call(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, ooc_op_t transa,
+                              ooc_op_t transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                              const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                              void *C, int64_t ldc)
 {
-    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
     h->have_stats = 0;
     OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
@@ -469,11 +468,22 @@ ooc_status_t ooc_gemm(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, o
         ooc_problem_t p = {dtype, layout, transa, transb, m, n, k, alpha, beta, ooc_is_zero(dtype, beta),
                            {A, -1, 0, "A", lda, 0}, {B, -1, 0, "B", ldb, 0}, {C, -1, 0, "C", ldc, 0},
                            {C, -1, 0, "C", ldc, 0}};
-        OOC_FORWARD(ooc_handle_done(h, run(h, &p)));
+        OOC_FORWARD(run(h, &p));
     }
     h->stats.seconds = ooc_now() - t0;
     h->have_stats = 1;
     return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_gemm(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t layout, ooc_op_t transa,
+                      ooc_op_t transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                      const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                      void *C, int64_t ldc)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    /* every return consumes an ooc_cancel() request (also an argument error, or nothing to compute) */
+    return ooc_handle_done(h, gemm_call(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                                        ldc));
 }
 
 ooc_status_t ooc_sgemm(ooc_handle_t *h, ooc_layout_t layout, ooc_op_t transa, ooc_op_t transb,

@@ -46,11 +46,14 @@ struct ooc_handle_s {
  * objects, so writing the error record through this is defined. */
 static inline ooc_err_t *ooc_handle_err(const ooc_handle_t *h) { return (ooc_err_t *)&h->err; }
 
-/* The multiply ended with status st: a cancellation request is consumed by
- * the OOC_ERR_CANCELLED it caused. */
+/* A call that ooc_cancel() stops (a multiply, a check) returns st: the
+ * request, made for the call running or the next one, is consumed by that
+ * return, whatever it is (also a failure, nothing to compute, or work that
+ * finished before the request was seen): left pending, it would stop a
+ * later call it was never meant for. */
 static inline ooc_status_t ooc_handle_done(ooc_handle_t *h, ooc_status_t st)
 {
-    if (st == OOC_ERR_CANCELLED) atomic_store(&h->cancel, 0);
+    atomic_store(&h->cancel, 0);
     return st;
 }
 

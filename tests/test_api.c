@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_api.c: the public API's contract, without a GPU: handles, options and
- * their bounds, version, status strings, and every bad argument of ooc_gemm
- * returning its own status with a message and writing nothing.
+ * their bounds, version, status strings, every bad argument of ooc_gemm
+ * returning its own status with a message and writing nothing, and an
+ * ooc_cancel request consumed by every multiply's return.
  */
 #include "config.h"
 
@@ -238,6 +239,61 @@ static void test_runtime_failures(void)
     ooc_destroy(h);
 }
 
+/* ooc_cancel stops the multiply running or the next to start, and every
+ * return of ooc_gemm and ooc_gemm_files consumes the request: a call with
+ * nothing to stop (nothing to compute, C only scaled, an argument error, a
+ * failure) must not leave it to stop a later, unrelated one. */
+static void test_cancel_consumed(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST), OOC_SUCCESS);
+    const ooc_layout_t CM = OOC_COL_MAJOR;
+    const ooc_op_t ON = OOC_OP_N;
+    double x = 2, y = 0, one = 1, zero = 0;
+    for (int c = 0; c < 7; c++) {
+        ooc_status_t want = OOC_SUCCESS, st;
+        memcpy(C, Csave, sizeof C);
+        CU_ASSERT_EQUAL(ooc_cancel(h), OOC_SUCCESS);
+        switch (c) {
+        case 0: /* a multiply to run: stopped */
+            want = OOC_ERR_CANCELLED;
+            st = ooc_dgemm(h, CM, ON, ON, M, N, K, 1.0, A, M, B, K, 0.0, C, M);
+            break;
+        case 1: st = ooc_dgemm(h, CM, ON, ON, 0, N, K, 1.0, A, 1, B, K, 0.0, C, 1); break; /* m = 0 */
+        case 2: st = ooc_dgemm(h, CM, ON, ON, M, N, 0, 1.0, A, M, B, 1, 0.5, C, M); break; /* k = 0: C scaled */
+        case 3: st = ooc_dgemm(h, CM, ON, ON, M, N, K, 0.0, A, M, B, K, 2.0, C, M); break; /* alpha = 0 */
+        case 4: /* an argument error */
+            want = OOC_ERR_INVALID_LDA;
+            st = ooc_dgemm(h, CM, ON, ON, M, N, K, 1.0, A, M - 1, B, K, 0.0, C, M);
+            break;
+        case 5: /* a run-time failure */
+            want = OOC_ERR_BUDGET_TOO_SMALL;
+            CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 64), OOC_SUCCESS);
+            st = ooc_dgemm(h, CM, ON, ON, M, N, K, 1.0, A, M, B, K, 0.0, C, M);
+            CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 0), OOC_SUCCESS);
+            break;
+        default: /* a file multiply's argument error */
+            want = OOC_ERR_NULL_A;
+            st = ooc_gemm_files(h, ON, ON, &one, NULL, NULL, &zero, NULL, NULL, NULL);
+            break;
+        }
+        if (st != want) fprintf(stderr, "\n    case %d: got %s\n", c, ooc_status_string(st));
+        CU_ASSERT_EQUAL(st, want);
+        /* the request is gone: the next multiply runs */
+        y = 0;
+        st = ooc_dgemm(h, CM, ON, ON, 1, 1, 1, 1.0, &x, 1, &x, 1, 0.0, &y, 1);
+        if (st != OOC_SUCCESS) fprintf(stderr, "\n    after case %d: got %s\n", c, ooc_status_string(st));
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        CU_ASSERT_EQUAL(y, 4.0);
+    }
+    /* ooc_cancel leaves the last error as it was */
+    CU_ASSERT_EQUAL(ooc_dgemm(h, CM, ON, ON, M, N, K, 1.0, A, M - 1, B, K, 0.0, C, M), OOC_ERR_INVALID_LDA);
+    CU_ASSERT_EQUAL(ooc_cancel(h), OOC_SUCCESS);
+    CU_ASSERT(strstr(ooc_last_error(h), "lda") != NULL);
+    ooc_destroy(h);
+}
+
 /* ooc_cuda_probe: one answer per process, consistent with the backend auto
  * and ooc_device_count, and a reason in words whenever CUDA cannot run. */
 static void test_cuda_probe(void)
@@ -361,6 +417,7 @@ int main(void)
     CU_add_test(s, "bad arguments", test_bad_arguments);
     CU_add_test(s, "quick returns", test_quick_returns);
     CU_add_test(s, "run-time failures", test_runtime_failures);
+    CU_add_test(s, "ooc_cancel: every multiply's return consumes it", test_cancel_consumed);
     CU_add_test(s, "measurements behind the floor", test_measure);
     CU_add_test(s, "the last error is always the last call's", test_last_error);
     int rc = tu_run();

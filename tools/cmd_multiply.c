@@ -501,8 +501,9 @@ static int mul_run(mul_job_t *j)
 }
 
 /* --verify: C read back from its target path, as a user would, and checked
- * as oocgemm verify does. A signal since the multiply left the handle
- * cancelled: the check stops. RC_OK or RC_CHECK_FAILED, else a failure. */
+ * as oocgemm verify does. A signal since the multiply started stops the
+ * check (one the multiply saw too late to stop it was consumed by its
+ * return: asked again). RC_OK or RC_CHECK_FAILED, else a failure. */
 static int mul_verify(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
@@ -514,6 +515,7 @@ static int mul_verify(mul_job_t *j)
     j->Cv.spec = j->cspec;
     if (j->cspec.format == OOC_FORMAT_NPY) j->Cv.spec.format = OOC_FORMAT_AUTO;
     if ((rc = operand_open(j->h, &j->Cv, &o->raw)) != RC_OK) return rc;
+    if (stop_signal_caught()) ooc_cancel(j->h);
     ooc_status_t st = ooc_verify_files(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
                                        scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->Cv.file, 3, 16,
                                        &j->vr);

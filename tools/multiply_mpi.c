@@ -426,6 +426,7 @@ static int mpi_verify(mpi_job_t *x)
         if (j->Cv.path == NULL) rc = fail(RC_RUNTIME, "out of host memory");
         if (rc == RC_OK) rc = operand_open(j->h, &j->Cv, &o->raw);
         ooc_status_t st = OOC_SUCCESS;
+        if (stop_signal_caught()) ooc_cancel(j->h); /* (the multiply's return consumed a late request) */
         if (rc == RC_OK)
             st = ooc_verify_files_rows(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
                                        scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->Cv.file,
