@@ -73,6 +73,17 @@ static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
            (uint64_t)sb.st_ino == have->head.out_ino;
 }
 
+/* A journal of this very temporary file whose plan cannot be resumed (op(B)
+ * in k-panels: C holds partial sums): the job starts over, with that plan,
+ * so that C comes out as the interrupted run would have made it, on any
+ * number of devices (lead and tail_rep are per device). */
+static int journal_restarts(const ooc_journal_info_t *have, const ooc_file_t *C)
+{
+    struct stat sb;
+    return !have->head.resumable && C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
+           (uint64_t)sb.st_ino == have->head.out_ino;
+}
+
 /* Read the journal at path (absent: *exists 0); one of another job is refused. */
 static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_journal_info_t *info, int *exists)
 {
@@ -260,6 +271,12 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     if (opts && opts->plan) st = plan_given(job, opts->plan, &s->plan);
     else if (s->usable) st = plan_of_journal(job, &s->have, job->jpath, &s->plan);
     else if (resume && job->C->resumed) st = other_journals(job, opts, s, &s->plan, &found);
+    if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found && resume && s->exists &&
+        journal_restarts(&s->have, job->C)) {
+        /* its plan when it still fits, else the planner's */
+        found = plan_of_journal(job, &s->have, job->jpath, &s->plan) == OOC_SUCCESS;
+        if (!found) ooc_err_clear(err);
+    }
     if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
         st = ooc_api_plan(job->h, &job->p, NULL, ranges && !job->ranged, &s->plan);
     s->total = blocks_of(&s->plan);

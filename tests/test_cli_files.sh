@@ -432,6 +432,37 @@ else
     fail "resume: start over: exit $rc"
 fi
 
+# op(B) in k-panels (C holds partial sums): a stopped job cannot keep its
+# blocks, says so, and --resume starts it over with the plan its journal
+# records, so that C is byte for byte what the interrupted run would have
+# made, on another number of devices too (lead: one block per device)
+gen KA.npy --rows 1200 --cols 256 --seed 31
+gen KB.npy --rows 256 --cols 80 --seed 32
+kargs="KA.npy KB.npy --backend host --device-mem 100K --b-chunks 4 --no-floor -q"
+OOC_HOST_DEVICES=2 oc multiply $kargs -o KREF.npy --devices all
+OOC_HOST_DEVICES=2 OOC_HOST_JITTER_US=3000 "$OOCGEMM" multiply $kargs -o KC.npy --devices all >out 2>err &
+bgpid=$!
+for _ in $(seq 1 200); do # until the job has started (its journal is written), 10 s at most
+    if [ -f KC.npy.ooc-journal ] && grep -q '^plan .* resumable=0 ' KC.npy.ooc-journal; then break; fi
+    sleep 0.05
+done
+sleep 0.3
+kill -TERM "$bgpid" 2>/dev/null
+wait "$bgpid"
+rc=$?
+bgpid=
+if [ "$rc" -ne 7 ] || ! grep -q 'splits k into panels' err || grep -q 'finished row blocks are kept' err; then
+    fail "k-panels stopped: exit $rc, expected 7 and a message that a resume starts over: $(head -n 2 err | tr '\n' ' ')"
+else
+    OOC_HOST_DEVICES=1 oc multiply $kargs -o KC.npy --resume
+    rc=$?
+    if [ "$rc" -eq 0 ] && cmp -s KC.npy KREF.npy; then
+        pass "k-panels: stopped (exit 7, 'starts it over'), resumed on 1 device of 2: byte-identical"
+    else
+        fail "k-panels: resumed on 1 device of 2: exit $rc, $(cmp KC.npy KREF.npy 2>&1)"
+    fi
+fi
+
 # ---- help ----
 for c in gen multiply verify info run; do
     oc "$c" --help

@@ -534,6 +534,7 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
                   operand_t *op);
 int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d);
 int is_journal(const char *path);
+int journal_keeps_blocks(const char *path);
 const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len);
 void op_shape(const ooc_file_spec_t *s, ooc_op_t op, int64_t *rows, int64_t *cols);
 int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t tb, const operand_t *C0,

@@ -176,6 +176,21 @@ int is_journal(const char *path)
     return yes;
 }
 
+/* A journal whose plan keeps finished row blocks (its plan line says
+ * resumable=1): op(B) in k-panels leaves partial sums in C, and a resume of
+ * such a job starts over (with its plan). */
+int journal_keeps_blocks(const char *path)
+{
+    if (!is_journal(path)) return 0;
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int keeps = 0;
+    for (int i = 0; f && i < 4 && fgets(line, sizeof line, f); i++)
+        if (strncmp(line, "plan ", 5) == 0) keeps = strstr(line, " resumable=1 ") != NULL;
+    if (f) fclose(f);
+    return keeps;
+}
+
 /* "100 x 50 float64, row-major" */
 const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len)
 {

@@ -403,9 +403,13 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
 {
     int rc;
     j->interrupted = st == OOC_ERR_CANCELLED;
+    int keeps = journal_keeps_blocks(j->journal_path);
     if (j->interrupted)
-        rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks: stopped cleanly, resumable",
-                  signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)j->prog.total);
+        rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks: stopped cleanly, %s",
+                  signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)j->prog.total,
+                  keeps || !is_journal(j->journal_path) ? "resumable"
+                                                         : "but its plan splits k into panels (C holds partial "
+                                                           "sums): --resume starts it over, with the same plan");
     else
         rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, j->journal_path, "multiply");
     int refused = st == OOC_ERR_JOURNAL || st == OOC_ERR_BUSY;
@@ -415,9 +419,12 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     if (refused && j->o.resume)
         fprintf(stderr, "%s: %s and %s are left as they were: check the command, or run it without --resume to "
                 "start over\n", progname, j->tmp_path, j->journal_path);
-    else if (keep)
+    else if (keep && keeps)
         fprintf(stderr, "%s: the finished row blocks are kept in %s (journal %s): run the same command with "
                 "--resume to continue\n", progname, j->tmp_path, j->journal_path);
+    else if (keep)
+        fprintf(stderr, "%s: %s and its journal %s are kept: --resume starts the job over with the plan it "
+                "records (the same bytes on any number of devices)\n", progname, j->tmp_path, j->journal_path);
     return rc;
 }
 
