@@ -22,10 +22,12 @@ case $src in /*) ;; *) src=$(pwd)/$src ;; esac
 . "$(dirname "$0")/testlib.sh" test_sbatch
 
 mkdir bin
-# the stand-in: its pid in child.pid; STANDIN=run: runs until SIGUSR1, then
-# exits 7; kill9: killed by SIGKILL; ok: exits 0
+# the stand-in: its pid in child.pid once it has its trap; STANDIN=run: runs
+# until SIGUSR1, then exits 7; kill9: killed by SIGKILL; ok: exits 0
 cat >bin/oocgemm <<'EOF'
 #!/usr/bin/env bash
+s=
+trap 'kill $s 2>/dev/null; exit 7' USR1
 echo $$ >"$SB_DIR/child.pid"
 case ${STANDIN:-run} in
 kill9) kill -KILL $$ ;;
@@ -33,7 +35,6 @@ ok) exit 0 ;;
 esac
 sleep 60 &
 s=$!
-trap 'kill $s 2>/dev/null; exit 7' USR1
 wait $s
 exit 3
 EOF
