@@ -216,7 +216,6 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
 {
     ooc_err_t *err = &h->err;
     int ring = (int)h->param[OOC_PARAM_RING_DEPTH];
-    uint64_t slack = ooc_res_slack(ring ? ring : OOC_MAX_RING);
     uint64_t dev = (uint64_t)h->param[OOC_PARAM_DEVICE_MEM];
     if (dev == 0) {
         dev = UINT64_MAX;
@@ -254,11 +253,13 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     }
     ooc_plan_input_t x = {p->m, p->n, p->k, ooc_dtype_size(p->dtype), !p->beta_zero,
                           !p->A.pinned, !p->B.pinned, !p->C.pinned || !p->c_in.pinned,
-                          dev > slack ? dev - slack : 0, host > slack ? host - slack : 0,
+                          dev, host,
                           h->param[OOC_PARAM_BLOCK_ROWS], ring, (int)h->param[OOC_PARAM_STREAMS], 1,
                           (int)h->param[OOC_PARAM_TAIL], (int)h->param[OOC_PARAM_B_CHUNKS],
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
-                          (int)h->param[OOC_PARAM_A_PIECES], {0, 0}};
+                          (int)h->param[OOC_PARAM_A_PIECES], {0, 0},
+                          /* the planner counts the buffers' alignment for the ring it tries */
+                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0)};
     /* how the copies lie in each orientation: the problem, and its transpose
      * as the pipeline would run it */
     ooc_problem_t t = *p;
@@ -286,22 +287,20 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     ooc_status_t st = fixed ? ooc_plan_fixed(&in, fixed, plan) : ooc_plan_make(&in, plan);
     if (st == OOC_ERR_BUDGET_TOO_SMALL) {
         /* what would fit: the budgets as set (OOC_PARAM_DEVICE_MEM is each
-         * device's, OOC_PARAM_HOST_MEM the job's), the slack included */
-        uint64_t slack = ooc_res_slack(in.ring ? in.ring : OOC_MAX_RING), need_dev, need_host;
+         * device's, OOC_PARAM_HOST_MEM the job's) */
+        uint64_t need_dev, need_host;
         ooc_plan_least_need(&in, fixed, &need_dev, &need_host);
-        need_dev += slack;
-        need_host = need_host ? (need_host + slack) * (uint64_t)h->ndev : 0;
+        need_host *= (uint64_t)h->ndev;
         char staging[96] = "";
         if (need_host)
             snprintf(staging, sizeof staging, " and a staging budget of at least %llu bytes%s",
                      (unsigned long long)need_host, h->ndev > 1 ? " for all the devices" : "");
         return OOC_ERR(&h->err, st,
                              "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
-                             "and %llu bytes of pinned staging%s (%llu bytes of each kept for the buffers' "
-                             "alignment)%s; it needs a device memory budget of at least %llu bytes%s%s",
+                             "and %llu bytes of pinned staging%s (the buffers' alignment included)%s; it needs a "
+                             "device memory budget of at least %llu bytes%s%s",
                              (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
                              (unsigned long long)host, h->ndev > 1 ? " per device" : "",
-                             (unsigned long long)slack,
                              fixed ? " with the plan given or recorded in the journal" : "",
                              (unsigned long long)need_dev, h->ndev > 1 ? " per device" : "", staging);
     }

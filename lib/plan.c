@@ -36,6 +36,7 @@ typedef struct {
     int q_req;          /* as requested: 0 choose, else that many */
     int out_bound;      /* the shape is bound by copying C out (out_bound_shape(); copy_out_bound() adds the rest) */
     int lines, lines_t; /* how copies lie (plan.h ooc_plan_input_t.lines): this orientation, the other */
+    uint64_t slack0, slack_ring; /* the buffers' alignment (plan.h) */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -84,10 +85,14 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     return r;
 }
 
+/* Room for the buffers' alignment with this ring (staging only when staged). */
+static uint64_t slack(const ctx_t *c) { return addu(c->slack0, mulu((uint64_t)c->ring, c->slack_ring)); }
+
 static int fits(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
 {
     need_t r = need(c, mb, nb, kb);
-    return r.dev <= c->dev_budget && r.host <= c->host_budget;
+    uint64_t s = slack(c);
+    return addu(r.dev, s) <= c->dev_budget && (r.host == 0 || addu(r.host, s) <= c->host_budget);
 }
 
 /* The largest x in [lo, hi] for which fits() holds with x in the slot `which`
@@ -505,7 +510,8 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
     ctx_t c = {in->m, in->n, in->k, in->elem, in->beta_nonzero != 0, in->stage_a != 0,
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
-               in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1]};
+               in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1],
+               in->slack0, in->slack_ring};
     return c;
 }
 
@@ -591,8 +597,9 @@ void ooc_plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, uin
             if (t.dev < r.dev || (t.dev == r.dev && t.host < r.host)) r = t;
         }
     }
-    *dev = r.dev;
-    *host = r.host;
+    uint64_t sl = slack(&c);
+    *dev = addu(r.dev, sl);
+    *host = r.host ? addu(r.host, sl) : 0;
 }
 
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)

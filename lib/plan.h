@@ -48,6 +48,9 @@ typedef struct {
                                * a matrix whose columns are contiguous; staged operands are packed into
                                * the pinned slots), OOC_PLAN_B_ROWS when the resident operand's lines
                                * are its rows (its chunks split k, not n) */
+    uint64_t slack0, slack_ring; /* what aligning the buffers may add to a plan with a ring of R, in device
+                               * memory and in staging (when there is any): slack0 + R slack_ring bytes
+                               * within the budgets (pipeline.h ooc_res_slack()) */
 } ooc_plan_input_t;
 
 #define OOC_PLAN_STRIDED_A 1
@@ -117,8 +120,8 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
  * or are not a plan the planner makes (a tail too long for mb, say). */
 ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, ooc_plan_t *plan);
 
-/* The least device bytes and pinned staging bytes (each device's, before the
- * buffers' alignment slack) with which ooc_plan_fixed(in, want) succeeds, or
+/* The least device bytes and pinned staging bytes (each device's, the
+ * buffers' alignment included) with which ooc_plan_fixed(in, want) succeeds, or
  * with want NULL, ooc_plan_make(in): the budgets to ask for when either
  * returned OOC_ERR_BUDGET_TOO_SMALL. */
 void ooc_plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, uint64_t *dev, uint64_t *host);

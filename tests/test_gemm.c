@@ -421,11 +421,12 @@ static void test_last_piece_cols(void)
     CU_ASSERT(ts.traced == 1 && ts.blocks >= 40);
     CU_ASSERT_EQUAL(count(text, "\"name\":\"gemm (piece of A, columns of C)\""), 8 * ts.blocks);
     CU_ASSERT_EQUAL(count(text, "\"name\":\"D2H C (columns)\""), 8 * ts.blocks);
-    /* B is 211 x 15 doubles in 16 KB of device memory: panels of 8 columns
-     * (the last of 7: an empty chunk) and of 27 rows (C read back) */
+    /* B is 211 x 15 doubles in 5.5 KB of device memory (3.5 KB beside the
+     * alignment of a ring of 2): panels of 8 columns (the last of 7: an
+     * empty chunk) and of 27 rows (C read back) */
     for (int bz = 0; bz < 2; bz++) {
         case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 523, 15, 211, 0, 1.0, bz ? 0.0 : 0.5,
-                    MEM_PINNED, MEM_PINNED, MEM_PINNED, 16 << 10, 64, 0, 0, 0};
+                    MEM_PINNED, MEM_PINNED, MEM_PINNED, 5632, 64, 0, 0, 0};
         ooc_stats_t st = run_case(&c);
         CU_ASSERT(st.panel_cols == 8 && st.panel_depth < 211 && st.a_pieces == 3 && st.c_chunks == 8);
     }
