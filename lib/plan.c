@@ -451,7 +451,7 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
                 if (nb_try == 0) continue;
                 nb_try = even_split(n, nb_try);
                 uint64_t t = traffic(c, nb_try, kb_try);
-                if (t < best) {
+                if (t < best || nb == 0) { /* traffic() saturates: a huge shape still plans */
                     best = t;
                     nb = nb_try;
                     kb = kb_try;

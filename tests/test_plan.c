@@ -421,6 +421,21 @@ static void test_least_need(void)
         fixed++;
     }
     CU_ASSERT(checked == 3000 && fixed > 2000);
+    /* a shape whose traffic count saturates (A moved ~10^19 bytes): the
+     * least still plans (no panel was ever taken, as no count was below the
+     * saturated one) */
+    ooc_plan_input_t in = input(187524, 2859116, 11858481, 4, 0);
+    in.devices = 3;
+    in.slack0 = 512;
+    in.slack_ring = 768;
+    uint64_t dev, host;
+    ooc_plan_least_need(&in, NULL, &dev, &host);
+    in.device_budget = dev;
+    in.host_budget = host ? host : 1;
+    ooc_plan_t p;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    in.device_budget = dev - 1;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_BUDGET_TOO_SMALL);
 }
 
 /* Any block rows, odd ones too, with any tail the planner allows: the blocks
