@@ -251,6 +251,26 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
     return OOC_SUCCESS;
 }
 
+/* opts->journals: the plan of the first that describes this very temporary
+ * file with a plan that cannot be resumed (journal_restarts()), when it
+ * still fits: a split job in k-panels starts over as it was planned. */
+static ooc_status_t restart_journals(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_plan_t *plan,
+                                     int *found)
+{
+    *found = 0;
+    for (const char *const *j = opts->journals; j && *j && !*found; j++) {
+        ooc_journal_info_t info;
+        int exists = 0;
+        OOC_FORWARD(read_journal(job, *j, &info, &exists));
+        if (exists && journal_restarts(&info, job->C)) {
+            *found = plan_of_journal(job, &info, *j, plan) == OOC_SUCCESS;
+            if (!*found) ooc_err_clear(&job->h->err);
+        }
+        ooc_journal_info_free(&info);
+    }
+    return OOC_SUCCESS;
+}
+
 void ooc_files_start_free(ooc_files_start_t *s)
 {
     ooc_journal_info_free(&s->have);
@@ -277,6 +297,8 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         found = plan_of_journal(job, &s->have, job->jpath, &s->plan) == OOC_SUCCESS;
         if (!found) ooc_err_clear(err);
     }
+    if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found && resume && job->C->resumed)
+        st = restart_journals(job, opts, &s->plan, &found); /* a split job's */
     if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
         st = ooc_api_plan(job->h, &job->p, NULL, ranges && !job->ranged, &s->plan);
     s->total = blocks_of(&s->plan);

@@ -32,7 +32,9 @@
 #      (exit 5) and for a usage error (exit 2, found before MPI starts);
 #  14. SIGUSR1 to every rank, as mpirun forwards it, with --json: exit 7, rank
 #      0's object says interrupted and resumable (the ranks' journals),
-#      as one process's does; --resume with 2 ranks: byte-identical.
+#      as one process's does; --resume with 2 ranks: byte-identical;
+#  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
+#      device starts it over with the ranks' recorded plan: byte-identical.
 # Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
 set -u
 # json_check.py, found before testlib.sh changes directory
@@ -352,6 +354,35 @@ assert o["interrupted"] is True and o["resumable"] is True, o
 else
     fail "14 SIGUSR1 to every rank with --json: exit $rc (expected 7), or the object does not say interrupted and resumable"
 fi
+
+# 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
+# process on 1 device resumes it, starting over with the plan the ranks'
+# journals record (lead: one block per device), byte-identical
+gen KA.npy --rows 1200 --cols 256 --seed 31
+gen KB.npy --rows 256 --cols 80 --seed 32
+K="KA.npy KB.npy --backend host --device-mem 100K --b-chunks 4 --no-floor --no-progress"
+export OOC_HOST_DEVICES=2
+mpi 2 $K -o KREF.npy
+rc=$?
+rm -f KC.npy KC.npy.ooc-*
+OOC_HOST_JITTER_US=3000
+bg 2 $K -o KC.npy
+OOC_HOST_JITTER_US=
+i=0
+while ! grep -qs '^plan .* resumable=0 ' KC.npy.ooc-journal.r1-of-2 && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.3
+for f in pid.*; do kill -TERM "$(cat "$f")" 2>/dev/null; done
+wait "$bgpid"
+rc2=$?
+bgpid=
+OOC_HOST_DEVICES=1
+if [ $rc -eq 0 ] && [ $rc2 -eq 7 ] && grep -q 'splits k into panels' err && oc multiply $K -o KC.npy --resume &&
+    cmp -s KC.npy KREF.npy; then
+    pass "15 k-panels on 2 ranks x 2 devices, stopped (exit 7, 'starts it over'); one process on 1 device: byte-identical"
+else
+    fail "15 k-panels on 2 ranks x 2 devices: exit $rc, $rc2 (expected 0, 7), or the resume on 1 device differs: $(cmp KC.npy KREF.npy 2>&1)"
+fi
+unset OOC_HOST_DEVICES
 
 echo "$cases cases, $failures failed"
 [ "$failures" = 0 ]

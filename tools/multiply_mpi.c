@@ -363,8 +363,12 @@ static int mpi_multiply(mpi_job_t *x)
     x->me.time_s = x->secs;
     x->own_failure = 1;
     if (stop_signal_caught())
-        return fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks of this rank: stopped cleanly, "
-                    "resumable", signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)total);
+        return fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks of this rank: stopped cleanly, %s",
+                    signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)total,
+                    journal_keeps_blocks(x->own) || !is_journal(x->own)
+                        ? "resumable"
+                        : "but its plan splits k into panels (C holds partial sums): --resume starts it over, with "
+                          "the same plan");
     if (x->st == OOC_ERR_CANCELLED && peer_stop) {
         x->own_failure = 0;
         return RC_INTERRUPTED;
@@ -517,9 +521,14 @@ int mul_mpi(mul_job_t *j)
         if (x->rank == 0) {
             ooc_file_close(j->C, 0);
             j->C = NULL;
-            fprintf(stderr, "%s: the finished row blocks are kept in %s (journals %s.r*-of-%d): run the same "
-                    "command with --resume, with any number of ranks, to continue\n", progname, j->tmp_path,
-                    j->journal_path, x->size);
+            if (journal_keeps_blocks(x->own))
+                fprintf(stderr, "%s: the finished row blocks are kept in %s (journals %s.r*-of-%d): run the same "
+                        "command with --resume, with any number of ranks, to continue\n", progname, j->tmp_path,
+                        j->journal_path, x->size);
+            else
+                fprintf(stderr, "%s: %s and its journals %s.r*-of-%d are kept: --resume, with any number of "
+                        "ranks, starts the job over with the plan they record (the same bytes)\n", progname,
+                        j->tmp_path, j->journal_path, x->size);
         }
         goto failed;
     }
