@@ -370,10 +370,9 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->bytes_d2h = rs->sum.bytes_d2h;
     s->bytes_peer = rs->sum.bytes_peer;
     s->bytes_staged = rs->sum.bytes_staged_in + rs->sum.bytes_staged_out;
-    /* the planner's least is one device's: op(B) goes up to each device but
-     * once in all when they share it */
-    uint64_t b_each = (uint64_t)plan->k * (uint64_t)plan->n * (uint64_t)ooc_dtype_size(p->dtype);
-    uint64_t least = plan->least_traffic_bytes + (rs->ndev > 1 && !share_b ? (uint64_t)(rs->ndev - 1) * b_each : 0);
+    /* the resident operand goes up to each device, or once in all when they
+     * share it */
+    uint64_t least = rs->ndev > 1 && !share_b ? plan->least_traffic_each_bytes : plan->least_traffic_bytes;
     s->least_traffic_bytes = least < s->bytes_h2d + s->bytes_d2h ? least : s->bytes_h2d + s->bytes_d2h;
     s->a_pieces = plan->a_pieces;
     s->c_chunks = plan->a_pieces > 1 ? plan->b_chunks : 1;

@@ -515,6 +515,21 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
     return c;
 }
 
+/* The plan's least traffic (the least of the orientations allowed: least0
+ * with op(B) resident, least1 with op(A), UINT64_MAX for one not allowed or
+ * with no plan), and the same with the resident operand uploaded from the
+ * host to each of `devices` devices; neither above what the plan moves. */
+static void set_least(ooc_plan_t *p, const ooc_plan_input_t *in, uint64_t least0, uint64_t least1)
+{
+    uint64_t more = in->devices > 1 ? (uint64_t)(in->devices - 1) : 0, e = in->elem, k = (uint64_t)in->k;
+    uint64_t each0 = addu(least0, mulu(more, mulu(e, mulu(k, (uint64_t)in->n))));
+    uint64_t each1 = addu(least1, mulu(more, mulu(e, mulu(k, (uint64_t)in->m))));
+    uint64_t least = least0 < least1 ? least0 : least1, each = each0 < each1 ? each0 : each1;
+    uint64_t moved_each = addu(p->traffic_bytes, mulu(more, mulu(e, mulu(k, (uint64_t)p->n))));
+    p->least_traffic_bytes = least < p->traffic_bytes ? least : p->traffic_bytes;
+    p->least_traffic_each_bytes = each < moved_each ? each : moved_each;
+}
+
 ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, ooc_plan_t *plan)
 {
     if (bad_input(in) || want == NULL || plan == NULL) return OOC_ERR_INTERNAL;
@@ -547,13 +562,12 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
     p.swap = swap;
     p.streams = in->streams ? in->streams : DEFAULT_STREAMS;
     ctx_t o = make_ctx(in);
-    uint64_t least = least_traffic(&o);
+    uint64_t lt = UINT64_MAX;
     if (in->allow_swap || swap) {
         ctx_t t = swapped(&o);
-        uint64_t lt = least_traffic(&t);
-        if (lt < least) least = lt;
+        lt = least_traffic(&t);
     }
-    p.least_traffic_bytes = least < p.traffic_bytes ? least : p.traffic_bytes;
+    set_least(&p, in, least_traffic(&o), lt);
     if (ooc_plan_check(&p) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = p;
     return OOC_SUCCESS;
@@ -613,7 +627,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     int cplx = in->complex_type != 0;
     c.out_bound = out_bound_shape(&c, cplx, in->flop_per_byte);
     int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte);
-    uint64_t least = least_traffic(&c);
+    uint64_t least = least_traffic(&c), least0 = least, least1 = UINT64_MAX;
     int have = plan_best(&c, target, in->ring != 0, least, &best);
     best.swap = 0;
 
@@ -637,11 +651,11 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
                 have = 1;
             }
         }
-        if (ls < least) least = ls;
+        least1 = ls;
     }
     if (!have) return OOC_ERR_BUDGET_TOO_SMALL;
     best.streams = streams;
-    best.least_traffic_bytes = least < best.traffic_bytes ? least : best.traffic_bytes;
+    set_least(&best, in, least0, least1);
     if (ooc_plan_check(&best) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = best;
     return OOC_SUCCESS;

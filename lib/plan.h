@@ -90,6 +90,8 @@ typedef struct {
     uint64_t least_traffic_bytes; /* the least bytes any plan of this planner could move within the same
                                * budgets (smallest blocks, ring of 2, either orientation allowed): the
                                * floor's traffic term is this plan's, and it must stay within 10% of it */
+    uint64_t least_traffic_each_bytes; /* the same with the resident operand uploaded from the host to each
+                               * of the input's devices (its orientation may differ) */
 } ooc_plan_t;
 
 #define OOC_MAX_B_CHUNKS 8
