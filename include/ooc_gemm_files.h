@@ -256,7 +256,11 @@ typedef struct {
  * same way whichever run computes it. A resume refuses (OOC_ERR_JOURNAL) a
  * journal of another job or one that is damaged or edited; it starts afresh
  * when there is no journal or the temporary file is not the one the journal
- * recorded. On success the journal is kept, marked complete with the
+ * recorded. A plan that splits k into panels leaves partial sums in C, so its
+ * blocks are not kept: a resume of such a job starts over, with the plan its
+ * journal (or a journal in opts->journals) records when that still fits, so
+ * that C comes out byte for byte as the interrupted run would have made it
+ * on any number of devices. On success the journal is kept, marked complete with the
  * output's identity, so that ooc_gemm_files_finished() can tell a resumed
  * batch job that there is nothing left to do; a fresh run replaces it.
  *
@@ -282,9 +286,10 @@ OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_o
  * @brief The plan ooc_gemm_files() with these arguments would run when given
  * a row range: opts->plan when given (checked against this job and this
  * handle's budgets), else with opts->resume the plan of the first usable
- * journal (opts->journal or the default, then opts->journals), else the
- * planner's for this handle's budgets and devices, never with op(A) resident
- * (a_resident 0: blocks of C's rows). opts->row_begin and row_end are not
+ * journal (opts->journal or the default, then opts->journals; or of one
+ * whose job starts over, k-panels: see ooc_gemm_files()), else the planner's
+ * for this handle's budgets and devices, never with op(A) resident
+ * (a_resident 0: blocks of C's rows; a journal's plan may have it). opts->row_begin and row_end are not
  * looked at. One process of a split job calls it (after creating C) and
  * sends the plan to the others, which pass it in opts->plan. When the job
  * multiplies nothing (m, n or k 0, or alpha 0), plan->blocks is 0: there are

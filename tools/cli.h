@@ -223,6 +223,10 @@ typedef struct {
     "  floor = max(T_in, T_out, T_bus, T_host, T_math).\n"                                            \
     "A plan that splits op(B) into panels moves A once per panel: the summary also\n"                \
     "gives the least any plan could move in the same memory budgets.\n"                              \
+    "On several GPUs the figures are theirs at once (the copies of every GPU\n"                      \
+    "together, the sum of their rates), and the figures given are taken as such.\n"                  \
+    "The rate is cuBLAS's, also with --backend custom. No floor when nothing was\n"                  \
+    "multiplied (alpha = 0 or k = 0) or a resumed run did part of the job.\n"                        \
     "On the host backend (OpenBLAS on the CPU) nothing crosses a bus: the floor is\n"                 \
     "flops / the CPU's rate, OpenBLAS's GEMM on min(m,1024) x min(n,1024) x\n"                        \
     "min(k,1024) in memory, best of 5, and the summary speaks of the CPU alone.\n"                    \
