@@ -63,14 +63,20 @@ static int head_has_plan(const ooc_journal_head_t *h, const ooc_plan_t *p)
            h->total == blocks_of(p);
 }
 
-/* Its blocks are in C as the journal says: the same job, a plan that can be
- * resumed, the very temporary file it recorded, and that file kept by its
- * creator (matching header and size). */
-static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
+/* The journal recorded this very temporary file, kept by its creator
+ * (matching header and size). */
+static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
 {
     struct stat sb;
-    return have->head.resumable && C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
+    return C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
            (uint64_t)sb.st_ino == have->head.out_ino;
+}
+
+/* Its blocks are in C as the journal says: the same job, a plan that can be
+ * resumed, and this very temporary file. */
+static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
+{
+    return have->head.resumable && journal_of_file(have, C);
 }
 
 /* A journal of this very temporary file whose plan cannot be resumed (op(B)
@@ -79,9 +85,7 @@ static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
  * number of devices (lead and tail_rep are per device). */
 static int journal_restarts(const ooc_journal_info_t *have, const ooc_file_t *C)
 {
-    struct stat sb;
-    return !have->head.resumable && C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
-           (uint64_t)sb.st_ino == have->head.out_ino;
+    return !have->head.resumable && journal_of_file(have, C);
 }
 
 /* Read the journal at path (absent: *exists 0); one of another job is refused. */
@@ -251,9 +255,17 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
     return OOC_SUCCESS;
 }
 
-/* opts->journals: the plan of the first that describes this very temporary
- * file with a plan that cannot be resumed (journal_restarts()), when it
- * still fits: a split job in k-panels starts over as it was planned. */
+/* The plan of a journal that restarts its job (journal_restarts()), when it
+ * still fits (1), else 0: the planner's. */
+static int restart_plan(ooc_files_job_t *job, const ooc_journal_info_t *info, const char *path, ooc_plan_t *plan)
+{
+    if (plan_of_journal(job, info, path, plan) == OOC_SUCCESS) return 1;
+    ooc_err_clear(&job->h->err);
+    return 0;
+}
+
+/* opts->journals: restart_plan() of the first that restarts its job (a split
+ * job in k-panels starts over as it was planned). */
 static ooc_status_t restart_journals(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_plan_t *plan,
                                      int *found)
 {
@@ -262,10 +274,7 @@ static ooc_status_t restart_journals(ooc_files_job_t *job, const ooc_files_opts_
         ooc_journal_info_t info;
         int exists = 0;
         OOC_FORWARD(read_journal(job, *j, &info, &exists));
-        if (exists && journal_restarts(&info, job->C)) {
-            *found = plan_of_journal(job, &info, *j, plan) == OOC_SUCCESS;
-            if (!*found) ooc_err_clear(&job->h->err);
-        }
+        if (exists && journal_restarts(&info, job->C)) *found = restart_plan(job, &info, *j, plan);
         ooc_journal_info_free(&info);
     }
     return OOC_SUCCESS;
@@ -291,14 +300,12 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     if (opts && opts->plan) st = plan_given(job, opts->plan, &s->plan);
     else if (s->usable) st = plan_of_journal(job, &s->have, job->jpath, &s->plan);
     else if (resume && job->C->resumed) st = other_journals(job, opts, s, &s->plan, &found);
-    if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found && resume && s->exists &&
-        journal_restarts(&s->have, job->C)) {
-        /* its plan when it still fits, else the planner's */
-        found = plan_of_journal(job, &s->have, job->jpath, &s->plan) == OOC_SUCCESS;
-        if (!found) ooc_err_clear(err);
+    if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found && resume) {
+        /* a job in k-panels starts over, with the plan its journal (or a
+         * split job's) records */
+        if (s->exists && journal_restarts(&s->have, job->C)) found = restart_plan(job, &s->have, job->jpath, &s->plan);
+        if (!found && job->C->resumed) st = restart_journals(job, opts, &s->plan, &found);
     }
-    if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found && resume && job->C->resumed)
-        st = restart_journals(job, opts, &s->plan, &found); /* a split job's */
     if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
         st = ooc_api_plan(job->h, &job->p, NULL, ranges && !job->ranged, &s->plan);
     s->total = blocks_of(&s->plan);

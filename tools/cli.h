@@ -539,6 +539,7 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
 int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d);
 int is_journal(const char *path);
 int journal_keeps_blocks(const char *path);
+const char *resume_words(const char *journal);
 const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len);
 void op_shape(const ooc_file_spec_t *s, ooc_op_t op, int64_t *rows, int64_t *cols);
 int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t tb, const operand_t *C0,

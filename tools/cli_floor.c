@@ -203,20 +203,10 @@ static void measure_gbps(ooc_handle_t *h, ooc_status_t (*fn)(ooc_handle_t *, siz
     }
 }
 
-void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
-                   floor_t *f)
+/* One GPU's pinned copies, those not given: each way, then both ways. */
+static void measure_copies(ooc_handle_t *h, int quiet, floor_t *f)
 {
-    f->cpu = backend_is_host(h);
-    if (f->note[0]) return; /* no floor to measure */
-    if (!f->cpu && f->run_ndev > 1 && f->ndev <= 1) {
-        /* the multiply ran on several GPUs: the floor is theirs together */
-        if (floor_measure_devices(h, f->run_devs, f->run_ndev, t, m, n, k, quiet, f, NULL) && f->staged_bytes > 0 &&
-            f->bw_host <= 0)
-            measure_gbps(h, ooc_measure_host_bandwidth, "the host memory bandwidth", quiet, &f->bw_host,
-                         &f->measured_host);
-        return;
-    }
-    if (!f->cpu && (f->bw_h2d <= 0 || f->bw_d2h <= 0)) {
+    if (f->bw_h2d <= 0 || f->bw_d2h <= 0) {
         double h2d, d2h;
         ooc_status_t st = ooc_measure_bandwidth(h, (size_t)1 << 30, &h2d, &d2h);
         if (st == OOC_SUCCESS) {
@@ -228,11 +218,24 @@ void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t
                     ooc_last_error(h));
         }
     }
-    if (!f->cpu && f->bw_both <= 0)
+    if (f->bw_both <= 0)
         measure_gbps(h, ooc_measure_bandwidth_both, "the both-ways bandwidth", quiet, &f->bw_both, &f->measured_both);
+}
+
+void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
+                   floor_t *f)
+{
+    f->cpu = backend_is_host(h);
+    if (f->note[0]) return; /* no floor to measure */
+    if (!f->cpu && f->run_ndev > 1 && f->ndev <= 1) {
+        /* the multiply ran on several GPUs: the floor is theirs together */
+        if (!floor_measure_devices(h, f->run_devs, f->run_ndev, t, m, n, k, quiet, f, NULL)) return;
+    } else if (!f->cpu) {
+        measure_copies(h, quiet, f);
+    }
     if (!f->cpu && f->staged_bytes > 0 && f->bw_host <= 0)
         measure_gbps(h, ooc_measure_host_bandwidth, "the host memory bandwidth", quiet, &f->bw_host, &f->measured_host);
-    floor_measure_rate(h, t, m, n, k, quiet, f);
+    floor_measure_rate(h, t, m, n, k, quiet, f); /* measured already with several GPUs */
 }
 
 /* floor = max(T_in, T_out, T_bus, T_host, T_math) for m x n x k (C0 read

@@ -191,6 +191,15 @@ int journal_keeps_blocks(const char *path)
     return keeps;
 }
 
+/* What a stop message says of a later --resume with this journal. */
+const char *resume_words(const char *journal)
+{
+    return journal_keeps_blocks(journal) || !is_journal(journal)
+               ? "resumable"
+               : "but its plan splits k into panels (C holds partial sums): --resume starts it over, with the "
+                 "same plan";
+}
+
 /* "100 x 50 float64, row-major" */
 const char *describe_spec(const ooc_file_spec_t *s, char *buf, size_t len)
 {

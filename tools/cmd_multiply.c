@@ -407,9 +407,7 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     if (j->interrupted)
         rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks: stopped cleanly, %s",
                   signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)j->prog.total,
-                  keeps || !is_journal(j->journal_path) ? "resumable"
-                                                         : "but its plan splits k into panels (C holds partial "
-                                                           "sums): --resume starts it over, with the same plan");
+                  resume_words(j->journal_path));
     else
         rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, j->journal_path, "multiply");
     int refused = st == OOC_ERR_JOURNAL || st == OOC_ERR_BUSY;

@@ -365,10 +365,7 @@ static int mpi_multiply(mpi_job_t *x)
     if (stop_signal_caught())
         return fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks of this rank: stopped cleanly, %s",
                     signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)total,
-                    journal_keeps_blocks(x->own) || !is_journal(x->own)
-                        ? "resumable"
-                        : "but its plan splits k into panels (C holds partial sums): --resume starts it over, with "
-                          "the same plan");
+                    resume_words(x->own));
     if (x->st == OOC_ERR_CANCELLED && peer_stop) {
         x->own_failure = 0;
         return RC_INTERRUPTED;
