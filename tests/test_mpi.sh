@@ -34,7 +34,10 @@
 #      0's object says interrupted and resumable (the ranks' journals),
 #      as one process's does; --resume with 2 ranks: byte-identical;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
-#      device starts it over with the ranks' recorded plan: byte-identical.
+#      device starts it over with the ranks' recorded plan: byte-identical;
+#  16. the floor: every rank's figures measured at once and summed, over
+#      the bytes every rank moved and staged (with a GPU: op(B) to each
+#      rank, the host memory term of the files' staging).
 # Exits 77 (skip) when oocgemm was built without MPI or mpirun is missing.
 set -u
 # json_check.py, found before testlib.sh changes directory
@@ -383,6 +386,50 @@ else
     fail "15 k-panels on 2 ranks x 2 devices: exit $rc, $rc2 (expected 0, 7), or the resume on 1 device differs: $(cmp KC.npy KREF.npy 2>&1)"
 fi
 unset OOC_HOST_DEVICES
+
+# 16. the floor of a split job: every rank's figures measured at once and
+# summed, over the bytes every rank's plan moved (each uploads op(B)) and
+# staged. The host backend: the CPU rates given per rank, summed. With a
+# GPU (the GPU machine): the bytes in are A once and op(B) once per rank,
+# out C; the files' staging gives a host memory term; two ranks on one GPU
+# count it once
+gen FA.npy --rows 3001 --cols 300 --seed 41
+gen FB.npy --rows 300 --cols 200 --seed 42
+F="FA.npy FB.npy --block-rows 512 --no-progress"
+rm -f FC.npy
+if mpi 2 $F -o FC.npy --backend host --rate 0.001 --json && python3 -c '
+import json
+o = json.loads(open("out").read())
+f = o["floor"]
+flops = 2.0 * 3001 * 200 * 300
+assert f["kind"] == "cpu" and abs(f["rate_tflops"] - 0.002) < 1e-12, f
+assert abs(f["time_s"] - flops / 2e9) <= 1e-6 * f["time_s"], f
+' && rm -f FC.npy && mpi 2 $F -o FC.npy --backend host --rate 0.001 && grep -q 'given, the sum over 2 ranks at once' out
+then
+    pass "16 the floor of 2 ranks on the host backend: the rates given per rank, summed"
+else
+    fail "16 the floor of 2 ranks on the host backend: exit $?, or not the sum of the ranks' rates: $(cat out err)"
+fi
+if "$OOCGEMM" info 2>/dev/null | grep -q '^GPU 0: '; then
+    gpus=$("$OOCGEMM" info 2>/dev/null | grep -c '^GPU [0-9]*: ')
+    rm -f FC.npy
+    if mpi 2 $F -o FC.npy --json && python3 -c '
+import json, sys
+o = json.loads(open("out").read())
+f = o["floor"]
+gpus = min(2, int(sys.argv[1]))
+assert f is not None and f["kind"] == "gpu", f
+assert f["bytes_in"] == 8 * (3001 * 300 + 2 * 300 * 200), f
+assert f["bytes_out"] == 8 * 3001 * 200, f
+assert f["bytes_staged"] > 0 and f["host_s"] > 0 and f["host_gbps"] > 0 and f["host_measured"], f
+assert f["gpus"] == gpus and f["bw_h2d_gbps"] > 0 and f["bw_both_gbps"] > 0 and f["rate_measured"], f
+' "$gpus" && rm -f FC.npy && mpi 2 $F -o FC.npy && grep -q 'GPUs\{0,1\} of 2 ranks at once' out &&
+        grep -q '^floor: .*host memory' out; then
+        pass "16 the floor of 2 ranks on the GPU: the ranks' bytes (op(B) to each), staging's host memory term, $gpus GPU(s)"
+    else
+        fail "16 the floor of 2 ranks on the GPU: exit $?, or its bytes, host memory term or GPUs are wrong: $(cat out err)"
+    fi
+fi
 
 echo "$cases cases, $failures failed"
 [ "$failures" = 0 ]

@@ -132,32 +132,36 @@ void floor_of_run(floor_t *f, const ooc_stats_t *st)
         snprintf(f->note, sizeof f->note, "nothing was multiplied: alpha = 0 or k = 0, C = beta C on the host");
 }
 
-/* The floor's figures of the GPUs devs[0..ndev) at once, those not given:
- * pinned copies of 1 GiB per GPU each way, then both ways, with every GPU
- * copying at once (best of 3), and the sum of each one's in-core rate
- * (into rates[i] when rates is not NULL). 1, or 0 with the reason in
- * f->note. */
-int floor_measure_devices(ooc_handle_t *h, const int *devs, int ndev, ooc_dtype_t t, int64_t m, int64_t n, int64_t k,
-                          int quiet, floor_t *f, double *rates)
+/* The copies of the GPUs devs[0..ndev) at once, those not given: pinned
+ * copies of 1 GiB per GPU each way, then both ways, with every GPU copying
+ * at once (best of 3). 1, or 0 with the reason in f->note. */
+static int copies_devices(const int *devs, int ndev, floor_t *f)
 {
     char msg[PEER_MSG_LEN];
     f->ndev = ndev;
-    if (f->bw_h2d <= 0 || f->bw_d2h <= 0 || f->bw_both <= 0) {
-        double h2d = 0, d2h = 0, both = 0;
-        if (peer_bandwidth(devs, ndev, (size_t)1 << 30, 3, &h2d, &d2h, &both, msg, sizeof msg) != PEER_OK) {
-            snprintf(f->note, sizeof f->note, "the copy bandwidth of the %d GPUs at once: %s", ndev, msg);
-            return 0;
-        }
-        if (f->bw_h2d <= 0 || f->bw_d2h <= 0) {
-            f->measured_bw = f->bw_h2d <= 0 && f->bw_d2h <= 0 ? 1 : 2;
-            if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
-            if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
-        }
-        if (f->bw_both <= 0) {
-            f->bw_both = both / 1e9;
-            f->measured_both = 1;
-        }
+    if (f->bw_h2d > 0 && f->bw_d2h > 0 && f->bw_both > 0) return 1;
+    double h2d = 0, d2h = 0, both = 0;
+    if (peer_bandwidth(devs, ndev, (size_t)1 << 30, 3, &h2d, &d2h, &both, msg, sizeof msg) != PEER_OK) {
+        snprintf(f->note, sizeof f->note, "the copy bandwidth of the %d GPUs at once: %s", ndev, msg);
+        return 0;
     }
+    if (f->bw_h2d <= 0 || f->bw_d2h <= 0) {
+        f->measured_bw = f->bw_h2d <= 0 && f->bw_d2h <= 0 ? 1 : 2;
+        if (f->bw_h2d <= 0) f->bw_h2d = h2d / 1e9;
+        if (f->bw_d2h <= 0) f->bw_d2h = d2h / 1e9;
+    }
+    if (f->bw_both <= 0) {
+        f->bw_both = both / 1e9;
+        f->measured_both = 1;
+    }
+    return 1;
+}
+
+/* The sum of each GPU's in-core rate, unless given (into rates[i] when
+ * rates is not NULL). 1, or 0 with the reason in f->note. */
+static int rates_devices(ooc_handle_t *h, const int *devs, int ndev, ooc_dtype_t t, int64_t m, int64_t n, int64_t k,
+                         int quiet, floor_t *f, double *rates)
+{
     if (f->rate > 0) return 1;
     double sum = 0;
     for (int i = 0; i < ndev; i++) {
@@ -179,14 +183,15 @@ int floor_measure_devices(ooc_handle_t *h, const int *devs, int ndev, ooc_dtype_
     return 1;
 }
 
-/*
- * Measure what is not given, on the handle's backend (call after the
- * multiply, and after floor_traffic): on a GPU, pinned copies of 1 GiB each
- * way and both ways at once, the host's memory bandwidth when bytes were
- * staged, and the in-core rate; on the host backend the CPU's GEMM rate
- * alone (f->cpu: there is no bus to measure). A failed measurement leaves
- * the figure unknown, with a warning unless quiet.
- */
+/* The floor's figures of the GPUs devs[0..ndev) at once, those not given:
+ * their copies (copies_devices) and the sum of their in-core rates (into
+ * rates[i] when rates is not NULL). 1, or 0 with the reason in f->note. */
+int floor_measure_devices(ooc_handle_t *h, const int *devs, int ndev, ooc_dtype_t t, int64_t m, int64_t n, int64_t k,
+                          int quiet, floor_t *f, double *rates)
+{
+    return copies_devices(devs, ndev, f) && rates_devices(h, devs, ndev, t, m, n, k, quiet, f, rates);
+}
+
 /* One rate of 1 GiB moved, measured by fn into *gbps (GB/s) and *measured;
  * a failure leaves them as they were, with a warning unless quiet. */
 static void measure_gbps(ooc_handle_t *h, ooc_status_t (*fn)(ooc_handle_t *, size_t, double *), const char *what,
@@ -222,20 +227,38 @@ static void measure_copies(ooc_handle_t *h, int quiet, floor_t *f)
         measure_gbps(h, ooc_measure_bandwidth_both, "the both-ways bandwidth", quiet, &f->bw_both, &f->measured_both);
 }
 
-void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
-                   floor_t *f)
+/*
+ * Measure what is not given, on the handle's backend (call after the
+ * multiply, and after floor_traffic): on a GPU, pinned copies of 1 GiB each
+ * way and both ways at once, the host's memory bandwidth when bytes were
+ * staged, and the in-core rate; on the host backend the CPU's GEMM rate
+ * alone (f->cpu: there is no bus to measure). A failed measurement leaves
+ * the figure unknown, with a warning unless quiet.
+ * sync (NULL: none), called before each of the three (the copies, the
+ * host's memory, the rate) whether or not there is anything to measure:
+ * the ranks of a split job measure each at the same time (multiply_mpi.c),
+ * so that the figures of those sharing a host or a GPU are their shares.
+ */
+void floor_measure_sync(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet, floor_t *f,
+                        void (*sync)(void))
 {
     f->cpu = backend_is_host(h);
-    if (f->note[0]) return; /* no floor to measure */
-    if (!f->cpu && f->run_ndev > 1 && f->ndev <= 1) {
-        /* the multiply ran on several GPUs: the floor is theirs together */
-        if (!floor_measure_devices(h, f->run_devs, f->run_ndev, t, m, n, k, quiet, f, NULL)) return;
-    } else if (!f->cpu) {
-        measure_copies(h, quiet, f);
-    }
-    if (!f->cpu && f->staged_bytes > 0 && f->bw_host <= 0)
+    int go = !f->note[0]; /* (a note: no floor to measure; sync is called all the same) */
+    int several = go && !f->cpu && f->run_ndev > 1 && f->ndev <= 1; /* the GPUs of the run together */
+    if (sync) sync();
+    if (several) go = copies_devices(f->run_devs, f->run_ndev, f);
+    else if (go && !f->cpu) measure_copies(h, quiet, f);
+    if (sync) sync();
+    if (go && !f->cpu && f->staged_bytes > 0 && f->bw_host <= 0)
         measure_gbps(h, ooc_measure_host_bandwidth, "the host memory bandwidth", quiet, &f->bw_host, &f->measured_host);
-    floor_measure_rate(h, t, m, n, k, quiet, f); /* measured already with several GPUs */
+    if (sync) sync();
+    if (several && go) rates_devices(h, f->run_devs, f->run_ndev, t, m, n, k, quiet, f, NULL);
+    else if (go) floor_measure_rate(h, t, m, n, k, quiet, f);
+}
+
+void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet, floor_t *f)
+{
+    floor_measure_sync(h, t, m, n, k, quiet, f, NULL);
 }
 
 /* floor = max(T_in, T_out, T_bus, T_host, T_math) for m x n x k (C0 read
@@ -274,9 +297,11 @@ void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, i
 static void floor_print_cpu(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
 {
     char r[32];
-    fprintf(out, "CPU: OpenBLAS %cGEMM %lldx%lldx%lld in memory: %s (%s)\n", dtype_letter(t) - 'a' + 'A',
+    char ranks[64] = "";
+    if (f->nranks > 1) snprintf(ranks, sizeof ranks, ", the sum over %d ranks at once", f->nranks);
+    fprintf(out, "CPU: OpenBLAS %cGEMM %lldx%lldx%lld in memory: %s (%s%s)\n", dtype_letter(t) - 'a' + 'A',
             (long long)f->pm, (long long)f->pn, (long long)f->pk, format_rate(f->rate * 1e12, r, sizeof r),
-            f->measured_rate ? "measured now, best of 5" : "given");
+            f->measured_rate ? "measured now, best of 5" : "given", ranks);
     fprintf(out, "floor: flops / the CPU's rate = %.3g s", f->floor_s);
     if (time >= 0) fprintf(out, "  floor/time: %.2f", time > 0 ? f->floor_s / time : INFINITY);
     fputc('\n', out);
@@ -294,12 +319,15 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
         floor_print_cpu(out, f, t, time);
         return;
     }
-    char dt = dtype_letter(t), both[48] = "", gpus[32] = "", sum[40] = "", host[64] = "";
+    char dt = dtype_letter(t), both[48] = "", gpus[48] = "", sum[48] = "", host[64] = "";
     if (f->bw_both > 0)
         snprintf(both, sizeof both, ", both ways %.1f GB/s (%s)", f->bw_both, f->measured_both ? "measured" : "given");
     if (f->bw_host > 0 && f->staged_bytes > 0)
         snprintf(host, sizeof host, "; host memory %.1f GB/s (%s)", f->bw_host, f->measured_host ? "measured" : "given");
-    if (f->ndev > 1) {
+    if (f->nranks > 1) {
+        snprintf(gpus, sizeof gpus, ", %d GPUs of %d ranks at once", f->ndev > 1 ? f->ndev : 1, f->nranks);
+        snprintf(sum, sizeof sum, ", the sum over %d ranks", f->nranks);
+    } else if (f->ndev > 1) {
         snprintf(gpus, sizeof gpus, ", %d GPUs at once", f->ndev);
         snprintf(sum, sizeof sum, ", the sum over %d GPUs", f->ndev);
     }

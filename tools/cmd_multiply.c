@@ -94,6 +94,8 @@ void multiply_usage(FILE *f)
             "C.ooc-tmp and commits it once every rank's rows are on disk, each rank\n"
             "keeps its own journal (JOURNAL.r<R>-of-<P>), and --resume may use another\n"
             "number of ranks. A failure or a stop signal on any rank stops them all.\n"
+            "The floor is the ranks' figures measured at once and summed (a figure\n"
+            "given is each rank's), over the bytes every rank moved and staged.\n"
             "\n"
             "Check:\n"
             "  --verify              after the multiply, check C (read back from its\n"

@@ -57,6 +57,8 @@ typedef struct {
     char **old_journals;     /* --resume: the range journals of earlier split runs (NULL-terminated) */
     mul_rank_t *ranks;       /* split by mpirun/srun: every rank (rank 0's copy), else NULL */
     int nranks;
+    int split_floor;         /* split by mpirun/srun: the floor is split_fl, the ranks' together (rank 0) */
+    floor_t split_fl;
 } mul_job_t;
 
 /* The steps cmd_multiply.c runs, shared with the split job (multiply_mpi.c). */

@@ -455,7 +455,109 @@ static int mpi_verify(mpi_job_t *x)
                 v->max_rel_err, v->tolerance);
 }
 
-/* The summary from rank 0: the ranks' figures gathered, bytes summed. */
+/* One rank's part of the job's floor. */
+typedef struct {
+    int32_t counted; /* it had rows: its bytes and figures count */
+    int32_t own;     /* its note is its own failure to measure, not the job's */
+    char host[64];   /* its host: ranks sharing a GPU count it once */
+    floor_t f;
+} rank_floor_t;
+
+static void sync_ranks(void) { cli_mpi_barrier(); }
+
+/* Every rank: its part of the floor, each figure measured at the same time
+ * as the other ranks' (those sharing a host's memory, its links or a GPU
+ * get their shares, so that the sum is what they can do together): the
+ * bytes its plan moved and staged, its GPUs' copies, the host memory's
+ * rate when it staged, its in-core rate; figures given are each rank's.
+ * Nothing when the job was resumed in part (resumed: summed over the ranks,
+ * the same everywhere): the time is the rest's. */
+static void rank_floor(mpi_job_t *x, int64_t resumed, rank_floor_t *p)
+{
+    mul_job_t *j = x->j;
+    mul_opts_t *o = &j->o;
+    memset(p, 0, sizeof *p);
+    snprintf(p->host, sizeof p->host, "%s", cli_mpi_host());
+    p->f = floor_given(&o->floor);
+    if (o->floor.no_floor || resumed > 0) return;
+    p->counted = !x->idle;
+    if (x->idle) snprintf(p->f.note, sizeof p->f.note, "no rows: nothing to measure");
+    else {
+        floor_traffic(&p->f, &j->stats);
+        floor_of_run(&p->f, &j->stats);
+    }
+    int had_note = p->f.note[0] != 0;
+    floor_measure_sync(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &p->f, sync_ranks);
+    p->own = !had_note && p->f.note[0] != 0;
+}
+
+/* a += b when both are known (> 0), else unknown (0). */
+static void add_known(double *a, double b) { *a = *a > 0 && b > 0 ? *a + b : 0; }
+
+/* The GPUs of the ranks that had rows, each counted once (ranks of one host
+ * may share one). */
+static int distinct_gpus(const rank_floor_t *p, int P)
+{
+    int n = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; p[r].counted && i < p[r].f.run_ndev; i++) {
+            int seen = 0;
+            for (int q = 0; q < r && !seen; q++)
+                for (int e = 0; p[q].counted && e < p[q].f.run_ndev && !seen; e++)
+                    seen = p[q].f.run_devs[e] == p[r].f.run_devs[i] && strcmp(p[q].host, p[r].host) == 0;
+            n += !seen;
+        }
+    return n;
+}
+
+/* Rank 0: the job's floor from the P ranks' parts: the bytes of those that
+ * had rows, and their figures, summed (measured at once: their shares). A
+ * rank that could not measure (or a job with nothing multiplied) leaves no
+ * floor, its note saying why. */
+static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
+{
+    int n = 0, staged = 0;
+    for (int r = 0; r < P; r++) {
+        const floor_t *f = &p[r].f;
+        if (!p[r].counted) continue;
+        if (f->note[0]) {
+            if (p[r].own) snprintf(fl->note, sizeof fl->note, "rank %d: %.560s", r, f->note);
+            else snprintf(fl->note, sizeof fl->note, "%s", f->note);
+            return;
+        }
+        if (n++ == 0) {
+            *fl = *f;
+        } else {
+            fl->in_bytes += f->in_bytes;
+            fl->out_bytes += f->out_bytes;
+            fl->least_bytes += f->least_bytes;
+            add_known(&fl->bw_h2d, f->bw_h2d);
+            add_known(&fl->bw_d2h, f->bw_d2h);
+            add_known(&fl->bw_both, f->bw_both);
+            add_known(&fl->rate, f->rate);
+            fl->measured_both = fl->measured_both && f->measured_both;
+            fl->measured_rate = fl->measured_rate && f->measured_rate;
+            if (f->measured_bw != fl->measured_bw) fl->measured_bw = 2;
+        }
+        if (f->staged_bytes > 0) { /* T_host over the ranks that staged */
+            if (staged++ == 0) {
+                fl->staged_bytes = f->staged_bytes;
+                fl->bw_host = f->bw_host;
+                fl->measured_host = f->measured_host;
+            } else {
+                fl->staged_bytes += f->staged_bytes;
+                add_known(&fl->bw_host, f->bw_host);
+                fl->measured_host = fl->measured_host && f->measured_host;
+            }
+        }
+    }
+    if (!staged) fl->staged_bytes = fl->bw_host = 0;
+    fl->nranks = n;
+    fl->ndev = distinct_gpus(p, P);
+}
+
+/* The summary from rank 0: the ranks' figures gathered, bytes summed, the
+ * floor measured by every rank at once. */
 static void mpi_report(mpi_job_t *x, int rc)
 {
     mul_job_t *j = x->j;
@@ -465,10 +567,23 @@ static void mpi_report(mpi_job_t *x, int rc)
     x->me.bytes_written = j->prog.bytes_written;
     mul_rank_t dummy;
     mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
+    rank_floor_t part, dummy_part;
+    rank_floor_t *parts = x->rank == 0 ? calloc((size_t)x->size, sizeof *parts) : &dummy_part;
     int64_t sums[3] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed};
     cli_mpi_allreduce_i64(sums, 3, CLI_MPI_SUM);
-    if (!cli_mpi_any(all == NULL)) cli_mpi_gather(&x->me, sizeof x->me, all); /* rank 0 out of memory: no list */
+    rank_floor(x, sums[2], &part);
+    if (!cli_mpi_any(all == NULL || parts == NULL)) { /* rank 0 out of memory: no list, no floor */
+        cli_mpi_gather(&x->me, sizeof x->me, all);
+        cli_mpi_gather(&part, sizeof part, parts);
+    } else if (x->rank == 0) {
+        free(all);
+        all = NULL;
+    }
     if (x->rank != 0) return;
+    j->split_floor = 1;
+    if (parts) floor_of_ranks(parts, x->size, &j->split_fl);
+    else snprintf(j->split_fl.note, sizeof j->split_fl.note, "out of host memory");
+    free(parts);
     j->ranks = all;
     j->nranks = all ? x->size : 0;
     j->prog.bytes_read = (uint64_t)sums[0];

@@ -24,21 +24,18 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     memset(b, 0, sizeof *b);
     b->fl = floor_given(&o->floor);
     if (!o->floor.no_floor) {
-        /* the plan's bytes, when this process ran the whole job (not resumed, not one rank of several) */
-        if (j->nranks <= 1 && j->stats.blocks_resumed == 0) floor_traffic(&b->fl, &j->stats);
-        floor_of_run(&b->fl, &j->stats);
+        if (j->split_floor) { /* measured by every rank at once and summed (multiply_mpi.c) */
+            b->fl = j->split_fl;
+        } else {
+            /* the plan's bytes, when this process ran the whole job (not resumed) */
+            if (j->stats.blocks_resumed == 0) floor_traffic(&b->fl, &j->stats);
+            floor_of_run(&b->fl, &j->stats);
+        }
         if (j->stats.blocks_resumed > 0) /* its time is the rest's, not the whole job's */
             snprintf(b->fl.note, sizeof b->fl.note,
                      "a resumed run: %lld of %lld blocks were done before; the floor is a whole job's",
                      (long long)j->stats.blocks_resumed, (long long)(j->stats.blocks * j->stats.panels));
-        floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
-        if (j->nranks > 1) { /* split by mpirun/srun: rank 0's figures times the ranks, alike assumed */
-            b->fl.bw_h2d *= j->nranks;
-            b->fl.bw_d2h *= j->nranks;
-            if (b->fl.bw_both > 0) b->fl.bw_both *= j->nranks;
-            b->fl.rate *= j->nranks;
-            b->fl.ndev = (b->fl.ndev > 1 ? b->fl.ndev : 1) * j->nranks;
-        }
+        if (!j->split_floor) floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
         floor_compute(&b->fl, j->t, j->m, j->n, j->k, o->c_in != NULL && o->beta != 0.0);
     }
     b->br = (double)j->prog.bytes_read;
