@@ -440,7 +440,7 @@ gen KA.npy --rows 1200 --cols 256 --seed 31
 gen KB.npy --rows 256 --cols 80 --seed 32
 kargs="KA.npy KB.npy --backend host --device-mem 100K --b-chunks 4 --no-floor -q"
 OOC_HOST_DEVICES=2 oc multiply $kargs -o KREF.npy --devices all
-OOC_HOST_DEVICES=2 OOC_HOST_JITTER_US=3000 "$OOCGEMM" multiply $kargs -o KC.npy --devices all >out 2>err &
+OOC_HOST_DEVICES=2 OOC_HOST_JITTER_US=3000 "$OOCGEMM" multiply $kargs -o KC.npy --devices all --json >out 2>err &
 bgpid=$!
 for _ in $(seq 1 200); do # until the job has started (its journal is written), 10 s at most
     if [ -f KC.npy.ooc-journal ] && grep -q '^plan .* resumable=0 ' KC.npy.ooc-journal; then break; fi
@@ -451,8 +451,9 @@ kill -TERM "$bgpid" 2>/dev/null
 wait "$bgpid"
 rc=$?
 bgpid=
-if [ "$rc" -ne 7 ] || ! grep -q 'splits k into panels' err || grep -q 'finished row blocks are kept' err; then
-    fail "k-panels stopped: exit $rc, expected 7 and a message that a resume starts over: $(head -n 2 err | tr '\n' ' ')"
+if [ "$rc" -ne 7 ] || ! grep -q 'splits k into panels' err || grep -q 'finished row blocks are kept' err ||
+    ! grep -q '"resumable":true,"resume_keeps_blocks":false,' out; then
+    fail "k-panels stopped: exit $rc, expected 7 and a message (and JSON) that a resume starts over: $(head -n 2 err | tr '\n' ' ')"
 else
     OOC_HOST_DEVICES=1 oc multiply $kargs -o KC.npy --resume
     rc=$?

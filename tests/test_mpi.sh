@@ -351,7 +351,7 @@ assert len(lines) == 1, lines
 import json
 o = json.loads(lines[0])
 assert o["exit_status"] == 7 and o["signal"] == "SIGUSR1" and not o["multiplied"], o
-assert o["interrupted"] is True and o["resumable"] is True, o
+assert o["interrupted"] is True and o["resumable"] is True and o["resume_keeps_blocks"] is True, o
 ' && mpi 2 $P -o C.npy $S --resume && cmp -s C.npy ref.npy; then
     pass "14 SIGUSR1 to every rank with --json: exit 7, one object, interrupted and resumable; --resume: byte-identical"
 else

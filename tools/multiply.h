@@ -81,6 +81,9 @@ char **range_journals(const char *base, int not_of, int with_base);
 /* A later --resume has a journal to continue from: base, or a range
  * journal of it (a job split by mpirun/srun keeps only those). */
 int journals_resumable(const char *base);
+/* ... and that --resume continues from its finished blocks (not a job in
+ * k-panels, which a resume starts over: journal_keeps_blocks). */
+int journals_keep_blocks(const char *base);
 /* Remove every range journal of base (only files that are journals, never
  * one a running job holds). */
 void range_journals_remove(ooc_handle_t *h, const char *base);

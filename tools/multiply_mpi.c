@@ -68,15 +68,20 @@ char **range_journals(const char *base, int not_of, int with_base)
     return v;
 }
 
-int journals_resumable(const char *base)
+/* The first journal of base and its range journals that pred says yes to. */
+static int journals_any(const char *base, int (*pred)(const char *))
 {
     if (base == NULL) return 0;
-    int yes = is_journal(base);
+    int yes = pred(base);
     char **v = yes ? NULL : range_journals(base, 0, 0);
-    for (size_t i = 0; v && v[i] && !yes; i++) yes = is_journal(v[i]);
+    for (size_t i = 0; v && v[i] && !yes; i++) yes = pred(v[i]);
     strv_free(v);
     return yes;
 }
+
+int journals_resumable(const char *base) { return journals_any(base, is_journal); }
+
+int journals_keep_blocks(const char *base) { return journals_any(base, journal_keeps_blocks); }
 
 void range_journals_remove(ooc_handle_t *h, const char *base)
 {

@@ -105,7 +105,11 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     json_bool(&js, "resumed", b && b->resumed > 0);
     json_int(&js, "blocks_before_resume", b ? b->resumed : 0);
     json_bool(&js, "interrupted", j->interrupted);
-    json_bool(&js, "resumable", !j->multiplied && journals_resumable(j->journal_path));
+    int resumable = !j->multiplied && journals_resumable(j->journal_path);
+    json_bool(&js, "resumable", resumable);
+    /* a resume continues from the finished blocks, or (k-panels) starts over */
+    if (resumable) json_bool(&js, "resume_keeps_blocks", journals_keep_blocks(j->journal_path));
+    else json_null(&js, "resume_keeps_blocks");
     json_string(&js, "signal", sig ? signal_name(sig) : NULL);
     json_real(&js, "time_s", secs, b != NULL);
     json_real(&js, "tflops", b ? b->tflops : 0, b != NULL);
