@@ -403,9 +403,10 @@ typedef struct {
                                  a pass is max_rel_err <= tolerance (Freivalds: tolerance *
                                  |C x - reference x| / the threshold of that row and vector); infinite
                                  when a NaN or infinity of C does not match the reference's */
-    double tolerance;       /**< pass when max_rel_err <= tolerance (4 (k + 2) eps: elements may be
-                                 off by tolerance * (|alpha| |op(A)| |op(B)| + |beta| |C0|), plus a
-                                 few subnormals) */
+    double tolerance;       /**< pass when max_rel_err <= tolerance and nothing is off (below)
+                                 (4 (k + 2) eps, plus 2^-7 for single precision with TF32: elements
+                                 may be off by tolerance * (|alpha| |op(A)| |op(B)| + |beta| |C0|),
+                                 plus a few subnormals) */
     int passed;
     uint64_t bytes_read;
     int64_t nonfinite;      /**< values that are NaN or infinite in both C and the reference, alike
@@ -414,6 +415,12 @@ typedef struct {
                                  of C0 in them, beta not 0): only where their NaN and infinities lie
                                  was checked, and the sampled rows among them exactly; passed says
                                  nothing more about them */
+    int64_t off;            /**< found wrong within the tolerance: elements (exact rows) and rows
+                                 (Freivalds) off by about their own size and by more than rounding
+                                 reaches on any but contrived data (lib/verify.c says how), as a
+                                 missing or stale block of C is in single precision with a large k;
+                                 passed is 0 when there is any */
+    int64_t first_off_row;  /**< the first row of C holding one of those, -1 if none */
 } ooc_verify_result_t;
 
 /**

@@ -191,6 +191,7 @@ static void *stream_main(void *arg)
         case OP_COPY:
             if (op->u.copy.d2h && s->be->d2h_delay_us)
                 nanosleep(&(struct timespec){0, 1000L * (long)s->be->d2h_delay_us}, NULL);
+            if (op->u.copy.d2h && ooc_fault_hit(OOC_FAULT_LOSE)) break; /* lost, silently (the tests' check) */
             copy2d_now(op->u.copy.dst, op->u.copy.dpitch, op->u.copy.src, op->u.copy.spitch,
                        op->u.copy.width, op->u.copy.height);
             break;

@@ -14,9 +14,9 @@
 
 #include "fault.h"
 
-static const char *const names[OOC_FAULT_KINDS] = {"dev_alloc", "host_alloc", "copy",    "gemm",   "exec",
-                                                   "read",      "write",      "reserve", "journal"};
-static const int default_errno[OOC_FAULT_KINDS] = {0, 0, 0, 0, 0, EIO, ENOSPC, ENOSPC, ENOSPC};
+static const char *const names[OOC_FAULT_KINDS] = {"dev_alloc", "host_alloc", "copy",    "gemm",    "exec",
+                                                   "read",      "write",      "reserve", "journal", "lose"};
+static const int default_errno[OOC_FAULT_KINDS] = {0, 0, 0, 0, 0, EIO, ENOSPC, ENOSPC, ENOSPC, 0};
 
 static atomic_int enabled;                     /* any fault armed */
 static atomic_llong target[OOC_FAULT_KINDS];   /* 0: none */

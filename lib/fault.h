@@ -15,6 +15,10 @@
  *                          ENOSPC unless ERRNO is given: EIO, ENOSPC, EDQUOT, EFBIG)
  *   reserve                reserving the output file's space (ENOSPC)
  *   journal                a write to the resume journal (ENOSPC)
+ *   lose                   host backend only: the N-th copy to the host (in
+ *                          the order the streams run them) does nothing and
+ *                          reports nothing, as silent corruption would: C's
+ *                          rows keep what was there (the check must see it)
  *
  * Nothing is read from the environment when OOC_FAULT is unset, and each
  * check is one atomic load. Knows nothing of CUDA.
@@ -32,6 +36,7 @@ typedef enum {
     OOC_FAULT_WRITE,
     OOC_FAULT_RESERVE,
     OOC_FAULT_JOURNAL,
+    OOC_FAULT_LOSE,
     OOC_FAULT_KINDS
 } ooc_fault_t;
 

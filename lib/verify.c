@@ -44,6 +44,25 @@
  * the elements may overflow C's type is undecided: OOC_ERR_OVERFLOW, unless
  * something else failed.
  *
+ * Within the worst case, wrong: in single precision the worst case is
+ * loose for a large k (4 (k + 2) eps is 0.002 at k = 4096), and a whole row
+ * of C left zero, or another block's values, can lie within it (for random
+ * data |R_il| / b_il is about 1 / sqrt(k)). An element (exact rows) or a
+ * row and vector (Freivalds) is also wrong ("off") when it is off by about
+ * its own size, d >= |R| / 2 (|Z| / 2), and by more than the same threshold
+ * with tol_p = 16 sqrt(k + 2) eps in place of tol: 32 times the 2-norm
+ * rounding of a k-term sum (Higham and Mary), a multiple that rounding
+ * errors which add up (a sum of equal terms, accumulated in one order: 0.1
+ * to 0.25 k eps / 2 measured) stay under up to k = 16384, and then only
+ * where the result also cancels to about its own error. Correct results are
+ * never so far off their own size but where they cancel (|R| within the
+ * worst-case error of b); a missing or stale block is, where |R| / b is
+ * above tol_p (single precision, random data: k up to ~50000 by Freivalds,
+ * beyond that by the sampled rows' elements). With TF32 (the handle's
+ * OOC_PARAM_MATH_MODE, single precision) both tolerances add 2^-7: the
+ * inputs rounded to 10 mantissa bits put each product within 2^-10 of its
+ * value (8 times that, as the rest).
+ *
  * Plus exact recomputation of sampled rows of C, whose rows of op(A) are read
  * first when they are stored lines (then the pass over B serves both), else
  * gathered in the pass over A (then B is read again).
@@ -217,6 +236,8 @@ typedef struct {
 } job_t;
 
 #define LAMBDA 8.0             /* Hoeffding's multiple of the errors' 2-norm: see the top comment */
+#define OFF_LAMBDA 16.0        /* tol_p = OFF_LAMBDA sqrt(k + 2) eps: see the top comment */
+#define TF32_TOL 0x1.0p-7      /* added to both with TF32: see the top comment */
 #define ROWS_MIN ((uint64_t)4 << 20) /* Freivalds' arrays may take this much of a smaller budget */
 
 static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t v, int64_t sample_rows,
@@ -233,7 +254,9 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
     int single = t == OOC_R32 || t == OOC_C32;
     double eps = single ? FLT_EPSILON : DBL_EPSILON;
     double typemax = single ? FLT_MAX : DBL_MAX;
-    double tol = 4.0 * (double)(k + 2) * eps;
+    int tf32 = single && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
+    double tol = 4.0 * (double)(k + 2) * eps + (tf32 ? TF32_TOL : 0.0);
+    double tol_p = OFF_LAMBDA * sqrt((double)(k + 2)) * eps + (tf32 ? TF32_TOL : 0.0);
     /* absolute error of gradual underflow: half the smallest subnormal per
      * rounded product, alpha times those of the sums */
     double under = 4.0 * (double)(k + 4) * (single ? FLT_TRUE_MIN : DBL_TRUE_MIN) * (abs_al > 1 ? abs_al : 1);
@@ -411,7 +434,7 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
     int64_t unverified = 0;
     if (v > 0) {
         freivalds_t f = {cplx, m, n, k, v, r0, W, Z, Zb, c0max, xs, abs_be, tol, under, typemax,
-                         LAMBDA * (cplx ? 1.4142135623730951 : 1.0), 0, 0, nfA, nfC0, nfC, 0, 0, 0};
+                         LAMBDA * (cplx ? 1.4142135623730951 : 1.0), 0, 0, tol_p, nfA, nfC0, nfC, 0, 0, 0};
         double N = (double)(n + k + 4);
         f.rho = DBL_EPSILON * (N < LAMBDA * sqrt(N) ? N : LAMBDA * sqrt(N));
         f.vabs = 2.0 * N * DBL_TRUE_MIN * (1 + abs_al + abs_be);
@@ -423,12 +446,14 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
     }
     if (s > 0) {
         if (use_c0) ooc_verify_add_c0(cplx, R, Rb, C0r, be, (size_t)(s * n));
-        cmp_t c = {0, 0, 0, 0, -1};
-        ooc_verify_compare_rows(cplx, Cr, R, Rb, s, n, abad, bbad, C0r, rows, r0, tol, under, typemax, &c);
+        cmp_t c = CMP_INIT;
+        ooc_verify_compare_rows(cplx, Cr, R, Rb, s, n, abad, bbad, C0r, rows, r0, tol, tol_p, under, typemax, &c);
         if (c.worst > cmp->worst) cmp->worst = c.worst;
         cmp->mismatch |= c.mismatch;
         if (c.inconclusive && !cmp->inconclusive) cmp->incon_row = c.incon_row;
         cmp->inconclusive += c.inconclusive;
+        if (c.off && (!cmp->off || c.off_row < cmp->off_row)) cmp->off_row = c.off_row;
+        cmp->off += c.off;
         if (v == 0) cmp->nonfinite += c.nonfinite;
     }
 
@@ -524,7 +549,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     ooc_verify_result_t all, one;
     memset(&all, 0, sizeof all);
     memset(&one, 0, sizeof one);
-    cmp_t cmp = {0, 0, 0, 0, -1};
+    cmp_t cmp = CMP_INIT;
     all.exact = 1;
     for (int64_t q = 0; q < ranges; q++) {
         int64_t a = r0 + q * rows_per, b = a + rows_per < r1 ? a + rows_per : r1;
@@ -542,7 +567,9 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     }
     all.nonfinite = cmp.nonfinite;
     all.max_rel_err = cmp.mismatch ? INFINITY : cmp.worst;
-    int failed = cmp.mismatch || cmp.worst > all.tolerance;
+    all.off = cmp.off;
+    all.first_off_row = cmp.off_row;
+    int failed = cmp.mismatch || cmp.worst > all.tolerance || cmp.off > 0;
     OOC_RETURN_ERROR_IF(!failed && cmp.inconclusive > 0, &h->err, OOC_ERR_OVERFLOW,
                         "ooc_verify_files: %lld value%s of the check (from row %lld of C on) overflowed double "
                         "precision or may be correct overflows of C's type: the check is inconclusive "

@@ -99,7 +99,13 @@ typedef struct {
     int64_t nonfinite;    /* NaN or infinite in both, alike: consistent, not measurable */
     int64_t inconclusive; /* undecided: an overflow (double intermediates, or C's type) */
     int64_t incon_row;    /* the first row of those, -1 if none */
+    int64_t off;          /* elements (exact rows) or rows and vectors (Freivalds) off by about their own
+                           * size, beyond what rounding reaches: wrong, within the worst-case tolerance */
+    int64_t off_row;      /* the first row of those, -1 if none */
 } cmp_t;
+
+/* An empty comparison. */
+#define CMP_INIT {0, 0, 0, 0, -1, 0, -1}
 
 /* What Freivalds' check compares (verify_run): W = C X and Z = alpha op(A)
  * op(B) X + beta C0 X (m x v), with NaN and infinities of the inputs and of
@@ -113,6 +119,7 @@ typedef struct {
     int64_t m, n, k, v, r0;
     const double *W, *Z, *Zb, *c0max, *xs; /* xs: sum_l |X_lj| */
     double abs_be, tol, under, typemax, lambda_c, rho, vabs;
+    double tol_p; /* the rounding of any but contrived data (verify.c's top comment): "off" beyond it */
     const ooc_verify_nf_t *nfA, *nfC0, *nfC; /* NULL: none */
     uint64_t hash_b, hash_all;                /* of op(B)'s bad columns; of all columns */
     int64_t count_b;
@@ -129,7 +136,8 @@ void ooc_verify_add_c0(int cplx, double *R, double *Rb, const double *C0r, const
 /* The exact rows x (s x n) against ref with bound (verify_compare.c says how) */
 void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const double *bound, int64_t s, int64_t n,
                              const unsigned char *abad, const unsigned char *bbad, const double *C0r,
-                             const int64_t *rows, int64_t r0, double tol, double under, double typemax, cmp_t *r);
+                             const int64_t *rows, int64_t r0, double tol, double tol_p, double under,
+                             double typemax, cmp_t *r);
 /* Freivalds' rows against the threshold (verify.c's top comment) */
 void ooc_verify_compare_freivalds(const freivalds_t *f, cmp_t *r, int64_t *unverified);
 

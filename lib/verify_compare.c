@@ -17,6 +17,14 @@ static void undecided(cmp_t *r, int64_t row)
     if (r->inconclusive++ == 0) r->incon_row = row;
 }
 
+/* off by about its own size (d >= |ref| / 2) and by more than the rounding
+ * of any but contrived data reaches (d > thr_p): wrong, within the
+ * worst-case tolerance or not (verify.c's top comment) */
+static void off_check(cmp_t *r, int64_t row, double d, double ref, double thr_p)
+{
+    if (d > thr_p && d >= 0.5 * ref && r->off++ == 0) r->off_row = row;
+}
+
 /* 0: finite; 1: +-Inf (no NaN); 2: NaN in a component */
 int ooc_verify_nonfinite_kind(int cplx, const double *x, size_t i)
 {
@@ -39,7 +47,8 @@ double ooc_verify_modulus(int cplx, const double *x, size_t i) { return cplx ? h
  * both undecided. */
 void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const double *bound, int64_t s, int64_t n,
                          const unsigned char *abad, const unsigned char *bbad, const double *C0r,
-                         const int64_t *rows, int64_t r0, double tol, double under, double typemax, cmp_t *r)
+                         const int64_t *rows, int64_t r0, double tol, double tol_p, double under,
+                         double typemax, cmp_t *r)
 {
     for (int64_t t = 0; t < s; t++)
         for (int64_t l = 0; l < n; l++) {
@@ -71,6 +80,7 @@ void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const
             }
             double e = diff / (b + under / tol);
             if (e > r->worst) r->worst = e;
+            off_check(r, r0 + rows[t], diff, ooc_verify_modulus(cplx, ref, i), tol_p * b + under);
         }
 }
 
@@ -113,16 +123,23 @@ void ooc_verify_compare_freivalds(const freivalds_t *f, cmp_t *r, int64_t *unver
             undecided(r, f->r0 + i);
             continue;
         }
-        double newb = f->lambda_c * (f->tol * sqrt(M) * sqrt(S) + sqrt((double)f->n) * f->under);
+        double un = sqrt((double)f->n) * f->under;
+        double newb = f->lambda_c * (f->tol * sqrt(M) * sqrt(S) + un);
+        double newb_p = f->lambda_c * (f->tol_p * sqrt(M) * sqrt(S) + un);
+        int64_t off = r->off;
         for (int64_t j = 0; j < v; j++) {
             size_t q = (size_t)(i * v + j);
             double diff = f->cplx ? hypot(f->W[2 * q] - f->Z[2 * q], f->W[2 * q + 1] - f->Z[2 * q + 1])
                                   : fabs(f->W[q] - f->Z[q]);
             if (diff == 0) continue;
             double old = f->tol * zb[j] + f->under * f->xs[j];
-            double thr = (newb < old ? newb : old) + f->rho * (2 + f->tol) * zb[j] + f->vabs;
+            double ours = f->rho * (2 + f->tol) * zb[j] + f->vabs; /* our own rounding of W and Z */
+            double thr = (newb < old ? newb : old) + ours;
             double e = f->tol * (diff / thr);
             if (e > r->worst) r->worst = e;
+            double old_p = f->tol_p * zb[j] + f->under * f->xs[j];
+            if (r->off == off) /* (a row counts once) */
+                off_check(r, f->r0 + i, diff, ooc_verify_modulus(f->cplx, f->Z, q), (newb_p < old_p ? newb_p : old_p) + ours);
         }
     }
 }

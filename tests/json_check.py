@@ -28,7 +28,8 @@ PLAN_KEYS = {"block_rows", "panel_cols", "panel_depth", "blocks", "panels", "rin
 FLOOR_KEYS = {"kind", "time_s", "over_time", "rate_tflops", "rate_measured", "probe_shape", "gpus", "bw_h2d_gbps",
               "bw_d2h_gbps", "bw_both_gbps", "bw_measured", "bw_both_measured", "host_measured", "in_s", "out_s", "bus_s", "math_s",
               "host_gbps", "host_s", "bytes_in", "bytes_out", "bytes_staged", "least_traffic_bytes"}
-CHECK_KEYS = {"method", "rows", "vectors", "max_rel_err", "tolerance", "passed", "bytes_read", "rows_unverified"}
+CHECK_KEYS = {"method", "rows", "vectors", "max_rel_err", "tolerance", "passed", "bytes_read", "rows_unverified",
+              "off", "first_off_row"}
 FILE_KEYS = {"path", "format", "rows", "cols", "dtype", "layout"}
 DEVICE_KEYS = {"device", "blocks", "bytes_h2d", "bytes_d2h", "bytes_peer", "time_s", "busy_h2d_s", "busy_compute_s",
                "busy_d2h_s", "busy_read_s", "busy_write_s", "trace_wall_s", "overlap_efficiency"}

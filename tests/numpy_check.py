@@ -142,6 +142,27 @@ def run_case(tool, work, rng, dtype, case):
         tag, rel, tol, "" if ofmt == "raw" else ", np.load and mmap_mode='r'")
 
 
+def tf32_case(tool, work, rng):
+    """C computed as TF32 tensor cores compute it (inputs rounded to 10
+    mantissa bits, products summed in float32): oocgemm verify fails it with
+    FP32's tolerance at a small k and passes it with --tf32."""
+    def tf32(x):
+        u = x.view(np.uint32)
+        return ((u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    a = rng.uniform(-1, 1, (50, 24)).astype(np.float32)
+    b = rng.uniform(-1, 1, (24, 30)).astype(np.float32)
+    c = (tf32(a).astype(np.float64) @ tf32(b).astype(np.float64)).astype(np.float32)
+    paths = [os.path.join(work, n) for n in ("T_A.npy", "T_B.npy", "T_C.npy")]
+    for p, x in zip(paths, (a, b, c)):
+        np.save(p, x)
+    strict = subprocess.run([tool, "verify"] + paths, capture_output=True, text=True)
+    loose = subprocess.run([tool, "verify", "--tf32"] + paths, capture_output=True, text=True)
+    if strict.returncode == 1 and loose.returncode == 0 and ": PASS" in loose.stdout:
+        return "PASS: verify of a TF32 C: FAIL without --tf32, PASS with it"
+    return "FAIL: verify of a TF32 C: exit %d without --tf32 (want 1), %d with it (want 0): %s" % (
+        strict.returncode, loose.returncode, (strict.stdout + loose.stdout + loose.stderr).strip())
+
+
 def main():
     if len(sys.argv) != 3:
         sys.stderr.write("usage: numpy_check.py OOCGEMM WORKDIR\n")
@@ -158,6 +179,10 @@ def main():
                 failures += 1
             print(line)
             sys.stdout.flush()
+    line = tf32_case(tool, work, rng)
+    cases += 1
+    failures += not line.startswith("PASS")
+    print(line)
     print("%d cases, %d failed (numpy %s)" % (cases, failures, np.__version__))
     return 1 if failures else 0
 

@@ -23,7 +23,10 @@
 #       zero product);
 #   12. SIGTERM, SIGINT, SIGHUP, SIGUSR1: exit 7, --json, resume, and a resume
 #       of the finished job does nothing;
-#   13. fault injection (OOC_FAULT) of every kind, and resume after it.
+#   13. fault injection (OOC_FAULT) of every kind, and resume after it;
+#   14. a copy to the host lost silently (OOC_FAULT=lose) in float32 with k =
+#       65536, where the block's stale or zero values lie within the
+#       worst-case tolerance: run's check and multiply --verify fail.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -768,6 +771,29 @@ if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && grep -q '"already_finished":true' out
 else
     fail "12b in place, --resume again: exit $rc1/$rc2, C changed or not reported finished"
 fi
+
+# 14. a block of C lost silently: in float32 with k = 65536 its stale (run,
+# beta 1: C0's) or staging buffer's values lie within 4 (k + 2) eps of the
+# bound, and only "off by about its own size" catches it
+L=(--backend host --block-rows 64 --no-floor)
+OOC_FAULT=lose:2 oc run --dtype s -m 256 -n 32 -k 65536 --beta 1 --check-rows 256 "${L[@]}"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'off by about their own size' err && grep -q 'within the tolerance' err; then
+    pass "14 run, a copy to the host lost: the check fails (elements off by their own size, within the tolerance)"
+else
+    fail "14 run, a copy to the host lost: exit $rc (expected 1): $(e1)"
+fi
+gen LA.npy --rows 256 --cols 65536 --dtype s --seed 51
+gen LB.npy --rows 65536 --cols 32 --dtype s --seed 52
+rm -f LC.npy
+OOC_FAULT=lose:2 oc multiply LA.npy LB.npy -o LC.npy --verify --no-progress "${L[@]}"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'verification failed: values from row 64 of C on are off by about their own size' err; then
+    pass "14 multiply --verify, a copy to the host lost: fails, naming row 64"
+else
+    fail "14 multiply --verify, a copy to the host lost: exit $rc (expected 1): $(e1)"
+fi
+rm -f LA.npy LB.npy LC.npy
 
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

@@ -902,6 +902,104 @@ static void test_tall(void)
     free(c2.x);
 }
 
+/* Single precision with a large k: a row of C left zero, or another block's
+ * rows, lie within the worst-case tolerance 4 (k + 2) eps (0.004 at k =
+ * 8192, 0.03 at 65536) and passed; now they are off by about their own size
+ * (r.off), beyond what rounding reaches, and fail. A correct C still passes. */
+static void zero_row(mat_t *c, int64_t i)
+{
+    for (int64_t j = 0; j < c->cols; j++) set(c, i, j, 0, 0);
+}
+
+static void test_off_within_tolerance(void)
+{
+    uint64_t seed = 131;
+    scal_t one = scal(OOC_R32, 1, 0), zero = scal(OOC_R32, 0, 0);
+    /* Freivalds (a small budget): rows of C */
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 256 << 10), OOC_SUCCESS);
+    mat_t a = mat_new(OOC_R32, OOC_ROW_MAJOR, 40, 8192, &seed), b = mat_new(OOC_R32, OOC_COL_MAJOR, 8192, 600, &seed);
+    mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+    ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+    ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 0);
+    CU_ASSERT(r.exact == 0 && r.passed == 1 && r.off == 0 && r.first_off_row == -1);
+    for (int how = 0; how < 2; how++) {
+        mat_t d = mat_copy(&c);
+        if (how == 0) zero_row(&d, 29); /* a row never written */
+        else
+            for (int64_t i = 0; i < 3; i++) /* a stale slot: another block's rows */
+                for (int64_t j = 0; j < d.cols; j++) {
+                    long double re, im;
+                    get(&c, i, j, &re, &im);
+                    set(&d, 29 + i, j, re, im);
+                }
+        ooc_file_t *fd = put(&d);
+        r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fd, 3, 0);
+        if (r.passed) fprintf(stderr, "\n  case %d passed: error %g tolerance %g\n", how, r.max_rel_err, r.tolerance);
+        CU_ASSERT(r.exact == 0 && r.passed == 0 && r.off >= 1 && r.first_off_row == 29);
+        if (r.max_rel_err > r.tolerance) fprintf(stderr, "\n  case %d: error %g tolerance %g\n", how, r.max_rel_err, r.tolerance);
+        CU_ASSERT(r.max_rel_err <= r.tolerance); /* within the worst case: the old check passed it */
+        ooc_file_close(fd, 0);
+        free(d.x);
+    }
+    release(fa, fb, fc, &a, &b, &c);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+    /* exact: elements */
+    mat_t a2 = mat_new(OOC_R32, OOC_ROW_MAJOR, 6, 65536, &seed), b2 = mat_new(OOC_R32, OOC_COL_MAJOR, 65536, 5, &seed);
+    mat_t c2 = product(OOC_OP_N, OOC_OP_N, 1, 0, &a2, &b2, 0, 0, NULL, OOC_COL_MAJOR);
+    fa = put(&a2), fb = put(&b2), fc = put(&c2);
+    r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 16);
+    CU_ASSERT(r.exact == 1 && r.passed == 1 && r.off == 0);
+    mat_t d2 = mat_copy(&c2);
+    set(&d2, 4, 2, 0, 0);
+    ooc_file_t *fd = put(&d2);
+    r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fd, 3, 16);
+    CU_ASSERT(r.exact == 1 && r.passed == 0 && r.off == 1 && r.first_off_row == 4 && r.max_rel_err <= r.tolerance);
+    ooc_file_close(fd, 0);
+    free(d2.x);
+    release(fa, fb, fc, &a2, &b2, &c2);
+}
+
+/* round to TF32 (10 mantissa bits, to nearest) */
+static float tf32(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u = (u + 0x1000u) & ~0x1fffu;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* TF32 (OOC_PARAM_MATH_MODE): C of the inputs rounded to 10 mantissa bits
+ * is off by up to 2^-10 of the bound, which a small k's tolerance did not
+ * allow: it passes with the handle's TF32, fails without. */
+static void test_tf32(void)
+{
+    uint64_t seed = 137;
+    scal_t one = scal(OOC_R32, 1, 0), zero = scal(OOC_R32, 0, 0);
+    mat_t a = mat_new(OOC_R32, OOC_ROW_MAJOR, 40, 16, &seed), b = mat_new(OOC_R32, OOC_ROW_MAJOR, 16, 30, &seed);
+    mat_t ar = mat_copy(&a), br = mat_copy(&b);
+    for (int64_t i = 0; i < 40 * 16; i++) ((float *)ar.x)[i] = tf32(((float *)ar.x)[i]);
+    for (int64_t i = 0; i < 16 * 30; i++) ((float *)br.x)[i] = tf32(((float *)br.x)[i]);
+    mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &ar, &br, 0, 0, NULL, OOC_ROW_MAJOR);
+    ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+    ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 16);
+    CU_ASSERT(r.exact == 1 && r.passed == 0); /* strict FP32: too far */
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_MATH_MODE, OOC_MATH_TF32), OOC_SUCCESS);
+    r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, 16);
+    CU_ASSERT(r.exact == 1 && r.passed == 1 && r.off == 0);
+    mat_t d = mat_copy(&c);
+    set(&d, 7, 3, 0, 0);
+    ooc_file_t *fd = put(&d);
+    r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fd, 3, 16);
+    CU_ASSERT(r.passed == 0);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_MATH_MODE, OOC_MATH_STRICT), OOC_SUCCESS);
+    ooc_file_close(fd, 0);
+    free(d.x);
+    free(ar.x);
+    free(br.x);
+    release(fa, fb, fc, &a, &b, &c);
+}
+
 /* ---- temporary directory ---- */
 
 /* everything in it (temporary files of a test stopped half-way too), then it */
@@ -940,6 +1038,8 @@ int main(void)
     CU_add_test(s, "overflow: never a pass, never a false failure", test_overflow);
     CU_add_test(s, "gradual underflow: no false failure", test_underflow);
     CU_add_test(s, "tall C: rows in ranges within the budget", test_tall);
+    CU_add_test(s, "float32, large k: a zero or stale row within the tolerance fails", test_off_within_tolerance);
+    CU_add_test(s, "TF32: the tolerance of inputs rounded to 10 bits", test_tf32);
     int rc = tu_run();
     ooc_destroy(H);
     remove_dir();

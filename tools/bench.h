@@ -74,6 +74,7 @@ typedef struct {
     double best, median;
     int checked, passed;
     double max_err;
+    int64_t off; /* elements of the checked rows off by about their own size (check_compare) */
 } bench_method_t;
 
 /* What holds for every shape of a run. */

@@ -94,7 +94,9 @@ void bench_print_text(FILE *f, const bench_result_t *res)
         }
         char ratio[16] = "n/a", check[48] = "-";
         if (res->fl.have) snprintf(ratio, sizeof ratio, "%.2f", mt->best > 0 ? res->fl.floor_s / mt->best : INFINITY);
-        if (mt->checked) snprintf(check, sizeof check, "%s %.2g", mt->passed ? "PASS" : "FAIL", mt->max_err);
+        if (mt->checked)
+            snprintf(check, sizeof check, "%s %.2g%s", mt->passed ? "PASS" : "FAIL", mt->max_err,
+                     mt->off > 0 ? " (elements off)" : "");
         fprintf(f, "  %-34s %10.4g %10.4g %9.3g %10s  %s\n", mt->label, mt->best, mt->median,
                 mt->best > 0 ? flops / mt->best / 1e12 : INFINITY, ratio, check);
     }
@@ -236,7 +238,7 @@ static void bench_json_method(json_t *js, const bench_result_t *res, const bench
     json_real(js, "median_s", mt->median, ran);
     json_real(js, "tflops", mt->best > 0 ? bench_flops(&res->o) / mt->best / 1e12 : 0, ran && mt->best > 0);
     json_real(js, "floor_over_time", mt->best > 0 ? fl->floor_s / mt->best : 0, ran && fl->have && mt->best > 0);
-    json_check_rows(js, mt->checked, res->check_rows, mt->max_err, res->tol, mt->passed);
+    json_check_rows(js, mt->checked, res->check_rows, mt->max_err, res->tol, mt->off, mt->passed);
     json_end(js);
 }
 

@@ -435,9 +435,9 @@ void check_ref_free(check_ref_t *ref);
 int check_ref(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const void *c0,
               const int64_t *rows, int64_t r, check_ref_t *ref);
 double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t *C, const void *c0,
-                     const int64_t *rows, int64_t r);
+                     const int64_t *rows, int64_t r, int64_t *off);
 int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
-            const void *c0, const int64_t *rows, int64_t r, double *max_err);
+            const void *c0, const int64_t *rows, int64_t r, double *max_err, int64_t *off);
 double check_tolerance(const run_opts_t *o);
 
 /* ------------------------------------------------------------------------ */
@@ -503,7 +503,7 @@ void json_file(json_t *j, const char *key, const char *path, const ooc_file_spec
 void json_plan(json_t *j, const ooc_stats_t *st, int have);
 void json_stats(json_t *j, const ooc_stats_t *st, int have);
 void json_floor(json_t *j, const char *key, const floor_t *f, double time);
-void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, double tol, int passed);
+void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, double tol, int64_t off, int passed);
 void json_check_files(json_t *j, const ooc_verify_result_t *v, int have);
 
 /* ------------------------------------------------------------------------ */
@@ -550,6 +550,8 @@ int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t
 scalar_t scalar_of(double x);
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t);
 void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n);
+/* The message of a failed check (verification failed: ...). */
+const char *verify_failure(const ooc_verify_result_t *v, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* A file multiply's progress, disk and signals (cli_progress.c, cli_disk.c, */

@@ -220,13 +220,20 @@ out:
 }
 
 /* The largest error of the r checked rows of C against the reference,
- * relative to the bound described in run --help (INFINITY for NaN). */
+ * relative to the bound described in run --help (INFINITY for NaN); *off:
+ * the elements off by about their own size (|C - R| >= |R| / 2) and by more
+ * than rounding reaches on any but contrived data (16 sqrt(k + 2) eps of the
+ * bound, lib/verify.c's top comment says why), as a missing or stale block
+ * is within the worst-case tolerance in single precision with a large k. */
 double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t *C, const void *c0,
-                     const int64_t *rows, int64_t r)
+                     const int64_t *rows, int64_t r, int64_t *off)
 {
     ooc_dtype_t t = o->dtype;
     int64_t n = o->n;
     double worst = 0.0;
+    double eps = dtype_double(t) ? DBL_EPSILON : FLT_EPSILON;
+    double tol_p = 16.0 * sqrt((double)(o->k + 2)) * eps + (o->lib.tf32 && !dtype_double(t) ? 0x1.0p-7 : 0.0);
+    *off = 0;
     int64_t ldc = o->layout == OOC_COL_MAJOR ? o->m : n;
     for (int64_t i = 0; i < r; i++)
         for (int64_t j = 0; j < n; j++) {
@@ -239,23 +246,25 @@ double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t
             double err = diff == 0.0 ? 0.0 : diff / (bound > DBL_MIN ? bound : DBL_MIN);
             if (isnan(err)) err = INFINITY;
             if (err > worst) worst = err;
+            double rm = dtype_complex(t) ? hypot(rr, ri) : fabs(rr);
+            if (diff >= 0.5 * rm && diff > tol_p * bound) ++*off;
         }
     return worst;
 }
 
 /*
  * Check the r rows of C against OpenBLAS (check_ref, then check_compare).
- * *max_err receives the largest relative error. Returns RC_OK, RC_RUNTIME
- * (out of memory), or RC_USAGE when the sizes do not fit a BLAS int
- * (*max_err untouched).
+ * *max_err receives the largest relative error, *off the elements off by
+ * about their own size. Returns RC_OK, RC_RUNTIME (out of memory), or
+ * RC_USAGE when the sizes do not fit a BLAS int (*max_err untouched).
  */
 int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
-            const void *c0, const int64_t *rows, int64_t r, double *max_err)
+            const void *c0, const int64_t *rows, int64_t r, double *max_err, int64_t *off)
 {
     check_ref_t ref;
     int rc = check_ref(o, A, B, c0, rows, r, &ref);
     if (rc != RC_OK) return rc;
-    *max_err = check_compare(o, &ref, C, c0, rows, r);
+    *max_err = check_compare(o, &ref, C, c0, rows, r, off);
     check_ref_free(&ref);
     return RC_OK;
 }

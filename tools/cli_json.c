@@ -325,7 +325,7 @@ void json_floor(json_t *j, const char *key, const floor_t *f, double time)
     json_end(j);
 }
 
-void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, double tol, int passed)
+void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, double tol, int64_t off, int passed)
 {
     if (!checked) {
         json_null(j, "check");
@@ -340,6 +340,8 @@ void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, doubl
     json_bool(j, "passed", passed);
     json_null(j, "bytes_read");
     json_null(j, "rows_unverified");
+    json_int(j, "off", off);
+    json_null(j, "first_off_row");
     json_end(j);
 }
 
@@ -359,5 +361,8 @@ void json_check_files(json_t *j, const ooc_verify_result_t *v, int have)
     json_bool(j, "passed", v->passed);
     json_uint(j, "bytes_read", v->bytes_read);
     json_int(j, "rows_unverified", v->rows_unverified);
+    json_int(j, "off", v->off);
+    if (v->off > 0) json_int(j, "first_off_row", v->first_off_row);
+    else json_null(j, "first_off_row");
     json_end(j);
 }

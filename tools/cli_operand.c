@@ -264,5 +264,24 @@ void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n)
     if (v->rows_unverified > 0)
         fprintf(f, "verify: %lld row%s where C0 holds NaN or infinities checked only for where C holds its own\n",
                 (long long)v->rows_unverified, v->rows_unverified == 1 ? "" : "s");
+    if (v->off > 0)
+        fprintf(f, "verify: %lld value%s of the check (the first in row %lld of C) off by about %s own size, far "
+                "beyond rounding: a missing or wrong block%s\n", (long long)v->off, v->off == 1 ? "" : "s",
+                (long long)v->first_off_row, v->off == 1 ? "its" : "their",
+                v->max_rel_err <= v->tolerance ? ", within the worst-case tolerance" : "");
+}
+
+/* The message of a failed check. */
+const char *verify_failure(const ooc_verify_result_t *v, char *buf, size_t len)
+{
+    if (v->off > 0 && v->max_rel_err <= v->tolerance)
+        snprintf(buf, len, "verification failed: %s %lld of C %s off by about %s own size, within the tolerance "
+                 "%.3g of a k-term sum's worst-case rounding but far beyond what rounding reaches: a missing or "
+                 "wrong block", v->off > 1 ? "values from row" : "row", (long long)v->first_off_row,
+                 v->off > 1 ? "on are" : "is", v->off > 1 ? "their" : "its", v->tolerance);
+    else
+        snprintf(buf, len, "verification failed: max relative error %.3g exceeds the tolerance %.3g", v->max_rel_err,
+                 v->tolerance);
+    return buf;
 }
 

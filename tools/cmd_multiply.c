@@ -534,8 +534,8 @@ static int mul_verify(mul_job_t *j)
     if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
     j->verified = 1;
     if (j->vr.passed) return RC_OK;
-    return fail(RC_CHECK_FAILED, "verification failed: max relative error %.3g exceeds the tolerance %.3g",
-                j->vr.max_rel_err, j->vr.tolerance);
+    char msg[400];
+    return fail(RC_CHECK_FAILED, "%s", verify_failure(&j->vr, msg, sizeof msg));
 }
 
 

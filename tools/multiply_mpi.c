@@ -443,21 +443,22 @@ static int mpi_verify(mpi_job_t *x)
     }
     if ((rc = agreed(x, rc, 1, "verifying")) != RC_OK) return rc;
     double worst[2] = {v->max_rel_err, v->tolerance};
-    int64_t sums[4] = {v->rows_checked, (int64_t)v->bytes_read, v->nonfinite, v->rows_unverified},
-            lows[2] = {v->passed, v->exact};
+    int64_t sums[5] = {v->rows_checked, (int64_t)v->bytes_read, v->nonfinite, v->rows_unverified, v->off},
+            lows[3] = {v->passed, v->exact, v->off > 0 ? v->first_off_row : INT64_MAX};
     int64_t vectors = v->vectors;
     cli_mpi_allreduce_max(worst, 2);
-    cli_mpi_allreduce_i64(sums, 4, CLI_MPI_SUM);
-    cli_mpi_allreduce_i64(lows, 2, CLI_MPI_MIN);
+    cli_mpi_allreduce_i64(sums, 5, CLI_MPI_SUM);
+    cli_mpi_allreduce_i64(lows, 3, CLI_MPI_MIN);
     cli_mpi_allreduce_i64(&vectors, 1, CLI_MPI_MAX);
     *v = (ooc_verify_result_t){.exact = (int)lows[1], .vectors = (int)vectors, .rows_checked = sums[0],
                                .max_rel_err = worst[0], .tolerance = worst[1], .passed = (int)lows[0],
-                               .bytes_read = (uint64_t)sums[1], .nonfinite = sums[2], .rows_unverified = sums[3]};
+                               .bytes_read = (uint64_t)sums[1], .nonfinite = sums[2], .rows_unverified = sums[3],
+                               .off = sums[4], .first_off_row = sums[4] > 0 ? lows[2] : -1};
     j->verified = 1;
     if (v->passed) return RC_OK;
     if (x->rank != 0) return RC_CHECK_FAILED;
-    return fail(RC_CHECK_FAILED, "verification failed: max relative error %.3g exceeds the tolerance %.3g",
-                v->max_rel_err, v->tolerance);
+    char msg[400];
+    return fail(RC_CHECK_FAILED, "%s", verify_failure(v, msg, sizeof msg));
 }
 
 /* One rank's part of the job's floor. */
