@@ -225,6 +225,21 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
     return journal_finished(job);
 }
 
+/* The blocks of this run's range that other journals recorded done (a
+ * split job resumed with another split: s->skip has them, this journal not):
+ * recorded in this journal too, first, so that it holds every block of its
+ * range when it says complete (its parser takes nothing less). */
+static ooc_status_t record_taken(ooc_journal_t *jr, const ooc_files_start_t *s, ooc_err_t *err)
+{
+    ooc_status_t st = OOC_SUCCESS;
+    for (int64_t g = 0; st == OOC_SUCCESS && s->skip && g < s->total; g++) {
+        int64_t i = g % s->plan.m_blocks;
+        if (i >= s->b0 && i < s->b1 && ooc_block_done(s->skip, g) && !(s->usable && ooc_block_done(s->have.done, g)))
+            st = ooc_journal_done(jr, g, err);
+    }
+    return st;
+}
+
 /* Run the blocks of s not skipped, recording each in the journal, and mark
  * the journal complete. */
 static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_files_start_t *s)
@@ -249,7 +264,11 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         if (st == OOC_SUCCESS) st = journal_head(job, s);
         if (st == OOC_SUCCESS) st = ooc_journal_create(&x.journal, job->jpath, &job->want, err);
     }
-    if (st != OOC_SUCCESS) return st;
+    if (st == OOC_SUCCESS) st = record_taken(&x.journal, s, err);
+    if (st != OOC_SUCCESS) {
+        ooc_journal_close(&x.journal, 0);
+        return st;
+    }
     pthread_mutex_init(&x.mu, NULL);
     pthread_cond_init(&x.cv, NULL);
     pthread_t flusher;
