@@ -36,6 +36,8 @@
 #      as one process's does; --resume with 2 ranks: byte-identical;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
+#  17. a job of one process in the op(A)-resident orientation, stopped:
+#      mpirun --resume finishes it on rank 0 alone, byte-identical;
 #  16. the floor: every rank's figures measured at once and summed, over
 #      the bytes every rank moved and staged (with a GPU: op(B) to each
 #      rank, the host memory term of the files' staging).
@@ -390,6 +392,30 @@ else
     fail "15 k-panels on 2 ranks x 2 devices: exit $rc, $rc2 (expected 0, 7), or the resume on 1 device differs: $(cmp KC.npy KREF.npy 2>&1)"
 fi
 unset OOC_HOST_DEVICES
+
+# 17. a job of one process whose plan keeps op(A) resident (its blocks are
+# columns of C: no rows to split), stopped: mpirun --resume finishes it on
+# rank 0 alone with that plan (it failed, naming journals that do not exist)
+gen RA.npy --rows 1000 --cols 19 --seed 61
+gen RB.npy --rows 19 --cols 30 --seed 62
+R="RA.npy RB.npy --backend host --device-mem 100K --block-rows 128 --no-floor --no-progress"
+oc multiply $R -o RREF.npy
+rm -f RC.npy RC.npy.ooc-*
+OOC_HOST_JITTER_US=30000 "$OOCGEMM" multiply $R -o RC.npy >out 2>err &
+bgpid=$!
+i=0
+while [ "$(cat RC.npy.ooc-journal 2>/dev/null | grep -c '^done')" -lt 3 ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM "$bgpid" 2>/dev/null
+wait "$bgpid"
+rc=$?
+bgpid=
+if [ $rc -eq 7 ] && grep -q '^plan swap=1 ' RC.npy.ooc-journal && mpi 2 $R -o RC.npy --resume &&
+    cmp -s RC.npy RREF.npy && grep -q 'resumed after' out && mpi 3 $R -o RC.npy --resume && grep -q 'finished already' out
+then
+    pass "17 one process's op(A)-resident job, stopped: mpirun -np 2 --resume finishes it (byte-identical); -np 3: finished"
+else
+    fail "17 one process's op(A)-resident job, stopped (exit $rc): mpirun --resume failed or differs: $(head -c 300 err)"
+fi
 
 # 16. the floor of a split job: every rank's figures measured at once and
 # summed, over the bytes every rank's plan moved (each uploads op(B)) and

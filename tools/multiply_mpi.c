@@ -266,8 +266,18 @@ static int mpi_join(mpi_job_t *x)
     int64_t *cut = calloc((size_t)x->size + 1, sizeof *cut);
     if (cut == NULL) return fail(RC_RUNTIME, "out of host memory");
     split_blocks(p, x->size, cut);
+    int whole = 0; /* rank 0 runs the whole job, unsplit */
     if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it */
         x->idle = x->rank != 0;
+    } else if (p->a_resident) {
+        /* a plan of one process (its journal, resumed) that keeps op(A)
+         * resident: its blocks are columns of C and cannot be split into
+         * rows; rank 0 finishes it alone, the others wait */
+        whole = 1;
+        x->idle = x->rank != 0;
+        x->me.row_begin = 0;
+        x->me.row_end = x->idle ? 0 : j->m;
+        x->me.blocks = x->idle ? 0 : p->blocks;
     } else {
         x->idle = cut[x->rank] == cut[x->rank + 1];
         x->me.row_begin = block_row(p, cut[x->rank]);
@@ -286,8 +296,8 @@ static int mpi_join(mpi_job_t *x)
     x->fo = j->fo;
     x->fo.journal = x->own;
     x->fo.plan = p;
-    x->fo.row_begin = x->me.row_begin;
-    x->fo.row_end = x->me.row_end;
+    x->fo.row_begin = whole ? 0 : x->me.row_begin; /* 0, 0: unsplit */
+    x->fo.row_end = whole ? 0 : x->me.row_end;
     x->fo.journals = (const char *const *)x->old;
     if (x->idle) return RC_OK;
     ooc_files_plan_t mine;
