@@ -246,7 +246,8 @@ typedef struct {
     int measured_both, measured_host;
     double rate;           /* in-core TFLOP/s; likewise */
     int ndev;              /* > 1: the figures are those of that many GPUs together */
-    int nranks;            /* > 1: ... of the ranks of a split job together (multiply_mpi.c) */
+    int nranks;            /* > 1: ... of the ranks of a split job together (multiply_mpi.c; ndev: their
+                            * GPUs, or on the host backend their hosts) */
     int measured_bw, measured_rate; /* measured_bw 2: one of H2D and D2H given, the other measured */
     int64_t pm, pn, pk;    /* the in-core shape measured */
     int cpu;               /* the host backend: the floor is flops / the CPU's measured rate alone */
@@ -447,8 +448,9 @@ int backend_is_host(ooc_handle_t *h);
 const char *memory_words(int pinned, int host);
 void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                    floor_t *f);
+enum { FLOOR_COPIES = 1, FLOOR_HOST = 2, FLOOR_RATE = 4 }; /* floor_measure_sync's parts */
 void floor_measure_sync(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet, floor_t *f,
-                        void (*sync)(void));
+                        void (*sync)(void), unsigned parts);
 void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet,
                         floor_t *f);
 void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int with_c0);

@@ -234,31 +234,38 @@ static void measure_copies(ooc_handle_t *h, int quiet, floor_t *f)
  * staged, and the in-core rate; on the host backend the CPU's GEMM rate
  * alone (f->cpu: there is no bus to measure). A failed measurement leaves
  * the figure unknown, with a warning unless quiet.
- * sync (NULL: none), called before each of the three (the copies, the
- * host's memory, the rate) whether or not there is anything to measure:
- * the ranks of a split job measure each at the same time (multiply_mpi.c),
- * so that the figures of those sharing a host or a GPU are their shares.
+ * The ranks of a split job (multiply_mpi.c) call it with sync (NULL:
+ * none), called before each of the three (the copies, the host's memory,
+ * the rate) whether or not there is anything to measure, so that ranks on
+ * separate GPUs of a host copy at the same time; and with parts, the ones
+ * this rank measures (FLOOR_COPIES, FLOOR_HOST, FLOOR_RATE: one rank per
+ * GPU its copies and rate, one per host its memory, or on the host backend
+ * its CPU's rate).
  */
 void floor_measure_sync(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet, floor_t *f,
-                        void (*sync)(void))
+                        void (*sync)(void), unsigned parts)
 {
     f->cpu = backend_is_host(h);
     int go = !f->note[0]; /* (a note: no floor to measure; sync is called all the same) */
     int several = go && !f->cpu && f->run_ndev > 1 && f->ndev <= 1; /* the GPUs of the run together */
     if (sync) sync();
-    if (several) go = copies_devices(f->run_devs, f->run_ndev, f);
-    else if (go && !f->cpu) measure_copies(h, quiet, f);
+    if (parts & FLOOR_COPIES) {
+        if (several) go = copies_devices(f->run_devs, f->run_ndev, f);
+        else if (go && !f->cpu) measure_copies(h, quiet, f);
+    }
     if (sync) sync();
-    if (go && !f->cpu && f->staged_bytes > 0 && f->bw_host <= 0)
+    if (go && (parts & FLOOR_HOST) && !f->cpu && f->staged_bytes > 0 && f->bw_host <= 0)
         measure_gbps(h, ooc_measure_host_bandwidth, "the host memory bandwidth", quiet, &f->bw_host, &f->measured_host);
     if (sync) sync();
-    if (several && go) rates_devices(h, f->run_devs, f->run_ndev, t, m, n, k, quiet, f, NULL);
-    else if (go) floor_measure_rate(h, t, m, n, k, quiet, f);
+    if (go && (parts & FLOOR_RATE)) {
+        if (several) rates_devices(h, f->run_devs, f->run_ndev, t, m, n, k, quiet, f, NULL);
+        else floor_measure_rate(h, t, m, n, k, quiet, f);
+    }
 }
 
 void floor_measure(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, int quiet, floor_t *f)
 {
-    floor_measure_sync(h, t, m, n, k, quiet, f, NULL);
+    floor_measure_sync(h, t, m, n, k, quiet, f, NULL, FLOOR_COPIES | FLOOR_HOST | FLOOR_RATE);
 }
 
 /* floor = max(T_in, T_out, T_bus, T_host, T_math) for m x n x k (C0 read
@@ -298,7 +305,9 @@ static void floor_print_cpu(FILE *out, const floor_t *f, ooc_dtype_t t, double t
 {
     char r[32];
     char ranks[64] = "";
-    if (f->nranks > 1) snprintf(ranks, sizeof ranks, ", the sum over %d ranks at once", f->nranks);
+    if (f->nranks > 1)
+        snprintf(ranks, sizeof ranks, ", %d ranks on %d host%s: the sum over the hosts", f->nranks, f->ndev,
+                 f->ndev == 1 ? "" : "s");
     fprintf(out, "CPU: OpenBLAS %cGEMM %lldx%lldx%lld in memory: %s (%s%s)\n", dtype_letter(t) - 'a' + 'A',
             (long long)f->pm, (long long)f->pn, (long long)f->pk, format_rate(f->rate * 1e12, r, sizeof r),
             f->measured_rate ? "measured now, best of 5" : "given", ranks);
@@ -326,7 +335,7 @@ void floor_print(FILE *out, const floor_t *f, ooc_dtype_t t, double time)
         snprintf(host, sizeof host, "; host memory %.1f GB/s (%s)", f->bw_host, f->measured_host ? "measured" : "given");
     if (f->nranks > 1) {
         snprintf(gpus, sizeof gpus, ", %d GPUs of %d ranks at once", f->ndev > 1 ? f->ndev : 1, f->nranks);
-        snprintf(sum, sizeof sum, ", the sum over %d ranks", f->nranks);
+        snprintf(sum, sizeof sum, ", the sum over the GPUs");
     } else if (f->ndev > 1) {
         snprintf(gpus, sizeof gpus, ", %d GPUs at once", f->ndev);
         snprintf(sum, sizeof sum, ", the sum over %d GPUs", f->ndev);

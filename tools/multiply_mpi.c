@@ -473,21 +473,52 @@ static int mpi_verify(mpi_job_t *x)
 
 /* One rank's part of the job's floor. */
 typedef struct {
-    int32_t counted; /* it had rows: its bytes and figures count */
+    int32_t counted; /* it had rows: its bytes count */
+    int32_t parts;   /* what it measured (FLOOR_COPIES, FLOOR_HOST, FLOOR_RATE) */
     int32_t own;     /* its note is its own failure to measure, not the job's */
-    char host[64];   /* its host: ranks sharing a GPU count it once */
+    char host[64];
     floor_t f;
 } rank_floor_t;
 
+/* What rank 0 needs to tell each rank what it measures. */
+typedef struct {
+    char host[64];
+    uint32_t devices; /* OOC_PARAM_DEVICES mask (0: every visible one) */
+    int32_t counted, staged;
+} rank_id_t;
+
 static void sync_ranks(void) { cli_mpi_barrier(); }
 
-/* Every rank: its part of the floor, each figure measured at the same time
- * as the other ranks' (those sharing a host's memory, its links or a GPU
- * get their shares, so that the sum is what they can do together): the
- * bytes its plan moved and staged, its GPUs' copies, the host memory's
- * rate when it staged, its in-core rate; figures given are each rank's.
- * Nothing when the job was resumed in part (resumed: summed over the ranks,
- * the same everywhere): the time is the rest's. */
+/* Rank 0: what each of the P ranks measures. A GPU's copies and rate are
+ * measured by one rank (the first with rows whose devices overlap it on its
+ * host), a host's memory by one (the first of the host that staged): ranks
+ * sharing them would get shares that do not add up (two probes of one GPU
+ * rarely overlap; 2 x 16 staging threads on 16 cores measured 36 GB/s of a
+ * host's 122). On the host backend (cpu) the CPU's rate is the host's: its
+ * first rank with rows. Ranks on other GPUs or hosts measure at once. */
+static void floor_roles(const rank_id_t *id, int P, int cpu, int32_t *parts)
+{
+    for (int r = 0; r < P; r++) {
+        parts[r] = 0;
+        if (!id[r].counted) continue;
+        int first_host = 1, first_gpu = 1, first_staged = id[r].staged;
+        for (int q = 0; q < r; q++) {
+            if (!id[q].counted || strcmp(id[q].host, id[r].host) != 0) continue;
+            first_host = 0;
+            if (id[q].devices == 0 || id[r].devices == 0 || (id[q].devices & id[r].devices)) first_gpu = 0;
+            if (id[q].staged) first_staged = 0;
+        }
+        if (cpu) parts[r] = first_host ? FLOOR_RATE : 0;
+        else parts[r] = (first_gpu ? FLOOR_COPIES | FLOOR_RATE : 0) | (first_staged ? FLOOR_HOST : 0);
+    }
+}
+
+/* Every rank: its part of the floor: the bytes its plan moved and staged,
+ * and what floor_roles gives it to measure, at the same time as the other
+ * ranks measure theirs (their copies on other GPUs of a host together);
+ * figures given are each GPU's (or host's). Nothing when the job was
+ * resumed in part (resumed: summed over the ranks, the same everywhere):
+ * the time is the rest's. */
 static void rank_floor(mpi_job_t *x, int64_t resumed, rank_floor_t *p)
 {
     mul_job_t *j = x->j;
@@ -502,37 +533,39 @@ static void rank_floor(mpi_job_t *x, int64_t resumed, rank_floor_t *p)
         floor_traffic(&p->f, &j->stats);
         floor_of_run(&p->f, &j->stats);
     }
+    rank_id_t me = {.devices = x->me.devices, .counted = p->counted, .staged = p->f.staged_bytes > 0}, dummy;
+    snprintf(me.host, sizeof me.host, "%s", p->host);
+    rank_id_t *ids = x->rank == 0 ? calloc((size_t)x->size, sizeof *ids) : &dummy;
+    int32_t *roles = calloc((size_t)x->size, sizeof *roles);
+    int oom = cli_mpi_any(ids == NULL || roles == NULL);
+    if (!oom) {
+        cli_mpi_gather(&me, sizeof me, ids);
+        if (x->rank == 0) floor_roles(ids, x->size, backend_is_host(j->h), roles);
+        cli_mpi_bcast(roles, (size_t)x->size * sizeof *roles);
+        p->parts = roles[x->rank];
+    } else if (!x->idle) {
+        snprintf(p->f.note, sizeof p->f.note, "out of host memory");
+    }
+    if (x->rank == 0) free(ids);
+    free(roles);
     int had_note = p->f.note[0] != 0;
-    floor_measure_sync(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &p->f, sync_ranks);
+    floor_measure_sync(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &p->f, sync_ranks, (unsigned)p->parts);
     p->own = !had_note && p->f.note[0] != 0;
 }
 
 /* a += b when both are known (> 0), else unknown (0). */
 static void add_known(double *a, double b) { *a = *a > 0 && b > 0 ? *a + b : 0; }
 
-/* The GPUs of the ranks that had rows, each counted once (ranks of one host
- * may share one). */
-static int distinct_gpus(const rank_floor_t *p, int P)
-{
-    int n = 0;
-    for (int r = 0; r < P; r++)
-        for (int i = 0; p[r].counted && i < p[r].f.run_ndev; i++) {
-            int seen = 0;
-            for (int q = 0; q < r && !seen; q++)
-                for (int e = 0; p[q].counted && e < p[q].f.run_ndev && !seen; e++)
-                    seen = p[q].f.run_devs[e] == p[r].f.run_devs[i] && strcmp(p[q].host, p[r].host) == 0;
-            n += !seen;
-        }
-    return n;
-}
-
 /* Rank 0: the job's floor from the P ranks' parts: the bytes of those that
- * had rows, and their figures, summed (measured at once: their shares). A
- * rank that could not measure (or a job with nothing multiplied) leaves no
- * floor, its note saying why. */
+ * had rows summed; each GPU's figures (measured by one rank) summed; T_host
+ * the largest of the hosts' (3 x the bytes its ranks staged / its memory's
+ * rate), given as the bytes of all and the rate that makes it. A rank that
+ * could not measure (or a job with nothing multiplied) leaves no floor, its
+ * note saying why. */
 static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
 {
-    int n = 0, staged = 0;
+    int n = 0, first = 1, host_ok = 1;
+    double host_t = 0; /* max over hosts of staged / rate */
     for (int r = 0; r < P; r++) {
         const floor_t *f = &p[r].f;
         if (!p[r].counted) continue;
@@ -543,33 +576,47 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
         }
         if (n++ == 0) {
             *fl = *f;
+            fl->bw_h2d = fl->bw_d2h = fl->bw_both = fl->rate = fl->bw_host = 0;
+            fl->staged_bytes = 0;
+            fl->ndev = 0;
         } else {
             fl->in_bytes += f->in_bytes;
             fl->out_bytes += f->out_bytes;
             fl->least_bytes += f->least_bytes;
-            add_known(&fl->bw_h2d, f->bw_h2d);
-            add_known(&fl->bw_d2h, f->bw_d2h);
-            add_known(&fl->bw_both, f->bw_both);
-            add_known(&fl->rate, f->rate);
-            fl->measured_both = fl->measured_both && f->measured_both;
-            fl->measured_rate = fl->measured_rate && f->measured_rate;
-            if (f->measured_bw != fl->measured_bw) fl->measured_bw = 2;
         }
-        if (f->staged_bytes > 0) { /* T_host over the ranks that staged */
-            if (staged++ == 0) {
-                fl->staged_bytes = f->staged_bytes;
-                fl->bw_host = f->bw_host;
+        fl->staged_bytes += f->staged_bytes;
+        if (p[r].parts & (FLOOR_COPIES | FLOOR_RATE)) {
+            if (first) {
+                fl->bw_h2d = f->bw_h2d, fl->bw_d2h = f->bw_d2h, fl->bw_both = f->bw_both, fl->rate = f->rate;
+                fl->measured_bw = f->measured_bw, fl->measured_both = f->measured_both;
+                fl->measured_rate = f->measured_rate;
+                fl->pm = f->pm, fl->pn = f->pn, fl->pk = f->pk;
+                first = 0;
+            } else {
+                add_known(&fl->bw_h2d, f->bw_h2d);
+                add_known(&fl->bw_d2h, f->bw_d2h);
+                add_known(&fl->bw_both, f->bw_both);
+                add_known(&fl->rate, f->rate);
+                fl->measured_both = fl->measured_both && f->measured_both;
+                fl->measured_rate = fl->measured_rate && f->measured_rate;
+                if (f->measured_bw != fl->measured_bw) fl->measured_bw = 2;
+            }
+            fl->ndev += f->ndev > 1 ? f->ndev : 1; /* (on the host backend: hosts) */
+        }
+        if (p[r].parts & FLOOR_HOST) { /* this host's ranks' staged bytes over its memory's rate */
+            double staged = 0;
+            for (int q = 0; q < P; q++)
+                if (p[q].counted && strcmp(p[q].host, p[r].host) == 0) staged += p[q].f.staged_bytes;
+            if (f->bw_host > 0) {
+                if (staged / f->bw_host > host_t) host_t = staged / f->bw_host;
                 fl->measured_host = f->measured_host;
             } else {
-                fl->staged_bytes += f->staged_bytes;
-                add_known(&fl->bw_host, f->bw_host);
-                fl->measured_host = fl->measured_host && f->measured_host;
+                host_ok = 0;
             }
         }
     }
-    if (!staged) fl->staged_bytes = fl->bw_host = 0;
+    fl->bw_host = host_ok && host_t > 0 ? fl->staged_bytes / host_t : 0;
     fl->nranks = n;
-    fl->ndev = distinct_gpus(p, P);
 }
 
 /* The summary from rank 0: the ranks' figures gathered, bytes summed, the
