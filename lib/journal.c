@@ -257,6 +257,9 @@ ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *e
     char *buf = NULL;
     if (fstat(fd, &sb) != 0) {
         st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "fstat %s: %s", path, strerror(errno));
+    } else if (sb.st_size == 0) {
+        /* a creation cut short (ooc_journal_remove takes it): no plan, no
+         * block, nothing a resume could use (info stays empty) */
     } else if ((uint64_t)sb.st_size > MAX_BYTES) {
         st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path, "%s: damaged: %jd bytes is larger than any journal",
                           path, (intmax_t)sb.st_size);
@@ -298,9 +301,17 @@ ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
         return open_failed("remove the old journal", path, err);
     }
     char head[sizeof MAGIC_ANY - 1];
-    ssize_t got = pread(fd, head, sizeof head, 0);
+    ssize_t got;
+    do
+        got = pread(fd, head, sizeof head, 0);
+    while (got < 0 && errno == EINTR);
+    struct stat sb;
+    /* empty: a journal whose creation was cut short (killed between its
+     * O_EXCL create and its header), nothing in it to lose; left, it would
+     * refuse every later run of the job */
+    int empty = got == 0 && fstat(fd, &sb) == 0 && sb.st_size == 0;
     ooc_status_t st = OOC_SUCCESS;
-    if (got != (ssize_t)sizeof head || memcmp(head, MAGIC_ANY, sizeof head) != 0)
+    if (!empty && (got != (ssize_t)sizeof head || memcmp(head, MAGIC_ANY, sizeof head) != 0))
         st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path,
                           "%s is not a libooc_gemm journal: refusing to remove or overwrite it (is the journal path "
                           "an input or another file by mistake?)",

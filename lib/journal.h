@@ -65,7 +65,8 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
                                ooc_err_t *err);
 
 /* Read the journal at path. *exists = 0 (and OOC_SUCCESS) when there is none;
- * OOC_ERR_JOURNAL when it is not a journal of this version or is damaged. */
+ * OOC_ERR_JOURNAL when it is not a journal of this version or is damaged. An
+ * empty file (a creation cut short) exists, with nothing in info. */
 ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *exists, ooc_err_t *err);
 void ooc_journal_info_free(ooc_journal_info_t *info);
 
@@ -78,9 +79,9 @@ typedef struct {
 
 /* Remove the journal at path before a fresh run (it vouches for data that is
  * about to be overwritten). Nothing there is fine. Refuses (OOC_ERR_JOURNAL,
- * removing nothing) a path that is not a regular file holding a journal: a
- * symbolic link, a device, an input named by mistake. OOC_ERR_BUSY when
- * another job holds it. */
+ * removing nothing) a path that is not a regular file holding a journal (or
+ * empty: a creation cut short): a symbolic link, a device, an input named by
+ * mistake. OOC_ERR_BUSY when another job holds it. */
 ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err);
 
 /* Create the journal with head (exclusively: nothing may be at path), locked

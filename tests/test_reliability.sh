@@ -26,7 +26,9 @@
 #   13. fault injection (OOC_FAULT) of every kind, and resume after it;
 #   14. a copy to the host lost silently (OOC_FAULT=lose) in float32 with k =
 #       65536, where the block's stale or zero values lie within the
-#       worst-case tolerance: run's check and multiply --verify fail.
+#       worst-case tolerance: run's check and multiply --verify fail;
+#   15. an empty journal (killed between its create and its header): a
+#       fresh run and a --resume both take it (they exited 6, forever).
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -794,6 +796,22 @@ else
     fail "14 multiply --verify, a copy to the host lost: exit $rc (expected 1): $(e1)"
 fi
 rm -f LA.npy LB.npy LC.npy
+
+# 15. an empty journal, as a kill between its O_EXCL create and its header
+# leaves it: not "not a journal" (a requeued job failed forever)
+ok=1
+for how in "" --resume; do
+    rm -f EJ.npy EJ.npy.ooc-*
+    : >EJ.npy.ooc-journal
+    oc multiply A.npy B.npy -o EJ.npy "${S[@]}" $how -q
+    rc=$?
+    if [ "$rc" -ne 0 ] || ! cmp -s EJ.npy REF1.npy; then
+        ok=0
+        fail "15 an empty journal, multiply ${how:-(fresh)}: exit $rc or C differs: $(e1)"
+    fi
+done
+[ $ok = 1 ] && pass "15 an empty journal left by a kill: a fresh run and --resume both proceed, C right"
+rm -f EJ.npy EJ.npy.ooc-*
 
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]
