@@ -491,25 +491,26 @@ static void sync_ranks(void) { cli_mpi_barrier(); }
 
 /* Rank 0: what each of the P ranks measures. A GPU's copies and rate are
  * measured by one rank (the first with rows whose devices overlap it on its
- * host), a host's memory by one (the first of the host that staged): ranks
- * sharing them would get shares that do not add up (two probes of one GPU
- * rarely overlap; 2 x 16 staging threads on 16 cores measured 36 GB/s of a
- * host's 122). On the host backend (cpu) the CPU's rate is the host's: its
- * first rank with rows. Ranks on other GPUs or hosts measure at once. */
+ * host): two ranks' probes of one GPU rarely overlap, and their sum read
+ * 67 GB/s of one H200's 55. The host's memory by every rank that staged,
+ * all at once, as they staged: each with the CPUs it may use (mpirun binds
+ * a rank to one core by default: one rank alone read 15.9 GB/s, two at once
+ * 36, one process on the host's 16 cores 122). On the host backend (cpu)
+ * the CPU's rate is the host's: its first rank with rows. Ranks on other
+ * GPUs or hosts measure at once. */
 static void floor_roles(const rank_id_t *id, int P, int cpu, int32_t *parts)
 {
     for (int r = 0; r < P; r++) {
         parts[r] = 0;
         if (!id[r].counted) continue;
-        int first_host = 1, first_gpu = 1, first_staged = id[r].staged;
+        int first_host = 1, first_gpu = 1;
         for (int q = 0; q < r; q++) {
             if (!id[q].counted || strcmp(id[q].host, id[r].host) != 0) continue;
             first_host = 0;
             if (id[q].devices == 0 || id[r].devices == 0 || (id[q].devices & id[r].devices)) first_gpu = 0;
-            if (id[q].staged) first_staged = 0;
         }
         if (cpu) parts[r] = first_host ? FLOOR_RATE : 0;
-        else parts[r] = (first_gpu ? FLOOR_COPIES | FLOOR_RATE : 0) | (first_staged ? FLOOR_HOST : 0);
+        else parts[r] = (first_gpu ? FLOOR_COPIES | FLOOR_RATE : 0) | (id[r].staged ? FLOOR_HOST : 0);
     }
 }
 
@@ -558,8 +559,9 @@ static void add_known(double *a, double b) { *a = *a > 0 && b > 0 ? *a + b : 0; 
 
 /* Rank 0: the job's floor from the P ranks' parts: the bytes of those that
  * had rows summed; each GPU's figures (measured by one rank) summed; T_host
- * the largest of the hosts' (3 x the bytes its ranks staged / its memory's
- * rate), given as the bytes of all and the rate that makes it. A rank that
+ * the largest of the hosts' (3 x the bytes its ranks staged / the sum of
+ * its staging ranks' memory rates), given as the bytes of all and the rate
+ * that makes it. A rank that
  * could not measure (or a job with nothing multiplied) leaves no floor, its
  * note saying why. */
 static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
@@ -603,16 +605,18 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
             }
             fl->ndev += f->ndev > 1 ? f->ndev : 1; /* (on the host backend: hosts) */
         }
-        if (p[r].parts & FLOOR_HOST) { /* this host's ranks' staged bytes over its memory's rate */
-            double staged = 0;
-            for (int q = 0; q < P; q++)
-                if (p[q].counted && strcmp(p[q].host, p[r].host) == 0) staged += p[q].f.staged_bytes;
-            if (f->bw_host > 0) {
-                if (staged / f->bw_host > host_t) host_t = staged / f->bw_host;
-                fl->measured_host = f->measured_host;
-            } else {
-                host_ok = 0;
+        int lead = 1; /* the host's first rank with rows: its ranks' staged bytes over their memory rates */
+        for (int q = 0; q < r && lead; q++) lead = !(p[q].counted && strcmp(p[q].host, p[r].host) == 0);
+        if (lead) {
+            double staged = 0, bw = 0;
+            for (int q = r; q < P; q++) {
+                if (!p[q].counted || strcmp(p[q].host, p[r].host) != 0 || !(p[q].parts & FLOOR_HOST)) continue;
+                staged += p[q].f.staged_bytes;
+                bw += p[q].f.bw_host;
+                host_ok = host_ok && p[q].f.bw_host > 0;
+                fl->measured_host = p[q].f.measured_host;
             }
+            if (bw > 0 && staged / bw > host_t) host_t = staged / bw;
         }
     }
     fl->bw_host = host_ok && host_t > 0 ? fl->staged_bytes / host_t : 0;
