@@ -661,6 +661,21 @@ static void mpi_report(mpi_job_t *x, int rc)
     mul_summary(j, rc);
 }
 
+/* Every rank: a rank bound to one CPU of a host that has more (Open MPI's
+ * mpirun binds each rank to a core by default) stages its files on that
+ * one CPU: rank 0 says so, once, before the multiply. On an H200 host, two
+ * ranks so bound took 0.664 s where `--bind-to none` took 0.441 s. */
+static void binding_note(mpi_job_t *x)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t one = cli_cpu_count() == 1 && online > 1;
+    cli_mpi_allreduce_i64(&one, 1, CLI_MPI_SUM);
+    if (x->rank == 0 && one > 0 && !x->j->o.quiet && !x->j->o.json)
+        fprintf(stderr, "%s: note: %lld rank%s may use only one CPU each (mpirun binds a rank to a core by default), "
+                "so a rank's staging threads share one core; mpirun --bind-to none, or --map-by slot:PE=N, gives "
+                "each more\n", progname, (long long)one, one == 1 ? "" : "s");
+}
+
 int mul_mpi(mul_job_t *j)
 {
     static char name[400];
@@ -692,6 +707,7 @@ int mul_mpi(mul_job_t *j)
         j->C = NULL;
         goto failed;
     }
+    binding_note(x);
     rc = mpi_multiply(x);
     if (x->rank != 0 && j->C) ooc_file_close(j->C, 0); /* a joined file: before rank 0 commits */
     if (x->rank != 0) j->C = NULL;
