@@ -48,13 +48,6 @@ void stop_signals_install(ooc_handle_t *h)
     if (h && stop_signal) ooc_cancel(h); /* a signal before the handle was given */
 }
 
-void stop_signals_remove(void)
-{
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
-    stop_handle = NULL;
-}
-
 /* The signal that asked the command to stop, 0 when none has. */
 int stop_signal_caught(void) { return (int)stop_signal; }
 

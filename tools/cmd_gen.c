@@ -317,7 +317,6 @@ int cmd_gen(int argc, char **argv)
     else rc = gen_write(&g, h, o.out, threads);
     if (rc == RC_OK) gen_report(&o, &g, threads, now_seconds() - t0);
     if (g.file) ooc_file_close(g.file, rc != RC_OK); /* never leave a partial file */
-    stop_signals_remove();
     pthread_mutex_destroy(&g.lock);
     ooc_destroy(h);
     return rc;

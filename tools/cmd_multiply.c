@@ -544,7 +544,9 @@ static int mul_verify(mul_job_t *j)
  * (a failure before the multiply) is removed. */
 static void mul_cleanup(mul_job_t *j)
 {
-    stop_signals_remove();
+    /* the handle goes; a stop signal from now on is only recorded (the
+     * default action would kill a job whose C is committed: exit 143) */
+    stop_signals_install(NULL);
     if (j->C) ooc_file_close(j->C, 1);
     operand_free(&j->Cv);
     operand_free(&j->C0);
