@@ -107,7 +107,7 @@ static ooc_status_t read_header(int fd, const char *path, uint64_t size, ooc_for
         if (fmt == OOC_FORMAT_AUTO && (got == 0 || memcmp(buf, npy_magic, m) != 0)) {
             st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
                          "%s: not a .npy file (%s); for raw binary give the raw format with its "
-                         "shape, dtype and order (--rows/--cols/--dtype/--order)",
+                         "shape, dtype and layout (--rows/--cols/--dtype/--layout)",
                          path, got == 0 ? "empty" : "no NumPy magic \\x93NUMPY");
             goto out;
         }
