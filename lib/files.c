@@ -377,7 +377,7 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     if (cs.format == OOC_FORMAT_AUTO) cs.format = OOC_FORMAT_NPY; /* as ooc_file_create resolves it */
     char jpath[4096], job[OOC_JOURNAL_JOB_MAX];
     OOC_FORWARD(ooc_files_journal_path(err, c_path, opts, jpath, sizeof jpath));
-    OOC_FORWARD(ooc_files_job_line(err, ta, tb, alpha, A, B, beta, C0, &cs, job, sizeof job));
+    OOC_FORWARD(ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &cs, job, sizeof job));
     ooc_journal_info_t have;
     int exists = 0;
     OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));

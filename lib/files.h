@@ -43,9 +43,11 @@ ooc_status_t ooc_files_journal_path(ooc_err_t *err, const char *c_path, const oo
                                     size_t cap);
 
 /* (files_job.c) The identity line of a job: types, ops, scalars, the
- * output's shape and format, and each input's identity. */
-ooc_status_t ooc_files_job_line(ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
-                                const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
+ * output's shape and format, each input's identity, and TF32 when h's math
+ * mode makes a single-precision job's bytes TF32's (" tf32=1": a resume in
+ * another math mode is another job). */
+ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
+                                const ooc_file_t *A, const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
                                 const ooc_file_spec_t *cs, char *job, size_t cap);
 
 /* What a run starts from: its plan, the blocks it skips, its own journal. */

@@ -65,16 +65,19 @@ static void hex(const void *x, size_t n, char *out)
     for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", ((const unsigned char *)x)[i]);
 }
 
-ooc_status_t ooc_files_job_line(ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha, const ooc_file_t *A,
-                             const ooc_file_t *B, const void *beta, const ooc_file_t *C0, const ooc_file_spec_t *cs,
-                             char *job, size_t cap)
+ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
+                                const ooc_file_t *A, const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
+                                const ooc_file_spec_t *cs, char *job, size_t cap)
 {
     size_t e = ooc_dtype_size(cs->dtype), used = 0;
     char a[40] = "", b[40] = "";
     hex(alpha, e, a);
     hex(beta, e, b);
-    int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d",
-                     (int)cs->dtype, (int)ta, (int)tb, a, b, cs->rows, cs->cols, (int)cs->layout, (int)cs->format);
+    /* (strict jobs' lines as before: their journals stay valid) */
+    int tf32 = (cs->dtype == OOC_R32 || cs->dtype == OOC_C32) && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
+    int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d%s",
+                     (int)cs->dtype, (int)ta, (int)tb, a, b, cs->rows, cs->cols, (int)cs->layout, (int)cs->format,
+                     tf32 ? " tf32=1" : "");
     const ooc_file_t *in[3] = {A, B, C0};
     const char *roles[3] = {"A", "B", "C0"};
     for (int i = 0; n >= 0 && i < 3; i++) {
@@ -254,5 +257,5 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     job->p = p;
     OOC_FORWARD(ooc_files_journal_path(err, C->path, opts, job->jpath, sizeof job->jpath));
     OOC_FORWARD(journal_apart(err, job->jpath, A, B, C0, C));
-    return ooc_files_job_line(err, ta, tb, alpha, A, B, beta, C0, &C->spec, job->want.job, sizeof job->want.job);
+    return ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &C->spec, job->want.job, sizeof job->want.job);
 }

@@ -97,8 +97,8 @@ static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_jou
         ooc_journal_info_free(info);
         *exists = 0;
         return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path,
-                            "journal %s describes another job (an input file, a shape, alpha or beta changed "
-                            "since it was written): remove it, or run without resuming", path);
+                            "journal %s describes another job (an input file, a shape, alpha, beta or the math "
+                            "mode (TF32) changed since it was written): remove it, or run without resuming", path);
     }
     return OOC_SUCCESS;
 }

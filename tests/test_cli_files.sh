@@ -405,6 +405,32 @@ else
     fi
 fi
 
+# a single-precision job resumed with --tf32 is another job (TF32's bytes
+# are not the strict job's): refused (exit 6), files kept; then resumed
+# strict: byte-identical
+gen FA.npy --rows 3000 --cols 200 --dtype s --seed 71
+gen FB.npy --rows 200 --cols 100 --dtype s --seed 72
+fargs="FA.npy FB.npy --backend host --block-rows 64 --no-floor -q"
+oc multiply $fargs -o FREF.npy
+OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FC.npy >out 2>err &
+bgpid=$!
+for _ in $(seq 1 200); do
+    if [ "$(cat FC.npy.ooc-journal 2>/dev/null | grep -c '^done ')" -ge 2 ]; then break; fi
+    sleep 0.05
+done
+kill -TERM "$bgpid" 2>/dev/null
+wait "$bgpid"
+rc=$?
+bgpid=
+oc multiply $fargs -o FC.npy --resume --tf32
+rc2=$?
+if [ "$rc" -eq 7 ] && [ "$rc2" -eq 6 ] && grep -q 'math mode' err && [ -f FC.npy.ooc-tmp ] && [ ! -e FC.npy ] &&
+    oc multiply $fargs -o FC.npy --resume && cmp -s FC.npy FREF.npy; then
+    pass "resume: a float32 job resumed with --tf32 refused (exit 6, files kept); resumed strict: byte-identical"
+else
+    fail "resume: a float32 job resumed with --tf32: exit $rc, $rc2 (expected 7, 6), or the strict resume differs"
+fi
+
 # resume after an input changed: refused (exit 6), files kept; without --resume it starts over
 OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor -q \
     >out 2>err &
