@@ -414,10 +414,7 @@ fargs="FA.npy FB.npy --backend host --block-rows 64 --no-floor -q"
 oc multiply $fargs -o FREF.npy
 OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FC.npy >out 2>err &
 bgpid=$!
-for _ in $(seq 1 200); do
-    if [ "$(cat FC.npy.ooc-journal 2>/dev/null | grep -c '^done ')" -ge 2 ]; then break; fi
-    sleep 0.05
-done
+wait_done FC.npy.ooc-journal 2
 kill -TERM "$bgpid" 2>/dev/null
 wait "$bgpid"
 rc=$?

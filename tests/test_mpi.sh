@@ -403,8 +403,7 @@ oc multiply $R -o RREF.npy
 rm -f RC.npy RC.npy.ooc-*
 OOC_HOST_JITTER_US=30000 "$OOCGEMM" multiply $R -o RC.npy >out 2>err &
 bgpid=$!
-i=0
-while [ "$(cat RC.npy.ooc-journal 2>/dev/null | grep -c '^done')" -lt 3 ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done
+wait_done RC.npy.ooc-journal 3
 kill -TERM "$bgpid" 2>/dev/null
 wait "$bgpid"
 rc=$?

@@ -45,6 +45,16 @@ gen() {
     fi
 }
 
+# wait_done JOURNAL N: until JOURNAL records N blocks done (10 s at most; a
+# missing journal counts 0)
+wait_done() {
+    local i=0
+    while [ "$(cat "$1" 2>/dev/null | grep -c '^done')" -lt "$2" ] && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
 # child_of PID: the pid of a child of PID (the first /proc lists), or nothing
 child_of() {
     local f st parent=$1

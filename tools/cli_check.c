@@ -219,6 +219,12 @@ out:
     return rc;
 }
 
+/* The element type's epsilon, and what TF32 adds to a tolerance: its
+ * inputs rounded to 10 mantissa bits put each product within 2^-9 of the
+ * bound, whatever k (lib/verify.c adds the same). */
+static double check_eps(const run_opts_t *o) { return dtype_double(o->dtype) ? DBL_EPSILON : FLT_EPSILON; }
+static double tf32_term(const run_opts_t *o) { return o->lib.tf32 && !dtype_double(o->dtype) ? 0x1.0p-7 : 0.0; }
+
 /* The largest error of the r checked rows of C against the reference,
  * relative to the bound described in run --help (INFINITY for NaN); *off:
  * the elements off by about their own size (|C - R| >= |R| / 2) and by more
@@ -231,8 +237,7 @@ double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t
     ooc_dtype_t t = o->dtype;
     int64_t n = o->n;
     double worst = 0.0;
-    double eps = dtype_double(t) ? DBL_EPSILON : FLT_EPSILON;
-    double tol_p = 16.0 * sqrt((double)(o->k + 2)) * eps + (o->lib.tf32 && !dtype_double(t) ? 0x1.0p-7 : 0.0);
+    double tol_p = 16.0 * sqrt((double)(o->k + 2)) * check_eps(o) + tf32_term(o);
     *off = 0;
     int64_t ldc = o->layout == OOC_COL_MAJOR ? o->m : n;
     for (int64_t i = 0; i < r; i++)
@@ -269,11 +274,6 @@ int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const mat
     return RC_OK;
 }
 
-/* The check's tolerance: 4*k*eps; TF32 rounds the inputs to 10 mantissa
- * bits: up to 2^-9 per product, whatever k. */
-double check_tolerance(const run_opts_t *o)
-{
-    double eps = dtype_double(o->dtype) ? DBL_EPSILON : FLT_EPSILON;
-    return 4.0 * (double)o->k * eps + (o->lib.tf32 && !dtype_double(o->dtype) ? 0x1.0p-7 : 0.0);
-}
+/* The check's tolerance: 4*k*eps, and TF32's term. */
+double check_tolerance(const run_opts_t *o) { return 4.0 * (double)o->k * check_eps(o) + tf32_term(o); }
 

@@ -561,9 +561,8 @@ static void add_known(double *a, double b) { *a = *a > 0 && b > 0 ? *a + b : 0; 
  * had rows summed; each GPU's figures (measured by one rank) summed; T_host
  * the largest of the hosts' (3 x the bytes its ranks staged / the sum of
  * its staging ranks' memory rates), given as the bytes of all and the rate
- * that makes it. A rank that
- * could not measure (or a job with nothing multiplied) leaves no floor, its
- * note saying why. */
+ * that makes it. A rank that could not measure (or a job with nothing
+ * multiplied) leaves no floor, its note saying why. */
 static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
 {
     int n = 0, first = 1, host_ok = 1;
