@@ -105,6 +105,9 @@ extern const ooc_be_ops_t ooc_backend_host_ops;
 /* devices the host backend simulates: OOC_HOST_DEVICES (default 1; 0 when it
  * is not a positive number) */
 int ooc_backend_host_devices(void);
+/* What computes the host backend's blocks, for a compute id (handle.c):
+ * "openblas-<version>/<core>" (cap >= 1) */
+void ooc_backend_host_id(char *buf, size_t cap);
 /* The CUDA backend's tables ("cublas", "custom") are in backend_cuda.c,
  * reached through module.h. */
 

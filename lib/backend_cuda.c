@@ -136,6 +136,15 @@ static ooc_status_t c_device(int device, ooc_device_info_t *info, ooc_err_t *err
     return OOC_SUCCESS;
 }
 
+static int c_blas_version(void)
+{
+    int v[3] = {0, 0, 0};
+    const libraryPropertyType what[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+    for (int i = 0; i < 3; i++)
+        if (cublasGetProperty(what[i], &v[i]) != CUBLAS_STATUS_SUCCESS) return 0;
+    return v[0] * 10000 + v[1] * 100 + v[2];
+}
+
 static void c_close(ooc_be_t *b)
 {
     cbe_t *be = (cbe_t *)b;
@@ -521,6 +530,7 @@ const ooc_cuda_module_t ooc_cuda_table = {
     .err_size = sizeof(ooc_err_t),
     .probe = c_probe,
     .device = c_device,
+    .blas_version = c_blas_version,
     .cuda_ops = &ooc_backend_cuda_ops,
     .custom_ops = &ooc_backend_custom_ops,
 };

@@ -236,6 +236,47 @@ static ooc_status_t new_op(op_kind_t kind, hop_t **op, ooc_err_t *err)
 
 /* ---- ops table ---- */
 
+/* cblas.h declares these for OpenBLAS; another CBLAS has neither */
+#ifdef HAVE_OPENBLAS_GET_CORENAME
+char *openblas_get_corename(void);
+#endif
+#ifdef HAVE_OPENBLAS_GET_CONFIG
+char *openblas_get_config(void);
+#endif
+
+/* Copy the characters of s that a compute id may hold (handle.c), at most
+ * n of them, to out (cap bytes); the count written. */
+static size_t id_part(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t w = 0;
+    for (size_t i = 0; s && s[i] && i < n && w + 1 < cap; i++) {
+        char c = s[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+            c == '_')
+            out[w++] = c;
+    }
+    if (cap) out[w] = '\0';
+    return w;
+}
+
+void ooc_backend_host_id(char *buf, size_t cap)
+{
+    /* "openblas-<version>/<core>": OpenBLAS picks its kernels by the CPU
+     * (OPENBLAS_CORETYPE overrides), and kernels round differently */
+    const char *cfg = "", *core = "";
+#ifdef HAVE_OPENBLAS_GET_CONFIG
+    cfg = openblas_get_config(); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+#endif
+#ifdef HAVE_OPENBLAS_GET_CORENAME
+    core = openblas_get_corename();
+#endif
+    const char *ver = cfg && strncmp(cfg, "OpenBLAS ", 9) == 0 ? cfg + 9 : "";
+    size_t w = id_part("openblas-", 9, buf, cap);
+    w += id_part(ver, strcspn(ver, " "), buf + w, cap - w);
+    if (w + 1 < cap) buf[w++] = '/';
+    w += id_part(core && *core ? core : "unknown", 64, buf + w, cap - w);
+}
+
 int ooc_backend_host_devices(void)
 {
     const char *v = getenv("OOC_HOST_DEVICES");

@@ -88,6 +88,23 @@ static int journal_restarts(const ooc_journal_info_t *have, const ooc_file_t *C)
     return !have->head.resumable && journal_of_file(have, C);
 }
 
+/* The blocks a usable journal recorded may be kept by this run: they were
+ * computed as this run computes (what ooc_compute_id() says, recorded as
+ * "by" since it exists), or nothing would be computed beside them (a whole
+ * job complete). Otherwise C would mix blocks of two kinds of rounding, and
+ * no longer be what one run makes: refused, nothing touched. */
+static ooc_status_t same_computer(ooc_files_job_t *job, const ooc_journal_info_t *info, const char *path)
+{
+    const char *by = info->head.by, *mine = job->want.by;
+    if (by[0] == '\0' || strcmp(by, mine) == 0 || info->ndone == 0 || (info->complete && info->head.range_m == 0))
+        return OOC_SUCCESS;
+    return OOC_ERR_FILE(&job->h->err, OOC_ERR_JOURNAL, path,
+                        "journal %s: its %" PRId64 " blocks were computed by %s, this run would compute the rest "
+                        "by %s: their last bits would differ, and C would not be what one run makes. Resume where "
+                        "(and with the backend) the job started, or run it afresh without resuming",
+                        path, info->ndone, by, mine);
+}
+
 /* Read the journal at path (absent: *exists 0); one of another job is refused. */
 static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_journal_info_t *info, int *exists)
 {
@@ -236,7 +253,8 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
         int exists = 0;
         OOC_FORWARD(read_journal(job, *j, &info, &exists));
         ooc_status_t st = OOC_SUCCESS;
-        if (exists && journal_usable(&info, job->C)) {
+        if (exists && journal_usable(&info, job->C)) st = same_computer(job, &info, *j);
+        if (st == OOC_SUCCESS && exists && journal_usable(&info, job->C)) {
             if (plan_out) {
                 st = plan_of_journal(job, &info, *j, plan_out);
                 *found = st == OOC_SUCCESS;
@@ -292,9 +310,11 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     ooc_err_t *err = &job->h->err;
     memset(s, 0, sizeof *s);
     int resume = opts && opts->resume;
+    OOC_FORWARD(ooc_handle_id(job->h, job->want.by)); /* (the backend is open) */
     /* a journal that cannot be trusted is refused, never used or removed */
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);
+    if (s->usable) OOC_FORWARD(same_computer(job, &s->have, job->jpath)); /* (the caller frees s) */
     ooc_status_t st = OOC_SUCCESS;
     int found = 0;
     if (opts && opts->plan) st = plan_given(job, opts->plan, &s->plan);

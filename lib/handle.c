@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +232,47 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
     h->be_kind = kind;
     h->be_math = math;
     return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_handle_id(ooc_handle_t *h, char id[OOC_COMPUTE_ID_MAX])
+{
+    const size_t cap = OOC_COMPUTE_ID_MAX;
+    OOC_FORWARD(ooc_handle_backend(h));
+    if (h->be_kind == OOC_BACKEND_HOST) {
+        memcpy(id, "host/", 6);
+        ooc_backend_host_id(id + 5, cap - 5);
+        return OOC_SUCCESS;
+    }
+    /* a GPU backend: cuBLAS promises the same bits for one version on GPUs
+     * of one architecture and number of SMs; each kind of device once */
+    const ooc_cuda_module_t *mod = ooc_cuda_state()->mod;
+    int v = mod->blas_version();
+    int at = snprintf(id, cap, "%s/%d.%d.%d/", h->be_kind == OOC_BACKEND_CUSTOM ? "custom" : "cublas", v / 10000,
+                      v / 100 % 100, v % 100);
+    int kinds[OOC_MAX_DEVICES][3], nk = 0;
+    for (int d = 0; d < h->ndev; d++) {
+        ooc_device_info_t info;
+        OOC_FORWARD(mod->device(h->dev[d].index, &info, &h->err));
+        int kind[3] = {info.compute_major, info.compute_minor, info.multiprocessors}, seen = 0;
+        for (int i = 0; i < nk && !seen; i++) seen = memcmp(kinds[i], kind, sizeof kind) == 0;
+        if (seen) continue;
+        memcpy(kinds[nk++], kind, sizeof kind);
+        int n = snprintf(id + at, cap - (size_t)at, "%ssm_%d%dx%d", nk > 1 ? "+" : "", kind[0], kind[1], kind[2]);
+        OOC_RETURN_ERROR_IF(n < 0 || (size_t)(at + n) >= cap, &h->err, OOC_ERR_INTERNAL,
+                            "ooc_compute_id: the devices' kinds do not fit %zu bytes", cap);
+        at += n;
+    }
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_compute_id(ooc_handle_t *h, char *id, size_t cap)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    OOC_RETURN_ERROR_IF(id == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_compute_id: id is NULL");
+    OOC_RETURN_ERROR_IF(cap < OOC_COMPUTE_ID_MAX, &h->err, OOC_ERR_INVALID_PARAM,
+                        "ooc_compute_id: cap %zu is below OOC_COMPUTE_ID_MAX (%d)", cap, OOC_COMPUTE_ID_MAX);
+    return ooc_handle_id(h, id);
 }
 
 ooc_status_t ooc_host_alloc(ooc_handle_t *h, size_t bytes, void **ptr)

@@ -5,7 +5,7 @@
  *
  *   oocgemm-journal 2
  *   job <identity>
- *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M]
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ by=ID]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
  *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
@@ -13,6 +13,8 @@
  * range: a journal of row blocks [B0, B1) of the M per panel only (a job
  * split between processes): its done records are of those blocks, and it is
  * complete when all of them are done. Absent: the whole job.
+ * by: what computed the blocks (ooc_compute_id(): letters, digits and
+ * ". _ - / +"); absent in journals written before it was recorded.
  * hashes as 16 lower-case hex digits. Every write is followed by fdatasync: a
  * record in the journal means the block is on disk. The parser accepts only
  * the exact bytes the writer produces (each record is re-formatted and
@@ -72,14 +74,15 @@ static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
 {
     /* " lead=N", " rep=R" and " pieces=K" end the plan line only when N, R,
      * K > 1: journals without them read the same as before they existed */
-    char lead[160] = "";
+    char lead[160 + OOC_COMPUTE_ID_MAX] = "";
     int at = 0;
     if (h->lead > 1) at = snprintf(lead, sizeof lead, " lead=%d", h->lead);
     if (h->tail_rep > 1) at += snprintf(lead + at, sizeof lead - (size_t)at, " rep=%d", h->tail_rep);
     if (h->a_pieces > 1) at += snprintf(lead + at, sizeof lead - (size_t)at, " pieces=%d", h->a_pieces);
     if (h->range_m > 0)
-        snprintf(lead + at, sizeof lead - (size_t)at, " range=%" PRId64 "-%" PRId64 "/%" PRId64, h->range_b0,
-                 h->range_b1, h->range_m);
+        at += snprintf(lead + at, sizeof lead - (size_t)at, " range=%" PRId64 "-%" PRId64 "/%" PRId64, h->range_b0,
+                       h->range_b1, h->range_m);
+    if (h->by[0]) snprintf(lead + at, sizeof lead - (size_t)at, " by=%s", h->by);
     int n = snprintf(buf, cap,
                      MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
                            " resumable=%d out=%" PRIu64 ":%" PRIu64 "%s\n",
@@ -169,6 +172,16 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
                   h->range_m < 1 || h->range_m > h->total || h->total % h->range_m != 0 || h->range_b0 < 0 ||
                   h->range_b0 >= h->range_b1 || h->range_b1 > h->range_m || (h->range_b0 == 0 && h->range_b1 == h->range_m)))
         ok = 0;
+    const char *by = ok ? strstr(line, " by=") : NULL;
+    if (by) {
+        size_t n = strcspn(by + 4, "\n");
+        ok = n >= 1 && n < sizeof h->by && strspn(by + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                           "0123456789._-/+") == n;
+        if (ok) {
+            memcpy(h->by, by + 4, n);
+            h->by[n] = '\0';
+        }
+    }
     ok = ok && h->lead >= 1 && h->lead <= h->total && h->tail_rep >= 1 && h->tail_rep <= 16 && h->a_pieces >= 1 &&
          h->a_pieces <= 64 && (h->swap == 0 || h->swap == 1) && h->mb >= 1 && h->nb >= 1 && h->kb >= 1 && h->tail >= 0 &&
          h->tail <= 6 && h->b_chunks >= 1 && h->b_chunks <= 8 && h->total >= 1 &&

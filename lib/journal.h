@@ -38,6 +38,9 @@ typedef struct {
     /* a journal of row blocks [range_b0, range_b1) of the range_m of each
      * panel alone (its done records are of those); range_m 0: the whole job */
     int64_t range_b0, range_b1, range_m;
+    /* what computed the blocks (ooc_compute_id()); "" in journals written
+     * before it was recorded */
+    char by[OOC_COMPUTE_ID_MAX];
 } ooc_journal_head_t;
 
 /* 1 when block g is one the journal's range holds (always, for the whole job). */

@@ -29,7 +29,7 @@
 
 /* Bumped whenever this interface, ooc_be_ops_t or ooc_err_t changes; the
  * sizes below catch a forgotten bump. */
-#define OOC_CUDA_MODULE_ABI 1
+#define OOC_CUDA_MODULE_ABI 2
 /* the module's file name, and the symbol it exports */
 #define OOC_CUDA_MODULE_FILE "libooc_gemm_cuda.so"
 #define OOC_CUDA_MODULE_ENTRY "ooc_cuda_module_v1"
@@ -54,6 +54,9 @@ typedef struct {
     int (*probe)(char *why, size_t len);
     /* name, memory, engines, bus id of one GPU */
     ooc_status_t (*device)(int device, ooc_device_info_t *info, ooc_err_t *err);
+    /* the cuBLAS library's version (major*10000 + minor*100 + patch), 0
+     * when it cannot say: part of what computes a block (handle.c) */
+    int (*blas_version)(void);
     const ooc_be_ops_t *cuda_ops;   /* "cublas" */
     const ooc_be_ops_t *custom_ops; /* "custom": our kernels for real tiles */
 } ooc_cuda_module_t;

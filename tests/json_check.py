@@ -164,7 +164,10 @@ def main():
     info = {}
     case("info", tool, ["info", "--no-measure", "--json"], "info", 0,
          check=lambda o: (info.update(o), o["cuda_status"] in ("usable", "no_device", "unavailable") or 1 / 0,
-                          (o["cuda_status"] == "usable") == (o["device_count"] > 0) or 1 / 0))
+                          (o["cuda_status"] == "usable") == (o["device_count"] > 0) or 1 / 0,
+                          o["compute_id"].startswith(o["backend"] + "/") or 1 / 0))
+    case("info --backend host", tool, ["info", "--no-measure", "--backend", "host", "--json"], "info", 0,
+         check=lambda o: (o["backend"] == "host" and o["compute_id"].startswith("host/openblas-")) or 1 / 0)
     # without a GPU, the host backend says why CUDA is not used; with one,
     # --backend host needs no reason
     no_gpu = info.get("device_count", 0) == 0

@@ -11,7 +11,8 @@
  * file is never followed, a target that is not a regular file is refused
  * before any work, a journal path naming an input, the output (also before
  * it exists) or its temporary file is refused and the input kept, a FIFO is
- * refused without waiting, and a finished job is recognised.
+ * refused without waiting, and a finished job is recognised. A resume
+ * computes as the run it resumes (the journal records ooc_compute_id()).
  */
 #include "config.h"
 
@@ -419,6 +420,85 @@ static void test_resume_chunked(void)
     resume_chunks = 0;
 }
 
+/* ooc_cancel() once `*user` blocks are done and 3 recorded (a stop signal's path). */
+static void cancel_after(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)total, (void)rd, (void)wr;
+    if (done < *(int64_t *)user) return;
+    for (int i = 0; i < 1000 && journal_done(tu_path("by.npy.ooc-journal")) < 3; i++) usleep(10000);
+    ooc_cancel(H);
+}
+
+/* One run of a x b into by.npy by H with backend `kind`: resumed, or
+ * cancelled after `stop_at` blocks (> 0). */
+static ooc_status_t by_run(int kind, int resume, int64_t stop_at)
+{
+    double one = 1, zero = 0;
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    ooc_set(H, OOC_PARAM_BACKEND, kind);
+    ooc_status_t st = ooc_file_create(H, tu_path("by.npy"), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    if (st == OOC_SUCCESS) {
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
+        ooc_files_opts_t o = {.resume = resume, .progress = stop_at > 0 ? cancel_after : NULL,
+                              .progress_user = &stop_at};
+        st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+        snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
+        if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
+    }
+    ooc_file_close(c, 0);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+    return st;
+}
+
+/* The journal records what computed its blocks (ooc_compute_id()); a
+ * resume that would compute the rest by another backend is refused, files
+ * kept (their last bits differ: C would be no run's); by the same one it
+ * finishes byte-identical to an uninterrupted run. On a GPU the other is
+ * our own kernels (custom) against cuBLAS; the host build records OpenBLAS
+ * and its kernels (test_cli_files.sh resumes with others). */
+static void test_resume_computed_by(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    char id[OOC_COMPUTE_ID_MAX], want[OOC_COMPUTE_ID_MAX + 8];
+    CU_ASSERT_EQUAL(ooc_compute_id(H, id, 8), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_compute_id(H, NULL, sizeof id), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_compute_id(NULL, id, sizeof id), OOC_ERR_INVALID_HANDLE);
+    CU_ASSERT_EQUAL_FATAL(ooc_compute_id(H, id, sizeof id), OOC_SUCCESS);
+    CU_ASSERT(strncmp(id, OOC_TEST_BACKEND == OOC_BACKEND_HOST ? "host/openblas-" : "cublas/", 7) == 0);
+    unlink(tu_path("by.npy"));
+    CU_ASSERT_EQUAL_FATAL(by_run(OOC_TEST_BACKEND, 0, 4), OOC_ERR_CANCELLED);
+    CU_ASSERT_FALSE(exists(tu_path("by.npy")));
+    CU_ASSERT(journal_done(tu_path("by.npy.ooc-journal")) >= 3);
+    snprintf(want, sizeof want, " by=%s\n", id);
+    FILE *f = fopen(tu_path("by.npy.ooc-journal"), "rb");
+    char text[4096] = "";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    if (OOC_TEST_BACKEND == OOC_BACKEND_CUBLAS) {
+        char other[OOC_COMPUTE_ID_MAX];
+        ooc_set(H, OOC_PARAM_BACKEND, OOC_BACKEND_CUSTOM);
+        CU_ASSERT_EQUAL(ooc_compute_id(H, other, sizeof other), OOC_SUCCESS);
+        CU_ASSERT(strncmp(other, "custom/", 7) == 0);
+        ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+        CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0), OOC_ERR_JOURNAL);
+        CU_ASSERT(strstr(last_msg, "computed by cublas/") != NULL && strstr(last_msg, "by custom/") != NULL);
+        CU_ASSERT_FALSE(exists(tu_path("by.npy")));
+        CU_ASSERT_TRUE(exists(tu_path("by.npy.ooc-tmp")));
+    }
+    CU_ASSERT_EQUAL(by_run(OOC_TEST_BACKEND, 1, 0), OOC_SUCCESS);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("by.npy")));
+}
+
 static int same_content(const char *p, const char *text)
 {
     FILE *f = fopen(p, "rb");
@@ -567,6 +647,7 @@ int main(void)
     CU_add_test(s, "errors leave no output", test_errors);
     /* fork() after CUDA is initialised is not allowed: the host build tests the kill */
     CU_add_test(s, "the output is this job's alone", test_output_safety);
+    CU_add_test(s, "a resume computes as the run it resumes", test_resume_computed_by);
     if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) {
         CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
         CU_add_test(s, "resume after SIGKILL, op(B) in chunks", test_resume_chunked);

@@ -181,6 +181,74 @@ static void test_lead_and_rep(void)
     }
 }
 
+/* What computed the blocks ends the plan line (" by=ID", after a range)
+ * and reads back; a journal without it (written before it was recorded)
+ * reads ""; an empty, spaced, '=' or over-long one is damage. */
+static void test_by(void)
+{
+    const char *p = tu_path("jby");
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_info_t info;
+    size_t len = 0;
+    static const char *ids[] = {"cublas/13.0.2/sm_90x132+sm_80x108", "host/openblas-0.3.21/Haswell"};
+    for (int i = 0; i < 2; i++) {
+        ooc_journal_head_t h = head_of(13);
+        snprintf(h.by, sizeof h.by, "%s", ids[i]);
+        if (i == 1) {
+            h.range_b0 = 1;
+            h.range_b1 = 3;
+            h.range_m = 13;
+        }
+        unlink(p);
+        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_journal_done(&j, 2, &err), OOC_SUCCESS);
+        ooc_journal_close(&j, 0);
+        char *text = slurp(p, &len), want[300];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        snprintf(want, sizeof want, " out=65024:1234567%s by=%s\n", i == 1 ? " range=1-3/13" : "", ids[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+        CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
+        CU_ASSERT_STRING_EQUAL(info.head.by, ids[i]);
+        CU_ASSERT(info.ndone == 1 && info.head.range_m == (i == 1 ? 13 : 0));
+        ooc_journal_info_free(&info);
+        free(text);
+    }
+    write_journal(p, NULL, 0, 0); /* none recorded */
+    char *text = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NULL(strstr(text, " by="));
+    CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(info.head.by, "");
+    ooc_journal_info_free(&info);
+    free(text);
+
+    char longid[400] = " by=";
+    memset(longid + 4, 'x', 300);
+    longid[304] = '\0';
+    const char *forged[] = {" by=", " by=a b", " by=a=b", " by=sm\xc3\xa9", longid};
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+        ooc_journal_head_t h = head_of(13);
+        unlink(p);
+        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+        ooc_journal_close(&j, 0);
+        text = slurp(p, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        char *eol = strstr(text, "1234567\n");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(eol);
+        size_t at = (size_t)(eol + 7 - text), add = strlen(forged[i]);
+        char *buf = malloc(len + add);
+        memcpy(buf, text, at);
+        memcpy(buf + at, forged[i], add);
+        memcpy(buf + at + add, text + at, len - at);
+        CU_ASSERT_EQUAL(parse_text(buf, len + add, &info, &err), OOC_ERR_JOURNAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 3"));
+        free(buf);
+        free(text);
+    }
+}
+
 /* A record cut by a crash is ignored (that block is redone), and reopening
  * to append cuts it off so the next record starts on a line of its own. */
 static void test_torn_record(void)
@@ -400,6 +468,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "what is written is read back, any order", test_roundtrip);
     CU_add_test(s, "several devices: lead and tail repeat in the plan line", test_lead_and_rep);
+    CU_add_test(s, "what computed the blocks ends the plan line", test_by);
     CU_add_test(s, "a torn last record is ignored and cut", test_torn_record);
     CU_add_test(s, "damage and edits are refused", test_damage_refused);
     CU_add_test(s, "random corruption: refused, never more blocks", test_random_corruption);

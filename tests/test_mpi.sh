@@ -416,6 +416,30 @@ else
     fail "17 one process's op(A)-resident job, stopped (exit $rc): mpirun --resume failed or differs: $(head -c 300 err)"
 fi
 
+# 18. ranks that would compute blocks to other last bits (here OpenBLAS's
+# kernels for another CPU on rank 1, as on another kind of node; GPUs of
+# another kind likewise) are refused before anything is made, rank 0 naming
+# both: C would depend on the rank that computed each block
+"$OOCGEMM" info --no-measure --backend host >out 2>err
+id0=$(sed -n 's/^blocks computed by: //p' out)
+OPENBLAS_CORETYPE=Prescott "$OOCGEMM" info --no-measure --backend host >out 2>err
+id1=$(sed -n 's/^blocks computed by: //p' out)
+if [ -z "$id0" ] || [ "$id0" = "$id1" ]; then
+    echo "note: OPENBLAS_CORETYPE changes nothing here ($id0): case 18 not tried"
+else
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=1:OPENBLAS_CORETYPE=Prescott
+    mpi 2 $P -o C.npy $S
+    rc=$?
+    RANK_ENV=
+    if [ $rc -eq 3 ] && grep -q "rank 1 would compute its blocks by $id1, rank 0 by $id0" err &&
+        [ -z "$(ls C.npy* 2>/dev/null)" ] && mpi 2 $P -o C.npy $S && cmp -s C.npy ref.npy; then
+        pass "18 a rank computing by other kernels ($id1): refused (exit 3) naming both, nothing written; alike: byte-identical"
+    else
+        fail "18 a rank computing by other kernels: exit $rc (expected 3), files left, or not named: $(head -c 300 err)"
+    fi
+fi
+
 # 16. the floor of a split job: each GPU's (host's) figures measured once, by
 # one of its ranks, and summed, over the bytes every rank's plan moved (each
 # uploads op(B)) and staged. The host backend: the CPU rate given is the

@@ -22,9 +22,16 @@ void info_usage(FILE *f)
             "copy engines, PCI bus id, PCIe link (generation and width), and the\n"
             "pinned host-to-device and device-to-host bandwidth measured now (best of\n"
             "three copies of BYTES each way). Without a GPU it says why, and that the\n"
-            "host backend is used; that is not an error.\n"
+            "host backend is used; that is not an error. Last, what computes a\n"
+            "multiply's blocks here (\"blocks computed by\": the backend, its BLAS\n"
+            "library's version and the kind of GPU, or OpenBLAS's kernels for this\n"
+            "CPU): a file job's journal records it, and a --resume that would compute\n"
+            "by another is refused, as its blocks would differ in their last bits.\n"
             "\n"
             "Measurement and output:\n"
+            "  --backend B           the backend whose blocks are described: auto\n"
+            "                        (default: cublas with a GPU, else host), cublas,\n"
+            "                        custom or host\n"
             "  --bytes BYTES         bytes copied each way for the bandwidth (default 1G;\n"
             "                        BYTES: an integer with an optional binary suffix\n"
             "                        K, M, G or T)\n"
@@ -33,7 +40,7 @@ void info_usage(FILE *f)
             "                        manual): cuda_status (usable, no_device or\n"
             "                        unavailable), cuda_module, cuda (the\n"
             "                        sentence), device_count, devices (one object per\n"
-            "                        GPU), no_device_reason, backend\n"
+            "                        GPU), no_device_reason, backend, compute_id\n"
             "  -h, --help            this help\n"
             "\n");
 }
@@ -42,6 +49,7 @@ const struct option info_long_opts[] = {
     {"bytes", required_argument, NULL, OPT_BYTES},
     {"no-measure", no_argument, NULL, OPT_NO_MEASURE},
     {"json", no_argument, NULL, OPT_JSON},
+    {"backend", required_argument, NULL, OPT_BACKEND},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -160,6 +168,8 @@ int cmd_info(int argc, char **argv)
     const char *cmd = "info";
     int64_t bytes = (int64_t)1 << 30;
     int json = 0, measure = 1;
+    lib_opts_t lib;
+    memset(&lib, 0, sizeof lib);
     opterr = 0;
     optind = 1;
     for (;;) {
@@ -173,6 +183,9 @@ int cmd_info(int argc, char **argv)
             break;
         case OPT_NO_MEASURE: measure = 0; break;
         case OPT_JSON: json = 1; break;
+        case OPT_BACKEND:
+            if (lib_opt_parse(cmd, c, optname, optarg, &lib) < 0) return RC_USAGE;
+            break;
         case 'h': info_usage(stdout); print_exit_codes(stdout); return RC_OK;
         default: return getopt_failure(cmd, c, argv, "h");
         }
@@ -205,13 +218,22 @@ int cmd_info(int argc, char **argv)
         if (json) info_json_gpu(&js, &g, bytes);
         else info_print_gpu(&g, bytes, measure);
     }
+    /* what a multiply's blocks are computed by (a journal records it: a
+     * resume elsewhere must say the same) */
+    char id[OOC_COMPUTE_ID_MAX] = "";
+    ooc_status_t ist = OOC_SUCCESS;
+    if (rc == RC_OK && (ist = ooc_set(h, OOC_PARAM_BACKEND, lib.backend)) == OOC_SUCCESS)
+        ist = ooc_compute_id(h, id, sizeof id);
     if (rc == RC_OK && json) {
         json_end(&js);
         json_string(&js, "no_device_reason", count == 0 ? cu.why : NULL);
-        json_string(&js, "backend", count > 0 ? "cublas" : "host");
+        json_string(&js, "backend", ist == OOC_SUCCESS ? ooc_backend_name(h) : count > 0 ? "cublas" : "host");
+        json_string(&js, "compute_id", ist == OOC_SUCCESS ? id : NULL);
         json_close(&js, RC_OK);
-    } else if (rc == RC_OK && count == 0) {
-        printf("no CUDA device: the host backend (OpenBLAS on the CPU) is used\n");
+    } else if (rc == RC_OK) {
+        if (count == 0) printf("no CUDA device: the host backend (OpenBLAS on the CPU) is used\n");
+        if (ist == OOC_SUCCESS) printf("blocks computed by: %s\n", id);
+        else printf("blocks computed by: unknown (%s)\n", ooc_last_error(h));
     }
     ooc_destroy(h);
     return rc;

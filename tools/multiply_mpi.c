@@ -175,6 +175,36 @@ static void map_devices(mpi_job_t *x)
     if (set_param(j->h, OOC_PARAM_DEVICES, mask) == OOC_SUCCESS) x->me.devices = mask;
 }
 
+/* Every rank computes blocks as the others do (ooc_compute_id): a block of
+ * C is then the same bytes whichever rank computes it, and a resume with
+ * another split gives what one run gives. Ranks that would not (GPUs of
+ * another kind, another backend or BLAS) are refused before anything is
+ * made; rank 0 names the first that differs from it. */
+static int same_computers(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    char mine[OOC_COMPUTE_ID_MAX] = "";
+    ooc_status_t st = ooc_compute_id(j->h, mine, sizeof mine);
+    int rc = st == OOC_SUCCESS ? RC_OK : lib_fail(j->h, st, AT_RUN, NULL, NULL, "opening the backend");
+    char *all = x->rank == 0 ? calloc((size_t)x->size, sizeof mine) : NULL;
+    if (cli_mpi_any(x->rank == 0 && all == NULL)) {
+        free(all);
+        return x->rank == 0 ? fail(RC_RUNTIME, "out of host memory") : rc;
+    }
+    cli_mpi_gather(mine, sizeof mine, all); /* "" from a rank that failed: it says why */
+    for (int r = 1; x->rank == 0 && rc == RC_OK && r < x->size; r++) {
+        const char *its = all + (size_t)r * sizeof mine;
+        if (*its && strcmp(its, mine) != 0)
+            rc = fail(RC_RUNTIME, "rank %d would compute its blocks by %s, rank 0 by %s: blocks of C would differ "
+                      "in their last bits by the rank that computes them, and a resume with another split would "
+                      "not give what one run gives. Run every rank on GPUs of one kind (architecture and number "
+                      "of SMs) with one --backend and one CUDA and OpenBLAS (oocgemm info says what computes "
+                      "where it runs)", r, its, mine);
+    }
+    free(all);
+    return rc;
+}
+
 /* First row of block b (C's rows for b == blocks). */
 static int64_t block_row(const ooc_files_plan_t *p, int64_t b)
 {
@@ -693,6 +723,7 @@ int mul_mpi(mul_job_t *j)
         rc = fail(RC_RUNTIME, "out of host memory");
     }
     if ((rc = agreed(x, rc, 1, "opening the inputs")) != RC_OK) goto failed;
+    if ((rc = agreed(x, same_computers(x), 1, "comparing what computes the blocks")) != RC_OK) goto failed;
     if (x->rank == 0) x->s.rc = mpi_open(x);
     cli_mpi_bcast(&x->s, sizeof x->s); /* rank 0 said why it failed */
     if ((rc = x->s.rc) != RC_OK) goto failed;
