@@ -75,11 +75,12 @@ enum {
  * other processes of this job can ooc_file_join() it (a job split by rows);
  * this process commits it when they are all done. Without
  * OOC_FILE_RESUME, or when the temporary file left there does not match, it is
- * started afresh and the default journal ("PATH.ooc-journal") is removed. A
- * journal at another path (opts->journal) is removed only by the fresh
- * ooc_gemm_files() itself: call ooc_journal_forget() on it before a fresh
- * ooc_file_create, or a crash between the two leaves a journal that a later
- * resume takes for this emptied file's (oocgemm does).
+ * started afresh, as a new file (a temporary file left by an earlier run is
+ * removed first), and the default journal ("PATH.ooc-journal") is removed. A
+ * journal at another path (opts->journal) is removed by the fresh
+ * ooc_gemm_files() itself; until then it names the old temporary file (its
+ * inode and, where the file system keeps it, its birth time), so a resume
+ * never takes it for the new one's.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (unknown flags), OOC_ERR_IO (the target or temporary file is not a
  *         regular file, cannot be created), OOC_ERR_NO_SPACE (the space cannot

@@ -727,6 +727,8 @@ static int beside_open(beside_t *b)
     CK(cudaMemset(b->dX, 0, (size_t)4 * b->N * b->N * sizeof(double)));
     b->bytes = (size_t)4 << 30;
     b->pitch = (size_t)512 << 10;
+    const char *pe = getenv("COPY_PROBE_PITCH"); /* another pitch in bytes: is a power of two the loss? */
+    if (pe && atol(pe) >= 65536) b->pitch = (size_t)atol(pe);
     b->lines = b->bytes / b->pitch;
     CK(cudaHostAlloc((void **)&b->x, b->bytes, cudaHostAllocPortable));
     CK(cudaHostAlloc((void **)&b->y, b->bytes, cudaHostAllocPortable));
@@ -787,16 +789,19 @@ static void section_beside(void)
         CK(cudaEventCreate(&ein[i]));
         CK(cudaEventCreate(&eout[i]));
     }
-    printf("\n# copies of row blocks (pitch 512 KiB, %zu lines) beside a multiply, GB/s per direction\n", lines);
+    printf("\n# copies of row blocks (pitch %zu bytes, %zu lines) beside a multiply, GB/s per direction\n", pitch, lines);
+    int quick = getenv("COPY_PROBE_QUICK") != NULL; /* DGEMM beside, one stream, 32 and 64 KiB lines, packed */
     const char *mname[] = {"nothing", "DGEMM 8192^3", "TF32 SGEMM 16384x16384x8192"};
     const size_t ws[] = {5376, 8192, 16384, 32768, 65536};
     const int nss[] = {1, 2, 4};
     for (int mode = 0; mode < 3; mode++) {
+        if (quick && mode != 1) continue;
         cublasSetMathMode(h, mode == 2 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
         for (int nsi = 0; nsi < 3; nsi++) {
             int ns = nss[nsi];
-            if (ns > 1 && mode == 2) continue;
+            if (ns > 1 && (mode == 2 || quick)) continue;
             for (int wi = 0; wi < 6; wi++) {
+                if (quick && wi < 3) continue;
                 int packed = wi == 5;
                 if (packed && ns > 1) continue;
                 size_t w = packed ? 8192 : ws[wi];

@@ -171,6 +171,7 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
     w->resumable = plan->k_panels == 1;
     w->out_dev = (uint64_t)sb.st_dev;
     w->out_ino = (uint64_t)sb.st_ino;
+    ooc_fd_birth(job->C->fd, &w->out_born_sec, &w->out_born_nsec);
     int whole = s->b0 == 0 && s->b1 == plan->m_blocks;
     w->range_b0 = whole ? 0 : s->b0;
     w->range_b1 = whole ? 0 : s->b1;
@@ -222,6 +223,7 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
     w->total = 1;
     w->out_dev = (uint64_t)sb.st_dev;
     w->out_ino = (uint64_t)sb.st_ino;
+    ooc_fd_birth(job->C->fd, &w->out_born_sec, &w->out_born_nsec);
     return journal_finished(job);
 }
 

@@ -68,8 +68,16 @@ static int head_has_plan(const ooc_journal_head_t *h, const ooc_plan_t *p)
 static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
 {
     struct stat sb;
-    return C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == have->head.out_dev &&
-           (uint64_t)sb.st_ino == have->head.out_ino;
+    int64_t sec = 0;
+    long nsec = 0;
+    const ooc_journal_head_t *h = &have->head;
+    /* the same inode, born at the same time where the journal says when:
+     * a fresh ooc_file_create makes a new file, whose inode number may be
+     * one a journal names */
+    int born = h->out_born_sec != 0 || h->out_born_nsec != 0;
+    return C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == h->out_dev &&
+           (uint64_t)sb.st_ino == h->out_ino &&
+           (!born || (ooc_fd_birth(C->fd, &sec, &nsec) && sec == h->out_born_sec && nsec == h->out_born_nsec));
 }
 
 /* Its blocks are in C as the journal says: the same job, a plan that can be

@@ -101,6 +101,11 @@ ooc_status_t ooc_fd_lock(int fd, const char *path, int shared, ooc_err_t *err);
  * open as fd; 0 otherwise (removed, renamed, replaced). */
 int ooc_fd_is_path(int fd, const char *path);
 
+/* The birth time of the file open as fd (statx's btime): 1 with *sec and
+ * *nsec, 0 where the system or the file system does not keep it. With the
+ * inode it names one creation of a file: an inode number may be reused. */
+int ooc_fd_birth(int fd, int64_t *sec, long *nsec);
+
 /* "a FIFO", "a directory", "a character device", ...: what a non-regular
  * file is, for messages. */
 const char *ooc_file_kind(unsigned mode);

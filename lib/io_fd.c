@@ -188,6 +188,23 @@ int ooc_fd_is_path(int fd, const char *path)
     return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+int ooc_fd_birth(int fd, int64_t *sec, long *nsec)
+{
+    *sec = 0;
+    *nsec = 0;
+#ifdef HAVE_STATX
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME)) {
+        *sec = sx.stx_btime.tv_sec;
+        *nsec = (long)sx.stx_btime.tv_nsec;
+        return 1;
+    }
+#else
+    (void)fd;
+#endif
+    return 0;
+}
+
 const char *ooc_file_kind(unsigned mode)
 {
     switch (mode & S_IFMT) {

@@ -386,6 +386,19 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     st = open_tmp(err, tmp, &fd, &created);
     if (st != OOC_SUCCESS) goto fail;
     f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen);
+    if (!f->resumed && !created) {
+        /* starting over where an earlier run left its temporary file: a new
+         * file (another inode, born now), not that one emptied, so that no
+         * journal of the old one (at a path of the caller's, which this
+         * call cannot remove) ever matches it: it would vouch for blocks
+         * that are gone. The old one goes when closed, after the new one
+         * is made (their inode numbers differ). */
+        int old = fd;
+        if (ooc_fd_is_path(old, tmp)) unlink(tmp);
+        st = open_tmp(err, tmp, &fd, &created);
+        close(old);
+        if (st != OOC_SUCCESS) goto fail;
+    }
     if (!f->resumed) {
         /* starting over: the data a default journal vouched for is about to go */
         st = drop_default_journal(err, path);

@@ -5,7 +5,7 @@
  *
  *   oocgemm-journal 2
  *   job <identity>
- *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ by=ID]
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ born=SEC.NSEC][ by=ID]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
  *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
@@ -13,6 +13,8 @@
  * range: a journal of row blocks [B0, B1) of the M per panel only (a job
  * split between processes): its done records are of those blocks, and it is
  * complete when all of them are done. Absent: the whole job.
+ * born: the birth time of the output file out names (an inode number may be
+ * reused by a later file); absent where the file system keeps none.
  * by: what computed the blocks (ooc_compute_id(): letters, digits and
  * ". _ - / +"); absent in journals written before it was recorded.
  * hashes as 16 lower-case hex digits. Every write is followed by fdatasync: a
@@ -82,6 +84,9 @@ static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
     if (h->range_m > 0)
         at += snprintf(lead + at, sizeof lead - (size_t)at, " range=%" PRId64 "-%" PRId64 "/%" PRId64, h->range_b0,
                        h->range_b1, h->range_m);
+    if (h->out_born_sec != 0 || h->out_born_nsec != 0)
+        at += snprintf(lead + at, sizeof lead - (size_t)at, " born=%" PRId64 ".%09ld", h->out_born_sec,
+                       h->out_born_nsec);
     if (h->by[0]) snprintf(lead + at, sizeof lead - (size_t)at, " by=%s", h->by);
     int n = snprintf(buf, cap,
                      MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
@@ -171,6 +176,10 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     if (range && (sscanf(range, " range=%" SCNd64 "-%" SCNd64 "/%" SCNd64, &h->range_b0, &h->range_b1, &h->range_m) != 3 ||
                   h->range_m < 1 || h->range_m > h->total || h->total % h->range_m != 0 || h->range_b0 < 0 ||
                   h->range_b0 >= h->range_b1 || h->range_b1 > h->range_m || (h->range_b0 == 0 && h->range_b1 == h->range_m)))
+        ok = 0;
+    const char *born = ok ? strstr(line, " born=") : NULL;
+    if (born && (sscanf(born, " born=%" SCNd64 ".%ld", &h->out_born_sec, &h->out_born_nsec) != 2 ||
+                 h->out_born_nsec < 0 || h->out_born_nsec >= 1000000000L))
         ok = 0;
     const char *by = ok ? strstr(line, " by=") : NULL;
     if (by) {

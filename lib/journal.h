@@ -35,6 +35,8 @@ typedef struct {
     int64_t total;      /* blocks in the job */
     int resumable;      /* 0: restart from scratch on resume (several k-panels) */
     uint64_t out_dev, out_ino; /* the temporary output file the blocks are written into */
+    int64_t out_born_sec;      /* and its birth time (ooc_fd_birth()): 0, 0 where unknown */
+    long out_born_nsec;
     /* a journal of row blocks [range_b0, range_b1) of the range_m of each
      * panel alone (its done records are of those); range_m 0: the whole job */
     int64_t range_b0, range_b1, range_m;

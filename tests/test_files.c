@@ -267,6 +267,7 @@ static int64_t journal_done(const char *path)
 }
 
 static const char *kill_journal;
+static const char *custom_journal; /* resume_run's journal path: NULL, the default */
 static int64_t resume_chunks; /* OOC_PARAM_B_CHUNKS of every run (0: automatic) */
 
 /* SIGKILL ourselves once `kill_at` blocks are written and at least 3 are
@@ -301,8 +302,9 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
                 _exit(3);
             char jp[300];
             snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path(name));
-            kill_journal = jp;
-            ooc_files_opts_t o = {.journal = NULL, .resume = 0, .progress = kill_after, .progress_user = &kill_at};
+            kill_journal = custom_journal ? custom_journal : jp;
+            ooc_files_opts_t o = {.journal = custom_journal, .resume = 0, .progress = kill_after,
+                                  .progress_user = &kill_at};
             ooc_gemm_files(h2, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
             _exit(4); /* not reached: killed */
         }
@@ -318,7 +320,8 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
     if (st == OOC_SUCCESS) {
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
         ooc_set(H, OOC_PARAM_B_CHUNKS, resume_chunks);
-        ooc_files_opts_t o = {.journal = NULL, .resume = resume, .progress = note_first, .progress_user = NULL};
+        ooc_files_opts_t o = {.journal = custom_journal, .resume = resume, .progress = note_first,
+                              .progress_user = NULL};
         first_done = 0;
         st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
         snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
@@ -370,6 +373,33 @@ static void test_resume_after_kill(void)
     CU_ASSERT_FALSE(exists(tu_path("cut2.npy")));
     /* without --resume it starts over and succeeds */
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
+}
+
+/* A journal at a path of the caller's names the temporary file it was
+ * written for: a crash between a fresh ooc_file_create (which cannot remove
+ * that journal) and the multiply (which does) leaves it beside a new,
+ * empty temporary file. A resume then starts over instead of skipping the
+ * blocks the journal recorded: before, the file was emptied in place (the
+ * same inode) and the resume kept blocks that were no longer there. */
+static void test_custom_journal_fresh_create(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    custom_journal = tu_path("cw.journal");
+    unlink(custom_journal);
+    CU_ASSERT_EQUAL_FATAL(resume_run("cw.npy", 5, 0), -1); /* killed: its journal and temporary file stay */
+    CU_ASSERT(journal_done(custom_journal) >= 3);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("cw.npy"), &cs, 0, &c), OOC_SUCCESS); /* afresh */
+    ooc_file_close(c, 0);                                                                 /* then a crash */
+    CU_ASSERT_TRUE(exists(tu_path("cw.npy.ooc-tmp")));
+    CU_ASSERT(journal_done(custom_journal) >= 3);
+    CU_ASSERT_EQUAL(resume_run("cw.npy", 0, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(first_done, 1); /* from the first block */
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("cw.npy")));
+    custom_journal = NULL;
 }
 
 /* op(B) in 8 chunks, so block 0 is multiplied chunk by chunk (a different
@@ -651,6 +681,7 @@ int main(void)
     if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) {
         CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
         CU_add_test(s, "resume after SIGKILL, op(B) in chunks", test_resume_chunked);
+        CU_add_test(s, "a custom journal is not the fresh output's", test_custom_journal_fresh_create);
     }
     int rc = tu_run();
     ooc_destroy(H);

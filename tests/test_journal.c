@@ -51,9 +51,10 @@ static char *slurp(const char *path, size_t *len)
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (f == NULL) return NULL;
-    char *buf = malloc(1 << 20);
+    char *buf = malloc((1 << 20) + 1);
     *len = fread(buf, 1, 1 << 20, f);
     fclose(f);
+    buf[*len] = '\0'; /* (strstr on it) */
     return buf;
 }
 
@@ -181,8 +182,8 @@ static void test_lead_and_rep(void)
     }
 }
 
-/* What computed the blocks ends the plan line (" by=ID", after a range)
- * and reads back; a journal without it (written before it was recorded)
+/* What computed the blocks ends the plan line (" by=ID", after a range and
+ * the output's birth time " born=SEC.NSEC") and reads back; a journal without it (written before it was recorded)
  * reads ""; an empty, spaced, '=' or over-long one is damage. */
 static void test_by(void)
 {
@@ -200,6 +201,8 @@ static void test_by(void)
             h.range_b0 = 1;
             h.range_b1 = 3;
             h.range_m = 13;
+            h.out_born_sec = 1795464252; /* the output's birth time, before what computed it */
+            h.out_born_nsec = 36882445;
         }
         unlink(p);
         CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
@@ -207,11 +210,13 @@ static void test_by(void)
         ooc_journal_close(&j, 0);
         char *text = slurp(p, &len), want[300];
         CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-        snprintf(want, sizeof want, " out=65024:1234567%s by=%s\n", i == 1 ? " range=1-3/13" : "", ids[i]);
+        snprintf(want, sizeof want, " out=65024:1234567%s by=%s\n", i == 1 ? " range=1-3/13 born=1795464252.036882445" : "",
+                 ids[i]);
         CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
         CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
         CU_ASSERT_STRING_EQUAL(info.head.by, ids[i]);
         CU_ASSERT(info.ndone == 1 && info.head.range_m == (i == 1 ? 13 : 0));
+        CU_ASSERT(info.head.out_born_sec == (i == 1 ? 1795464252 : 0) && info.head.out_born_nsec == (i == 1 ? 36882445 : 0));
         ooc_journal_info_free(&info);
         free(text);
     }
@@ -227,7 +232,8 @@ static void test_by(void)
     char longid[400] = " by=";
     memset(longid + 4, 'x', 300);
     longid[304] = '\0';
-    const char *forged[] = {" by=", " by=a b", " by=a=b", " by=sm\xc3\xa9", longid};
+    const char *forged[] = {" by=", " by=a b", " by=a=b", " by=sm\xc3\xa9", longid, " born=1.1000000000",
+                            " born=1.5", " born=x", " born=01.000000001"};
     for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
         ooc_journal_head_t h = head_of(13);
         unlink(p);

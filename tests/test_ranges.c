@@ -505,8 +505,11 @@ static void line_of(const char *path, int n, char *buf, size_t cap)
     for (int i = 0; f && i < n && fgets(buf, (int)cap, f); i++) continue;
     if (f) fclose(f);
     buf[strcspn(buf, "\n")] = '\0';
-    char *out = strstr(buf, " out="), *end = out ? out + strcspn(out + 1, " ") + 1 : NULL;
-    if (out) memmove(out, end, strlen(end) + 1);
+    /* the output file's identity (inode, birth time) is each file's own */
+    for (const char *key = " out="; key; key = strcmp(key, " out=") == 0 ? " born=" : NULL) {
+        char *at = strstr(buf, key), *end = at ? at + strcspn(at + 1, " ") + 1 : NULL;
+        if (at) memmove(at, end, strlen(end) + 1);
+    }
 }
 
 /* ooc_gemm_files_finished for the job with this alpha, output out. */
