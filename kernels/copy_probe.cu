@@ -12,7 +12,8 @@
 //
 // Build: nvcc -O2 -arch=sm_90 -o copy_probe kernels/copy_probe.cu -lcublas -lcuda -lpthread
 // Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch reserve
-//        (default all)
+//        (default all); "beside" with COPY_PROBE_PITCH=<bytes> uses that pitch (default 512 KiB) and
+//        with COPY_PROBE_QUICK=1 only DGEMM beside, one stream, 32 and 64 KiB lines and packed
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <sys/mman.h>
