@@ -246,7 +246,8 @@ typedef struct {
  * after success). C0 may be NULL when beta == 0, and may be the file C will
  * replace. All element types must be equal; A and B may be in either order,
  * but C0, and an operand with op = OOC_OP_C, must be in C's order
- * (OOC_ERR_NOT_SUPPORTED otherwise). Empty matrices are valid (BLAS): with
+ * (OOC_ERR_NOT_SUPPORTED otherwise) unless they are one row or one column
+ * (a vector's bytes are the same in either order). Empty matrices are valid (BLAS): with
  * m or n = 0 there is nothing to write, and with k = 0 or alpha = 0, C =
  * beta*C0 (zeros when beta = 0) without reading A or B.
  *

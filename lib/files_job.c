@@ -29,10 +29,21 @@ static void op_shape(const ooc_file_t *f, ooc_op_t op, int64_t *rows, int64_t *c
 }
 
 /* The operand as a source in layout `layout`, with *op adjusted: a file in
- * the other order holds the transpose of what it holds in this one. */
+ * the other order holds the transpose of what it holds in this one. A
+ * vector (one row or one column) has the same bytes in either order: C0,
+ * which cannot be transposed, and an operand with op C (conjugate
+ * transpose: the other order would need conjugation alone) are read as
+ * stored in `layout` (as_layout). */
 static ooc_status_t as_source(ooc_handle_t *h, const char *role, const ooc_file_t *f, ooc_layout_t layout,
-                              ooc_op_t *op, ooc_src_t *src)
+                              int as_layout, ooc_op_t *op, ooc_src_t *src)
 {
+    int vector = f->spec.rows == 1 || f->spec.cols == 1;
+    if (f->spec.layout != layout && vector && (as_layout || *op == OOC_OP_C)) {
+        OOC_FORWARD(as_source(h, role, f, f->spec.layout, 0, op, src));
+        src->ld = layout == OOC_ROW_MAJOR ? f->spec.cols : f->spec.rows; /* the one line, in `layout` */
+        if (src->ld < 1) src->ld = 1;
+        return OOC_SUCCESS;
+    }
     if (f->spec.layout != layout) {
         OOC_RETURN_ERROR_IF(*op == OOC_OP_C, &h->err, OOC_ERR_NOT_SUPPORTED,
                             "op(%s) = C (conjugate transpose) needs %s in the output's order (%s order); "
@@ -204,7 +215,8 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
         OOC_RETURN_ERROR_IF(C0->spec.rows != am || C0->spec.cols != bn, err, OOC_ERR_SHAPE,
                             "C0 (%s) is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
                             C0->path, C0->spec.rows, C0->spec.cols, am, bn);
-        OOC_RETURN_ERROR_IF(C0->spec.layout != C->spec.layout, err, OOC_ERR_NOT_SUPPORTED,
+        /* (a vector's bytes are the same in either order) */
+        OOC_RETURN_ERROR_IF(C0->spec.layout != C->spec.layout && am != 1 && bn != 1, err, OOC_ERR_NOT_SUPPORTED,
                             "C0 (%s) must be in the output's order (%s order)", C0->path,
                             C->spec.layout == OOC_ROW_MAJOR ? "C" : "Fortran");
     }
@@ -247,13 +259,13 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
 
     ooc_layout_t layout = C->spec.layout;
     ooc_problem_t p = {t, layout, ta, tb, m, job->n, job->k, alpha, beta, ooc_is_zero(t, beta), {0}, {0}, {0}, {0}};
-    OOC_FORWARD(as_source(h, "A", A, layout, &p.ta, &p.A));
-    OOC_FORWARD(as_source(h, "B", B, layout, &p.tb, &p.B));
+    OOC_FORWARD(as_source(h, "A", A, layout, 0, &p.ta, &p.A));
+    OOC_FORWARD(as_source(h, "B", B, layout, 0, &p.tb, &p.B));
     ooc_op_t n_op = OOC_OP_N;
-    OOC_FORWARD(as_source(h, "C", C, layout, &n_op, &p.C));
+    OOC_FORWARD(as_source(h, "C", C, layout, 0, &n_op, &p.C));
     p.C.name = C->tmp_path; /* where C's bytes go until the commit: failures name it */
     p.c_in = p.C;
-    if (C0) OOC_FORWARD(as_source(h, "C0", C0, layout, &n_op, &p.c_in));
+    if (C0) OOC_FORWARD(as_source(h, "C0", C0, layout, 1, &n_op, &p.c_in));
     job->p = p;
     OOC_FORWARD(ooc_files_journal_path(err, C->path, opts, job->jpath, sizeof job->jpath));
     OOC_FORWARD(journal_apart(err, job->jpath, A, B, C0, C));

@@ -159,6 +159,23 @@ roundtrip "d npy 256K budgets, beta, A and C > budget" C6.npy A_big.npy B_big.np
     --device-mem 256K --host-mem 256K -- A_big.npy B_big.npy C6.npy --c-in C0_big.npy --beta -1 --host-mem 256K
 roundtrip "d npy to raw with --out-format, F out" C7.dat A_d.npy B_dF.npy --out-format raw --out-layout col \
     -- A_d.npy B_dF.npy C7.dat:300x170:d:F
+# vectors: one row or one column has the same bytes in either order, so a
+# C0 stored in C order serves a Fortran-order C, and op C takes a column
+# stored in Fortran order for a C-order C (both were refused, exit 5)
+gen V_A.npy --rows 1 --cols 300 --seed 51
+gen V_B.npy --rows 300 --cols 77 --seed 52
+gen V_C0.npy --rows 1 --cols 77 --seed 53
+roundtrip "vector C0 in C order, Fortran-order C" CV1.npy V_A.npy V_B.npy --c-in V_C0.npy --beta -0.5 \
+    --out-layout col -- V_A.npy V_B.npy CV1.npy --c-in V_C0.npy --beta -0.5
+if head -c 128 CV1.npy | grep -a -q "'fortran_order': True, 'shape': (1, 77)"; then
+    pass "vector C0 in C order: C written in Fortran order as asked"
+else
+    fail "vector C0 in C order: C's header: $(head -c 128 CV1.npy | tr -d '\0')"
+fi
+gen V_ZA.npy --rows 50 --cols 1 --dtype z --layout col --seed 54
+gen V_ZB.npy --rows 50 --cols 30 --dtype z --seed 55
+roundtrip "op C of a Fortran-order column, C-order C" CV2.npy V_ZA.npy V_ZB.npy --transa C --out-layout row \
+    -- V_ZA.npy V_ZB.npy CV2.npy --transa C
 roundtrip "s npy, op C on real data (= T)" C8.npy AT_sF.npy B_s.npy --transa C \
     -- AT_sF.npy B_s.npy C8.npy --transa T
 

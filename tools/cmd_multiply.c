@@ -53,8 +53,9 @@ void multiply_usage(FILE *f)
             "                        else raw)\n"
             "  --out-layout row|col  storage layout of C (default row; C0, and an operand\n"
             "                        with op C on complex data, must be stored in C's\n"
-            "                        layout: without --out-layout C takes theirs, and a\n"
-            "                        conflict is an error, exit 5)\n"
+            "                        layout unless one row or column: without\n"
+            "                        --out-layout C takes theirs, and a conflict is an\n"
+            "                        error, exit 5)\n"
             "\n"
             "Product:\n"
             "  --transa N|T|C        op(A): A, A^T or A^H (default N; for real data C is\n"
@@ -334,7 +335,8 @@ static int mul_out_layout(mul_job_t *j)
             o->out_layout = need[i].op->spec.layout;
             o->have_out_layout = 1;
             chosen_by = need[i].why;
-        } else if (need[i].op->spec.layout != o->out_layout) {
+        } else if (need[i].op->spec.layout != o->out_layout && need[i].op->spec.rows != 1 &&
+                   need[i].op->spec.cols != 1) { /* (a vector's bytes are the same in either order) */
             return fail(RC_SHAPE,
                         "%s needs %s (%s) stored in the output's order, but it is in %s order and %s makes the "
                         "output %s order",
