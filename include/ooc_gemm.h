@@ -499,8 +499,9 @@ OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_devic
  * library's version and the kind of each device, e.g.
  * "cublas/13.1.0/sm_90x132" (cuBLAS 13.1.0, compute capability 9.0 with 132
  * SMs; several kinds joined by '+'), "custom/13.1.0/sm_90x132" (our kernels;
- * complex tiles use cuBLAS) or "host/openblas-0.3.21/Haswell" (OpenBLAS and
- * the kernels it chose for the CPU). Two handles with one id compute every
+ * complex tiles use cuBLAS) or "host/openblas-0.3.21/Haswell/2-threads"
+ * (OpenBLAS, the kernels it chose for the CPU and its threads: each rounds
+ * otherwise). Two handles with one id compute every
  * block of a plan to the same bytes (cuBLAS promises this for one version on
  * GPUs of one architecture and number of SMs); handles with different ids
  * may differ in the last bits. A file job's journal records it, and a resume

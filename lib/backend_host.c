@@ -22,6 +22,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -243,6 +244,9 @@ char *openblas_get_corename(void);
 #ifdef HAVE_OPENBLAS_GET_CONFIG
 char *openblas_get_config(void);
 #endif
+#ifdef HAVE_OPENBLAS_GET_NUM_THREADS
+int openblas_get_num_threads(void);
+#endif
 
 /* Copy the characters of s that a compute id may hold (handle.c), at most
  * n of them, to out (cap bytes); the count written. */
@@ -261,20 +265,28 @@ static size_t id_part(const char *s, size_t n, char *out, size_t cap)
 
 void ooc_backend_host_id(char *buf, size_t cap)
 {
-    /* "openblas-<version>/<core>": OpenBLAS picks its kernels by the CPU
-     * (OPENBLAS_CORETYPE overrides), and kernels round differently */
+    /* "openblas-<version>/<core>/<T>-thread(s)": OpenBLAS picks its kernels by
+     * the CPU (OPENBLAS_CORETYPE overrides), and kernels round differently;
+     * and its multiplies split among its threads (OPENBLAS_NUM_THREADS, else
+     * one per core) round differently too (measured: 1 and 2 threads give
+     * other last bits) */
     const char *cfg = "", *core = "";
+    int threads = 0;
 #ifdef HAVE_OPENBLAS_GET_CONFIG
     cfg = openblas_get_config(); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
 #endif
 #ifdef HAVE_OPENBLAS_GET_CORENAME
     core = openblas_get_corename();
 #endif
+#ifdef HAVE_OPENBLAS_GET_NUM_THREADS
+    threads = openblas_get_num_threads();
+#endif
     const char *ver = cfg && strncmp(cfg, "OpenBLAS ", 9) == 0 ? cfg + 9 : "";
-    size_t w = id_part("openblas-", 9, buf, cap);
-    w += id_part(ver, strcspn(ver, " "), buf + w, cap - w);
-    if (w + 1 < cap) buf[w++] = '/';
-    w += id_part(core && *core ? core : "unknown", 64, buf + w, cap - w);
+    char v[64], c[64];
+    id_part(ver, strcspn(ver, " "), v, sizeof v);
+    id_part(core && *core ? core : "unknown", sizeof c, c, sizeof c);
+    if (threads > 0) snprintf(buf, cap, "openblas-%s/%s/%d-thread%s", v, c, threads, threads == 1 ? "" : "s");
+    else snprintf(buf, cap, "openblas-%s/%s", v, c);
 }
 
 int ooc_backend_host_devices(void)

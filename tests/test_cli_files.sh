@@ -445,18 +445,25 @@ else
     fail "resume: a float32 job resumed with --tf32: exit $rc, $rc2 (expected 7, 6), or the strict resume differs"
 fi
 
-# a job resumed where OpenBLAS would pick other kernels (another node's CPU:
-# OPENBLAS_CORETYPE here) computes its blocks to other last bits: refused
-# (exit 6, naming both), files kept; resumed as it started: byte-identical.
-# Needs an OpenBLAS that picks its kernels at run time (DYNAMIC_ARCH).
+# a job resumed where OpenBLAS would round otherwise computes its blocks to
+# other last bits: other kernels (another node's CPU: OPENBLAS_CORETYPE
+# here; needs an OpenBLAS that picks them at run time, DYNAMIC_ARCH) or
+# another number of threads (another node's cores: OPENBLAS_NUM_THREADS).
+# Refused (exit 6, naming both), files kept; resumed as it started:
+# byte-identical
 oc info --no-measure --backend host
 id1=$(sed -n 's/^blocks computed by: //p' out)
-OPENBLAS_CORETYPE=Prescott oc info --no-measure --backend host
-id2=$(sed -n 's/^blocks computed by: //p' out)
-case "$id1" in host/openblas-*) ;; *) fail "info: 'blocks computed by: $id1', expected host/openblas-..." ;; esac
-if [ "$id1" = "$id2" ]; then
-    echo "note: OPENBLAS_CORETYPE changes nothing here ($id1): the other-kernels resume is not tried"
-else
+case "$id1" in host/openblas-*/*-thread*) ;; *) fail "info: 'blocks computed by: $id1', expected host/openblas-.../N-threads" ;; esac
+T=1
+case "$id1" in */1-thread) T=2 ;; esac
+for other in OPENBLAS_CORETYPE=Prescott OPENBLAS_NUM_THREADS=$T; do
+    env "$other" "$OOCGEMM" info --no-measure --backend host >out 2>err
+    id2=$(sed -n 's/^blocks computed by: //p' out)
+    if [ "$id1" = "$id2" ]; then
+        echo "note: $other changes nothing here ($id1): that resume is not tried"
+        continue
+    fi
+    rm -f FD.npy FD.npy.ooc-*
     OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FD.npy >out 2>err &
     bgpid=$!
     wait_done FD.npy.ooc-journal 2
@@ -464,16 +471,16 @@ else
     wait "$bgpid"
     rc=$?
     bgpid=
-    OPENBLAS_CORETYPE=Prescott oc multiply $fargs -o FD.npy --resume
+    env "$other" timeout 60 "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err
     rc2=$?
     if [ "$rc" -eq 7 ] && [ "$rc2" -eq 6 ] && grep -q "computed by $id1, this run would compute the rest by $id2" err &&
         [ -f FD.npy.ooc-tmp ] && [ ! -e FD.npy ] && grep -q " by=$id1\$" FD.npy.ooc-journal &&
         oc multiply $fargs -o FD.npy --resume && cmp -s FD.npy FREF.npy; then
-        pass "resume: by other OpenBLAS kernels ($id2) refused (exit 6, files kept); as it started ($id1): byte-identical"
+        pass "resume: with $other ($id2) refused (exit 6, files kept); as it started ($id1): byte-identical"
     else
-        fail "resume: by other OpenBLAS kernels: exit $rc, $rc2 (expected 7, 6), or the resume differs: $(head -c 300 err)"
+        fail "resume: with $other: exit $rc, $rc2 (expected 7, 6), or the resume differs: $(head -c 300 err)"
     fi
-fi
+done
 
 # resume after an input changed: refused (exit 6), files kept; without --resume it starts over
 OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor -q \

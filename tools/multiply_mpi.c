@@ -198,8 +198,9 @@ static int same_computers(mpi_job_t *x)
             rc = fail(RC_RUNTIME, "rank %d would compute its blocks by %s, rank 0 by %s: blocks of C would differ "
                       "in their last bits by the rank that computes them, and a resume with another split would "
                       "not give what one run gives. Run every rank on GPUs of one kind (architecture and number "
-                      "of SMs) with one --backend and one CUDA and OpenBLAS (oocgemm info says what computes "
-                      "where it runs)", r, its, mine);
+                      "of SMs) with one --backend and one CUDA, or on the host backend with one OpenBLAS and "
+                      "as many threads (OPENBLAS_NUM_THREADS) (oocgemm info says what computes where it runs)",
+                      r, its, mine);
     }
     free(all);
     return rc;
