@@ -496,16 +496,19 @@ OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_devic
 /**
  * @brief Say what computes the handle's blocks, as one word: its backend
  * (resolved as a multiply would resolve ::OOC_BACKEND_AUTO), the BLAS
- * library's version and the kind of each device, e.g.
- * "cublas/13.1.0/sm_90x132" (cuBLAS 13.1.0, compute capability 9.0 with 132
- * SMs; several kinds joined by '+'), "custom/13.1.0/sm_90x132" (our kernels;
- * complex tiles use cuBLAS) or "host/openblas-0.3.21/Haswell/2-threads"
- * (OpenBLAS, the kernels it chose for the CPU and its threads: each rounds
- * otherwise). Two handles with one id compute every
+ * library's version, the kind of each device and this library's version,
+ * e.g. "cublas/13.1.0/sm_90x132/ooc-0.1.0" (cuBLAS 13.1.0, compute
+ * capability 9.0 with 132 SMs; several kinds joined by '+'),
+ * "custom/13.1.0/sm_90x132/ooc-0.1.0" (our kernels; complex tiles use
+ * cuBLAS) or "host/openblas-0.3.21/Haswell/2-threads/ooc-0.1.0" (OpenBLAS,
+ * the kernels it chose for the CPU and its threads: each rounds otherwise).
+ * Two handles with one id compute every
  * block of a plan to the same bytes (cuBLAS promises this for one version on
  * GPUs of one architecture and number of SMs); handles with different ids
  * may differ in the last bits. A file job's journal records it, and a resume
- * that would compute with another is refused (ooc_gemm_files()).
+ * that would compute with another is refused (ooc_gemm_files()); processes
+ * that split one job between them (ooc_file_join()) should compare theirs
+ * (oocgemm's ranks do).
  * @param id   at least ::OOC_COMPUTE_ID_MAX bytes
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM (@p cap too small),
  *         and the backend's failures (OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA)

@@ -19,6 +19,10 @@
  *                          the order the streams run them) does nothing and
  *                          reports nothing, as silent corruption would: C's
  *                          rows keep what was there (the check must see it)
+ *   remove                 removing the temporary file an earlier run left,
+ *                          to start afresh (EPERM)
+ *   birth                  reading a file's birth time: unknown, as where
+ *                          statx is missing or refused
  *
  * Nothing is read from the environment when OOC_FAULT is unset, and each
  * check is one atomic load. Knows nothing of CUDA.
@@ -37,6 +41,8 @@ typedef enum {
     OOC_FAULT_RESERVE,
     OOC_FAULT_JOURNAL,
     OOC_FAULT_LOSE,
+    OOC_FAULT_REMOVE,
+    OOC_FAULT_BIRTH,
     OOC_FAULT_KINDS
 } ooc_fault_t;
 

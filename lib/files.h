@@ -61,6 +61,10 @@ typedef struct {
     ooc_journal_info_t have;  /* the journal as read (resume) */
     int exists;               /* there was one */
     int usable;               /* it is appended to (this job, plan and range, in this very C) */
+    /* a journal whose blocks were computed by another than this run's
+     * (ooc_compute_id()): its path, its "by" and its blocks; "" when none */
+    char mixed[4096], mixed_by[OOC_COMPUTE_ID_MAX];
+    int64_t mixed_blocks;
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a

@@ -71,13 +71,14 @@ static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
     int64_t sec = 0;
     long nsec = 0;
     const ooc_journal_head_t *h = &have->head;
-    /* the same inode, born at the same time where the journal says when:
-     * a fresh ooc_file_create makes a new file, whose inode number may be
-     * one a journal names */
+    /* the same inode, born at the same time where the journal says when
+     * and this system can tell (statx may be missing or refused here): a
+     * fresh ooc_file_create makes a new file, whose inode number may be one
+     * a journal names */
     int born = h->out_born_sec != 0 || h->out_born_nsec != 0;
     return C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == h->out_dev &&
            (uint64_t)sb.st_ino == h->out_ino &&
-           (!born || (ooc_fd_birth(C->fd, &sec, &nsec) && sec == h->out_born_sec && nsec == h->out_born_nsec));
+           (!born || !ooc_fd_birth(C->fd, &sec, &nsec) || (sec == h->out_born_sec && nsec == h->out_born_nsec));
 }
 
 /* Its blocks are in C as the journal says: the same job, a plan that can be
@@ -96,21 +97,29 @@ static int journal_restarts(const ooc_journal_info_t *have, const ooc_file_t *C)
     return !have->head.resumable && journal_of_file(have, C);
 }
 
-/* The blocks a usable journal recorded may be kept by this run: they were
- * computed as this run computes (what ooc_compute_id() says, recorded as
- * "by" since it exists), or nothing would be computed beside them (a whole
- * job complete). Otherwise C would mix blocks of two kinds of rounding, and
- * no longer be what one run makes: refused, nothing touched. */
-static ooc_status_t same_computer(ooc_files_job_t *job, const ooc_journal_info_t *info, const char *path)
+/* Note a usable journal whose blocks were computed by another than this
+ * run computes with (ooc_compute_id(), recorded as "by" since it exists):
+ * kept beside blocks this run computes, C would mix two kinds of rounding
+ * and be no run's. ooc_files_start refuses then (mixed_refused), unless
+ * this run computes nothing. */
+static void note_computer(ooc_files_job_t *job, const ooc_journal_info_t *info, const char *path,
+                          ooc_files_start_t *s)
 {
-    const char *by = info->head.by, *mine = job->want.by;
-    if (by[0] == '\0' || strcmp(by, mine) == 0 || info->ndone == 0 || (info->complete && info->head.range_m == 0))
-        return OOC_SUCCESS;
-    return OOC_ERR_FILE(&job->h->err, OOC_ERR_JOURNAL, path,
-                        "journal %s: its %" PRId64 " blocks were computed by %s, this run would compute the rest "
+    const char *by = info->head.by;
+    if (s->mixed[0] || by[0] == '\0' || strcmp(by, job->want.by) == 0 || info->ndone == 0) return;
+    snprintf(s->mixed, sizeof s->mixed, "%s", path);
+    snprintf(s->mixed_by, sizeof s->mixed_by, "%s", by);
+    s->mixed_blocks = info->ndone;
+}
+
+static ooc_status_t mixed_refused(ooc_files_job_t *job, const ooc_files_start_t *s)
+{
+    return OOC_ERR_FILE(&job->h->err, OOC_ERR_JOURNAL, s->mixed,
+                        "journal %s: its %" PRId64 " block%s computed by %s, this run would compute the rest "
                         "by %s: their last bits would differ, and C would not be what one run makes. Resume where "
                         "(and with the backend) the job started, or run it afresh without resuming",
-                        path, info->ndone, by, mine);
+                        s->mixed, s->mixed_blocks, s->mixed_blocks == 1 ? " was" : "s were", s->mixed_by,
+                        job->want.by);
 }
 
 /* Read the journal at path (absent: *exists 0); one of another job is refused. */
@@ -261,8 +270,8 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
         int exists = 0;
         OOC_FORWARD(read_journal(job, *j, &info, &exists));
         ooc_status_t st = OOC_SUCCESS;
-        if (exists && journal_usable(&info, job->C)) st = same_computer(job, &info, *j);
-        if (st == OOC_SUCCESS && exists && journal_usable(&info, job->C)) {
+        if (exists && journal_usable(&info, job->C)) {
+            if (!plan_out) note_computer(job, &info, *j, s);
             if (plan_out) {
                 st = plan_of_journal(job, &info, *j, plan_out);
                 *found = st == OOC_SUCCESS;
@@ -322,7 +331,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     /* a journal that cannot be trusted is refused, never used or removed */
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);
-    if (s->usable) OOC_FORWARD(same_computer(job, &s->have, job->jpath)); /* (the caller frees s) */
+    if (s->usable) note_computer(job, &s->have, job->jpath, s);
     ooc_status_t st = OOC_SUCCESS;
     int found = 0;
     if (opts && opts->plan) st = plan_given(job, opts->plan, &s->plan);
@@ -364,6 +373,8 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
      * order, and each is byte-identical whoever computed it */
     if (s->usable) take_done(s, &s->have);
     if (resume && job->C->resumed) OOC_FORWARD(other_journals(job, opts, s, NULL, &found));
+    /* blocks of another's rounding kept, and some computed now: refused */
+    if (s->mixed[0] && s->ndone < s->mine) return mixed_refused(job, s);
     return OOC_SUCCESS;
 }
 

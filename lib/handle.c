@@ -234,17 +234,24 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
     return OOC_SUCCESS;
 }
 
+static int kind_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int)); }
+
 ooc_status_t ooc_handle_id(ooc_handle_t *h, char id[OOC_COMPUTE_ID_MAX])
 {
     const size_t cap = OOC_COMPUTE_ID_MAX;
+    /* this library's version ends it: its pipeline decides how a block is
+     * summed (pieces, chunks, our kernels), and may change with it */
+    const char *lib = "/ooc-" PACKAGE_VERSION;
     OOC_FORWARD(ooc_handle_backend(h));
     if (h->be_kind == OOC_BACKEND_HOST) {
-        memcpy(id, "host/", 6);
-        ooc_backend_host_id(id + 5, cap - 5);
+        char part[OOC_COMPUTE_ID_MAX - 64];
+        ooc_backend_host_id(part, sizeof part);
+        snprintf(id, cap, "host/%s%s", part, lib);
         return OOC_SUCCESS;
     }
     /* a GPU backend: cuBLAS promises the same bits for one version on GPUs
-     * of one architecture and number of SMs; each kind of device once */
+     * of one architecture and number of SMs; each kind of device once, in
+     * one order whatever the devices' (memcmp's: any fixed order does) */
     const ooc_cuda_module_t *mod = ooc_cuda_state()->mod;
     int v = mod->blas_version();
     int at = snprintf(id, cap, "%s/%d.%d.%d/", h->be_kind == OOC_BACKEND_CUSTOM ? "custom" : "cublas", v / 10000,
@@ -255,13 +262,19 @@ ooc_status_t ooc_handle_id(ooc_handle_t *h, char id[OOC_COMPUTE_ID_MAX])
         OOC_FORWARD(mod->device(h->dev[d].index, &info, &h->err));
         int kind[3] = {info.compute_major, info.compute_minor, info.multiprocessors}, seen = 0;
         for (int i = 0; i < nk && !seen; i++) seen = memcmp(kinds[i], kind, sizeof kind) == 0;
-        if (seen) continue;
-        memcpy(kinds[nk++], kind, sizeof kind);
-        int n = snprintf(id + at, cap - (size_t)at, "%ssm_%d%dx%d", nk > 1 ? "+" : "", kind[0], kind[1], kind[2]);
+        if (!seen) memcpy(kinds[nk++], kind, sizeof kind);
+    }
+    qsort(kinds, (size_t)nk, sizeof kinds[0], kind_cmp);
+    for (int i = 0; i < nk; i++) {
+        int n = snprintf(id + at, cap - (size_t)at, "%ssm_%d%dx%d", i > 0 ? "+" : "", kinds[i][0], kinds[i][1],
+                         kinds[i][2]);
         OOC_RETURN_ERROR_IF(n < 0 || (size_t)(at + n) >= cap, &h->err, OOC_ERR_INTERNAL,
                             "ooc_compute_id: the devices' kinds do not fit %zu bytes", cap);
         at += n;
     }
+    int n = snprintf(id + at, cap - (size_t)at, "%s", lib);
+    OOC_RETURN_ERROR_IF(n < 0 || (size_t)(at + n) >= cap, &h->err, OOC_ERR_INTERNAL,
+                        "ooc_compute_id: the devices' kinds do not fit %zu bytes", cap);
     return OOC_SUCCESS;
 }
 

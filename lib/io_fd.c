@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "io.h"
 
 _Static_assert(sizeof(off_t) >= 8, "io_fd.c needs a 64-bit off_t (large file support)");
@@ -192,6 +193,7 @@ int ooc_fd_birth(int fd, int64_t *sec, long *nsec)
 {
     *sec = 0;
     *nsec = 0;
+    if (ooc_fault_hit(OOC_FAULT_BIRTH)) return 0;
 #ifdef HAVE_STATX
     struct statx sx;
     if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME)) {

@@ -394,7 +394,14 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
          * that are gone. The old one goes when closed, after the new one
          * is made (their inode numbers differ). */
         int old = fd;
-        if (ooc_fd_is_path(old, tmp)) unlink(tmp);
+        int e = ooc_fault_errno(OOC_FAULT_REMOVE);
+        if (ooc_fd_is_path(old, tmp) && (e != 0 || (unlink(tmp) != 0 && (e = errno) != ENOENT))) {
+            char eb[128];
+            st = OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "cannot remove the temporary file %s an earlier "
+                              "run left, to start afresh: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
+            close(old);
+            goto fail;
+        }
         st = open_tmp(err, tmp, &fd, &created);
         close(old);
         if (st != OOC_SUCCESS) goto fail;

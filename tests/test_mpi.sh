@@ -438,6 +438,36 @@ else
     else
         fail "18 a rank computing by other kernels: exit $rc (expected 3), files left, or not named: $(head -c 300 err)"
     fi
+    # ... but a job with nothing left to compute is not refused: finished
+    # (its journal complete), or every block recorded by the ranks' journals
+    # but not committed (rank 0 failed to record the whole job); one
+    # process with other kernels commits it, computing nothing
+    rm -f C.npy C.npy.ooc-*
+    mpi 2 $P -o C.npy $S --resume
+    RANK_ENV=1:OPENBLAS_CORETYPE=Prescott
+    mpi 2 $P -o C.npy $S --resume
+    rc=$?
+    RANK_ENV=
+    grep -q "finished already" out && cmp -s C.npy ref.npy && [ $rc -eq 0 ] && fin=yes || fin="no (exit $rc)"
+    rm -f C.npy C.npy.ooc-*
+    if mpi 2 $P -o C.npy $S --json; then
+        w0=$(python3 -c 'import json; o = json.load(open("out")); print(o["ranks"][0]["blocks"] * o["plan"]["panels"] + 2)')
+    else
+        w0=0
+    fi
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=0:OOC_FAULT=journal:$((w0 + 3))
+    mpi 2 $P -o C.npy $S --resume
+    rc=$?
+    RANK_ENV=
+    OPENBLAS_CORETYPE=Prescott timeout 60 "$OOCGEMM" multiply $P -o C.npy $S --resume >out 2>err
+    rc2=$?
+    if [ "$fin" = yes ] && [ "$w0" -gt 2 ] && [ $rc -ne 0 ] && [ $rc2 -eq 0 ] && cmp -s C.npy ref.npy &&
+        grep -q "resumed after 34 of 34 blocks" out; then
+        pass "18 nothing left to compute: finished, or all blocks recorded but not committed: other kernels commit it"
+    else
+        fail "18 nothing left to compute: finished: $fin; uncommitted: exit $rc then $rc2 (expected non-0, 0): $(head -c 300 err)"
+    fi
 fi
 
 # 16. the floor of a split job: each GPU's (host's) figures measured once, by

@@ -753,6 +753,36 @@ fault exec:1000 3 kept
 fault read:400 4 kept
 fault reserve:1 6 gone
 fault journal:3 6 kept
+# a fresh run where an earlier one left its temporary file, which cannot be
+# removed (EPERM injected; a fresh run makes a new file, so that no journal
+# of the old one matches it): exit 6 naming the file, not "another job";
+# then a fresh run succeeds
+c=FI.npy
+rm -f "$c" "$c".ooc-*
+OOC_FAULT=journal:3 timeout 60 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${S[@]}" >out 2>err
+OOC_FAULT=remove:1 timeout 60 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${S[@]}" >out 2>err
+rc=$?
+msg=$(grep -o "cannot remove the temporary file $c.ooc-tmp an earlier run left[^:]*: [A-Za-z ]*" err)
+if [ $rc -eq 6 ] && [ -n "$msg" ] && [ -f "$c.ooc-tmp" ] &&
+    [ ! -e "$c" ] && oc multiply A.npy B.npy -o "$c" "${S[@]}" -q && cmp -s "$c" REF1.npy; then
+    pass "13 OOC_FAULT=remove:1: exit 6 ($msg); a fresh run then: byte-identical"
+else
+    fail "13 OOC_FAULT=remove:1: exit $rc (expected 6 naming the file): $(head -c 300 err)"
+fi
+rm -f "$c" "$c".ooc-*
+# a resume where the output's birth time, which the journal records, cannot
+# be read (statx missing or refused: injected) goes by its inode alone: it
+# keeps the recorded blocks (it started over, silently)
+OOC_FAULT=journal:3 timeout 60 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${S[@]}" >out 2>err
+had=$(ndone "$c.ooc-journal")
+OOC_FAULT=birth:1 timeout 60 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${S[@]}" --resume >out 2>err
+rc=$?
+if [ $rc -eq 0 ] && [ "$had" -gt 0 ] && grep -q "resumed after $had of" out && cmp -s "$c" REF1.npy; then
+    pass "13 OOC_FAULT=birth:1: the birth time unknown on resume: resumed after $had blocks (by the inode), byte-identical"
+else
+    fail "13 OOC_FAULT=birth:1: exit $rc, or not resumed after the $had blocks recorded: $(grep -o 'resumed[^)]*' out)"
+fi
+rm -f "$c" "$c".ooc-*
 
 if ls ./*.ooc-tmp ./*.ooc-journal >/dev/null 2>&1; then
     fail "leftover temporary files: $(ls ./*.ooc-tmp ./*.ooc-journal 2>/dev/null | tr '\n' ' ')"

@@ -175,6 +175,14 @@ static void map_devices(mpi_job_t *x)
     if (set_param(j->h, OOC_PARAM_DEVICES, mask) == OOC_SUCCESS) x->me.devices = mask;
 }
 
+/* Nothing is multiplied: C is empty, or beta C0 (k = 0 or alpha = 0). */
+static int scaling_only(const mul_job_t *j)
+{
+    const scalar_t *a = &j->alpha;
+    return j->have_shape &&
+           (j->m == 0 || j->n == 0 || j->k == 0 || (a->d[0] == 0 && a->d[1] == 0 && a->f[0] == 0 && a->f[1] == 0));
+}
+
 /* Every rank computes blocks as the others do (ooc_compute_id): a block of
  * C is then the same bytes whichever rank computes it, and a resume with
  * another split gives what one run gives. Ranks that would not (GPUs of
@@ -236,9 +244,29 @@ static void split_blocks(const ooc_files_plan_t *p, int P, int64_t *cut)
     }
 }
 
-/* Rank 0: a finished job is found (--resume), or C is created shared
- * (after removing the range journals of earlier runs when starting
- * afresh) and planned: the journals' plan when resuming. */
+/* Rank 0, --resume: is the job finished already (its journal records it
+ * complete, and C is its output)? Then there is nothing to do. */
+static int mpi_finished(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    mul_opts_t *o = &j->o;
+    if (!o->resume) return RC_OK;
+    ooc_status_t st = ooc_gemm_files_finished(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
+                                              scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, o->out,
+                                              &j->cspec, &j->fo, &j->already);
+    if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
+    if (j->already) {
+        x->s.finished = 1;
+        if (!o->quiet && !o->json)
+            printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
+                   "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
+    }
+    return RC_OK;
+}
+
+/* Rank 0: C is created shared (after removing the range journals of
+ * earlier runs when starting afresh) and planned: the journals' plan when
+ * resuming. */
 static int mpi_open(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
@@ -247,18 +275,7 @@ static int mpi_open(mpi_job_t *x)
     ooc_file_t *c0 = o->c_in ? j->C0.file : NULL;
     ooc_status_t st;
     if (o->measure_disk) mul_measure_disk(j);
-    if (o->resume) {
-        st = ooc_gemm_files_finished(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, o->out, &j->cspec, &j->fo,
-                                     &j->already);
-        if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
-        if (j->already) {
-            x->s.finished = 1;
-            if (!o->quiet && !o->json)
-                printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
-                       "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
-            return RC_OK;
-        }
-    } else {
+    if (!o->resume) {
         int rc = journals_forget(j->h, j->journal_path, j->tmp_path); /* no later resume may trust them */
         if (rc != RC_OK) return rc;
     }
@@ -724,8 +741,14 @@ int mul_mpi(mul_job_t *j)
         rc = fail(RC_RUNTIME, "out of host memory");
     }
     if ((rc = agreed(x, rc, 1, "opening the inputs")) != RC_OK) goto failed;
-    if ((rc = agreed(x, same_computers(x), 1, "comparing what computes the blocks")) != RC_OK) goto failed;
-    if (x->rank == 0) x->s.rc = mpi_open(x);
+    if (x->rank == 0) x->s.rc = mpi_finished(x);
+    cli_mpi_bcast(&x->s, sizeof x->s); /* rank 0 said why it failed */
+    if ((rc = x->s.rc) != RC_OK) goto failed;
+    /* (a finished job computes nothing, nor does a scaling one) */
+    if (!x->s.finished && !scaling_only(j) &&
+        (rc = agreed(x, same_computers(x), 1, "comparing what computes the blocks")) != RC_OK)
+        goto failed;
+    if (x->rank == 0 && !x->s.finished) x->s.rc = mpi_open(x);
     cli_mpi_bcast(&x->s, sizeof x->s); /* rank 0 said why it failed */
     if ((rc = x->s.rc) != RC_OK) goto failed;
     if (x->s.finished) {
