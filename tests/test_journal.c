@@ -86,6 +86,34 @@ static ooc_status_t parse_text(const char *buf, size_t len, ooc_journal_info_t *
     return ooc_journal_parse(buf, len, "j", info, err);
 }
 
+/* A journal at p whose plan line ends with `add` (the writer's header
+ * otherwise, no records) is damage: line 3. */
+static void forged_refused(const char *p, const char *add)
+{
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_info_t info;
+    ooc_journal_head_t h = head_of(13);
+    unlink(p);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    size_t len = 0;
+    char *text = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char *eol = strstr(text, "1234567\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(eol);
+    size_t at = (size_t)(eol + 7 - text), n = strlen(add);
+    char *buf = malloc(len + n);
+    memcpy(buf, text, at);
+    memcpy(buf + at, add, n);
+    memcpy(buf + at + n, text + at, len - at);
+    CU_ASSERT_EQUAL(parse_text(buf, len + n, &info, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 3"));
+    free(buf);
+    free(text);
+}
+
 static void test_roundtrip(void)
 {
     const char *p = tu_path("j1");
@@ -161,25 +189,7 @@ static void test_lead_and_rep(void)
 
     static const char *forged[] = {" rep=1", " rep=0", " rep=17", " lead=2 rep=x", " pieces=1", " pieces=0",
                                    " pieces=65", " pieces=-3"};
-    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
-        h = head_of(13);
-        unlink(p);
-        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
-        ooc_journal_close(&j, 0);
-        text = slurp(p, &len);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-        char *eol = strstr(text, "1234567\n");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(eol);
-        size_t at = (size_t)(eol + 7 - text), add = strlen(forged[i]);
-        char *buf = malloc(len + add);
-        memcpy(buf, text, at);
-        memcpy(buf + at, forged[i], add);
-        memcpy(buf + at + add, text + at, len - at);
-        CU_ASSERT_EQUAL(parse_text(buf, len + add, &info, &err), OOC_ERR_JOURNAL);
-        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 3"));
-        free(buf);
-        free(text);
-    }
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) forged_refused(p, forged[i]);
 }
 
 /* What computed the blocks ends the plan line (" by=ID", after a range and
@@ -234,25 +244,7 @@ static void test_by(void)
     longid[304] = '\0';
     const char *forged[] = {" by=", " by=a b", " by=a=b", " by=sm\xc3\xa9", longid, " born=1.1000000000",
                             " born=1.5", " born=x", " born=01.000000001"};
-    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
-        ooc_journal_head_t h = head_of(13);
-        unlink(p);
-        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
-        ooc_journal_close(&j, 0);
-        text = slurp(p, &len);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-        char *eol = strstr(text, "1234567\n");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(eol);
-        size_t at = (size_t)(eol + 7 - text), add = strlen(forged[i]);
-        char *buf = malloc(len + add);
-        memcpy(buf, text, at);
-        memcpy(buf + at, forged[i], add);
-        memcpy(buf + at + add, text + at, len - at);
-        CU_ASSERT_EQUAL(parse_text(buf, len + add, &info, &err), OOC_ERR_JOURNAL);
-        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 3"));
-        free(buf);
-        free(text);
-    }
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) forged_refused(p, forged[i]);
 }
 
 /* A record cut by a crash is ignored (that block is redone), and reopening
