@@ -37,7 +37,7 @@ static void op_shape(const ooc_file_t *f, ooc_op_t op, int64_t *rows, int64_t *c
 static ooc_status_t as_source(ooc_handle_t *h, const char *role, const ooc_file_t *f, ooc_layout_t layout,
                               int as_layout, ooc_op_t *op, ooc_src_t *src)
 {
-    int vector = f->spec.rows == 1 || f->spec.cols == 1;
+    int vector = f->spec.rows <= 1 || f->spec.cols <= 1; /* (or empty) */
     if (f->spec.layout != layout && vector && (as_layout || *op == OOC_OP_C)) {
         OOC_FORWARD(as_source(h, role, f, f->spec.layout, 0, op, src));
         src->ld = layout == OOC_ROW_MAJOR ? f->spec.cols : f->spec.rows; /* the one line, in `layout` */
@@ -216,7 +216,7 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
                             "C0 (%s) is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
                             C0->path, C0->spec.rows, C0->spec.cols, am, bn);
         /* (a vector's bytes are the same in either order) */
-        OOC_RETURN_ERROR_IF(C0->spec.layout != C->spec.layout && am != 1 && bn != 1, err, OOC_ERR_NOT_SUPPORTED,
+        OOC_RETURN_ERROR_IF(C0->spec.layout != C->spec.layout && am > 1 && bn > 1, err, OOC_ERR_NOT_SUPPORTED,
                             "C0 (%s) must be in the output's order (%s order)", C0->path,
                             C->spec.layout == OOC_ROW_MAJOR ? "C" : "Fortran");
     }

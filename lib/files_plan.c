@@ -315,6 +315,41 @@ static ooc_status_t restart_journals(ooc_files_job_t *job, const ooc_files_opts_
     return OOC_SUCCESS;
 }
 
+/* The plan of a resume without ranges (the plan a split job's processes
+ * will share): over every journal of the job (its own, opts->journals), the
+ * blocks recorded by another compute id are refused when some block of the
+ * job is recorded by none: some process would compute it beside them. Each
+ * process's run checks only the journals its own range reads, and the rest
+ * of the job may be another's (the same split resumed: each reads its own). */
+static ooc_status_t whole_job_computer(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_files_start_t *s)
+{
+    unsigned char *any = calloc((size_t)(s->total + 7) / 8, 1);
+    OOC_RETURN_ERROR_IF(any == NULL, &job->h->err, OOC_ERR_HOST_MEMORY, "out of memory for %" PRId64 " blocks",
+                        s->total);
+    ooc_status_t st = OOC_SUCCESS;
+    const char *own[2] = {job->jpath, NULL};
+    const char *const *lists[2] = {own, opts->journals};
+    for (int l = 0; l < 2 && st == OOC_SUCCESS; l++) {
+        for (const char *const *j = lists[l]; j && *j && st == OOC_SUCCESS; j++) {
+            if (l == 1 && same_file(*j, job->jpath)) continue;
+            ooc_journal_info_t info;
+            int exists = 0;
+            st = read_journal(job, *j, &info, &exists);
+            if (st == OOC_SUCCESS && exists && journal_usable(&info, job->C) && head_has_plan(&info.head, &s->plan)) {
+                note_computer(job, &info, *j, s);
+                for (int64_t g = 0; g < s->total; g++)
+                    if (ooc_block_done(info.done, g)) any[g >> 3] |= (unsigned char)(1u << (g & 7));
+            }
+            ooc_journal_info_free(&info);
+        }
+    }
+    int64_t recorded = 0;
+    for (int64_t g = 0; g < s->total; g++) recorded += (any[g >> 3] >> (g & 7)) & 1;
+    free(any);
+    if (st == OOC_SUCCESS && s->mixed[0] && recorded < s->total) st = mixed_refused(job, s);
+    return st;
+}
+
 void ooc_files_start_free(ooc_files_start_t *s)
 {
     ooc_journal_info_free(&s->have);
@@ -346,6 +381,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
         st = ooc_api_plan(job->h, &job->p, NULL, ranges && !job->ranged, &s->plan);
     s->total = blocks_of(&s->plan);
+    if (st == OOC_SUCCESS && !ranges && resume && job->C->resumed) st = whole_job_computer(job, opts, s);
     if (st != OOC_SUCCESS || !ranges) return st;
 
     OOC_FORWARD(range_blocks(job, s));

@@ -172,6 +172,14 @@ if head -c 128 CV1.npy | grep -a -q "'fortran_order': True, 'shape': (1, 77)"; t
 else
     fail "vector C0 in C order: C's header: $(head -c 128 CV1.npy | tr -d '\0')"
 fi
+# ... and a vector chooses no order for C: B (op C, C order) chooses it,
+# beside a Fortran-order vector C0 (exit 5 before: "--c-in makes the output
+# F order")
+gen V_A2.npy --rows 1 --cols 4 --dtype z --seed 56
+gen V_B2.npy --rows 5 --cols 4 --dtype z --seed 57
+gen V_C02.npy --rows 1 --cols 5 --dtype z --layout col --seed 58
+roundtrip "a Fortran-order vector C0 chooses no order" CV3.npy V_A2.npy V_B2.npy --transb C --c-in V_C02.npy \
+    --beta 2 -- V_A2.npy V_B2.npy CV3.npy --transb C --c-in V_C02.npy --beta 2
 gen V_ZA.npy --rows 50 --cols 1 --dtype z --layout col --seed 54
 gen V_ZB.npy --rows 50 --cols 30 --dtype z --seed 55
 roundtrip "op C of a Fortran-order column, C-order C" CV2.npy V_ZA.npy V_ZB.npy --transa C --out-layout row \

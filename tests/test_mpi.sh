@@ -468,6 +468,30 @@ else
     else
         fail "18 nothing left to compute: finished: $fin; uncommitted: exit $rc then $rc2 (expected non-0, 0): $(head -c 300 err)"
     fi
+    # ... and the whole job counts, not each rank's range: killed when ranks
+    # 1 and 2 had finished their rows and rank 0 had none, the same split
+    # resumed with other kernels (where each rank reads its own journal, and
+    # only rank 0, with none, computes) is refused: C would mix them
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=0:OOC_HOST_JITTER_US=3000000
+    bg 3 $P -o C.npy $S
+    RANK_ENV=
+    i=0
+    until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
+        [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -9 "$(cat pid.0)" 2>/dev/null # (a stop signal would let its block in flight finish)
+    wait "$bgpid"
+    rc=$?
+    bgpid=
+    r0=$(grep -c '^done' C.npy.ooc-journal.r0-of-3 2>/dev/null)
+    OPENBLAS_CORETYPE=Prescott mpi 3 $P -o C.npy $S --resume
+    rc2=$?
+    if [ $rc -ne 0 ] && [ "${r0:-0}" = 0 ] && [ $rc2 -eq 6 ] && grep -q "computed by $id0" err && [ -f C.npy.ooc-tmp ] &&
+        [ ! -e C.npy ] && mpi 3 $P -o C.npy $S --resume && cmp -s C.npy ref.npy; then
+        pass "18 the same split resumed by other kernels, only rank 0 (with no block) computing: refused (exit 6); as started: byte-identical"
+    else
+        fail "18 the same split resumed by other kernels: exit $rc then $rc2 (expected non-0, 6; rank 0 had ${r0:-?} blocks): $(head -c 300 err)"
+    fi
 fi
 
 # 16. the floor of a split job: each GPU's (host's) figures measured once, by

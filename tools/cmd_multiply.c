@@ -330,13 +330,14 @@ static int mul_out_layout(mul_job_t *j)
     };
     const char *chosen_by = "--out-layout";
     for (int i = 0; i < 3; i++) {
-        if (need[i].op == NULL) continue;
+        /* a vector (or an empty operand) has the same bytes in either order:
+         * it neither chooses C's order nor conflicts with it */
+        if (need[i].op == NULL || need[i].op->spec.rows <= 1 || need[i].op->spec.cols <= 1) continue;
         if (!o->have_out_layout) {
             o->out_layout = need[i].op->spec.layout;
             o->have_out_layout = 1;
             chosen_by = need[i].why;
-        } else if (need[i].op->spec.layout != o->out_layout && need[i].op->spec.rows != 1 &&
-                   need[i].op->spec.cols != 1) { /* (a vector's bytes are the same in either order) */
+        } else if (need[i].op->spec.layout != o->out_layout) {
             return fail(RC_SHAPE,
                         "%s needs %s (%s) stored in the output's order, but it is in %s order and %s makes the "
                         "output %s order",
