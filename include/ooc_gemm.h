@@ -343,7 +343,10 @@ OOC_API ooc_status_t ooc_zgemm(ooc_handle_t *handle, ooc_layout_t layout, ooc_op
  */
 OOC_API ooc_status_t ooc_host_alloc(ooc_handle_t *handle, size_t bytes, void **ptr);
 
-/** @brief Free memory from ooc_host_alloc() (NULL is ignored). */
+/** @brief Free memory from ooc_host_alloc() (NULL is ignored).
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_INVALID_PARAM (@p ptr is not a block
+ *         ooc_host_alloc() gave with this kind of backend, or not its start: nothing freed),
+ *         the backend's failures */
 OOC_API ooc_status_t ooc_host_free(ooc_handle_t *handle, void *ptr);
 
 /** What one device did in the last multiply (ooc_stats_t::device). */

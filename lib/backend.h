@@ -60,9 +60,10 @@ typedef struct {
     ooc_status_t (*mem_info)(ooc_be_t *be, size_t *free_bytes, size_t *total_bytes, ooc_err_t *err);
     ooc_status_t (*dev_alloc)(ooc_be_t *be, size_t bytes, void **ptr, ooc_err_t *err);
     void (*dev_free)(ooc_be_t *be, void *ptr);
-    /* pinned host memory */
+    /* pinned host memory; host_free: 0, or -1 (nothing done) when ptr is not
+     * a block host_alloc gave (of this kind of backend) */
     ooc_status_t (*host_alloc)(ooc_be_t *be, size_t bytes, void **ptr, ooc_err_t *err);
-    void (*host_free)(ooc_be_t *be, void *ptr);
+    int (*host_free)(ooc_be_t *be, void *ptr);
     /* where host memory the user passed lives: 1 pinned (copy in place), 0 pageable
      * (stage it); OOC_ERR_NOT_SUPPORTED for device memory */
     ooc_status_t (*classify)(ooc_be_t *be, const void *ptr, int *pinned, ooc_err_t *err);

@@ -237,10 +237,12 @@ static ooc_status_t c_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_
     return OOC_SUCCESS;
 }
 
-static void c_host_free(ooc_be_t *b, void *ptr)
+static int c_host_free(ooc_be_t *b, void *ptr)
 {
     (void)b;
-    if (ptr) cudaFreeHost(ptr);
+    if (ptr == NULL || cudaFreeHost(ptr) == cudaSuccess) return 0;
+    (void)cudaGetLastError(); /* not pinned by CUDA: nothing freed, nothing sticky */
+    return -1;
 }
 
 static ooc_status_t c_classify(ooc_be_t *b, const void *ptr, int *pinned, ooc_err_t *err)

@@ -405,16 +405,17 @@ static ooc_status_t h_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_
     return OOC_SUCCESS;
 }
 
-static void h_host_free(ooc_be_t *b, void *ptr)
+static int h_host_free(ooc_be_t *b, void *ptr)
 {
     (void)b;
-    if (ptr == NULL) return;
+    if (ptr == NULL) return 0;
+    int found = 0;
     pthread_mutex_lock(&pin_mu);
-    for (size_t i = 0; i < npinned; i++) {
+    for (size_t i = 0; i < npinned && !found; i++) {
         if (pinned[i].p == ptr) {
             pinned[i] = pinned[--npinned];
             free(ptr);
-            break;
+            found = 1;
         }
     }
     if (npinned == 0) { /* the registry itself, once empty (no leak at exit) */
@@ -423,6 +424,7 @@ static void h_host_free(ooc_be_t *b, void *ptr)
         pin_cap = 0;
     }
     pthread_mutex_unlock(&pin_mu);
+    return found ? 0 : -1;
 }
 
 static ooc_status_t h_classify(ooc_be_t *b, const void *ptr, int *is_pinned, ooc_err_t *err)

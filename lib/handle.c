@@ -305,6 +305,8 @@ ooc_status_t ooc_host_free(ooc_handle_t *h, void *ptr)
     /* the memory outlives backend instances (closed after a device failure,
      * or another handle's): free it through this handle's, opened if need be */
     if (h->dev[0].be == NULL) OOC_FORWARD(ooc_handle_backend(h));
-    h->dev[0].be->ops->host_free(h->dev[0].be, ptr);
+    OOC_RETURN_ERROR_IF(h->dev[0].be->ops->host_free(h->dev[0].be, ptr) != 0, &h->err, OOC_ERR_INVALID_PARAM,
+                        "ooc_host_free: %p is not a block from ooc_host_alloc (with a backend of this kind: %s): "
+                        "nothing freed", ptr, ooc_backend_name(h));
     return OOC_SUCCESS;
 }

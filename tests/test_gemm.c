@@ -503,7 +503,17 @@ static void test_pinned_across_reopen(void)
     ooc_set(h3, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
     CU_ASSERT_EQUAL_FATAL(ooc_host_alloc(h2, 4096, &p), OOC_SUCCESS);
     ooc_destroy(h2);
+    /* not a block it gave (was: ignored without a word): refused, nothing
+     * freed; its start is freed once, then refused */
+    void *foreign = malloc(4096);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(foreign);
+    CU_ASSERT_EQUAL(ooc_host_free(h3, foreign), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT(strstr(ooc_last_error(h3), "not a block from ooc_host_alloc") != NULL);
+    free(foreign); /* still the caller's */
+    CU_ASSERT_EQUAL(ooc_host_free(h3, (char *)p + 64), OOC_ERR_INVALID_PARAM);
     CU_ASSERT_EQUAL(ooc_host_free(h3, p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_host_free(h3, p), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_host_free(h3, NULL), OOC_SUCCESS);
     ooc_destroy(h3);
     free_mem(MEM_PINNED, A);
     free_mem(MEM_PINNED, B);
