@@ -271,7 +271,6 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
         OOC_FORWARD(read_journal(job, *j, &info, &exists));
         ooc_status_t st = OOC_SUCCESS;
         if (exists && journal_usable(&info, job->C)) {
-            if (!plan_out) note_computer(job, &info, *j, s);
             if (plan_out) {
                 st = plan_of_journal(job, &info, *j, plan_out);
                 *found = st == OOC_SUCCESS;
@@ -281,6 +280,7 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
                                   " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with "
                                   "opts->resume gives it)", *j, info.head.mb, info.head.nb, info.head.kb);
             } else {
+                note_computer(job, &info, *j, s);
                 take_done(s, &info);
             }
         }
@@ -321,30 +321,33 @@ static ooc_status_t restart_journals(ooc_files_job_t *job, const ooc_files_opts_
  * job is recorded by none: some process would compute it beside them. Each
  * process's run checks only the journals its own range reads, and the rest
  * of the job may be another's (the same split resumed: each reads its own). */
+/* The blocks info recorded, into the bitmap any (total bits). */
+static void mark_done(unsigned char *any, const ooc_journal_info_t *info, int64_t total)
+{
+    for (int64_t g = 0; g < total; g++)
+        if (ooc_block_done(info->done, g)) any[g >> 3] |= (unsigned char)(1u << (g & 7));
+}
+
 static ooc_status_t whole_job_computer(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_files_start_t *s)
 {
     unsigned char *any = calloc((size_t)(s->total + 7) / 8, 1);
     OOC_RETURN_ERROR_IF(any == NULL, &job->h->err, OOC_ERR_HOST_MEMORY, "out of memory for %" PRId64 " blocks",
                         s->total);
+    if (s->usable) mark_done(any, &s->have, s->total); /* (read, and noted, already) */
     ooc_status_t st = OOC_SUCCESS;
-    const char *own[2] = {job->jpath, NULL};
-    const char *const *lists[2] = {own, opts->journals};
-    for (int l = 0; l < 2 && st == OOC_SUCCESS; l++) {
-        for (const char *const *j = lists[l]; j && *j && st == OOC_SUCCESS; j++) {
-            if (l == 1 && same_file(*j, job->jpath)) continue;
-            ooc_journal_info_t info;
-            int exists = 0;
-            st = read_journal(job, *j, &info, &exists);
-            if (st == OOC_SUCCESS && exists && journal_usable(&info, job->C) && head_has_plan(&info.head, &s->plan)) {
-                note_computer(job, &info, *j, s);
-                for (int64_t g = 0; g < s->total; g++)
-                    if (ooc_block_done(info.done, g)) any[g >> 3] |= (unsigned char)(1u << (g & 7));
-            }
-            ooc_journal_info_free(&info);
+    for (const char *const *j = opts->journals; j && *j && st == OOC_SUCCESS; j++) {
+        if (same_file(*j, job->jpath)) continue;
+        ooc_journal_info_t info;
+        int exists = 0;
+        st = read_journal(job, *j, &info, &exists);
+        if (st == OOC_SUCCESS && exists && journal_usable(&info, job->C) && head_has_plan(&info.head, &s->plan)) {
+            note_computer(job, &info, *j, s);
+            mark_done(any, &info, s->total);
         }
+        ooc_journal_info_free(&info);
     }
     int64_t recorded = 0;
-    for (int64_t g = 0; g < s->total; g++) recorded += (any[g >> 3] >> (g & 7)) & 1;
+    for (int64_t g = 0; g < s->total; g++) recorded += ooc_block_done(any, g);
     free(any);
     if (st == OOC_SUCCESS && s->mixed[0] && recorded < s->total) st = mixed_refused(job, s);
     return st;

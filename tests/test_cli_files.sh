@@ -437,13 +437,8 @@ gen FA.npy --rows 3000 --cols 200 --dtype s --seed 71
 gen FB.npy --rows 200 --cols 100 --dtype s --seed 72
 fargs="FA.npy FB.npy --backend host --block-rows 64 --no-floor -q"
 oc multiply $fargs -o FREF.npy
-OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FC.npy >out 2>err &
-bgpid=$!
-wait_done FC.npy.ooc-journal 2
-kill -TERM "$bgpid" 2>/dev/null
-wait "$bgpid"
+stop_after 20000 2 FC.npy.ooc-journal multiply $fargs -o FC.npy
 rc=$?
-bgpid=
 oc multiply $fargs -o FC.npy --resume --tf32
 rc2=$?
 if [ "$rc" -eq 7 ] && [ "$rc2" -eq 6 ] && grep -q 'math mode' err && [ -f FC.npy.ooc-tmp ] && [ ! -e FC.npy ] &&
@@ -472,13 +467,8 @@ for other in OPENBLAS_CORETYPE=Prescott OPENBLAS_NUM_THREADS=$T; do
         continue
     fi
     rm -f FD.npy FD.npy.ooc-*
-    OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FD.npy >out 2>err &
-    bgpid=$!
-    wait_done FD.npy.ooc-journal 2
-    kill -TERM "$bgpid" 2>/dev/null
-    wait "$bgpid"
+    stop_after 20000 2 FD.npy.ooc-journal multiply $fargs -o FD.npy
     rc=$?
-    bgpid=
     env "$other" timeout 60 "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err
     rc2=$?
     if [ "$rc" -eq 7 ] && [ "$rc2" -eq 6 ] && grep -q "computed by $id1, this run would compute the rest by $id2" err &&

@@ -401,13 +401,8 @@ gen RB.npy --rows 19 --cols 30 --seed 62
 R="RA.npy RB.npy --backend host --device-mem 100K --block-rows 128 --no-floor --no-progress"
 oc multiply $R -o RREF.npy
 rm -f RC.npy RC.npy.ooc-*
-OOC_HOST_JITTER_US=30000 "$OOCGEMM" multiply $R -o RC.npy >out 2>err &
-bgpid=$!
-wait_done RC.npy.ooc-journal 3
-kill -TERM "$bgpid" 2>/dev/null
-wait "$bgpid"
+stop_after 30000 3 RC.npy.ooc-journal multiply $R -o RC.npy
 rc=$?
-bgpid=
 if [ $rc -eq 7 ] && grep -q '^plan swap=1 ' RC.npy.ooc-journal && mpi 2 $R -o RC.npy --resume &&
     cmp -s RC.npy RREF.npy && grep -q 'resumed after' out && mpi 3 $R -o RC.npy --resume && grep -q 'finished already' out
 then

@@ -55,6 +55,23 @@ wait_done() {
     done
 }
 
+# stop_after JITTER_US N JOURNAL ARGS...: oocgemm ARGS in the background
+# (output in out/err), each host-backend operation slowed by JITTER_US,
+# stopped by SIGTERM once JOURNAL records N blocks; returns its exit status
+# (7: stopped cleanly, resumable)
+stop_after() {
+    local jitter=$1 n=$2 journal=$3 rc
+    shift 3
+    OOC_HOST_JITTER_US=$jitter "$OOCGEMM" "$@" >out 2>err &
+    bgpid=$!
+    wait_done "$journal" "$n"
+    kill -TERM "$bgpid" 2>/dev/null
+    wait "$bgpid"
+    rc=$?
+    bgpid=
+    return $rc
+}
+
 # child_of PID: the pid of a child of PID (the first /proc lists), or nothing
 child_of() {
     local f st parent=$1
