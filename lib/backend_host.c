@@ -109,13 +109,20 @@ static ooc_status_t sticky(hbe_t *be, const char *call, ooc_err_t *err)
                    be->device);
 }
 
+/* Sleep us microseconds (a second or more too: nanosleep refuses a
+ * tv_nsec of 10^9 or more, and slept nothing). */
+static void sleep_us(unsigned us)
+{
+    struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+    nanosleep(&ts, NULL);
+}
+
 static void jitter(hbe_t *be)
 {
     if (be->jitter_us == 0) return;
     static __thread unsigned seed;
     if (seed == 0) seed = (unsigned)(uintptr_t)&seed ^ (unsigned)time(NULL);
-    struct timespec ts = {0, (long)(rand_r(&seed) % be->jitter_us) * 1000L};
-    nanosleep(&ts, NULL);
+    sleep_us((unsigned)rand_r(&seed) % be->jitter_us);
 }
 
 static void copy2d_now(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
@@ -190,8 +197,7 @@ static void *stream_main(void *arg)
         }
         switch (op->kind) {
         case OP_COPY:
-            if (op->u.copy.d2h && s->be->d2h_delay_us)
-                nanosleep(&(struct timespec){0, 1000L * (long)s->be->d2h_delay_us}, NULL);
+            if (op->u.copy.d2h && s->be->d2h_delay_us) sleep_us(s->be->d2h_delay_us);
             if (op->u.copy.d2h && ooc_fault_hit(OOC_FAULT_LOSE)) break; /* lost, silently (the tests' check) */
             copy2d_now(op->u.copy.dst, op->u.copy.dpitch, op->u.copy.src, op->u.copy.spitch,
                        op->u.copy.width, op->u.copy.height);

@@ -468,7 +468,7 @@ else
     # resumed with other kernels (where each rank reads its own journal, and
     # only rank 0, with none, computes) is refused: C would mix them
     rm -f C.npy C.npy.ooc-*
-    RANK_ENV=0:OOC_HOST_JITTER_US=3000000
+    RANK_ENV=0:OOC_HOST_JITTER_US=30000000 # (30 s: none of its blocks ends before the kill, however loaded)
     bg 3 $P -o C.npy $S
     RANK_ENV=
     i=0
