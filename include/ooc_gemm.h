@@ -43,6 +43,9 @@ OOC_API unsigned ooc_version_number(void);
 OOC_API const char *ooc_version_string(void);
 /** @} */
 
+/** Bytes a compute id (ooc_compute_id()) may take, its NUL included. */
+#define OOC_COMPUTE_ID_MAX 256
+
 /**
  * @brief Status codes. Values are stable: new codes are only appended.
  */
@@ -411,6 +414,9 @@ typedef struct {
     int32_t a_pieces;       /**< k-pieces each block of op(A) went to the device in (1: whole; ::OOC_PARAM_A_PIECES) */
     int32_t c_chunks;       /**< with a_pieces > 1: chunks of C's columns each block's last piece was multiplied
                                  and copied out in, each going out once multiplied (1: whole; ::OOC_PARAM_B_CHUNKS) */
+    int64_t blocks_mixed;   /**< file multiplies resumed with ooc_files_opts_t::allow_mixed: blocks kept that
+                                 another compute id (or several) computed, so C mixes their roundings (0: none) */
+    char mixed_by[OOC_COMPUTE_ID_MAX]; /**< the first such id ("several" for a journal already mixed), "" when none */
 } ooc_stats_t;
 
 /**
@@ -492,9 +498,6 @@ OOC_API ooc_status_t ooc_device_count(ooc_handle_t *handle, int *count);
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_NO_DEVICE,
  *         OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA */
 OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_device_info_t *info);
-
-/** Bytes a compute id may take, its NUL included. */
-#define OOC_COMPUTE_ID_MAX 256
 
 /**
  * @brief Say what computes the handle's blocks, as one word: its backend

@@ -238,6 +238,17 @@ typedef struct {
      * resume) reads none of them: remove the journals of earlier runs before
      * starting a job afresh, so that no later resume can trust them. */
     const char *const *journals;
+    /** With resume: keep the blocks that journals recorded as computed by
+     * another compute id (ooc_compute_id(): another GPU kind, cuBLAS,
+     * backend, CPU or thread count) and compute the rest with this handle.
+     * 0 (the default) refuses such a resume (OOC_ERR_JOURNAL) when it would
+     * compute any block, because the blocks of two computers differ in their
+     * last bits: C would be correct to the checks' tolerance but not byte
+     * for byte what one run makes. 1 accepts it: the journal is then marked
+     * mixed, so that no later resume without allow_mixed takes its blocks
+     * for one computer's, and ooc_stats_t::blocks_mixed says how many blocks
+     * of another's were kept. */
+    int allow_mixed;
 } ooc_files_opts_t;
 
 /**

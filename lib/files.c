@@ -266,6 +266,11 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         if (st == OOC_SUCCESS) st = journal_head(job, s);
         if (st == OOC_SUCCESS) st = ooc_journal_create(&x.journal, job->jpath, &job->want, err);
     }
+    /* blocks another computer recorded are kept (a resume that allows it,
+     * or one that computes nothing): the journal says its blocks are mixed,
+     * so that no later resume takes them all for its "by"'s */
+    if (st == OOC_SUCCESS && s->mixed_kept > 0 && !(s->usable && s->have.mixed))
+        st = ooc_journal_mixed(&x.journal, err);
     if (st == OOC_SUCCESS) st = record_taken(&x.journal, s, err);
     if (st != OOC_SUCCESS) {
         ooc_journal_close(&x.journal, 0);
@@ -333,6 +338,8 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     const ooc_plan_t *plan = &s.plan;
     h->stats.seconds = ooc_now() - t0;
     h->stats.blocks_resumed = s.ndone;
+    h->stats.blocks_mixed = s.mixed_kept;
+    if (s.mixed_kept > 0) snprintf(h->stats.mixed_by, sizeof h->stats.mixed_by, "%s", s.mixed_by);
     if (s.ndone >= s.mine) { /* nothing was left to run: say what the plan was */
         h->stats.block_rows = plan->mb;
         h->stats.panel_cols = plan->nb;

@@ -62,9 +62,12 @@ typedef struct {
     int exists;               /* there was one */
     int usable;               /* it is appended to (this job, plan and range, in this very C) */
     /* a journal whose blocks were computed by another than this run's
-     * (ooc_compute_id()): its path, its "by" and its blocks; "" when none */
+     * (ooc_compute_id()), or by several (marked mixed): its path, its "by"
+     * ("several") and its blocks; "" when none */
     char mixed[4096], mixed_by[OOC_COMPUTE_ID_MAX];
     int64_t mixed_blocks;
+    int have_other;           /* the journal read (have) is such */
+    int64_t mixed_kept;       /* blocks of this run's skipped as done that such journals recorded */
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a

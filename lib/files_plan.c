@@ -98,27 +98,37 @@ static int journal_restarts(const ooc_journal_info_t *have, const ooc_file_t *C)
 }
 
 /* Note a usable journal whose blocks were computed by another than this
- * run computes with (ooc_compute_id(), recorded as "by" since it exists):
- * kept beside blocks this run computes, C would mix two kinds of rounding
- * and be no run's. ooc_files_start refuses then (mixed_refused), unless
- * this run computes nothing. */
-static void note_computer(ooc_files_job_t *job, const ooc_journal_info_t *info, const char *path,
-                          ooc_files_start_t *s)
+ * run computes with (ooc_compute_id(), recorded as "by" since it exists),
+ * or by several (marked mixed by a resume that allowed it): kept beside
+ * blocks this run computes, C would mix two kinds of rounding and be no
+ * run's. ooc_files_start refuses then (mixed_refused), unless this run
+ * computes nothing or the caller allows it (opts->allow_mixed). The first
+ * such journal is named. 1: this journal is such. */
+static int note_computer(ooc_files_job_t *job, const ooc_journal_info_t *info, const char *path,
+                         ooc_files_start_t *s)
 {
-    const char *by = info->head.by;
-    if (s->mixed[0] || by[0] == '\0' || strcmp(by, job->want.by) == 0 || info->ndone == 0) return;
+    const char *by = info->mixed ? "several" : info->head.by;
+    if (info->ndone == 0 || (!info->mixed && (by[0] == '\0' || strcmp(by, job->want.by) == 0))) return 0;
+    if (s->mixed[0]) return 1;
     snprintf(s->mixed, sizeof s->mixed, "%s", path);
     snprintf(s->mixed_by, sizeof s->mixed_by, "%s", by);
     s->mixed_blocks = info->ndone;
+    return 1;
 }
 
-static ooc_status_t mixed_refused(ooc_files_job_t *job, const ooc_files_start_t *s)
+/* The refusal of a resume that would mix computers (OOC_SUCCESS when the
+ * caller allows it). */
+static ooc_status_t mixed_refused(ooc_files_job_t *job, const ooc_files_opts_t *opts, const ooc_files_start_t *s)
 {
+    if (opts && opts->allow_mixed) return OOC_SUCCESS;
     return OOC_ERR_FILE(&job->h->err, OOC_ERR_JOURNAL, s->mixed,
                         "journal %s: its %" PRId64 " block%s computed by %s, this run would compute the rest "
                         "by %s: their last bits would differ, and C would not be what one run makes. Resume where "
-                        "(and with the backend) the job started, or run it afresh without resuming",
-                        s->mixed, s->mixed_blocks, s->mixed_blocks == 1 ? " was" : "s were", s->mixed_by,
+                        "(and with the backend) the job started, run it afresh without resuming, or allow the "
+                        "mix (allow_mixed; oocgemm multiply --allow-mixed)",
+                        s->mixed, s->mixed_blocks, s->mixed_blocks == 1 ? " was" : "s were",
+                        strcmp(s->mixed_by, "several") == 0 ? "several computers (a resume allowed to mix them)"
+                                                             : s->mixed_by,
                         job->want.by);
 }
 
@@ -238,14 +248,16 @@ static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
     return OOC_SUCCESS;
 }
 
-/* The blocks a journal recorded as done, within this run's range, into s->skip. */
-static void take_done(ooc_files_start_t *s, const ooc_journal_info_t *info)
+/* The blocks a journal recorded as done, within this run's range, into
+ * s->skip (counted in s->mixed_kept too when another computed them). */
+static void take_done(ooc_files_start_t *s, const ooc_journal_info_t *info, int other)
 {
     for (int64_t g = 0; g < s->total; g++) {
         int64_t i = g % s->plan.m_blocks;
         if (i >= s->b0 && i < s->b1 && ooc_block_done(info->done, g) && !ooc_block_done(s->skip, g)) {
             s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
             s->ndone++;
+            s->mixed_kept += other;
         }
     }
 }
@@ -280,8 +292,7 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
                                   " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with "
                                   "opts->resume gives it)", *j, info.head.mb, info.head.nb, info.head.kb);
             } else {
-                note_computer(job, &info, *j, s);
-                take_done(s, &info);
+                take_done(s, &info, note_computer(job, &info, *j, s));
             }
         }
         ooc_journal_info_free(&info);
@@ -349,7 +360,7 @@ static ooc_status_t whole_job_computer(ooc_files_job_t *job, const ooc_files_opt
     int64_t recorded = 0;
     for (int64_t g = 0; g < s->total; g++) recorded += ooc_block_done(any, g);
     free(any);
-    if (st == OOC_SUCCESS && s->mixed[0] && recorded < s->total) st = mixed_refused(job, s);
+    if (st == OOC_SUCCESS && s->mixed[0] && recorded < s->total) st = mixed_refused(job, opts, s);
     return st;
 }
 
@@ -369,7 +380,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     /* a journal that cannot be trusted is refused, never used or removed */
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);
-    if (s->usable) note_computer(job, &s->have, job->jpath, s);
+    if (s->usable) s->have_other = note_computer(job, &s->have, job->jpath, s);
     ooc_status_t st = OOC_SUCCESS;
     int found = 0;
     if (opts && opts->plan) st = plan_given(job, opts->plan, &s->plan);
@@ -410,10 +421,10 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         if (g % M < s->b0 || g % M >= s->b1) s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
     /* every block recorded is skipped, wherever it is: blocks finish out of
      * order, and each is byte-identical whoever computed it */
-    if (s->usable) take_done(s, &s->have);
+    if (s->usable) take_done(s, &s->have, s->have_other);
     if (resume && job->C->resumed) OOC_FORWARD(other_journals(job, opts, s, NULL, &found));
     /* blocks of another's rounding kept, and some computed now: refused */
-    if (s->mixed[0] && s->ndone < s->mine) return mixed_refused(job, s);
+    if (s->mixed[0] && s->ndone < s->mine) return mixed_refused(job, opts, s);
     return OOC_SUCCESS;
 }
 

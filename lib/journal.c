@@ -8,6 +8,7 @@
  *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ born=SEC.NSEC][ by=ID]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
+ *   mixed <X>                         X = hash(H, "mixed"); anywhere before complete
  *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
  *
  * range: a journal of row blocks [B0, B1) of the M per panel only (a job
@@ -17,6 +18,9 @@
  * reused by a later file); absent where the file system keeps none.
  * by: what computed the blocks (ooc_compute_id(): letters, digits and
  * ". _ - / +"); absent in journals written before it was recorded.
+ * mixed: a resume allowed to mix computers (ooc_files_opts_t::allow_mixed)
+ * kept blocks another compute id recorded: the journal's blocks are not all
+ * "by"'s, so no later resume may take them for one computer's.
  * hashes as 16 lower-case hex digits. Every write is followed by fdatasync: a
  * record in the journal means the block is on disk. The parser accepts only
  * the exact bytes the writer produces (each record is re-formatted and
@@ -101,6 +105,11 @@ static int format_done(uint64_t digest, int64_t g, char *buf, size_t cap)
     char text[40];
     snprintf(text, sizeof text, "done %" PRId64, g);
     return snprintf(buf, cap, "%s %016" PRIx64 "\n", text, record_hash(digest, text));
+}
+
+static int format_mixed(uint64_t digest, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "mixed %016" PRIx64 "\n", record_hash(digest, "mixed"));
 }
 
 static int format_complete(uint64_t digest, uint64_t size, int64_t sec, long nsec, char *buf, size_t cap)
@@ -227,6 +236,10 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
                 info->done[g / 8] |= (unsigned char)(1u << (g % 8));
                 info->ndone++;
             }
+        } else if (r == 1 && !info->complete && strncmp(line, "mixed ", 6) == 0) {
+            format_mixed(digest, want, sizeof want);
+            ok = strcmp(line, want) == 0;
+            if (ok) info->mixed = 1;
         } else if (r == 1 && !info->complete &&
                    sscanf(line, "complete %" SCNu64 ":%" SCNd64 ".%ld", &size, &sec, &nsec) == 3 && nsec >= 0 &&
                    nsec < 1000000000L) {
@@ -458,6 +471,13 @@ ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *he
     if (st == OOC_SUCCESS && n > 0) st = write_all(j->fd, buf, n, j->path, err);
     free(buf);
     return st;
+}
+
+ooc_status_t ooc_journal_mixed(ooc_journal_t *j, ooc_err_t *err)
+{
+    char line[64];
+    int len = format_mixed(j->digest, line, sizeof line);
+    return write_all(j->fd, line, (size_t)len, j->path, err);
 }
 
 ooc_status_t ooc_journal_complete(ooc_journal_t *j, uint64_t size, int64_t mtime_sec, long mtime_nsec, ooc_err_t *err)

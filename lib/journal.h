@@ -56,6 +56,8 @@ typedef struct {
     unsigned char *done; /* head.total bits: block g recorded as finished */
     int64_t ndone;       /* distinct blocks recorded */
     int64_t prefix;      /* blocks 0 .. prefix-1 are all recorded */
+    int mixed;           /* its blocks were not all computed by head.by: a resume allowed to mix
+                            computers (ooc_files_opts_t::allow_mixed) kept blocks of another's */
     int complete;        /* the job finished: the output below holds its result */
     uint64_t out_size;   /* the finished output's size and modification time */
     int64_t out_mtime_sec;
@@ -105,6 +107,10 @@ ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err);
 /* Record every block of head's range (the head j was created with) as
  * finished, in order: the blocks of a job known to be done. */
 ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *head, ooc_err_t *err);
+
+/* Record that the journal's blocks were not all computed by its head's
+ * "by" (a resume allowed to mix computers kept blocks of another's). */
+ooc_status_t ooc_journal_mixed(ooc_journal_t *j, ooc_err_t *err);
 
 /* Record the job as complete: its output, every block written and flushed,
  * has this size and modification time. */

@@ -480,6 +480,38 @@ for other in OPENBLAS_CORETYPE=Prescott OPENBLAS_NUM_THREADS=$T; do
     fi
 done
 
+# --allow-mixed accepts that mix: the blocks of another thread count are
+# kept, the journal is marked mixed and the note names both computers; a
+# later resume of that journal without --allow-mixed is refused (naming
+# several computers), even where the job started; with it, C checks
+# against OpenBLAS
+env OPENBLAS_NUM_THREADS=$T "$OOCGEMM" info --no-measure --backend host >out 2>err
+id2=$(sed -n 's/^blocks computed by: //p' out)
+if [ "$id1" = "$id2" ]; then
+    echo "note: OPENBLAS_NUM_THREADS=$T changes nothing here ($id1): --allow-mixed is not tried"
+else
+    rm -f FD.npy FD.npy.ooc-*
+    stop_after 20000 8 FD.npy.ooc-journal multiply $fargs -o FD.npy
+    rc=$?
+    OPENBLAS_NUM_THREADS=$T stop_after 20000 20 FD.npy.ooc-journal multiply $fargs -o FD.npy --resume --allow-mixed
+    rc2=$?
+    mixed=$(grep -c '^mixed ' FD.npy.ooc-journal)
+    oc multiply $fargs -o FD.npy --resume
+    rc3=$?
+    grep -q 'computed by several computers (a resume allowed to mix them), this run would compute the rest by' err
+    named=$?
+    OPENBLAS_NUM_THREADS=$T "$OOCGEMM" multiply $fargs -o FD.npy --resume --allow-mixed --json >out 2>err
+    rc4=$?
+    if [ "$rc" -eq 7 ] && [ "$rc2" -eq 7 ] && [ "$mixed" -eq 1 ] && [ "$rc3" -eq 6 ] && [ "$named" -eq 0 ] &&
+        [ "$rc4" -eq 0 ] && grep -q '"blocks_mixed": *[1-9]' out && grep -q '"mixed_by": *"several"' out &&
+        grep -q 'kept from the journal were computed by several computers' err &&
+        [ -f FD.npy ] && [ ! -e FD.npy.ooc-tmp ] && oc verify FA.npy FB.npy FD.npy; then
+        pass "resume --allow-mixed: another thread count's blocks kept, journal marked mixed, a resume without it refused; C checks"
+    else
+        fail "resume --allow-mixed: exit $rc, $rc2, $rc3, $rc4 (expected 7, 7, 6, 0), mixed records $mixed, named $named: $(head -c 300 err)"
+    fi
+fi
+
 # resume after an input changed: refused (exit 6), files kept; without --resume it starts over
 OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor -q \
     >out 2>err &

@@ -461,7 +461,9 @@ static void cancel_after(void *user, int64_t done, int64_t total, uint64_t rd, u
 
 /* One run of a x b into by.npy by H with backend `kind`: resumed, or
  * cancelled after `stop_at` blocks (> 0). */
-static ooc_status_t by_run(int kind, int resume, int64_t stop_at)
+static ooc_stats_t by_stats; /* by_run's, when it succeeded */
+
+static ooc_status_t by_run(int kind, int resume, int64_t stop_at, int allow_mixed)
 {
     double one = 1, zero = 0;
     ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
@@ -473,9 +475,15 @@ static ooc_status_t by_run(int kind, int resume, int64_t stop_at)
     if (st == OOC_SUCCESS) {
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
         ooc_files_opts_t o = {.resume = resume, .progress = stop_at > 0 ? cancel_after : NULL,
-                              .progress_user = &stop_at};
+                              .progress_user = &stop_at, .allow_mixed = allow_mixed};
         st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
         snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
+        if (st == OOC_SUCCESS) st = ooc_get_stats(H, &by_stats);
+        if (st == OOC_SUCCESS && allow_mixed) { /* C mixes two computers' bits: correct all the same */
+            ooc_verify_result_t vr;
+            st = ooc_verify_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, 0, 0, &vr);
+            if (st == OOC_SUCCESS && !vr.passed) st = OOC_ERR_INTERNAL;
+        }
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
         if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
     }
@@ -504,7 +512,7 @@ static void test_resume_computed_by(void)
     CU_ASSERT_EQUAL_FATAL(ooc_compute_id(H, id, sizeof id), OOC_SUCCESS);
     CU_ASSERT(strncmp(id, OOC_TEST_BACKEND == OOC_BACKEND_HOST ? "host/openblas-" : "cublas/", 7) == 0);
     unlink(tu_path("by.npy"));
-    CU_ASSERT_EQUAL_FATAL(by_run(OOC_TEST_BACKEND, 0, 4), OOC_ERR_CANCELLED);
+    CU_ASSERT_EQUAL_FATAL(by_run(OOC_TEST_BACKEND, 0, 4, 0), OOC_ERR_CANCELLED);
     CU_ASSERT_FALSE(exists(tu_path("by.npy")));
     CU_ASSERT(journal_done(tu_path("by.npy.ooc-journal")) >= 3);
     snprintf(want, sizeof want, " by=%s\n", id);
@@ -520,12 +528,23 @@ static void test_resume_computed_by(void)
         CU_ASSERT_EQUAL(ooc_compute_id(H, other, sizeof other), OOC_SUCCESS);
         CU_ASSERT(strncmp(other, "custom/", 7) == 0);
         ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
-        CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0), OOC_ERR_JOURNAL);
+        CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0, 0), OOC_ERR_JOURNAL);
         CU_ASSERT(strstr(last_msg, "computed by cublas/") != NULL && strstr(last_msg, "by custom/") != NULL);
         CU_ASSERT_FALSE(exists(tu_path("by.npy")));
         CU_ASSERT_TRUE(exists(tu_path("by.npy.ooc-tmp")));
+        /* allowed to mix: the blocks kept are counted and named, and C
+         * checks against OpenBLAS */
+        int64_t kept = journal_done(tu_path("by.npy.ooc-journal"));
+        CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0, 1), OOC_SUCCESS);
+        CU_ASSERT(by_stats.blocks_mixed == kept && by_stats.blocks_resumed == kept);
+        CU_ASSERT_STRING_EQUAL(by_stats.mixed_by, id);
+        CU_ASSERT_TRUE(exists(tu_path("by.npy")));
+        /* afresh, then as it started: byte-identical to an uninterrupted run */
+        unlink(tu_path("by.npy"));
+        CU_ASSERT_EQUAL(by_run(OOC_TEST_BACKEND, 0, 4, 0), OOC_ERR_CANCELLED);
     }
-    CU_ASSERT_EQUAL(by_run(OOC_TEST_BACKEND, 1, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(by_run(OOC_TEST_BACKEND, 1, 0, 0), OOC_SUCCESS);
+    CU_ASSERT(by_stats.blocks_mixed == 0 && by_stats.mixed_by[0] == '\0');
     CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("by.npy")));
 }
 

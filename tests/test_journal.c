@@ -247,6 +247,71 @@ static void test_by(void)
     for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) forged_refused(p, forged[i]);
 }
 
+/* A resume that mixed computers marks the journal: "mixed" reads back
+ * (after any record, any number of times, the blocks unchanged); forged,
+ * edited or after the completion record it is damage. */
+static void test_mixed(void)
+{
+    const char *p = tu_path("jmixed");
+    int64_t done[] = {0, 4};
+    write_journal(p, done, 2, 0);
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_info_t info;
+    int exists = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(info.mixed, 0);
+    ooc_journal_t j;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_append_open(&j, p, &info, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_mixed(&j, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_mixed(&j, &err), OOC_SUCCESS); /* a second resume: harmless */
+    ooc_journal_close(&j, 0);
+    ooc_journal_info_free(&info);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT(info.mixed == 1 && info.ndone == 3 && info.complete == 0);
+    ooc_journal_info_free(&info);
+
+    size_t len = 0;
+    char *good = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(good);
+    char *m = strstr(good, "mixed ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    char *buf = malloc(len + 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    static const char *edits[] = {"mixed 0123456789abcdef", "mixed", "mixed  "};
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        size_t at = (size_t)(m - good), rec = strcspn(m, "\n"), n = strlen(edits[i]);
+        memcpy(buf, good, at);
+        memcpy(buf + at, edits[i], n);
+        memcpy(buf + at + n, m + rec, len - at - rec);
+        CU_ASSERT_EQUAL(parse_text(buf, len - rec + n, &info, &err), OOC_ERR_JOURNAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "is not a record of this job"));
+    }
+    /* after the completion record: nothing may follow it */
+    char mixed[64];
+    size_t rec = strcspn(m, "\n") + 1;
+    CU_ASSERT_FATAL(rec < sizeof mixed);
+    memcpy(mixed, m, rec);
+    int64_t all[13];
+    for (int i = 0; i < 13; i++) all[i] = i;
+    write_journal(p, all, 13, 1);
+    free(good);
+    good = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(good);
+    free(buf);
+    buf = malloc(len + rec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    memcpy(buf, good, len);
+    memcpy(buf + len, mixed, rec);
+    CU_ASSERT_EQUAL(parse_text(buf, len, &info, &err), OOC_SUCCESS);
+    ooc_journal_info_free(&info);
+    CU_ASSERT_EQUAL(parse_text(buf, len + rec, &info, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nothing may follow the completion record"));
+    free(buf);
+    free(good);
+}
+
 /* A record cut by a crash is ignored (that block is redone), and reopening
  * to append cuts it off so the next record starts on a line of its own. */
 static void test_torn_record(void)
@@ -467,6 +532,7 @@ int main(void)
     CU_add_test(s, "what is written is read back, any order", test_roundtrip);
     CU_add_test(s, "several devices: lead and tail repeat in the plan line", test_lead_and_rep);
     CU_add_test(s, "what computed the blocks ends the plan line", test_by);
+    CU_add_test(s, "a resume that mixed computers marks the journal", test_mixed);
     CU_add_test(s, "a torn last record is ignored and cut", test_torn_record);
     CU_add_test(s, "damage and edits are refused", test_damage_refused);
     CU_add_test(s, "random corruption: refused, never more blocks", test_random_corruption);

@@ -433,6 +433,19 @@ else
     else
         fail "18 a rank computing by other kernels: exit $rc (expected 3), files left, or not named: $(head -c 300 err)"
     fi
+    # ... unless --allow-mixed: each rank computes its blocks, rank 0 says
+    # they mix, and C checks against OpenBLAS
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=1:OPENBLAS_CORETYPE=Prescott
+    mpi 2 $P -o C.npy $S --allow-mixed --verify
+    rc=$?
+    RANK_ENV=
+    if [ $rc -eq 0 ] && grep -q "rank 1 computed its blocks by $id1, rank 0 by $id0 (--allow-mixed)" err &&
+        grep -q "^verify: .*: PASS$" out; then
+        pass "18 --allow-mixed: ranks computing by other kernels share the job, said so; C checks"
+    else
+        fail "18 --allow-mixed: exit $rc (expected 0), not said, or the check failed: $(head -c 300 err)"
+    fi
     # ... but a job with nothing left to compute is not refused: finished
     # (its journal complete), or every block recorded by the ranks' journals
     # but not committed (rank 0 failed to record the whole job); one
@@ -486,6 +499,26 @@ else
         pass "18 the same split resumed by other kernels, only rank 0 (with no block) computing: refused (exit 6); as started: byte-identical"
     else
         fail "18 the same split resumed by other kernels: exit $rc then $rc2 (expected non-0, 6; rank 0 had ${r0:-?} blocks): $(head -c 300 err)"
+    fi
+    # ... and with --allow-mixed that resume keeps the blocks of ranks 1 and
+    # 2, computes rank 0's by the other kernels, says so, and C checks
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=0:OOC_HOST_JITTER_US=30000000
+    bg 3 $P -o C.npy $S
+    RANK_ENV=
+    i=0
+    until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
+        [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -9 "$(cat pid.0)" 2>/dev/null
+    wait "$bgpid"
+    bgpid=
+    OPENBLAS_CORETYPE=Prescott mpi 3 $P -o C.npy $S --resume --allow-mixed --verify
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q "blocks of C kept from the journal were computed by $id0, the rest by $id1" err &&
+        grep -q "^verify: .*: PASS$" out && [ ! -e C.npy.ooc-tmp ]; then
+        pass "18 --allow-mixed: that resume keeps the others' blocks, computes the rest by other kernels, says so; C checks"
+    else
+        fail "18 --allow-mixed resume of a split job: exit $rc (expected 0), not said, or the check failed: $(head -c 300 err)"
     fi
 fi
 

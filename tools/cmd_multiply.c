@@ -82,7 +82,19 @@ void multiply_usage(FILE *f)
             "                        edited, is refused (exit 6). A --resume run keeps its\n"
             "                        journal marked complete: the same command again says\n"
             "                        the job finished and does nothing (a requeued batch\n"
-            "                        job)\n"
+            "                        job). Blocks are computed the same way only by the\n"
+            "                        same computer ('oocgemm info': \"blocks computed by\"):\n"
+            "                        a resume that would mix computers (another GPU kind,\n"
+            "                        cuBLAS, backend, CPU or thread count) is refused\n"
+            "                        (exit 6), as is an mpirun job whose ranks differ\n"
+            "                        (exit 3)\n"
+            "  --allow-mixed         accept that mix: keep the blocks another computer\n"
+            "                        made and compute the rest here (or let ranks of\n"
+            "                        different computers share a job). C is correct to\n"
+            "                        the checks' tolerance but not byte-identical to one\n"
+            "                        run's; the journal is marked mixed, so a later\n"
+            "                        resume needs --allow-mixed too, and the summary says\n"
+            "                        how many blocks were another's\n"
             "\n"
             "On failure part-way the temporary file and the journal are kept for\n"
             "--resume; any failure before the multiply starts leaves no file behind.\n"
@@ -150,6 +162,7 @@ const struct option multiply_long_opts[] = {
     {"c-in", required_argument, NULL, OPT_C_IN},
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"resume", no_argument, NULL, OPT_RESUME},
+    {"allow-mixed", no_argument, NULL, OPT_ALLOW_MIXED},
     {"journal", required_argument, NULL, OPT_JOURNAL},
     LIB_LONG_OPTS,
     {"rows", required_argument, NULL, OPT_ROWS},
@@ -197,6 +210,7 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         case OPT_C_IN: o->c_in = optarg; break;
         case OPT_VERIFY: o->verify = 1; break;
         case OPT_RESUME: o->resume = 1; break;
+        case OPT_ALLOW_MIXED: o->allow_mixed = 1; break;
         case OPT_JOURNAL:
             if (*optarg == '\0') return usage_error(cmd, "--journal: empty path");
             o->journal = optarg;
@@ -372,7 +386,11 @@ int mul_open_inputs(mul_job_t *j)
     j->cspec = (ooc_file_spec_t){format, j->m, j->n, j->t, o->out_layout};
     j->alpha = scalar_of(o->alpha);
     j->beta = scalar_of(o->beta);
-    j->fo = (ooc_files_opts_t){.journal = o->journal, .resume = o->resume, .progress = progress_cb, .progress_user = &j->prog};
+    j->fo = (ooc_files_opts_t){.journal = o->journal,
+                               .resume = o->resume,
+                               .progress = progress_cb,
+                               .progress_user = &j->prog,
+                               .allow_mixed = o->allow_mixed};
     const operand_t *ops[3] = {&j->A, &j->B, o->c_in ? &j->C0 : NULL};
     struct stat c, t, in;
     int have_c = stat(o->out, &c) == 0, have_t = stat(j->tmp_path, &t) == 0;

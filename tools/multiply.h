@@ -14,7 +14,7 @@ typedef struct {
     const char *a, *b, *out, *c_in, *journal;
     ooc_op_t ta, tb;
     double alpha, beta;
-    int verify, resume, quiet, json, no_progress;
+    int verify, resume, allow_mixed, quiet, json, no_progress;
     lib_opts_t lib;
     raw_defaults_t raw;
     ooc_format_t out_format; /* AUTO: from the extension */
@@ -34,6 +34,7 @@ typedef struct {
     int64_t blocks;                /* its row blocks */
     double time_s;                 /* its multiply */
     uint64_t bytes_read, bytes_written;
+    char mixed_by[OOC_COMPUTE_ID_MAX]; /* --allow-mixed: what computed the blocks it kept of another's ("": none) */
 } mul_rank_t;
 
 /* One file multiply, from its options to its summary. */
@@ -48,6 +49,9 @@ typedef struct {
     ooc_files_opts_t fo;
     progress_t prog;
     ooc_stats_t stats;
+    int ranks_mixed;         /* mpirun, --allow-mixed: the first rank (rank 0 knows) that computes by another
+                                id than rank 0 (ranks_mixed_by); 0: none */
+    char ranks_mixed_by[OOC_COMPUTE_ID_MAX];
     ooc_verify_result_t vr;
     int verified, multiplied, already, interrupted;
     int have_shape; /* the operands fit together: m, n, k and t are known */

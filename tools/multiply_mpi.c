@@ -202,13 +202,18 @@ static int same_computers(mpi_job_t *x)
     cli_mpi_gather(mine, sizeof mine, all); /* "" from a rank that failed: it says why */
     for (int r = 1; x->rank == 0 && rc == RC_OK && r < x->size; r++) {
         const char *its = all + (size_t)r * sizeof mine;
+        if (*its && strcmp(its, mine) != 0 && j->o.allow_mixed) {
+            snprintf(j->ranks_mixed_by, sizeof j->ranks_mixed_by, "%s", its);
+            j->ranks_mixed = r;
+            break;
+        }
         if (*its && strcmp(its, mine) != 0)
             rc = fail(RC_RUNTIME, "rank %d would compute its blocks by %s, rank 0 by %s: blocks of C would differ "
                       "in their last bits by the rank that computes them, and a resume with another split would "
                       "not give what one run gives. Run every rank on GPUs of one kind (architecture and number "
                       "of SMs) with one --backend and one CUDA, or on the host backend with one OpenBLAS and "
-                      "as many threads (OPENBLAS_NUM_THREADS) (oocgemm info says what computes where it runs)",
-                      r, its, mine);
+                      "as many threads (OPENBLAS_NUM_THREADS) (oocgemm info says what computes where it runs), "
+                      "or accept C's mixed roundings with --allow-mixed", r, its, mine);
     }
     free(all);
     return rc;
@@ -294,7 +299,8 @@ static int mpi_open(mpi_job_t *x)
         if (strcmp(all[i], x->own) != 0) all[n++] = all[i];
         else free(all[i]);
     if (all) all[n] = NULL;
-    ooc_files_opts_t po = {.journal = x->own, .resume = o->resume, .journals = (const char *const *)all};
+    ooc_files_opts_t po = {
+        .journal = x->own, .resume = o->resume, .journals = (const char *const *)all, .allow_mixed = o->allow_mixed};
     st = ooc_gemm_files_plan(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, j->C, &po, &x->s.plan);
     strv_free(all);
     if (st == OOC_SUCCESS) return RC_OK;
@@ -679,12 +685,14 @@ static void mpi_report(mpi_job_t *x, int rc)
     snprintf(x->me.host, sizeof x->me.host, "%s", cli_mpi_host());
     x->me.bytes_read = j->prog.bytes_read;
     x->me.bytes_written = j->prog.bytes_written;
+    snprintf(x->me.mixed_by, sizeof x->me.mixed_by, "%s", j->stats.mixed_by);
     mul_rank_t dummy;
     mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
     rank_floor_t part, dummy_part;
     rank_floor_t *parts = x->rank == 0 ? calloc((size_t)x->size, sizeof *parts) : &dummy_part;
-    int64_t sums[3] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed};
-    cli_mpi_allreduce_i64(sums, 3, CLI_MPI_SUM);
+    int64_t sums[4] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed,
+                       j->stats.blocks_mixed};
+    cli_mpi_allreduce_i64(sums, 4, CLI_MPI_SUM);
     rank_floor(x, sums[2], &part);
     if (!cli_mpi_any(all == NULL || parts == NULL)) { /* rank 0 out of memory: no list, no floor */
         cli_mpi_gather(&x->me, sizeof x->me, all);
@@ -703,6 +711,9 @@ static void mpi_report(mpi_job_t *x, int rc)
     j->prog.bytes_read = (uint64_t)sums[0];
     j->prog.bytes_written = (uint64_t)sums[1];
     j->stats.blocks_resumed = sums[2];
+    j->stats.blocks_mixed = sums[3];
+    for (int r = 0; all && r < x->size && !j->stats.mixed_by[0]; r++) /* the first rank's that kept any */
+        snprintf(j->stats.mixed_by, sizeof j->stats.mixed_by, "%s", all[r].mixed_by);
     j->stats.blocks = x->s.plan.blocks;
     j->stats.panels = x->s.plan.panels;
     mul_summary(j, rc);

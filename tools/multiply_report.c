@@ -104,6 +104,11 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     json_bool(&js, "already_finished", j->already);
     json_bool(&js, "resumed", b && b->resumed > 0);
     json_int(&js, "blocks_before_resume", b ? b->resumed : 0);
+    /* --allow-mixed: blocks another computer made (kept, or another rank's) */
+    json_int(&js, "blocks_mixed", j->stats.blocks_mixed);
+    json_string(&js, "mixed_by", j->stats.blocks_mixed > 0 ? j->stats.mixed_by
+                                 : j->ranks_mixed      ? j->ranks_mixed_by
+                                                       : NULL);
     json_bool(&js, "interrupted", j->interrupted);
     int resumable = !j->multiplied && journals_resumable(j->journal_path);
     json_bool(&js, "resumable", resumable);
@@ -192,6 +197,28 @@ static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
                (br + bw) / (j->disk_both * 1e9), secs > 0 ? (br + bw) / (j->disk_both * 1e9) / secs : INFINITY);
 }
 
+/* --allow-mixed, when it let computers mix: say so, even with -q or --json (C is not
+ * byte-identical to one run's). */
+static void mixed_note(mul_job_t *j)
+{
+    char mine[OOC_COMPUTE_ID_MAX] = "?";
+    if (j->stats.blocks_mixed == 0 && j->ranks_mixed == 0) return;
+    if (ooc_compute_id(j->h, mine, sizeof mine) != OOC_SUCCESS) snprintf(mine, sizeof mine, "?");
+    if (j->stats.blocks_mixed > 0)
+        fprintf(stderr, "%s: note: %lld block%s of C kept from the journal %s computed by %s, the rest by %s "
+                "(--allow-mixed): C is correct to the checks' tolerance but not byte-identical to one run's\n",
+                progname, (long long)j->stats.blocks_mixed, j->stats.blocks_mixed == 1 ? "" : "s",
+                j->stats.blocks_mixed == 1 ? "was" : "were",
+                !j->stats.mixed_by[0]                         ? "another computer"
+                : strcmp(j->stats.mixed_by, "several") == 0 ? "several computers (resumes with --allow-mixed)"
+                                                              : j->stats.mixed_by,
+                mine);
+    if (j->ranks_mixed)
+        fprintf(stderr, "%s: note: rank %d computed its blocks by %s, rank 0 by %s (--allow-mixed): C is correct "
+                "to the checks' tolerance but not byte-identical to one run's\n",
+                progname, j->ranks_mixed, j->ranks_mixed_by, mine);
+}
+
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
 void mul_summary(mul_job_t *j, int rc)
 {
@@ -202,6 +229,7 @@ void mul_summary(mul_job_t *j, int rc)
     if (report) mul_bounds(j, &b);
     if (o->json) mul_print_json(j, &b, rc);
     else if (!o->quiet && !j->already) mul_print_text(j, &b);
+    if (!j->already) mixed_note(j);
     if (!o->json && !o->quiet && j->verified) print_verify(stdout, &j->vr, j->m, j->n);
 }
 
