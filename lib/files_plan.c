@@ -431,6 +431,9 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
 ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, int64_t *row_begin, int64_t *row_end)
 {
     if (plan == NULL || row_begin == NULL || row_end == NULL) return OOC_ERR_NULL_ARG;
+    /* the plan ooc_gemm_files_plan() gives a job that multiplies nothing:
+     * no blocks (all zero but rows), so no block is one of it */
+    if (plan->blocks == 0 && plan->block_rows == 0 && plan->rows >= 0) return OOC_ERR_ROW_RANGE;
     ooc_plan_t p;
     memset(&p, 0, sizeof p);
     p.m = plan->rows;

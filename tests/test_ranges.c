@@ -627,6 +627,10 @@ static void test_mark_scale(void)
     CU_ASSERT_EQUAL_FATAL(ooc_gemm_files_plan(H, J.ta, J.tb, ZERO, in.a, in.b, BETA, in.c0, c, &po, &plan),
                           OOC_SUCCESS);
     CU_ASSERT_EQUAL(plan.blocks, 0);
+    /* a plan of no blocks: no block is one of it (a plan ooc_gemm_files_plan() makes) */
+    int64_t nb0 = -1, nb1 = -1;
+    CU_ASSERT_EQUAL(ooc_files_plan_rows(&plan, 0, &nb0, &nb1), OOC_ERR_ROW_RANGE);
+    CU_ASSERT_EQUAL(nb0, -1);
     char rj[512];
     snprintf(rj, sizeof rj, "%s.r0-of-2", tu_path("scl.npy"));
     ooc_files_opts_t ro = {.plan = &plan, .journal = rj}; /* rank 0 writes all of it */
