@@ -381,7 +381,6 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     OOC_RETURN_ERROR_IF(B == NULL, err, OOC_ERR_NULL_B, "ooc_gemm_files_finished: B is NULL");
     OOC_RETURN_ERROR_IF(c_spec->dtype < OOC_R32 || c_spec->dtype > OOC_C64, err, OOC_ERR_INVALID_DTYPE,
                         "ooc_gemm_files_finished: unknown dtype %d", (int)c_spec->dtype);
-    *finished = 0;
     ooc_file_spec_t cs = *c_spec;
     if (cs.format == OOC_FORMAT_AUTO) cs.format = OOC_FORMAT_NPY; /* as ooc_file_create resolves it */
     char jpath[4096], job[OOC_JOURNAL_JOB_MAX];
@@ -406,7 +405,7 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
         same_job = a && b && a - have.head.job == b - job &&
                    strncmp(have.head.job, job, (size_t)(a - have.head.job)) == 0;
     }
-    *finished = same_job;
+    *finished = same_job; /* (written on success alone, as every output) */
     ooc_journal_info_free(&have);
     return OOC_SUCCESS;
 }

@@ -437,6 +437,16 @@ static void test_resume_chunked(void)
     CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("nothing.npy"),
                                             &cs, NULL, &fin), OOC_SUCCESS);
     CU_ASSERT_EQUAL(fin, 0); /* no journal */
+    /* a failure writes no output: *finished is left as it was */
+    FILE *junk = fopen(tu_path("junk.journal"), "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(junk);
+    fputs("not a journal\n", junk);
+    fclose(junk);
+    ooc_files_opts_t jo = {.journal = tu_path("junk.journal")};
+    fin = 7;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("cut8_3.npy"),
+                                            &cs, &jo, &fin), OOC_ERR_JOURNAL);
+    CU_ASSERT_EQUAL(fin, 7);
     FILE *f = fopen(tu_path("cut8_3.npy"), "r+b");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fseek(f, 200, SEEK_SET);
