@@ -266,7 +266,8 @@ typedef struct {
  * of its own: never an operand, the output or its temporary file, the
  * latter two also by path before they exist (OOC_ERR_JOURNAL). Without
  * opts->resume the journal at its path is removed first; a file there that is
- * not a journal is refused, never removed. Every finished row block of C is
+ * not a journal is refused, never removed (an empty file is taken for a
+ * journal whose creation was cut short, and removed). Every finished row block of C is
  * flushed and recorded in the journal with a checksum tied to the job, so a
  * run killed part-way, failed or cancelled (ooc_cancel()) can be resumed
  * (opts->resume) with a byte-identical result: every block is computed the
@@ -351,7 +352,8 @@ OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t tran
  * left). Nothing there: OOC_SUCCESS. A journal that a running job holds is
  * left alone: OOC_ERR_BUSY (another job is writing that output: the fresh
  * start must stop, before it touches anything). A file that is not a
- * journal is never removed: OOC_ERR_JOURNAL.
+ * journal is never removed: OOC_ERR_JOURNAL (an empty regular file is a
+ * journal whose creation was cut short: removed).
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_BUSY,
  *         OOC_ERR_JOURNAL, OOC_ERR_IO
  */
@@ -378,7 +380,8 @@ OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
  * when recording fails, the caller does not commit, and a resume of the
  * uncommitted job finds every block done; killed between the two, a resume
  * only commits. A journal already at that path is replaced (a file there
- * that is not a journal is refused, never removed); when writing fails
+ * that is not a journal is refused, never removed; an empty file is
+ * replaced); when writing fails
  * part-way, what was written is removed, so no journal vouches for part of
  * the job. The journal does not say that the blocks were computed: the
  * caller vouches for it (every range succeeded).
