@@ -7,7 +7,8 @@
  * Random data, odd sizes that are multiples of no block, every layout and op
  * combination, alpha and beta (beta = 0 with C full of NaN), padded leading
  * dimensions, pinned and pageable memory, and budgets small enough to force
- * many blocks, several column panels and several row panels of B.
+ * many blocks, several column panels and several row panels of B. The typed
+ * wrappers (ooc_sgemm, _dgemm, _cgemm, _zgemm) each against cblas_?gemm.
  */
 #include "config.h"
 
@@ -577,6 +578,82 @@ static void test_overlap(void)
     free(Dsave);
 }
 
+/* The typed wrappers (ooc_sgemm, _dgemm, _cgemm, _zgemm) pass their own
+ * element type, layout, ops and scalars on: each on an op pair whose
+ * arguments would not fit swapped, odd sizes, padded leading dimensions and
+ * alpha, beta neither 0 nor 1, against OpenBLAS. Every buffer (the scalars
+ * too) holds 16 bytes per element, random throughout, so that a wrapper
+ * passing another element type reads and writes inside them and fails by
+ * its result, not by a crash. */
+static void test_typed_wrappers(void)
+{
+    static const struct {
+        ooc_dtype_t t;
+        ooc_layout_t layout;
+        ooc_op_t ta, tb;
+        int64_t m, n, k, pad;
+        double alpha[2], beta[2];
+    } W[4] = {
+        {OOC_R32, OOC_COL_MAJOR, OOC_OP_T, OOC_OP_N, 67, 45, 53, 3, {1.5, 0}, {-0.75, 0}},
+        {OOC_R64, OOC_ROW_MAJOR, OOC_OP_N, OOC_OP_T, 59, 71, 37, 5, {-0.5, 0}, {1.25, 0}},
+        {OOC_C32, OOC_ROW_MAJOR, OOC_OP_C, OOC_OP_T, 43, 61, 29, 2, {0.75, -0.5}, {0.25, 1.0}},
+        {OOC_C64, OOC_COL_MAJOR, OOC_OP_T, OOC_OP_C, 53, 39, 47, 4, {-1.25, 0.5}, {0.5, -0.25}},
+    };
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 32), OOC_SUCCESS); /* several blocks */
+    for (int i = 0; i < 4; i++) {
+        const ooc_dtype_t t = W[i].t;
+        const ooc_layout_t L = W[i].layout;
+        const int64_t m = W[i].m, n = W[i].n, k = W[i].k;
+        int col = L == OOC_COL_MAJOR;
+        int64_t lda = ((col == (W[i].ta == OOC_OP_N)) ? m : k) + W[i].pad;
+        int64_t ldb = ((col == (W[i].tb == OOC_OP_N)) ? k : n) + W[i].pad;
+        int64_t ldc = (col ? m : n) + W[i].pad;
+        size_t na = tu_stored(L, W[i].ta, m, k, lda), nb = tu_stored(L, W[i].tb, k, n, ldb);
+        size_t nc = tu_stored(L, OOC_OP_N, m, n, ldc), e = tu_elem(t);
+        void *A = malloc(na * 16), *B = malloc(nb * 16), *C = malloc(nc * 16), *C0 = malloc(nc * e);
+        CU_ASSERT_FATAL(A && B && C && C0);
+        /* 16 bytes an element: as many doubles as there are bytes / 8 */
+        tu_fill(OOC_R64, A, na * 2, &seed);
+        tu_fill(OOC_R64, B, nb * 2, &seed);
+        tu_fill(OOC_R64, C, nc * 2, &seed);
+        tu_fill(t, A, na, &seed);
+        tu_fill(t, B, nb, &seed);
+        tu_fill(t, C, nc, &seed);
+        memcpy(C0, C, nc * e);
+        double alpha[2], beta[2]; /* 16 bytes whatever the type */
+        memset(alpha, 0x3f, sizeof alpha);
+        memset(beta, 0x3f, sizeof beta);
+        scalar(t, W[i].alpha[0], W[i].alpha[1], alpha);
+        scalar(t, W[i].beta[0], W[i].beta[1], beta);
+        ooc_status_t st = OOC_ERR_INTERNAL;
+        switch (t) {
+        case OOC_R32:
+            st = ooc_sgemm(H, L, W[i].ta, W[i].tb, m, n, k, (float)W[i].alpha[0], A, lda, B, ldb,
+                           (float)W[i].beta[0], C, ldc);
+            break;
+        case OOC_R64:
+            st = ooc_dgemm(H, L, W[i].ta, W[i].tb, m, n, k, alpha[0], A, lda, B, ldb, beta[0], C, ldc);
+            break;
+        case OOC_C32: st = ooc_cgemm(H, L, W[i].ta, W[i].tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); break;
+        case OOC_C64: st = ooc_zgemm(H, L, W[i].ta, W[i].tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); break;
+        }
+        if (st != OOC_SUCCESS)
+            fprintf(stderr, "\n    wrapper for dtype %d: %s: %s\n", t, ooc_status_string(st), ooc_last_error(H));
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        double worst = 0;
+        int64_t bad = st == OOC_SUCCESS ? tu_check(t, L, W[i].ta, W[i].tb, m, n, k, alpha, A, lda, B, ldb, beta, C0,
+                                                   C, ldc, &worst)
+                                        : -1;
+        if (bad != 0)
+            fprintf(stderr, "\n    wrapper for dtype %d: %lld bad elements, worst %.3g x tolerance\n", t,
+                    (long long)bad, worst);
+        CU_ASSERT_EQUAL(bad, 0);
+        free(A), free(B), free(C), free(C0);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 0), OOC_SUCCESS);
+}
+
 /* resident memory of this process, bytes (0: unknown), once the allocator
  * has returned its free pages (freed blocks may lie inside its heap) */
 static uint64_t resident(void)
@@ -648,6 +725,7 @@ int main(void)
     CU_add_test(s, "all layouts and ops, single", test_ops_single);
     CU_add_test(s, "all layouts and ops, complex single", test_ops_complex_single);
     CU_add_test(s, "all layouts and ops, complex double", test_ops_complex_double);
+    CU_add_test(s, "typed wrappers: s, d, c, z", test_typed_wrappers);
     CU_add_test(s, "many row blocks with a remainder", test_many_blocks);
     CU_add_test(s, "column panels of B", test_column_panels);
     CU_add_test(s, "row panels of B, beta once", test_row_panels);
