@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +368,41 @@ static void test_measure(void)
     ooc_destroy(h);
 }
 
+/* The other two bandwidth probes: both directions at once, and the host's
+ * memory bandwidth as staging copies. On the host backend each gives a
+ * positive, finite rate; their argument errors are their own (the handle
+ * first, then the output, then bytes 0), with a message, the output left
+ * as it was. */
+static void test_measure_both_and_host(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST), OOC_SUCCESS);
+    for (int probe = 0; probe < 2; probe++) {
+        ooc_status_t (*measure)(ooc_handle_t *, size_t, double *) =
+            probe ? ooc_measure_host_bandwidth : ooc_measure_bandwidth_both;
+        const char *name = probe ? "ooc_measure_host_bandwidth" : "ooc_measure_bandwidth_both";
+        double bw = -1;
+        CU_ASSERT_EQUAL(measure(NULL, 1 << 20, &bw), OOC_ERR_INVALID_HANDLE);
+        CU_ASSERT_EQUAL(measure(NULL, 0, NULL), OOC_ERR_INVALID_HANDLE);
+        CU_ASSERT_EQUAL(measure(h, 1 << 20, NULL), OOC_ERR_NULL_ARG);
+        CU_ASSERT(strstr(ooc_last_error(h), name) != NULL);
+        CU_ASSERT_EQUAL(measure(h, 0, NULL), OOC_ERR_NULL_ARG);
+        CU_ASSERT_EQUAL(measure(h, 0, &bw), OOC_ERR_PARAM_RANGE);
+        CU_ASSERT(strstr(ooc_last_error(h), "bytes is 0") != NULL);
+        CU_ASSERT_EQUAL(bw, -1); /* outputs are written only on success */
+        /* an odd size: not a multiple of a page or of 8 */
+        ooc_status_t st = measure(h, (3 << 20) + 13, &bw);
+        if (st != OOC_SUCCESS) fprintf(stderr, "\n    %s: %s\n", name, ooc_last_error(h));
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        if (!(isfinite(bw) && bw > 1e6)) fprintf(stderr, "\n    %s: %g bytes/s\n", name, bw);
+        CU_ASSERT(isfinite(bw) && bw > 1e6);
+        CU_ASSERT_STRING_EQUAL(ooc_last_error(h), "");
+        CU_ASSERT_STRING_EQUAL(ooc_backend_name(h), "host");
+    }
+    ooc_destroy(h);
+}
+
 /* Every call replaces the last error: a failed ooc_get says why, a good one
  * clears what an earlier failure left (it used to leave it stale). */
 static void test_last_error(void)
@@ -419,6 +455,7 @@ int main(void)
     CU_add_test(s, "run-time failures", test_runtime_failures);
     CU_add_test(s, "ooc_cancel: every multiply's return consumes it", test_cancel_consumed);
     CU_add_test(s, "measurements behind the floor", test_measure);
+    CU_add_test(s, "bandwidth both ways at once, host memory bandwidth", test_measure_both_and_host);
     CU_add_test(s, "the last error is always the last call's", test_last_error);
     int rc = tu_run();
     ooc_destroy(H);
