@@ -2,8 +2,9 @@
 /*
  * test_api.c: the public API's contract, without a GPU: handles, options and
  * their bounds, version, status strings, every bad argument of ooc_gemm
- * returning its own status with a message and writing nothing, and an
- * ooc_cancel request consumed by every multiply's return.
+ * returning its own status with a message and writing nothing, an
+ * ooc_cancel request consumed by every multiply's return, the bandwidth
+ * probes, and the stats after a failed multiply (zeros).
  */
 #include "config.h"
 
@@ -403,6 +404,78 @@ static void test_measure_both_and_host(void)
     ooc_destroy(h);
 }
 
+/* 1 when every figure of s is 0 (ooc_get_stats after a failed multiply) */
+static int stats_zero(const ooc_stats_t *s)
+{
+    int z = s->block_rows == 0 && s->panel_cols == 0 && s->panel_depth == 0 && s->blocks == 0 && s->panels == 0 &&
+            s->ring_depth == 0 && s->streams == 0 && s->staged_a == 0 && s->staged_c == 0 && s->a_resident == 0 &&
+            s->device_bytes == 0 && s->host_bytes == 0 && s->bytes_h2d == 0 && s->bytes_d2h == 0 &&
+            s->seconds == 0 && s->traced == 0 && s->trace_status == 0 && s->trace_error[0] == '\0' &&
+            s->blocks_resumed == 0 && s->ndevices == 0 && s->b_shared == 0 && s->bytes_peer == 0 &&
+            s->b_how[0] == '\0' && s->bytes_staged == 0 && s->least_traffic_bytes == 0 && s->a_pieces == 0 &&
+            s->c_chunks == 0 && s->blocks_mixed == 0 && s->mixed_by[0] == '\0';
+    for (int d = 0; d < OOC_MAX_DEVICES; d++)
+        z = z && s->device[d].blocks == 0 && s->device[d].bytes_h2d == 0 && s->device[d].bytes_d2h == 0 &&
+            s->device[d].seconds == 0;
+    return z;
+}
+
+/* ooc_get_stats after a failed multiply: all zeros (the header's promise),
+ * never the figures of the success before it on the same handle, whatever
+ * failed: an argument error, a run-time failure, a cancelled multiply, a
+ * file multiply's argument error. */
+static void test_stats_after_failure(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BLOCK_ROWS, 4), OOC_SUCCESS); /* several blocks */
+    uint64_t seed = 31;
+    tu_fill(OOC_R64, A, M * K, &seed);
+    tu_fill(OOC_R64, B, K * N, &seed);
+    double one = 1, zero = 0;
+    const ooc_layout_t CM = OOC_COL_MAJOR;
+    const ooc_op_t ON = OOC_OP_N;
+    for (int f = 0; f < 4; f++) {
+        ooc_stats_t s;
+        memset(&s, 0, sizeof s);
+        CU_ASSERT_EQUAL(ooc_dgemm(h, CM, ON, ON, M, N, K, 1.5, A, M, B, K, 0.0, C, M), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_get_stats(h, &s), OOC_SUCCESS);
+        CU_ASSERT(s.blocks >= 2 && s.bytes_h2d > 0 && s.ndevices >= 1 && s.seconds > 0);
+        ooc_status_t want, st;
+        switch (f) {
+        case 0: /* an argument error */
+            want = OOC_ERR_INVALID_LDA;
+            st = ooc_dgemm(h, CM, ON, ON, M, N, K, 1.5, A, M - 1, B, K, 0.0, C, M);
+            break;
+        case 1: /* a run-time failure */
+            want = OOC_ERR_BUDGET_TOO_SMALL;
+            CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 64), OOC_SUCCESS);
+            st = ooc_dgemm(h, CM, ON, ON, M, N, K, 1.5, A, M, B, K, 0.0, C, M);
+            CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 0), OOC_SUCCESS);
+            break;
+        case 2: /* cancelled before it started */
+            want = OOC_ERR_CANCELLED;
+            CU_ASSERT_EQUAL(ooc_cancel(h), OOC_SUCCESS);
+            st = ooc_dgemm(h, CM, ON, ON, M, N, K, 1.5, A, M, B, K, 0.0, C, M);
+            break;
+        default: /* a file multiply's argument error */
+            want = OOC_ERR_NULL_A;
+            st = ooc_gemm_files(h, ON, ON, &one, NULL, NULL, &zero, NULL, NULL, NULL);
+            break;
+        }
+        if (st != want) fprintf(stderr, "\n    failure %d: got %s\n", f, ooc_status_string(st));
+        CU_ASSERT_EQUAL(st, want);
+        memset(&s, 0xff, sizeof s);
+        CU_ASSERT_EQUAL(ooc_get_stats(h, &s), OOC_SUCCESS);
+        if (!stats_zero(&s))
+            fprintf(stderr, "\n    failure %d: stats not zero (blocks %lld, bytes_h2d %llu)\n", f, (long long)s.blocks,
+                    (unsigned long long)s.bytes_h2d);
+        CU_ASSERT(stats_zero(&s));
+    }
+    ooc_destroy(h);
+}
+
 /* Every call replaces the last error: a failed ooc_get says why, a good one
  * clears what an earlier failure left (it used to leave it stale). */
 static void test_last_error(void)
@@ -457,6 +530,7 @@ int main(void)
     CU_add_test(s, "measurements behind the floor", test_measure);
     CU_add_test(s, "bandwidth both ways at once, host memory bandwidth", test_measure_both_and_host);
     CU_add_test(s, "the last error is always the last call's", test_last_error);
+    CU_add_test(s, "stats after a failed multiply are zeros, not the last success's", test_stats_after_failure);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;
