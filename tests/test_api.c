@@ -4,7 +4,8 @@
  * their bounds, version, status strings, every bad argument of ooc_gemm
  * returning its own status with a message and writing nothing, an
  * ooc_cancel request consumed by every multiply's return, the bandwidth
- * probes, and the stats after a failed multiply (zeros).
+ * probes, the stats after a failed multiply (zeros) and a trace that cannot
+ * be written (reported in the stats, the multiply a success).
  */
 #include "config.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -476,6 +478,56 @@ static void test_stats_after_failure(void)
     ooc_destroy(h);
 }
 
+/* A trace that cannot be written fails no multiply: ooc_set_trace to a
+ * path in a directory that does not exist; the multiply succeeds with the
+ * right C, ooc_last_error() is "" and ooc_last_error_path() NULL right
+ * after it (a success), and the stats say the trace was taken but not
+ * written: trace_status OOC_ERR_IO, trace_error naming the path. */
+static void test_trace_unwritable(void)
+{
+    ooc_handle_t *h;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_BACKEND_HOST), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BLOCK_ROWS, 4), OOC_SUCCESS);
+    const char *path = "/nonexistent-ooc-test-dir/sub/trace.json";
+    CU_ASSERT_EQUAL(ooc_set_trace(h, path), OOC_SUCCESS);
+    uint64_t seed = 41;
+    tu_fill(OOC_R64, A, M * K, &seed);
+    tu_fill(OOC_R64, B, K * N, &seed);
+    tu_fill(OOC_R64, Csave, M * N, &seed);
+    memcpy(C, Csave, sizeof C);
+    /* an earlier failure that named a file: the multiply must replace it */
+    ooc_file_t *f = NULL;
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+    CU_ASSERT_EQUAL(ooc_file_open(h, "/nonexistent/x.npy", &any, &f), OOC_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(ooc_last_error_path(h));
+    /* row-major, op(A) = A^T: A is K x M (lda M), B is K x N (ldb N) */
+    const double alpha = 0.75, beta = -0.5;
+    ooc_status_t st = ooc_dgemm(h, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, M, N, K, alpha, A, M, B, N, beta, C, N);
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(h), "");
+    CU_ASSERT_PTR_NULL(ooc_last_error_path(h));
+    double worst;
+    CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, M, N, K, &alpha, A, M, B, N, &beta, Csave, C,
+                             N, &worst), 0);
+    ooc_stats_t s;
+    memset(&s, 0, sizeof s);
+    CU_ASSERT_EQUAL(ooc_get_stats(h, &s), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(s.traced, 1);
+    CU_ASSERT(s.blocks >= 2);
+    CU_ASSERT_EQUAL(s.trace_status, OOC_ERR_IO);
+    if (strstr(s.trace_error, path) == NULL) fprintf(stderr, "\n    trace_error: '%s'\n", s.trace_error);
+    CU_ASSERT(strstr(s.trace_error, path) != NULL);
+    CU_ASSERT(access("/nonexistent-ooc-test-dir", F_OK) != 0); /* nothing made on the way */
+    /* not tracing any more: nothing to report */
+    CU_ASSERT_EQUAL(ooc_set_trace(h, NULL), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, M, N, K, alpha, A, M, B, N, beta, C, N),
+                    OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_get_stats(h, &s), OOC_SUCCESS);
+    CU_ASSERT(s.traced == 0 && s.trace_status == OOC_SUCCESS && s.trace_error[0] == '\0');
+    ooc_destroy(h);
+}
+
 /* Every call replaces the last error: a failed ooc_get says why, a good one
  * clears what an earlier failure left (it used to leave it stale). */
 static void test_last_error(void)
@@ -531,6 +583,7 @@ int main(void)
     CU_add_test(s, "bandwidth both ways at once, host memory bandwidth", test_measure_both_and_host);
     CU_add_test(s, "the last error is always the last call's", test_last_error);
     CU_add_test(s, "stats after a failed multiply are zeros, not the last success's", test_stats_after_failure);
+    CU_add_test(s, "a trace that cannot be written fails no multiply", test_trace_unwritable);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;
