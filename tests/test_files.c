@@ -13,16 +13,20 @@
  * it exists) or its temporary file is refused and the input kept, a FIFO is
  * refused without waiting, and a finished job is recognised. A resume
  * computes as the run it resumes (the journal records ooc_compute_id()).
+ * ooc_journal_forget removes only a journal nobody holds (or an empty file),
+ * never another file or a symbolic link.
  */
 #include "config.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -688,6 +692,160 @@ static void test_output_safety(void)
     ooc_destroy(h2);
 }
 
+/* ---- ooc_journal_forget ---- */
+
+/* A file multiply in a thread of its own, held in its progress callback
+ * after its first block until the test lets it go: its journal is open and
+ * locked meanwhile. (The callback must return quickly; holding it here is
+ * how the test makes "a running job" last as long as it needs.) */
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold_state; /* 0 running, 1 held in the callback, 2 let go */
+
+typedef struct {
+    ooc_handle_t *h;
+    ooc_file_t *a, *b, *c;
+    const char *journal;
+    ooc_status_t st;
+} held_job_t;
+
+/* wait (30 s at most) until hold_state reaches `want`; hold_mu held */
+static void hold_wait(int want)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    while (hold_state < want)
+        if (pthread_cond_timedwait(&hold_cv, &hold_mu, &until) != 0) break;
+}
+
+static void hold_first(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)user, (void)done, (void)total, (void)rd, (void)wr;
+    pthread_mutex_lock(&hold_mu);
+    if (hold_state == 0) {
+        hold_state = 1;
+        pthread_cond_broadcast(&hold_cv);
+        hold_wait(2);
+    }
+    pthread_mutex_unlock(&hold_mu);
+}
+
+static void *held_job(void *arg)
+{
+    held_job_t *j = arg;
+    double al = 0.75, be = 0;
+    ooc_files_opts_t o = {.journal = j->journal, .progress = hold_first};
+    j->st = ooc_gemm_files(j->h, OOC_OP_N, OOC_OP_N, &al, j->a, j->b, &be, NULL, j->c, &o);
+    pthread_mutex_lock(&hold_mu); /* a job that never called back lets the test go on */
+    if (hold_state == 0) hold_state = 1;
+    pthread_cond_broadcast(&hold_cv);
+    pthread_mutex_unlock(&hold_mu);
+    return NULL;
+}
+
+static void spit_text(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* ooc_journal_forget (include/ooc_gemm_files.h): nothing there is fine; a
+ * journal a running job holds is busy and kept; a file that is not a
+ * journal, and a symbolic link (to a journal or not), are refused and kept
+ * with their targets; an empty file (a journal whose creation was cut
+ * short) and a finished job's journal are removed. */
+static void test_journal_forget(void)
+{
+    CU_ASSERT_EQUAL(ooc_journal_forget(NULL, tu_path("fg.journal")), OOC_ERR_INVALID_HANDLE);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, NULL), OOC_ERR_NULL_ARG);
+    /* (tu_path's buffers rotate: the paths kept are copied) */
+    char none[256], text[256], empty[256], jp[256], ljournal[256], ltext[256];
+    snprintf(none, sizeof none, "%s", tu_path("fg-none.journal"));
+    snprintf(text, sizeof text, "%s", tu_path("fg-notes.txt"));
+    snprintf(empty, sizeof empty, "%s", tu_path("fg-empty.journal"));
+    snprintf(jp, sizeof jp, "%s", tu_path("fg.journal"));
+    snprintf(ljournal, sizeof ljournal, "%s", tu_path("fg-link.journal"));
+    snprintf(ltext, sizeof ltext, "%s", tu_path("fg-link2.journal"));
+    /* nothing there */
+    unlink(none);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, none), OOC_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(H), "");
+    /* not a journal: refused, kept as it was */
+    spit_text(text, "ooc notes, not a journal\n");
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, text), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(ooc_last_error_path(H));
+    if (ooc_last_error_path(H)) CU_ASSERT_STRING_EQUAL(ooc_last_error_path(H), text);
+    CU_ASSERT_TRUE(same_content(text, "ooc notes, not a journal\n"));
+    /* empty: a journal whose creation was cut short, removed */
+    spit_text(empty, "");
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, empty), OOC_SUCCESS);
+    CU_ASSERT_FALSE(exists(empty));
+
+    /* a journal a running job holds: busy, kept */
+    const int64_t m = 301, n = 45, k = 67;
+    free(make_file("fga", OOC_FORMAT_NPY, OOC_R64, RM, m, k));
+    free(make_file("fgb", OOC_FORMAT_NPY, OOC_R64, RM, k, n));
+    held_job_t j = {NULL, NULL, NULL, NULL, jp, OOC_ERR_INTERNAL};
+    unlink(jp);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&j.h), OOC_SUCCESS);
+    ooc_set(j.h, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+    ooc_set(j.h, OOC_PARAM_DEVICE_MEM, 96 << 10); /* several blocks */
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM}, cs = {OOC_FORMAT_NPY, m, n, OOC_R64, RM};
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(j.h, tu_path("fga"), &any, &j.a), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(j.h, tu_path("fgb"), &any, &j.b), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(j.h, tu_path("fg.npy"), &cs, 0, &j.c), OOC_SUCCESS);
+    hold_state = 0;
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, held_job, &j), 0);
+    pthread_mutex_lock(&hold_mu);
+    hold_wait(1);
+    int held = hold_state == 1;
+    pthread_mutex_unlock(&hold_mu);
+    CU_ASSERT_TRUE(held);
+    struct stat before, after;
+    CU_ASSERT_EQUAL(stat(jp, &before), 0);
+    ooc_status_t st = ooc_journal_forget(H, jp);
+    if (st != OOC_ERR_BUSY) fprintf(stderr, "\n    forget a held journal: %s: %s\n", ooc_status_string(st), ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_ERR_BUSY);
+    CU_ASSERT(ooc_last_error_path(H) != NULL && strcmp(ooc_last_error_path(H), jp) == 0);
+    CU_ASSERT(stat(jp, &after) == 0 && after.st_ino == before.st_ino);
+    pthread_mutex_lock(&hold_mu);
+    hold_state = 2;
+    pthread_cond_broadcast(&hold_cv);
+    pthread_mutex_unlock(&hold_mu);
+    pthread_join(th, NULL);
+    if (j.st != OOC_SUCCESS) fprintf(stderr, "\n    held job: %s: %s\n", ooc_status_string(j.st), ooc_last_error(j.h));
+    CU_ASSERT_EQUAL(j.st, OOC_SUCCESS); /* the forget took nothing from it */
+    CU_ASSERT(stat(jp, &after) == 0 && after.st_ino == before.st_ino && after.st_size > 0);
+    ooc_file_close(j.c, 1);
+    ooc_file_close(j.a, 0);
+    ooc_file_close(j.b, 0);
+    ooc_destroy(j.h);
+
+    /* symbolic links: never followed, neither they nor their targets removed */
+    unlink(ljournal);
+    unlink(ltext);
+    CU_ASSERT_EQUAL_FATAL(symlink(jp, ljournal), 0);
+    CU_ASSERT_EQUAL_FATAL(symlink(text, ltext), 0);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, ljournal), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(ooc_last_error(H), "symbolic link") != NULL);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, ltext), OOC_ERR_JOURNAL);
+    struct stat sb;
+    CU_ASSERT(lstat(ljournal, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CU_ASSERT(lstat(ltext, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CU_ASSERT(stat(jp, &sb) == 0 && sb.st_ino == before.st_ino && sb.st_size == after.st_size);
+    CU_ASSERT_TRUE(same_content(text, "ooc notes, not a journal\n"));
+    /* the finished job's journal, no longer held: removed; then nothing there */
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, jp), OOC_SUCCESS);
+    CU_ASSERT_FALSE(exists(jp));
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, jp), OOC_SUCCESS);
+    unlink(ljournal);
+    unlink(ltext);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -707,6 +865,7 @@ int main(void)
     /* fork() after CUDA is initialised is not allowed: the host build tests the kill */
     CU_add_test(s, "the output is this job's alone", test_output_safety);
     CU_add_test(s, "a resume computes as the run it resumes", test_resume_computed_by);
+    CU_add_test(s, "ooc_journal_forget: only a journal nobody holds", test_journal_forget);
     if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) {
         CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
         CU_add_test(s, "resume after SIGKILL, op(B) in chunks", test_resume_chunked);
