@@ -49,6 +49,9 @@ static int is_one(ooc_dtype_t t, const void *x)
 
 void ooc_scale_elems(ooc_dtype_t t, void *x, size_t count, const void *beta)
 {
+    /* BLAS: beta == 1 leaves C as it is. Computed, (1, 0) * (Inf, y) would be
+     * (Inf, NaN) and (1, 0) * (-0, -1) would be (+0, -1) */
+    if (is_one(t, beta)) return;
     if (ooc_is_zero(t, beta)) { /* BLAS: beta == 0 never reads C (NaN there does not propagate) */
         memset(x, 0, count * ooc_dtype_size(t));
         return;

@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -846,6 +847,63 @@ static void test_journal_forget(void)
     unlink(ltext);
 }
 
+/* alpha == 0 (or k == 0) with beta == 1: C is C0 to the bit, as BLAS leaves C
+ * untouched. Complex C0 holding Inf, NaN and -0 caught C = (1, 0) * C0
+ * computed in full: (Inf, 1) became (Inf, NaN), (-0, -1) became (+0, -1). */
+static void test_beta_one_keeps_c0(void)
+{
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = (ooc_dtype_t)(OOC_R32 + ti);
+        int single = t == OOC_R32 || t == OOC_C32;
+        size_t e = tu_elem(t);
+        const int64_t m = 3, n = 4;
+        for (int kz = 0; kz < 2; kz++) {
+            int64_t k = kz ? 0 : 5;
+            size_t cnt = (size_t)(m * n), nr = cnt * e / (single ? 4 : 8);
+            /* C0's reals (every component): Inf, -Inf, NaN, -0 and numbers */
+            double vals[] = {INFINITY, 1.0, -0.0, -1.0, NAN, 2.0, -INFINITY, -0.0, 0.5, -0.0};
+            void *C0 = malloc(cnt * e), *C = malloc(cnt * e);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(C0);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(C);
+            for (size_t i = 0; i < nr; i++) {
+                double v = vals[i % (sizeof vals / sizeof vals[0])];
+                if (single) ((float *)C0)[i] = (float)v;
+                else ((double *)C0)[i] = v;
+            }
+            ooc_file_spec_t cs = {OOC_FORMAT_NPY, m, n, t, OOC_ROW_MAJOR};
+            ooc_file_t *w = NULL;
+            CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("b1c0.npy"), &cs, 0, &w), OOC_SUCCESS);
+            CU_ASSERT_EQUAL_FATAL(ooc_file_write(H, w, 0, C0, cnt), OOC_SUCCESS);
+            CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, w), OOC_SUCCESS);
+            ooc_file_close(w, 0);
+            free(make_file("b1a.npy", OOC_FORMAT_NPY, t, OOC_ROW_MAJOR, m, k));
+            free(make_file("b1b.npy", OOC_FORMAT_NPY, t, OOC_ROW_MAJOR, k, n));
+            ooc_file_t *fa = open_file("b1a.npy", OOC_FORMAT_NPY, t, OOC_ROW_MAJOR, m, k);
+            ooc_file_t *fb = open_file("b1b.npy", OOC_FORMAT_NPY, t, OOC_ROW_MAJOR, k, n);
+            ooc_file_t *fc0 = open_file("b1c0.npy", OOC_FORMAT_NPY, t, OOC_ROW_MAJOR, m, n);
+            ooc_file_t *fc = NULL;
+            unlink(tu_path("b1c.npy"));
+            unlink(tu_path("b1c.npy.ooc-journal"));
+            CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("b1c.npy"), &cs, 0, &fc), OOC_SUCCESS);
+            double al[2] = {kz ? 0.5 : 0.0, 0.0}, be[2] = {1.0, 0.0};
+            float alf[2] = {(float)al[0], 0.0f}, bef[2] = {1.0f, 0.0f};
+            ooc_status_t st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, single ? (void *)alf : (void *)al, fa, fb,
+                                             single ? (void *)bef : (void *)be, fc0, fc, NULL);
+            CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+            CU_ASSERT_EQUAL(ooc_file_read(H, fc, 0, C, cnt), OOC_SUCCESS);
+            if (memcmp(C, C0, cnt * e) != 0)
+                fprintf(stderr, "\n    dtype %d, k %lld: C is not C0 bit for bit\n", (int)t, (long long)k);
+            CU_ASSERT(memcmp(C, C0, cnt * e) == 0);
+            ooc_file_close(fc, 1);
+            ooc_file_close(fa, 0);
+            ooc_file_close(fb, 0);
+            ooc_file_close(fc0, 0);
+            free(C0);
+            free(C);
+        }
+    }
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -859,6 +917,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("files", NULL, NULL);
     CU_add_test(s, "element types, orders, transposes, beta", test_orders_types);
     CU_add_test(s, "conjugate transposes", test_conjugate);
+    CU_add_test(s, "alpha 0 or k 0, beta 1: C is C0 bit for bit", test_beta_one_keeps_c0);
     CU_add_test(s, "operands larger than the budgets", test_small_budgets);
     CU_add_test(s, "wide: op(A) resident", test_wide_files);
     CU_add_test(s, "errors leave no output", test_errors);
