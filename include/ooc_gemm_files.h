@@ -453,8 +453,9 @@ typedef struct {
  * says how) lets a correct C fail with probability below 1e-13 per row and
  * vector. A failed check is OOC_SUCCESS with res->passed == 0. NaN and
  * infinities in the inputs are allowed: C must then hold NaN where the
- * reference does and the same infinities (Freivalds: non-finite values exactly
- * where the reference has them); the rest of C is still checked, except, by
+ * reference does and the same infinities (complex types, and Freivalds'
+ * check: non-finite values exactly where the reference has them, whichever
+ * parts: that depends on a BLAS's complex arithmetic); the rest of C is still checked, except, by
  * Freivalds' check, the rows where C0 holds one (res->rows_unverified). More
  * rows of C than Freivalds' arrays fit in half the budget are checked in
  * ranges, each reading op(B) again. The check stops with OOC_ERR_CANCELLED

@@ -548,6 +548,71 @@ static void test_nonfinite_inputs(void)
     }
 }
 
+/* ---- complex C0 holding Inf beside a finite part, NaN and -0 ----
+ * C = C0 (alpha 0, beta 1: BLAS leaves C0 as it is) failed: the reference
+ * took (1, 0) (Inf, 1) = (Inf, NaN). And C = A B + C0 as the library
+ * computes it failed where its finite part differed from the reference's in
+ * the last bits ((Inf, y) against (Inf, y')): which parts of a complex
+ * element are NaN or infinite depends on the BLAS's complex arithmetic, so
+ * complex elements are compared by where they are non-finite, as
+ * Freivalds' check does. A finite element where the reference is not, or
+ * the reverse, still fails. */
+static void test_complex_inf_in_c0(void)
+{
+    enum { M = 24, N = 18, K = 11 };
+    for (int ti = 2; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        uint64_t seed = 91 + (uint64_t)ti;
+        mat_t a = mat_new(t, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(t, OOC_ROW_MAJOR, K, N, &seed);
+        mat_t c0 = mat_new(t, OOC_ROW_MAJOR, M, N, &seed);
+        set(&c0, 2, 3, INFINITY, 1);
+        set(&c0, 4, 5, 1, -INFINITY);
+        set(&c0, 6, 7, NAN, 2);
+        set(&c0, 8, 9, -0.0L, -1);
+        ooc_file_t *fa = put(&a), *fb = put(&b), *f0 = put(&c0);
+        scal_t zero = scal(t, 0, 0), one = scal(t, 1, 0);
+        for (int alpha = 0; alpha < 2; alpha++) {
+            /* C as the library computes it */
+            char path[128];
+            snprintf(path, sizeof path, "%s/ci%d_%d.npy", Dir, ti, alpha);
+            ooc_file_spec_t spec = {OOC_FORMAT_NPY, M, N, t, OOC_ROW_MAJOR};
+            ooc_file_t *w = NULL;
+            CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path, &spec, 0, &w), OOC_SUCCESS);
+            ooc_files_opts_t o = {.journal = NULL};
+            CU_ASSERT_EQUAL_FATAL(ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, alpha ? &one : &zero, fa, fb, &one, f0, w, &o),
+                                  OOC_SUCCESS);
+            CU_ASSERT_EQUAL_FATAL(ooc_file_commit(H, w), OOC_SUCCESS);
+            ooc_file_close(w, 0);
+            ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R32, OOC_ROW_MAJOR};
+            ooc_file_t *fc = NULL;
+            CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, path, &any, &fc), OOC_SUCCESS);
+            for (int v = 0; v < 2; v++) { /* exact, then Freivalds with sampled rows */
+                CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, v ? 4 << 10 : 0), OOC_SUCCESS);
+                ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, alpha ? &one : &zero, fa, fb, &one, f0, fc, 2, 5);
+                if (!r.passed)
+                    fprintf(stderr, "\n    dtype %d alpha %d: exact %d error %g\n", (int)t, alpha, r.exact,
+                            r.max_rel_err);
+                CU_ASSERT_EQUAL(r.exact, !v);
+                CU_ASSERT_EQUAL(r.passed, 1);
+            }
+            CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+            ooc_file_close(fc, 0);
+            /* wrong: finite where the reference is not, and the reverse */
+            for (int bad = 0; bad < 2; bad++) {
+                mat_t d = alpha ? product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 1, 0, &c0, OOC_ROW_MAJOR) : mat_copy(&c0);
+                if (bad == 0) set(&d, 2, 3, 1, 1);
+                else set(&d, 0, 0, 1, INFINITY);
+                ooc_file_t *fd = put(&d);
+                ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, alpha ? &one : &zero, fa, fb, &one, f0, fd, 2, M);
+                CU_ASSERT_EQUAL(r.passed, 0);
+                ooc_file_close(fd, 0);
+                free(d.x);
+            }
+        }
+        release(fa, fb, f0, &a, &b, &c0);
+    }
+}
+
 /* ---- C as ooc_gemm_files leaves it: created, written, not yet committed ---- */
 
 static void test_uncommitted(void)
@@ -1031,6 +1096,7 @@ int main(void)
     CU_add_test(s, "sampled rows", test_sample_rows);
     CU_add_test(s, "NaN, alpha = 0, beta = 0", test_special_values);
     CU_add_test(s, "NaN and Inf in the inputs", test_nonfinite_inputs);
+    CU_add_test(s, "complex C0 with Inf beside a finite part, NaN, -0", test_complex_inf_in_c0);
     CU_add_test(s, "C created and not yet committed", test_uncommitted);
     CU_add_test(s, "bad arguments and read errors", test_errors);
     CU_add_test(s, "float32: one element 0.1 off, n large", test_tight_threshold);
