@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_resume.c: resuming ooc_gemm_files, through one backend chosen at
+ * build time (OOC_TEST_BACKEND; the CUDA build exits 77 without a GPU), and
+ * its journal (test_files.c: the multiply itself and the output's safety).
+ * A run killed (SIGKILL) part-way then resumed gives a byte-identical
+ * result (also with op(B) uploaded in chunks, where block 0 is multiplied
+ * chunk by chunk), a changed input refuses the resume, a custom journal
+ * left beside a fresh output is not resumed from, and a finished job is
+ * recognised. A resume computes as the run it resumes (the journal records
+ * ooc_compute_id()). ooc_journal_forget removes only a journal nobody holds
+ * (or an empty file), never another file or a symbolic link.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "filesutil.h"
+#include "testutil.h"
+
+static const ooc_layout_t RM = OOC_ROW_MAJOR;
+
+/* ---- resume after SIGKILL ---- */
+
+enum { RM_ = 1201, RN = 97, RK = 83 };
+
+static char last_msg[512];
+static int64_t first_done; /* first block count the progress callback saw */
+
+static void note_first(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)user, (void)total, (void)rd, (void)wr;
+    if (first_done == 0) first_done = done;
+}
+
+/* "done" lines in a journal */
+static int64_t journal_done(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int64_t n = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "done ", 5) == 0) n++;
+    if (f) fclose(f);
+    return n;
+}
+
+static const char *kill_journal;
+static const char *custom_journal; /* resume_run's journal path: NULL, the default */
+static int64_t resume_chunks; /* OOC_PARAM_B_CHUNKS of every run (0: automatic) */
+
+/* SIGKILL ourselves once `kill_at` blocks are written and at least 3 are
+ * recorded in the journal (its flusher lags the writer). */
+static void kill_after(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)total, (void)rd, (void)wr;
+    if (done < *(int64_t *)user) return;
+    for (int i = 0; i < 1000 && journal_done(kill_journal) < 3; i++) usleep(10000);
+    raise(SIGKILL);
+}
+
+/* Multiply a x b into name; with kill_at > 0, in a child process that
+ * SIGKILLs itself after kill_at blocks. Returns the status (or -1 if the
+ * child was killed as planned). */
+static int resume_run(const char *name, int64_t kill_at, int resume)
+{
+    double one = 1, zero = 0;
+    if (kill_at > 0) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            ooc_handle_t *h2;
+            if (ooc_create(&h2) != OOC_SUCCESS) _exit(2);
+            ooc_set(h2, OOC_PARAM_BACKEND, OOC_BACKEND_HOST);
+            ooc_set(h2, OOC_PARAM_DEVICE_MEM, 96 << 10);
+            ooc_set(h2, OOC_PARAM_B_CHUNKS, resume_chunks);
+            ooc_file_t *a, *b, *c;
+            ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM}, auto_spec = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
+            if (ooc_file_open(h2, tu_path("ra"), &auto_spec, &a) || ooc_file_open(h2, tu_path("rb"), &auto_spec, &b) ||
+                ooc_file_create(h2, tu_path(name), &cs, 0, &c))
+                _exit(3);
+            char jp[300];
+            snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path(name));
+            kill_journal = custom_journal ? custom_journal : jp;
+            ooc_files_opts_t o = {.journal = custom_journal, .resume = 0, .progress = kill_after,
+                                  .progress_user = &kill_at};
+            ooc_gemm_files(h2, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+            _exit(4); /* not reached: killed */
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? -1 : 100 + WEXITSTATUS(status);
+    }
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    ooc_status_t st = ooc_file_create(H, tu_path(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    if (st == OOC_SUCCESS) {
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
+        ooc_set(H, OOC_PARAM_B_CHUNKS, resume_chunks);
+        ooc_files_opts_t o = {.journal = custom_journal, .resume = resume, .progress = note_first,
+                              .progress_user = NULL};
+        first_done = 0;
+        st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+        snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
+        ooc_set(H, OOC_PARAM_B_CHUNKS, 0);
+        if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
+        else fprintf(stderr, "\n    %s\n", ooc_last_error(H));
+    }
+    ooc_file_close(c, 0);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    return st;
+}
+
+static void test_resume_after_kill(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(first_done, 1);
+
+    /* killed after 5 blocks: no target, a temporary file and a journal */
+    int killed = resume_run("cut.npy", 5, 0);
+    if (killed != -1) fprintf(stderr, "\n    child: %d\n", killed);
+    CU_ASSERT_EQUAL_FATAL(killed, -1);
+    CU_ASSERT_FALSE(exists(tu_path("cut.npy")));
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy.ooc-tmp")));
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy.ooc-journal")));
+    /* poison what the journal does not vouch for (the last rows): the resume must rewrite it */
+    FILE *t = fopen(tu_path("cut.npy.ooc-tmp"), "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(fseek(t, -8 * RN * 3, SEEK_END), 0);
+    for (int i = 0; i < 8 * RN * 3; i++) fputc(0x7f, t);
+    fclose(t);
+    CU_ASSERT_FALSE(tu_same_file(tu_path("whole.npy"), tu_path("cut.npy.ooc-tmp")));
+    int64_t recorded = journal_done(tu_path("cut.npy.ooc-journal"));
+    CU_ASSERT(recorded >= 3);
+    CU_ASSERT_EQUAL(resume_run("cut.npy", 0, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(first_done, recorded + 1); /* resumed after the recorded blocks, not from scratch */
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy")));
+    CU_ASSERT_TRUE(exists(tu_path("cut.npy.ooc-journal"))); /* marked complete: a resume finds the job done */
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("cut.npy")));
+
+    /* killed again, then an input changes: the journal refuses to resume */
+    CU_ASSERT_EQUAL_FATAL(resume_run("cut2.npy", 3, 0), -1);
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 1), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(last_msg, "another job") != NULL);
+    CU_ASSERT_FALSE(exists(tu_path("cut2.npy")));
+    /* without --resume it starts over and succeeds */
+    CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
+}
+
+/* A journal at a path of the caller's names the temporary file it was
+ * written for: a crash between a fresh ooc_file_create (which cannot remove
+ * that journal) and the multiply (which does) leaves it beside a new,
+ * empty temporary file. A resume then starts over instead of skipping the
+ * blocks the journal recorded: before, the file was emptied in place (the
+ * same inode) and the resume kept blocks that were no longer there. */
+static void test_custom_journal_fresh_create(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    custom_journal = tu_path("cw.journal");
+    unlink(custom_journal);
+    CU_ASSERT_EQUAL_FATAL(resume_run("cw.npy", 5, 0), -1); /* killed: its journal and temporary file stay */
+    CU_ASSERT(journal_done(custom_journal) >= 3);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("cw.npy"), &cs, 0, &c), OOC_SUCCESS); /* afresh */
+    ooc_file_close(c, 0);                                                                 /* then a crash */
+    CU_ASSERT_TRUE(exists(tu_path("cw.npy.ooc-tmp")));
+    CU_ASSERT(journal_done(custom_journal) >= 3);
+    CU_ASSERT_EQUAL(resume_run("cw.npy", 0, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(first_done, 1); /* from the first block */
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("cw.npy")));
+    custom_journal = NULL;
+}
+
+/* op(B) in 8 chunks, so block 0 is multiplied chunk by chunk (a different
+ * summation order): a resumed run must still compute every block as the
+ * uninterrupted run did. Before, the first block of every run was split,
+ * and the block after the resume point differed in its last bits. */
+static void test_resume_chunked(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    resume_chunks = 8;
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole8.npy", 0, 0), OOC_SUCCESS);
+    for (int64_t at = 3; at <= 9; at += 6) {
+        char name[32];
+        snprintf(name, sizeof name, "cut8_%lld.npy", (long long)at);
+        CU_ASSERT_EQUAL_FATAL(resume_run(name, at, 0), -1);
+        int64_t recorded = journal_done(tu_path("cut8_3.npy.ooc-journal"));
+        CU_ASSERT(recorded >= 3);
+        CU_ASSERT_EQUAL(resume_run(name, 0, 1), OOC_SUCCESS);
+        CU_ASSERT(first_done > 1); /* resumed part-way, not from scratch */
+        CU_ASSERT_TRUE(tu_same_file(tu_path("whole8.npy"), tu_path(name)));
+    }
+    /* the finished job is recognised as such, and no longer once C changes */
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    double one = 1, zero = 0, two = 2;
+    int fin = -1;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("cut8_3.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 1);
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &two, a, b, &zero, NULL, tu_path("cut8_3.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 0); /* another alpha: another job */
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("nothing.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 0); /* no journal */
+    /* a failure writes no output: *finished is left as it was */
+    FILE *junk = fopen(tu_path("junk.journal"), "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(junk);
+    fputs("not a journal\n", junk);
+    fclose(junk);
+    ooc_files_opts_t jo = {.journal = tu_path("junk.journal")};
+    fin = 7;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("cut8_3.npy"),
+                                            &cs, &jo, &fin), OOC_ERR_JOURNAL);
+    CU_ASSERT_EQUAL(fin, 7);
+    FILE *f = fopen(tu_path("cut8_3.npy"), "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(0, f);
+    fclose(f);
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("cut8_3.npy"),
+                                            &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 0); /* written since: not the output it finished */
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    resume_chunks = 0;
+}
+
+/* ooc_cancel() once `*user` blocks are done and 3 recorded (a stop signal's path). */
+static void cancel_after(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)total, (void)rd, (void)wr;
+    if (done < *(int64_t *)user) return;
+    for (int i = 0; i < 1000 && journal_done(tu_path("by.npy.ooc-journal")) < 3; i++) usleep(10000);
+    ooc_cancel(H);
+}
+
+/* One run of a x b into by.npy by H with backend `kind`: resumed, or
+ * cancelled after `stop_at` blocks (> 0). */
+static ooc_stats_t by_stats; /* by_run's, when it succeeded */
+
+static ooc_status_t by_run(int kind, int resume, int64_t stop_at, int allow_mixed)
+{
+    double one = 1, zero = 0;
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    ooc_set(H, OOC_PARAM_BACKEND, kind);
+    ooc_status_t st = ooc_file_create(H, tu_path("by.npy"), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    if (st == OOC_SUCCESS) {
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
+        ooc_files_opts_t o = {.resume = resume, .progress = stop_at > 0 ? cancel_after : NULL,
+                              .progress_user = &stop_at, .allow_mixed = allow_mixed};
+        st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+        snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
+        if (st == OOC_SUCCESS) st = ooc_get_stats(H, &by_stats);
+        if (st == OOC_SUCCESS && allow_mixed) { /* C mixes two computers' bits: correct all the same */
+            ooc_verify_result_t vr;
+            st = ooc_verify_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, 0, 0, &vr);
+            if (st == OOC_SUCCESS && !vr.passed) st = OOC_ERR_INTERNAL;
+        }
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
+        if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
+    }
+    ooc_file_close(c, 0);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+    return st;
+}
+
+/* The journal records what computed its blocks (ooc_compute_id()); a
+ * resume that would compute the rest by another backend is refused, files
+ * kept (their last bits differ: C would be no run's); by the same one it
+ * finishes byte-identical to an uninterrupted run. On a GPU the other is
+ * our own kernels (custom) against cuBLAS; the host build records OpenBLAS
+ * and its kernels (test_cli_files.sh resumes with others). */
+static void test_resume_computed_by(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    char id[OOC_COMPUTE_ID_MAX], want[OOC_COMPUTE_ID_MAX + 8];
+    CU_ASSERT_EQUAL(ooc_compute_id(H, id, 8), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_compute_id(H, NULL, sizeof id), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_compute_id(NULL, id, sizeof id), OOC_ERR_INVALID_HANDLE);
+    CU_ASSERT_EQUAL_FATAL(ooc_compute_id(H, id, sizeof id), OOC_SUCCESS);
+    CU_ASSERT(strncmp(id, OOC_TEST_BACKEND == OOC_BACKEND_HOST ? "host/openblas-" : "cublas/", 7) == 0);
+    unlink(tu_path("by.npy"));
+    CU_ASSERT_EQUAL_FATAL(by_run(OOC_TEST_BACKEND, 0, 4, 0), OOC_ERR_CANCELLED);
+    CU_ASSERT_FALSE(exists(tu_path("by.npy")));
+    CU_ASSERT(journal_done(tu_path("by.npy.ooc-journal")) >= 3);
+    snprintf(want, sizeof want, " by=%s\n", id);
+    FILE *f = fopen(tu_path("by.npy.ooc-journal"), "rb");
+    char text[4096] = "";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    if (OOC_TEST_BACKEND == OOC_BACKEND_CUBLAS) {
+        char other[OOC_COMPUTE_ID_MAX];
+        ooc_set(H, OOC_PARAM_BACKEND, OOC_BACKEND_CUSTOM);
+        CU_ASSERT_EQUAL(ooc_compute_id(H, other, sizeof other), OOC_SUCCESS);
+        CU_ASSERT(strncmp(other, "custom/", 7) == 0);
+        ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+        CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0, 0), OOC_ERR_JOURNAL);
+        CU_ASSERT(strstr(last_msg, "computed by cublas/") != NULL && strstr(last_msg, "by custom/") != NULL);
+        CU_ASSERT_FALSE(exists(tu_path("by.npy")));
+        CU_ASSERT_TRUE(exists(tu_path("by.npy.ooc-tmp")));
+        /* allowed to mix: the blocks kept are counted and named, and C
+         * checks against OpenBLAS */
+        int64_t kept = journal_done(tu_path("by.npy.ooc-journal"));
+        CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0, 1), OOC_SUCCESS);
+        CU_ASSERT(by_stats.blocks_mixed == kept && by_stats.blocks_resumed == kept);
+        CU_ASSERT_STRING_EQUAL(by_stats.mixed_by, id);
+        CU_ASSERT_TRUE(exists(tu_path("by.npy")));
+        /* afresh, then as it started: byte-identical to an uninterrupted run */
+        unlink(tu_path("by.npy"));
+        CU_ASSERT_EQUAL(by_run(OOC_TEST_BACKEND, 0, 4, 0), OOC_ERR_CANCELLED);
+    }
+    CU_ASSERT_EQUAL(by_run(OOC_TEST_BACKEND, 1, 0, 0), OOC_SUCCESS);
+    CU_ASSERT(by_stats.blocks_mixed == 0 && by_stats.mixed_by[0] == '\0');
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("by.npy")));
+}
+
+/* ---- ooc_journal_forget ---- */
+
+/* A file multiply in a thread of its own, held in its progress callback
+ * after its first block until the test lets it go: its journal is open and
+ * locked meanwhile. (The callback must return quickly; holding it here is
+ * how the test makes "a running job" last as long as it needs.) */
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold_state; /* 0 running, 1 held in the callback, 2 let go */
+
+typedef struct {
+    ooc_handle_t *h;
+    ooc_file_t *a, *b, *c;
+    const char *journal;
+    ooc_status_t st;
+} held_job_t;
+
+/* wait (30 s at most) until hold_state reaches `want`; hold_mu held */
+static void hold_wait(int want)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    while (hold_state < want)
+        if (pthread_cond_timedwait(&hold_cv, &hold_mu, &until) != 0) break;
+}
+
+static void hold_first(void *user, int64_t done, int64_t total, uint64_t rd, uint64_t wr)
+{
+    (void)user, (void)done, (void)total, (void)rd, (void)wr;
+    pthread_mutex_lock(&hold_mu);
+    if (hold_state == 0) {
+        hold_state = 1;
+        pthread_cond_broadcast(&hold_cv);
+        hold_wait(2);
+    }
+    pthread_mutex_unlock(&hold_mu);
+}
+
+static void *held_job(void *arg)
+{
+    held_job_t *j = arg;
+    double al = 0.75, be = 0;
+    ooc_files_opts_t o = {.journal = j->journal, .progress = hold_first};
+    j->st = ooc_gemm_files(j->h, OOC_OP_N, OOC_OP_N, &al, j->a, j->b, &be, NULL, j->c, &o);
+    pthread_mutex_lock(&hold_mu); /* a job that never called back lets the test go on */
+    if (hold_state == 0) hold_state = 1;
+    pthread_cond_broadcast(&hold_cv);
+    pthread_mutex_unlock(&hold_mu);
+    return NULL;
+}
+
+static void spit_text(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* ooc_journal_forget (include/ooc_gemm_files.h): nothing there is fine; a
+ * journal a running job holds is busy and kept; a file that is not a
+ * journal, and a symbolic link (to a journal or not), are refused and kept
+ * with their targets; an empty file (a journal whose creation was cut
+ * short) and a finished job's journal are removed. */
+static void test_journal_forget(void)
+{
+    CU_ASSERT_EQUAL(ooc_journal_forget(NULL, tu_path("fg.journal")), OOC_ERR_INVALID_HANDLE);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, NULL), OOC_ERR_NULL_ARG);
+    /* (tu_path's buffers rotate: the paths kept are copied) */
+    char none[256], text[256], empty[256], jp[256], ljournal[256], ltext[256];
+    snprintf(none, sizeof none, "%s", tu_path("fg-none.journal"));
+    snprintf(text, sizeof text, "%s", tu_path("fg-notes.txt"));
+    snprintf(empty, sizeof empty, "%s", tu_path("fg-empty.journal"));
+    snprintf(jp, sizeof jp, "%s", tu_path("fg.journal"));
+    snprintf(ljournal, sizeof ljournal, "%s", tu_path("fg-link.journal"));
+    snprintf(ltext, sizeof ltext, "%s", tu_path("fg-link2.journal"));
+    /* nothing there */
+    unlink(none);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, none), OOC_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(H), "");
+    /* not a journal: refused, kept as it was */
+    spit_text(text, "ooc notes, not a journal\n");
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, text), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(ooc_last_error_path(H));
+    if (ooc_last_error_path(H)) CU_ASSERT_STRING_EQUAL(ooc_last_error_path(H), text);
+    CU_ASSERT_TRUE(same_content(text, "ooc notes, not a journal\n"));
+    /* empty: a journal whose creation was cut short, removed */
+    spit_text(empty, "");
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, empty), OOC_SUCCESS);
+    CU_ASSERT_FALSE(exists(empty));
+
+    /* a journal a running job holds: busy, kept */
+    const int64_t m = 301, n = 45, k = 67;
+    free(make_file("fga", OOC_FORMAT_NPY, OOC_R64, RM, m, k));
+    free(make_file("fgb", OOC_FORMAT_NPY, OOC_R64, RM, k, n));
+    held_job_t j = {NULL, NULL, NULL, NULL, jp, OOC_ERR_INTERNAL};
+    unlink(jp);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&j.h), OOC_SUCCESS);
+    ooc_set(j.h, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
+    ooc_set(j.h, OOC_PARAM_DEVICE_MEM, 96 << 10); /* several blocks */
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM}, cs = {OOC_FORMAT_NPY, m, n, OOC_R64, RM};
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(j.h, tu_path("fga"), &any, &j.a), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(j.h, tu_path("fgb"), &any, &j.b), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(j.h, tu_path("fg.npy"), &cs, 0, &j.c), OOC_SUCCESS);
+    hold_state = 0;
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, held_job, &j), 0);
+    pthread_mutex_lock(&hold_mu);
+    hold_wait(1);
+    int held = hold_state == 1;
+    pthread_mutex_unlock(&hold_mu);
+    CU_ASSERT_TRUE(held);
+    struct stat before, after;
+    CU_ASSERT_EQUAL(stat(jp, &before), 0);
+    ooc_status_t st = ooc_journal_forget(H, jp);
+    if (st != OOC_ERR_BUSY) fprintf(stderr, "\n    forget a held journal: %s: %s\n", ooc_status_string(st), ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_ERR_BUSY);
+    CU_ASSERT(ooc_last_error_path(H) != NULL && strcmp(ooc_last_error_path(H), jp) == 0);
+    CU_ASSERT(stat(jp, &after) == 0 && after.st_ino == before.st_ino);
+    pthread_mutex_lock(&hold_mu);
+    hold_state = 2;
+    pthread_cond_broadcast(&hold_cv);
+    pthread_mutex_unlock(&hold_mu);
+    pthread_join(th, NULL);
+    if (j.st != OOC_SUCCESS) fprintf(stderr, "\n    held job: %s: %s\n", ooc_status_string(j.st), ooc_last_error(j.h));
+    CU_ASSERT_EQUAL(j.st, OOC_SUCCESS); /* the forget took nothing from it */
+    CU_ASSERT(stat(jp, &after) == 0 && after.st_ino == before.st_ino && after.st_size > 0);
+    ooc_file_close(j.c, 1);
+    ooc_file_close(j.a, 0);
+    ooc_file_close(j.b, 0);
+    ooc_destroy(j.h);
+
+    /* symbolic links: never followed, neither they nor their targets removed */
+    unlink(ljournal);
+    unlink(ltext);
+    CU_ASSERT_EQUAL_FATAL(symlink(jp, ljournal), 0);
+    CU_ASSERT_EQUAL_FATAL(symlink(text, ltext), 0);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, ljournal), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(ooc_last_error(H), "symbolic link") != NULL);
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, ltext), OOC_ERR_JOURNAL);
+    struct stat sb;
+    CU_ASSERT(lstat(ljournal, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CU_ASSERT(lstat(ltext, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CU_ASSERT(stat(jp, &sb) == 0 && sb.st_ino == before.st_ino && sb.st_size == after.st_size);
+    CU_ASSERT_TRUE(same_content(text, "ooc notes, not a journal\n"));
+    /* the finished job's journal, no longer held: removed; then nothing there */
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, jp), OOC_SUCCESS);
+    CU_ASSERT_FALSE(exists(jp));
+    CU_ASSERT_EQUAL(ooc_journal_forget(H, jp), OOC_SUCCESS);
+    unlink(ljournal);
+    unlink(ltext);
+}
+
+int main(void)
+{
+    if (ooc_create(&H) != OOC_SUCCESS) return 1;
+    int ok = tu_backend_runs(H, OOC_TEST_BACKEND);
+    if (ok <= 0) {
+        ooc_destroy(H);
+        return ok == 0 ? 77 : 1;
+    }
+    if (tu_dir_make("resume") != 0) return 1;
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite("resume", NULL, NULL);
+    CU_add_test(s, "a resume computes as the run it resumes", test_resume_computed_by);
+    CU_add_test(s, "ooc_journal_forget: only a journal nobody holds", test_journal_forget);
+    /* fork() after CUDA is initialised is not allowed: the host build tests the kill */
+    if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) {
+        CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
+        CU_add_test(s, "resume after SIGKILL, op(B) in chunks", test_resume_chunked);
+        CU_add_test(s, "a custom journal is not the fresh output's", test_custom_journal_fresh_create);
+    }
+    int rc = tu_run();
+    ooc_destroy(H);
+    if (tu_dir_remove() != 0) rc = 1;
+    return rc;
+}
