@@ -272,7 +272,7 @@ static ooc_status_t open_failed(const char *what, const char *path, ooc_err_t *e
     int e = errno;
     if (e == ELOOP)
         return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path, "%s %s: a symbolic link: refusing to follow it", what, path);
-    if (e == EINVAL)
+    if (e == EINVAL || e == EISDIR) /* (a directory opened to write: EISDIR) */
         return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path, "%s %s: not a regular file: refusing to use it", what, path);
     return OOC_ERR_FILE(err, ooc_errno_status(e), path, "%s %s: %s", what, path, strerror(e));
 }

@@ -504,6 +504,19 @@ static void test_remove_only_journals(void)
     ooc_err_clear(&err);
     CU_ASSERT_EQUAL(ooc_journal_remove(fifo, &err), OOC_ERR_JOURNAL);
     alarm(0);
+    /* a directory: refused as not a journal (it said OOC_ERR_IO, "Is a
+     * directory", where reading a journal there says OOC_ERR_JOURNAL) */
+    const char *dir = tu_path("jdir");
+    rmdir(dir);
+    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL(ooc_journal_remove(dir, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a regular file"));
+    ooc_journal_info_t info;
+    int exists = 0;
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL(ooc_journal_read(dir, &info, &exists, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_EQUAL(stat(dir, &sb), 0);
     /* a journal another job holds: busy, kept */
     ooc_journal_t held;
     ooc_journal_head_t h = head_of(13);
