@@ -511,8 +511,10 @@ OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_devic
  * Two handles with one id compute every
  * block of a plan to the same bytes (cuBLAS promises this for one version on
  * GPUs of one architecture and number of SMs); handles with different ids
- * may differ in the last bits. A file job's journal records it, and a resume
- * that would compute with another is refused (ooc_gemm_files()); processes
+ * may differ in the last bits. A file job's journal records it (a complex
+ * job's by "custom" records the cublas id: its tiles are cuBLAS's), and a
+ * resume that would compute with another is refused (ooc_gemm_files(),
+ * unless it allows the mix); processes
  * that split one job between them (ooc_file_join()) should compare theirs
  * (oocgemm's ranks do).
  * @param id   at least ::OOC_COMPUTE_ID_MAX bytes

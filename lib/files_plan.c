@@ -376,7 +376,8 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     ooc_err_t *err = &job->h->err;
     memset(s, 0, sizeof *s);
     int resume = opts && opts->resume;
-    OOC_FORWARD(ooc_handle_id(job->h, job->want.by)); /* (the backend is open) */
+    int cplx = job->p.dtype == OOC_C32 || job->p.dtype == OOC_C64;
+    OOC_FORWARD(ooc_handle_id(job->h, cplx, job->want.by)); /* (the backend is open) */
     /* a journal that cannot be trusted is refused, never used or removed */
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);

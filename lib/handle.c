@@ -236,7 +236,7 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
 
 static int kind_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int)); }
 
-ooc_status_t ooc_handle_id(ooc_handle_t *h, char id[OOC_COMPUTE_ID_MAX])
+ooc_status_t ooc_handle_id(ooc_handle_t *h, int cplx, char id[OOC_COMPUTE_ID_MAX])
 {
     const size_t cap = OOC_COMPUTE_ID_MAX;
     /* this library's version ends it: its pipeline decides how a block is
@@ -254,7 +254,9 @@ ooc_status_t ooc_handle_id(ooc_handle_t *h, char id[OOC_COMPUTE_ID_MAX])
      * one order whatever the devices' (memcmp's: any fixed order does) */
     const ooc_cuda_module_t *mod = ooc_cuda_state()->mod;
     int v = mod->blas_version();
-    int at = snprintf(id, cap, "%s/%d.%d.%d/", h->be_kind == OOC_BACKEND_CUSTOM ? "custom" : "cublas", v / 10000,
+    /* the custom backend multiplies complex tiles with cuBLAS, as cublas does */
+    int custom = h->be_kind == OOC_BACKEND_CUSTOM && !cplx;
+    int at = snprintf(id, cap, "%s/%d.%d.%d/", custom ? "custom" : "cublas", v / 10000,
                       v / 100 % 100, v % 100);
     int kinds[OOC_MAX_DEVICES][3], nk = 0;
     for (int d = 0; d < h->ndev; d++) {
@@ -285,7 +287,7 @@ ooc_status_t ooc_compute_id(ooc_handle_t *h, char *id, size_t cap)
     OOC_RETURN_ERROR_IF(id == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_compute_id: id is NULL");
     OOC_RETURN_ERROR_IF(cap < OOC_COMPUTE_ID_MAX, &h->err, OOC_ERR_INVALID_PARAM,
                         "ooc_compute_id: cap %zu is below OOC_COMPUTE_ID_MAX (%d)", cap, OOC_COMPUTE_ID_MAX);
-    return ooc_handle_id(h, id);
+    return ooc_handle_id(h, 0, id);
 }
 
 ooc_status_t ooc_host_alloc(ooc_handle_t *h, size_t bytes, void **ptr)

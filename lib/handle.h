@@ -61,8 +61,9 @@ static inline ooc_status_t ooc_handle_done(ooc_handle_t *h, ooc_status_t st)
  * name (OOC_PARAM_DEVICES, else OOC_PARAM_DEVICE, else all visible). */
 ooc_status_t ooc_handle_backend(ooc_handle_t *h);
 /* ooc_compute_id() of the backend the options ask for (opened if need be),
- * leaving h->err alone on success */
-ooc_status_t ooc_handle_id(ooc_handle_t *h, char id[OOC_COMPUTE_ID_MAX]);
+ * leaving h->err alone on success; cplx: of a complex multiply's blocks,
+ * which the custom backend computes with cuBLAS (so its id is cuBLAS's) */
+ooc_status_t ooc_handle_id(ooc_handle_t *h, int cplx, char id[OOC_COMPUTE_ID_MAX]);
 /* Release the backend and its buffers (after a device failure: the next
  * multiply opens it afresh, as a failed CUDA context must not be reused). */
 void ooc_handle_close_backend(ooc_handle_t *h);
