@@ -415,7 +415,8 @@ typedef struct {
     int32_t c_chunks;       /**< with a_pieces > 1: chunks of C's columns each block's last piece was multiplied
                                  and copied out in, each going out once multiplied (1: whole; ::OOC_PARAM_B_CHUNKS) */
     int64_t blocks_mixed;   /**< file multiplies resumed with ooc_files_opts_t::allow_mixed: blocks kept that
-                                 another compute id (or several) computed, so C mixes their roundings (0: none) */
+                                 another compute id (or several) computed, so C mixes their roundings (0: none;
+                                 also for a whole job that computes no block and keeps one id's) */
     char mixed_by[OOC_COMPUTE_ID_MAX]; /**< the first such id ("several" for a journal already mixed), "" when none */
 } ooc_stats_t;
 

@@ -266,10 +266,14 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         if (st == OOC_SUCCESS) st = journal_head(job, s);
         if (st == OOC_SUCCESS) st = ooc_journal_create(&x.journal, job->jpath, &job->want, err);
     }
-    /* blocks another computer recorded are kept (a resume that allows it,
-     * or one that computes nothing): the journal says its blocks are mixed,
-     * so that no later resume takes them all for its "by"'s */
-    if (st == OOC_SUCCESS && s->mixed_kept > 0 && !(s->usable && s->have.mixed))
+    /* the journal is about to hold blocks that its "by" did not compute
+     * (a resume that allows it, or one that computes nothing, takes them
+     * from other journals; one that allows it computes beside another's in
+     * that journal): it says its blocks are mixed, first, so that no later
+     * resume takes them all for its "by"'s. Nothing is written to a journal
+     * that gains no block (one complete already takes no record after) */
+    if (st == OOC_SUCCESS &&
+        (s->foreign > 0 || (s->usable && s->have_other && !s->have.mixed && s->ndone < s->mine)))
         st = ooc_journal_mixed(&x.journal, err);
     if (st == OOC_SUCCESS) st = record_taken(&x.journal, s, err);
     if (st != OOC_SUCCESS) {
@@ -338,8 +342,12 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     const ooc_plan_t *plan = &s.plan;
     h->stats.seconds = ooc_now() - t0;
     h->stats.blocks_resumed = s.ndone;
+    /* a whole job that computes nothing mixes nothing unless the blocks it
+     * keeps are of several ids (a range's blocks may sit beside the other
+     * processes' it cannot see) */
+    if (!job->ranged && s.ndone >= s.mine && !s.kept_differ) s.mixed_kept = 0;
     h->stats.blocks_mixed = s.mixed_kept;
-    if (s.mixed_kept > 0) snprintf(h->stats.mixed_by, sizeof h->stats.mixed_by, "%s", s.mixed_by);
+    if (s.mixed_kept > 0) snprintf(h->stats.mixed_by, sizeof h->stats.mixed_by, "%s", s.kept_by);
     if (s.ndone >= s.mine) { /* nothing was left to run: say what the plan was */
         h->stats.block_rows = plan->mb;
         h->stats.panel_cols = plan->nb;

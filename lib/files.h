@@ -68,6 +68,11 @@ typedef struct {
     int64_t mixed_blocks;
     int have_other;           /* the journal read (have) is such */
     int64_t mixed_kept;       /* blocks of this run's skipped as done that such journals recorded */
+    char kept_by[OOC_COMPUTE_ID_MAX]; /* what computed the first of them ("several": a journal marked mixed) */
+    char first_by[OOC_COMPUTE_ID_MAX]; /* what computed the first block skipped as done */
+    int kept_differ;          /* the blocks skipped as done were not all computed by one id */
+    int64_t foreign;          /* blocks taken from other journals (opts->journals) into this run's journal whose
+                                 id is not that journal's "by" (it is then marked mixed) */
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a

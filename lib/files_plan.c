@@ -248,16 +248,32 @@ static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
     return OOC_SUCCESS;
 }
 
-/* The blocks a journal recorded as done, within this run's range, into
- * s->skip (counted in s->mixed_kept too when another computed them). */
-static void take_done(ooc_files_start_t *s, const ooc_journal_info_t *info, int other)
+/* What computed a journal's blocks: "several" for one marked mixed, this
+ * run's id for one written before "by" was recorded (taken as this run's,
+ * as note_computer takes it). */
+static const char *blocks_by(const ooc_files_job_t *job, const ooc_journal_info_t *info)
 {
+    return info->mixed ? "several" : info->head.by[0] ? info->head.by : job->want.by;
+}
+
+/* The blocks a journal recorded as done, within this run's range, into
+ * s->skip (counted in s->mixed_kept too when another computed them; in
+ * s->foreign when taken from another journal than this run's and computed
+ * by another than this run's journal says). own: the journal is this run's. */
+static void take_done(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_journal_info_t *info, int other, int own)
+{
+    const char *by = blocks_by(job, info);
+    /* this run's journal says its blocks are by its "by" (its own when it
+     * is made afresh); one already marked mixed says nothing more */
+    const char *target = !s->usable ? job->want.by : s->have.mixed ? NULL : blocks_by(job, &s->have);
     for (int64_t g = 0; g < s->total; g++) {
         int64_t i = g % s->plan.m_blocks;
         if (i >= s->b0 && i < s->b1 && ooc_block_done(info->done, g) && !ooc_block_done(s->skip, g)) {
             s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
-            s->ndone++;
-            s->mixed_kept += other;
+            if (s->ndone++ == 0) snprintf(s->first_by, sizeof s->first_by, "%s", by);
+            else if (strcmp(s->first_by, by) != 0) s->kept_differ = 1;
+            if (other && s->mixed_kept++ == 0) snprintf(s->kept_by, sizeof s->kept_by, "%s", by);
+            s->foreign += !own && target && strcmp(by, target) != 0;
         }
     }
 }
@@ -292,7 +308,7 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
                                   " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with "
                                   "opts->resume gives it)", *j, info.head.mb, info.head.nb, info.head.kb);
             } else {
-                take_done(s, &info, note_computer(job, &info, *j, s));
+                take_done(job, s, &info, note_computer(job, &info, *j, s), 0);
             }
         }
         ooc_journal_info_free(&info);
@@ -422,7 +438,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         if (g % M < s->b0 || g % M >= s->b1) s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
     /* every block recorded is skipped, wherever it is: blocks finish out of
      * order, and each is byte-identical whoever computed it */
-    if (s->usable) take_done(s, &s->have, s->have_other);
+    if (s->usable) take_done(job, s, &s->have, s->have_other, 1);
     if (resume && job->C->resumed) OOC_FORWARD(other_journals(job, opts, s, NULL, &found));
     /* blocks of another's rounding kept, and some computed now: refused */
     if (s->mixed[0] && s->ndone < s->mine) return mixed_refused(job, opts, s);

@@ -510,6 +510,33 @@ else
     else
         fail "resume --allow-mixed: exit $rc, $rc2, $rc3, $rc4 (expected 7, 7, 6, 0), mixed records $mixed, named $named: $(head -c 300 err)"
     fi
+    # a job complete but not committed (C's path became a directory while it
+    # ran: exit 6, its journal complete), resumed by the other thread count:
+    # it computes nothing, so it commits, without a note (C is the first
+    # computer's, byte for byte) and without writing after the journal's
+    # "complete" (a damaged journal), so that the same command again finds
+    # the job finished
+    rm -rf FD.npy FD.npy.ooc-*
+    OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err &
+    bgpid=$!
+    wait_done FD.npy.ooc-journal 1
+    mkdir FD.npy && touch FD.npy/x
+    wait "$bgpid"
+    rc=$?
+    bgpid=
+    last=$(tail -n 1 FD.npy.ooc-journal | cut -d' ' -f1)
+    rm -rf FD.npy
+    OPENBLAS_NUM_THREADS=$T "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err
+    rc2=$?
+    notes=$(grep -c 'note:' err)
+    OPENBLAS_NUM_THREADS=$T "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err
+    rc3=$?
+    if [ "$rc" -eq 6 ] && [ "$last" = complete ] && [ "$rc2" -eq 0 ] && [ "$notes" -eq 0 ] && [ "$rc3" -eq 0 ] &&
+        [ "$(tail -n 1 FD.npy.ooc-journal | cut -d' ' -f1)" = complete ] && cmp -s FD.npy FREF.npy; then
+        pass "resume of a complete, uncommitted job by another thread count: committed, no note, byte-identical; again: finished"
+    else
+        fail "resume of a complete, uncommitted job by another thread count: exit $rc, $rc2, $rc3 (expected 6, 0, 0), last record $last, notes $notes: $(head -c 300 err)"
+    fi
 fi
 
 # resume after an input changed: refused (exit 6), files kept; without --resume it starts over

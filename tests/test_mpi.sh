@@ -520,6 +520,42 @@ else
     else
         fail "18 --allow-mixed resume of a split job: exit $rc (expected 0), not said, or the check failed: $(head -c 300 err)"
     fi
+    # ... and when only ranks 1 and 2 have the other kernels, their rows all
+    # recorded (journals complete), rank 0 computing the rest as the job
+    # started: --allow-mixed lets the ranks differ, but nothing mixes. That
+    # resume, stopped (rank 0 killed), leaves no journal damaged (nothing is
+    # written after a journal's 'complete'); resumed again: no note, C
+    # byte-identical
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=0:OOC_HOST_JITTER_US=30000000
+    bg 3 $P -o C.npy $S
+    i=0
+    until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
+        [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -9 "$(cat pid.0)" 2>/dev/null
+    wait "$bgpid"
+    bgpid=
+    rm -f pid.*
+    timeout 60 mpirun --oversubscribe -x OOC_HOST_JITTER_US -x RANK_ENV -x B_FOR -np 1 ./rank.sh $P -o C.npy $S --resume \
+        --allow-mixed : -np 2 env OPENBLAS_CORETYPE=Prescott ./rank.sh $P -o C.npy $S --resume --allow-mixed >out 2>err &
+    bgpid=$!
+    i=0
+    while [ "$(ls pid.* 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    sleep 3
+    kill -9 "$(cat pid.0)" 2>/dev/null
+    wait "$bgpid"
+    bgpid=
+    RANK_ENV=
+    damaged=$(awk 'FNR == 1 { c = 0 } c { n++ } /^complete/ { c = 1 } END { print n + 0 }' C.npy.ooc-journal.r1-of-3 \
+        C.npy.ooc-journal.r2-of-3 2>/dev/null)
+    timeout 60 mpirun --oversubscribe -np 1 ./rank.sh $P -o C.npy $S --resume --allow-mixed : \
+        -np 2 env OPENBLAS_CORETYPE=Prescott ./rank.sh $P -o C.npy $S --resume --allow-mixed >out 2>err
+    rc=$?
+    if [ "$damaged" -eq 0 ] && [ $rc -eq 0 ] && ! grep -q 'note:.*allow-mixed' err && cmp -s C.npy ref.npy; then
+        pass "18 --allow-mixed, ranks of other kernels computing nothing: stopped, no journal damaged; resumed: no note, byte-identical"
+    else
+        fail "18 --allow-mixed, ranks of other kernels computing nothing: records after complete $damaged, exit $rc (expected 0), a note, or C differs: $(head -c 300 err)"
+    fi
 fi
 
 # 16. the floor of a split job: each GPU's (host's) figures measured once, by

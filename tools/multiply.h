@@ -35,6 +35,9 @@ typedef struct {
     double time_s;                 /* its multiply */
     uint64_t bytes_read, bytes_written;
     char mixed_by[OOC_COMPUTE_ID_MAX]; /* --allow-mixed: what computed the blocks it kept of another's ("": none) */
+    char by[OOC_COMPUTE_ID_MAX];   /* what it computes with (ooc_compute_id) */
+    int64_t blocks_mixed;          /* the blocks of another's it kept (mixed_by's first) */
+    int32_t computed;              /* it computed some block (not all of its range was recorded) */
 } mul_rank_t;
 
 /* One file multiply, from its options to its summary. */
@@ -50,8 +53,10 @@ typedef struct {
     progress_t prog;
     ooc_stats_t stats;
     int ranks_mixed;         /* mpirun, --allow-mixed: the first rank (rank 0 knows) that computes by another
-                                id than rank 0 (ranks_mixed_by); 0: none */
-    char ranks_mixed_by[OOC_COMPUTE_ID_MAX];
+                                id than rank ranks_mixed_ref, the first that computes (ranks_mixed_by,
+                                ranks_ref_by); 0: none */
+    int ranks_mixed_ref;
+    char ranks_mixed_by[OOC_COMPUTE_ID_MAX], ranks_ref_by[OOC_COMPUTE_ID_MAX];
     ooc_verify_result_t vr;
     int verified, multiplied, already, interrupted;
     int have_shape; /* the operands fit together: m, n, k and t are known */

@@ -204,7 +204,8 @@ static int same_computers(mpi_job_t *x)
         const char *its = all + (size_t)r * sizeof mine;
         if (*its && strcmp(its, mine) != 0 && j->o.allow_mixed) {
             snprintf(j->ranks_mixed_by, sizeof j->ranks_mixed_by, "%s", its);
-            j->ranks_mixed = r;
+            snprintf(j->ranks_ref_by, sizeof j->ranks_ref_by, "%s", mine);
+            j->ranks_mixed = r; /* (until mpi_report knows which ranks computed blocks) */
             break;
         }
         if (*its && strcmp(its, mine) != 0)
@@ -676,6 +677,38 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
     fl->nranks = n;
 }
 
+/* Rank 0: whether C mixes computers, from what each rank computed with
+ * and kept: ranks that computed blocks by different ids (ranks_mixed), and
+ * the blocks of another's that a rank kept (each rank counts them against
+ * its own id) beside blocks computed now by another id than theirs, by it
+ * or by another rank. A rank that computed nothing mixes nothing of its own
+ * (a job whose ranks differ may be one computer's, the others' ranges all
+ * recorded). */
+static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P)
+{
+    int ref = -1;
+    j->ranks_mixed = 0;
+    j->stats.blocks_mixed = 0;
+    j->stats.mixed_by[0] = '\0';
+    for (int r = 0; r < P; r++) {
+        if (!all[r].computed) continue;
+        if (ref < 0) ref = r;
+        else if (!j->ranks_mixed && strcmp(all[r].by, all[ref].by) != 0) {
+            j->ranks_mixed = r;
+            j->ranks_mixed_ref = ref;
+            snprintf(j->ranks_mixed_by, sizeof j->ranks_mixed_by, "%s", all[r].by);
+            snprintf(j->ranks_ref_by, sizeof j->ranks_ref_by, "%s", all[ref].by);
+        }
+    }
+    for (int r = 0; r < P; r++) {
+        int beside = all[r].computed; /* its own blocks computed now, by another id than the kept ones' */
+        for (int q = 0; q < P && !beside; q++) beside = all[q].computed && strcmp(all[q].by, all[r].mixed_by) != 0;
+        if (all[r].blocks_mixed == 0 || !beside) continue;
+        if (!j->stats.mixed_by[0]) snprintf(j->stats.mixed_by, sizeof j->stats.mixed_by, "%s", all[r].mixed_by);
+        j->stats.blocks_mixed += all[r].blocks_mixed;
+    }
+}
+
 /* The summary from rank 0: the ranks' figures gathered, bytes summed, the
  * floor measured by every rank at once. */
 static void mpi_report(mpi_job_t *x, int rc)
@@ -686,6 +719,9 @@ static void mpi_report(mpi_job_t *x, int rc)
     x->me.bytes_read = j->prog.bytes_read;
     x->me.bytes_written = j->prog.bytes_written;
     snprintf(x->me.mixed_by, sizeof x->me.mixed_by, "%s", j->stats.mixed_by);
+    if (ooc_compute_id(j->h, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
+    x->me.blocks_mixed = j->stats.blocks_mixed;
+    x->me.computed = !x->idle && j->stats.blocks_resumed < x->me.blocks * (x->s.plan.panels > 0 ? x->s.plan.panels : 1);
     mul_rank_t dummy;
     mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
     rank_floor_t part, dummy_part;
@@ -712,8 +748,7 @@ static void mpi_report(mpi_job_t *x, int rc)
     j->prog.bytes_written = (uint64_t)sums[1];
     j->stats.blocks_resumed = sums[2];
     j->stats.blocks_mixed = sums[3];
-    for (int r = 0; all && r < x->size && !j->stats.mixed_by[0]; r++) /* the first rank's that kept any */
-        snprintf(j->stats.mixed_by, sizeof j->stats.mixed_by, "%s", all[r].mixed_by);
+    if (all) ranks_mixed(j, all, x->size);
     j->stats.blocks = x->s.plan.blocks;
     j->stats.panels = x->s.plan.panels;
     mul_summary(j, rc);

@@ -214,9 +214,9 @@ static void mixed_note(mul_job_t *j)
                                                               : j->stats.mixed_by,
                 mine);
     if (j->ranks_mixed)
-        fprintf(stderr, "%s: note: rank %d computed its blocks by %s, rank 0 by %s (--allow-mixed): C is correct "
+        fprintf(stderr, "%s: note: rank %d computed its blocks by %s, rank %d by %s (--allow-mixed): C is correct "
                 "to the checks' tolerance but not byte-identical to one run's\n",
-                progname, j->ranks_mixed, j->ranks_mixed_by, mine);
+                progname, j->ranks_mixed, j->ranks_mixed_by, j->ranks_mixed_ref, j->ranks_ref_by);
 }
 
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
