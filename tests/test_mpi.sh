@@ -411,6 +411,25 @@ else
     fail "17 one process's op(A)-resident job, stopped (exit $rc): mpirun --resume failed or differs: $(head -c 300 err)"
 fi
 
+# rank0_killed_after_others: C = the job of 3 ranks, afresh, rank 0 slowed
+# (30 s a block: none of its blocks ends before the kill, however loaded)
+# and killed (-9: a stop signal would let its block in flight finish) once
+# ranks 1 and 2 have recorded all their rows; returns mpirun's status
+rank0_killed_after_others() {
+    local i=0 rc
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=0:OOC_HOST_JITTER_US=30000000
+    bg 3 $P -o C.npy $S
+    RANK_ENV=
+    until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
+        [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -9 "$(cat pid.0)" 2>/dev/null
+    wait "$bgpid"
+    rc=$?
+    bgpid=
+    return $rc
+}
+
 # 18. ranks that would compute blocks to other last bits (here OpenBLAS's
 # kernels for another CPU on rank 1, as on another kind of node; GPUs of
 # another kind likewise) are refused before anything is made, rank 0 naming
@@ -480,17 +499,8 @@ else
     # 1 and 2 had finished their rows and rank 0 had none, the same split
     # resumed with other kernels (where each rank reads its own journal, and
     # only rank 0, with none, computes) is refused: C would mix them
-    rm -f C.npy C.npy.ooc-*
-    RANK_ENV=0:OOC_HOST_JITTER_US=30000000 # (30 s: none of its blocks ends before the kill, however loaded)
-    bg 3 $P -o C.npy $S
-    RANK_ENV=
-    i=0
-    until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
-        [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
-    kill -9 "$(cat pid.0)" 2>/dev/null # (a stop signal would let its block in flight finish)
-    wait "$bgpid"
+    rank0_killed_after_others
     rc=$?
-    bgpid=
     r0=$(grep -c '^done' C.npy.ooc-journal.r0-of-3 2>/dev/null)
     OPENBLAS_CORETYPE=Prescott mpi 3 $P -o C.npy $S --resume
     rc2=$?
@@ -502,16 +512,7 @@ else
     fi
     # ... and with --allow-mixed that resume keeps the blocks of ranks 1 and
     # 2, computes rank 0's by the other kernels, says so, and C checks
-    rm -f C.npy C.npy.ooc-*
-    RANK_ENV=0:OOC_HOST_JITTER_US=30000000
-    bg 3 $P -o C.npy $S
-    RANK_ENV=
-    i=0
-    until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
-        [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
-    kill -9 "$(cat pid.0)" 2>/dev/null
-    wait "$bgpid"
-    bgpid=
+    rank0_killed_after_others
     OPENBLAS_CORETYPE=Prescott mpi 3 $P -o C.npy $S --resume --allow-mixed --verify
     rc=$?
     if [ $rc -eq 0 ] && grep -q "blocks of C kept from the journal were computed by $id0, the rest by $id1" err &&
@@ -526,15 +527,8 @@ else
     # resume, stopped (rank 0 killed), leaves no journal damaged (nothing is
     # written after a journal's 'complete'); resumed again: no note, C
     # byte-identical
-    rm -f C.npy C.npy.ooc-*
+    rank0_killed_after_others
     RANK_ENV=0:OOC_HOST_JITTER_US=30000000
-    bg 3 $P -o C.npy $S
-    i=0
-    until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
-        [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
-    kill -9 "$(cat pid.0)" 2>/dev/null
-    wait "$bgpid"
-    bgpid=
     rm -f pid.*
     timeout 60 mpirun --oversubscribe -x OOC_HOST_JITTER_US -x RANK_ENV -x B_FOR -np 1 ./rank.sh $P -o C.npy $S --resume \
         --allow-mixed : -np 2 env OPENBLAS_CORETYPE=Prescott ./rank.sh $P -o C.npy $S --resume --allow-mixed >out 2>err &
