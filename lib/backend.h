@@ -107,7 +107,7 @@ extern const ooc_be_ops_t ooc_backend_host_ops;
  * is not a positive number) */
 int ooc_backend_host_devices(void);
 /* What computes the host backend's blocks, for a compute id (handle.c):
- * "openblas-<version>/<core>" (cap >= 1) */
+ * "openblas-<version>/<core>/<T>-thread(s)" (cap >= 1) */
 void ooc_backend_host_id(char *buf, size_t cap);
 /* The CUDA backend's tables ("cublas", "custom") are in backend_cuda.c,
  * reached through module.h. */

@@ -97,6 +97,14 @@ static int journal_restarts(const ooc_journal_info_t *have, const ooc_file_t *C)
     return !have->head.resumable && journal_of_file(have, C);
 }
 
+/* What computed a journal's blocks: "several" for one marked mixed, this
+ * run's id for one written before "by" was recorded (taken as this run's:
+ * unchecked). */
+static const char *blocks_by(const ooc_files_job_t *job, const ooc_journal_info_t *info)
+{
+    return info->mixed ? "several" : info->head.by[0] ? info->head.by : job->want.by;
+}
+
 /* Note a usable journal whose blocks were computed by another than this
  * run computes with (ooc_compute_id(), recorded as "by" since it exists),
  * or by several (marked mixed by a resume that allowed it): kept beside
@@ -107,8 +115,8 @@ static int journal_restarts(const ooc_journal_info_t *have, const ooc_file_t *C)
 static int note_computer(ooc_files_job_t *job, const ooc_journal_info_t *info, const char *path,
                          ooc_files_start_t *s)
 {
-    const char *by = info->mixed ? "several" : info->head.by;
-    if (info->ndone == 0 || (!info->mixed && (by[0] == '\0' || strcmp(by, job->want.by) == 0))) return 0;
+    const char *by = blocks_by(job, info);
+    if (info->ndone == 0 || strcmp(by, job->want.by) == 0) return 0;
     if (s->mixed[0]) return 1;
     snprintf(s->mixed, sizeof s->mixed, "%s", path);
     snprintf(s->mixed_by, sizeof s->mixed_by, "%s", by);
@@ -248,14 +256,6 @@ static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
     return OOC_SUCCESS;
 }
 
-/* What computed a journal's blocks: "several" for one marked mixed, this
- * run's id for one written before "by" was recorded (taken as this run's,
- * as note_computer takes it). */
-static const char *blocks_by(const ooc_files_job_t *job, const ooc_journal_info_t *info)
-{
-    return info->mixed ? "several" : info->head.by[0] ? info->head.by : job->want.by;
-}
-
 /* The blocks a journal recorded as done, within this run's range, into
  * s->skip (counted in s->mixed_kept too when another computed them; in
  * s->foreign when taken from another journal than this run's and computed
@@ -342,18 +342,19 @@ static ooc_status_t restart_journals(ooc_files_job_t *job, const ooc_files_opts_
     return OOC_SUCCESS;
 }
 
-/* The plan of a resume without ranges (the plan a split job's processes
- * will share): over every journal of the job (its own, opts->journals), the
- * blocks recorded by another compute id are refused when some block of the
- * job is recorded by none: some process would compute it beside them. Each
- * process's run checks only the journals its own range reads, and the rest
- * of the job may be another's (the same split resumed: each reads its own). */
 /* The blocks info recorded, into the bitmap any (total bits). */
 static void mark_done(unsigned char *any, const ooc_journal_info_t *info, int64_t total)
 {
     for (int64_t g = 0; g < total; g++)
         if (ooc_block_done(info->done, g)) any[g >> 3] |= (unsigned char)(1u << (g & 7));
 }
+
+/* The plan of a resume without ranges (the plan a split job's processes
+ * will share): over every journal of the job (its own, opts->journals), the
+ * blocks recorded by another compute id are refused when some block of the
+ * job is recorded by none: some process would compute it beside them. Each
+ * process's run checks only the journals its own range reads, and the rest
+ * of the job may be another's (the same split resumed: each reads its own). */
 
 static ooc_status_t whole_job_computer(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_files_start_t *s)
 {

@@ -187,7 +187,7 @@ static int scaling_only(const mul_job_t *j)
  * C is then the same bytes whichever rank computes it, and a resume with
  * another split gives what one run gives. Ranks that would not (GPUs of
  * another kind, another backend or BLAS) are refused before anything is
- * made; rank 0 names the first that differs from it. */
+ * made, unless --allow-mixed; rank 0 names the first that differs from it. */
 static int same_computers(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
@@ -202,13 +202,8 @@ static int same_computers(mpi_job_t *x)
     cli_mpi_gather(mine, sizeof mine, all); /* "" from a rank that failed: it says why */
     for (int r = 1; x->rank == 0 && rc == RC_OK && r < x->size; r++) {
         const char *its = all + (size_t)r * sizeof mine;
-        if (*its && strcmp(its, mine) != 0 && j->o.allow_mixed) {
-            snprintf(j->ranks_mixed_by, sizeof j->ranks_mixed_by, "%s", its);
-            snprintf(j->ranks_ref_by, sizeof j->ranks_ref_by, "%s", mine);
-            j->ranks_mixed = r; /* (until mpi_report knows which ranks computed blocks) */
-            break;
-        }
-        if (*its && strcmp(its, mine) != 0)
+        /* (--allow-mixed: mpi_report says which computing ranks differed) */
+        if (*its && strcmp(its, mine) != 0 && !j->o.allow_mixed)
             rc = fail(RC_RUNTIME, "rank %d would compute its blocks by %s, rank 0 by %s: blocks of C would differ "
                       "in their last bits by the rank that computes them, and a resume with another split would "
                       "not give what one run gives. Run every rank on GPUs of one kind (architecture and number "
@@ -726,9 +721,8 @@ static void mpi_report(mpi_job_t *x, int rc)
     mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
     rank_floor_t part, dummy_part;
     rank_floor_t *parts = x->rank == 0 ? calloc((size_t)x->size, sizeof *parts) : &dummy_part;
-    int64_t sums[4] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed,
-                       j->stats.blocks_mixed};
-    cli_mpi_allreduce_i64(sums, 4, CLI_MPI_SUM);
+    int64_t sums[3] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed};
+    cli_mpi_allreduce_i64(sums, 3, CLI_MPI_SUM);
     rank_floor(x, sums[2], &part);
     if (!cli_mpi_any(all == NULL || parts == NULL)) { /* rank 0 out of memory: no list, no floor */
         cli_mpi_gather(&x->me, sizeof x->me, all);
@@ -747,8 +741,7 @@ static void mpi_report(mpi_job_t *x, int rc)
     j->prog.bytes_read = (uint64_t)sums[0];
     j->prog.bytes_written = (uint64_t)sums[1];
     j->stats.blocks_resumed = sums[2];
-    j->stats.blocks_mixed = sums[3];
-    if (all) ranks_mixed(j, all, x->size);
+    if (all) ranks_mixed(j, all, x->size); /* (else rank 0's own figures) */
     j->stats.blocks = x->s.plan.blocks;
     j->stats.panels = x->s.plan.panels;
     mul_summary(j, rc);
