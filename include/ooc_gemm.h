@@ -232,10 +232,11 @@ OOC_API const char *ooc_last_error_path(const ooc_handle_t *handle);
 /**
  * @brief Ask the call running on @p handle, or the next one to start, to stop:
  * a multiply (ooc_gemm() and its typed forms, ooc_gemm_files()) or a check
- * (ooc_verify_files(), ooc_verify_files_rows()). A multiply starts no new row
- * block, finishes or abandons the blocks in flight and returns
- * OOC_ERR_CANCELLED with every finished block of a file multiply recorded in
- * its journal (resumable); a check returns OOC_ERR_CANCELLED. Every return of
+ * (ooc_verify_files(), ooc_verify_files_rows(), ooc_verify_files_cols()). A
+ * multiply starts no new row block, finishes or abandons the blocks in
+ * flight and returns OOC_ERR_CANCELLED with every finished block of a file
+ * multiply recorded in its journal (resumable); a check returns
+ * OOC_ERR_CANCELLED. Every return of
  * one of those calls consumes the request, whatever it returns: a call that
  * had nothing to stop (an argument error or another failure, nothing to
  * compute, or its work done before it saw the request) returns its own

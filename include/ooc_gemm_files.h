@@ -414,7 +414,7 @@ OOC_API ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *handle, ooc_op_t
                                                   const void *beta, ooc_file_t *C0, ooc_file_t *C,
                                                   const ooc_files_opts_t *opts);
 
-/** Result of a verification. */
+/** Result of a verification (of ooc_verify_files_cols(): its rows are C's columns). */
 typedef struct {
     int exact;              /**< 1: every element compared with a full OpenBLAS product */
     int vectors;            /**< Freivalds vectors used (0 when exact) */
@@ -494,6 +494,31 @@ OOC_API ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa
                                            const void *alpha, ooc_file_t *A, ooc_file_t *B,
                                            const void *beta, ooc_file_t *C0, ooc_file_t *C,
                                            int64_t row_begin, int64_t row_end, int vectors,
+                                           int64_t sample_rows, ooc_verify_result_t *res);
+
+/**
+ * @brief ooc_verify_files() on columns [@p col_begin, @p col_end) of C alone
+ * (0, 0: all of them): the columns one process of a split job computed when
+ * its plan keeps op(A) resident (plan->a_resident: its blocks are column
+ * blocks of C). Only those columns of op(B), C0 and C are read (and all of
+ * op(A)); Freivalds' check and the exact recomputation (exact when those
+ * columns are few enough, else @p sample_rows of the columns, spread evenly,
+ * the first and last included) cover them and nothing else, so an error
+ * outside them is not seen. It checks C^T = alpha op(B)^T op(A)^T + beta
+ * C0^T, whose rows are C's columns, so the fields of @p res that speak of
+ * rows speak of C's columns: rows_checked (columns recomputed exactly),
+ * rows_unverified (columns), first_off_row (the first column holding an
+ * element found off). The caller reduces the ranges' results as with
+ * ooc_verify_files_rows(). C may be a joined or created file not yet
+ * committed.
+ * @return as ooc_verify_files() (argument errors name A, B, C and C0 as
+ *         given), plus OOC_ERR_ROW_RANGE (col_begin >= col_end, negative, or
+ *         col_end past C's columns, unless both are 0)
+ */
+OOC_API ooc_status_t ooc_verify_files_cols(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                           const void *alpha, ooc_file_t *A, ooc_file_t *B,
+                                           const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                           int64_t col_begin, int64_t col_end, int vectors,
                                            int64_t sample_rows, ooc_verify_result_t *res);
 /** @} */
 

@@ -72,7 +72,11 @@
  * another quarter, Freivalds' arrays half (at least ROWS_MIN): for more rows
  * of C, ranges of rows are checked one after the other. A row range of C
  * (one process's rows of a split job) reads only those rows of op(A), C0 and
- * C, and checks them alone. All arithmetic is in double precision.
+ * C, and checks them alone; a column range (ooc_verify_files_cols: the
+ * columns of a split job whose blocks are column blocks) is the row range of
+ * C^T = alpha op(B)^T op(A)^T + beta C0^T, checked on transposed views of the
+ * files (the same bytes read the other way). All arithmetic is in double
+ * precision.
  *
  * Must not: hold a whole large file, write to any file, print, exit or abort.
  */
@@ -202,7 +206,8 @@ static ooc_status_t check_args(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const 
 
 static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
                                ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, ooc_verify_result_t *res);
+                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, int cols,
+                               ooc_verify_result_t *res);
 
 ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                               const void *alpha, ooc_file_t *A, ooc_file_t *B, const void *beta,
@@ -211,7 +216,7 @@ ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t tr
 {
     if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
     return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, 0, 0, vectors,
-                                              sample_rows, res));
+                                              sample_rows, 0, res));
 }
 
 ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
@@ -221,7 +226,53 @@ ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa, ooc_op
 {
     if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
     return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, row_begin, row_end,
-                                              vectors, sample_rows, res));
+                                              vectors, sample_rows, 0, res));
+}
+
+/* f read as its transpose: the same bytes, rows and columns swapped and the
+ * layout flipped (element (i, j) of the view is element (j, i) of f, at the
+ * same offset). A shallow copy sharing f's descriptor and paths: the passes
+ * only read it; never closed, freed or written. */
+static ooc_file_t transposed_view(const ooc_file_t *f)
+{
+    ooc_file_t v = *f;
+    v.spec.rows = f->spec.cols;
+    v.spec.cols = f->spec.rows;
+    v.spec.layout = f->spec.layout == OOC_ROW_MAJOR ? OOC_COL_MAJOR : OOC_ROW_MAJOR;
+    return v;
+}
+
+/* Columns [c0, c1) of C are rows [c0, c1) of C^T = alpha op(B)^T op(A)^T +
+ * beta C0^T, and op(B)^T is op_tb(B^T) for N, T and C alike (C: conj(B) =
+ * (B^H)^T), op(A)^T likewise: verify_run on the views B^T, A^T, C0^T, C^T
+ * with the ops swapped. The arguments are checked first as the caller gave
+ * them, so that an error names the caller's A, B and C. */
+static ooc_status_t verify_cols(ooc_handle_t *h, ooc_op_t transa, ooc_op_t transb, const void *alpha, ooc_file_t *A,
+                                ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C, int64_t c0,
+                                int64_t c1, int vectors, int64_t sample_rows, ooc_verify_result_t *res)
+{
+    ooc_err_clear(&h->err);
+    int beta_zero = 1;
+    OOC_FORWARD(check_args(h, transa, transb, alpha, A, B, beta, C0, C, vectors, sample_rows, res, &beta_zero));
+    int64_t n = C->spec.cols;
+    OOC_RETURN_ERROR_IF((c0 != 0 || c1 != 0) && (c0 < 0 || c0 >= c1 || c1 > n), &h->err, OOC_ERR_ROW_RANGE,
+                        "ooc_verify_files_cols: columns [%lld, %lld) are not a range of the %lld columns of C: give "
+                        "0 <= col_begin < col_end <= %lld, or 0, 0 for all", (long long)c0, (long long)c1,
+                        (long long)n, (long long)n);
+    ooc_file_t a = transposed_view(A), b = transposed_view(B), c = transposed_view(C);
+    ooc_file_t c0v = C0 ? transposed_view(C0) : c;
+    return verify_run(h, transb, transa, alpha, &b, &a, beta, C0 ? &c0v : NULL, &c, c0, c1, vectors, sample_rows, 1,
+                      res);
+}
+
+ooc_status_t ooc_verify_files_cols(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
+                                   ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                   int64_t col_begin, int64_t col_end, int vectors, int64_t sample_rows,
+                                   ooc_verify_result_t *res)
+{
+    if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
+    return ooc_handle_done(handle, verify_cols(handle, transa, transb, alpha, A, B, beta, C0, C, col_begin, col_end,
+                                               vectors, sample_rows, res));
 }
 
 /* the check of rows [r0, r1) of C (m of them from here on) in budget bytes */
@@ -231,6 +282,7 @@ typedef struct {
     ooc_file_t *A, *B, *C0, *C;
     double al[2], be[2];
     int use_ab, use_c0;
+    int cols; /* C is the caller's C^T (verify_cols): messages speak of its columns */
     int64_t k, n;
     uint64_t budget;
 } job_t;
@@ -292,15 +344,17 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
         double per_row = (double)k * (ced + 9) + (double)n * (2 * ced + 8 + (use_c0 ? ced : 0)) + 8;
         double fit = floor((double)quarter / per_row);
         if ((double)s > fit) s = (int64_t)fit;
+        /* the dimensions as the caller sees them: C^T is n x m (m: the range) */
+        long long cm = (long long)(j->cols ? n : m), cn = (long long)(j->cols ? m : n);
         OOC_RETURN_ERROR_IF(v == 0 && sample_rows == 0 && m > 0 && n > 0, &h->err, OOC_ERR_PARAM_RANGE,
                             "ooc_verify_files: a %lld x %lld x %lld product is too large for an exact check in "
                             "the host budget of %llu bytes, and vectors = sample_rows = 0 would check nothing",
-                            (long long)m, (long long)n, (long long)k, (unsigned long long)budget);
+                            cm, cn, (long long)k, (unsigned long long)budget);
         OOC_RETURN_ERROR_IF(v == 0 && s == 0 && m > 0 && n > 0, &h->err, OOC_ERR_HOST_MEMORY,
                             "ooc_verify_files: a %lld x %lld x %lld product is too large for an exact check in "
-                            "the host budget of %llu bytes, which holds no sampled row either (one needs %.0f "
+                            "the host budget of %llu bytes, which holds no sampled %s either (one needs %.0f "
                             "bytes in a quarter of it), and vectors = 0",
-                            (long long)m, (long long)n, (long long)k, (unsigned long long)budget, per_row);
+                            cm, cn, (long long)k, (unsigned long long)budget, j->cols ? "column" : "row", per_row);
     }
     if (m == 0 || n == 0) s = 0, v = 0;
 
@@ -490,9 +544,12 @@ out:
     return st;
 }
 
+/* cols: the files are the transposed views of verify_cols (messages speak
+ * of the caller's C: its columns, its shape) */
 static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
                                ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, ooc_verify_result_t *res)
+                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, int cols,
+                               ooc_verify_result_t *res)
 {
     ooc_handle_t *h = handle;
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
@@ -503,7 +560,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
                            &beta_zero));
     job_t j;
     memset(&j, 0, sizeof j);
-    j.h = h, j.ta = transa, j.tb = transb, j.A = A, j.B = B, j.C0 = C0, j.C = C;
+    j.h = h, j.ta = transa, j.tb = transb, j.A = A, j.B = B, j.C0 = C0, j.C = C, j.cols = cols;
     ooc_dtype_t t = A->spec.dtype;
     scalar(t, alpha, j.al);
     scalar(t, beta, j.be);
@@ -538,7 +595,8 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
         OOC_RETURN_ERROR_IF(fixed + per_row > room, &h->err, OOC_ERR_HOST_MEMORY,
                             "ooc_verify_files: %d random vectors of a %lld x %lld x %lld product need %.0f bytes "
                             "and more, over half the host budget of %llu bytes: raise OOC_PARAM_HOST_MEM or give "
-                            "fewer vectors", vectors, (long long)m, (long long)n, (long long)k, fixed + per_row,
+                            "fewer vectors", vectors, (long long)(cols ? n : m), (long long)(cols ? m : n),
+                            (long long)k, fixed + per_row,
                             (unsigned long long)budget);
         rows_per = (int64_t)floor((room - fixed) / per_row);
     }
@@ -571,10 +629,10 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     all.first_off_row = cmp.off_row;
     int failed = cmp.mismatch || cmp.worst > all.tolerance || cmp.off > 0;
     OOC_RETURN_ERROR_IF(!failed && cmp.inconclusive > 0, &h->err, OOC_ERR_OVERFLOW,
-                        "ooc_verify_files: %lld value%s of the check (from row %lld of C on) overflowed double "
+                        "ooc_verify_files: %lld value%s of the check (from %s %lld of C on) overflowed double "
                         "precision or may be correct overflows of C's type: the check is inconclusive "
                         "(nothing else failed)", (long long)cmp.inconclusive, cmp.inconclusive == 1 ? "" : "s",
-                        (long long)cmp.incon_row);
+                        cols ? "column" : "row", (long long)cmp.incon_row);
     all.passed = !failed;
     *res = all;
     return OOC_SUCCESS;
