@@ -16,7 +16,14 @@
  * is checked; bad arguments and read errors return their statuses and leave
  * the result untouched. And of the defects of the first Freivalds threshold,
  * each test failing before: a tall C is checked in ranges of rows within the
- * budget, and a sample that does not fit refused.
+ * budget, and a sample that does not fit refused. Column ranges
+ * (ooc_verify_files_cols), on odd sizes with C computed by OpenBLAS as a
+ * multiply leaves it, exact and by Freivalds, every dtype, op and file
+ * order, beta 0 or not: a correct C passes on a middle range and on all
+ * columns, reading only the range of op(B), C0 and C; an element changed in
+ * the range fails (first_off_row names its column), one changed just outside
+ * it is not seen; bad ranges are OOC_ERR_ROW_RANGE naming columns, and
+ * argument errors name the caller's A, B and C.
  */
 #include "config.h"
 
@@ -28,6 +35,7 @@
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
+#include <cblas.h>
 
 #include "testutil.h"
 #include "verifyutil.h"
@@ -443,6 +451,348 @@ static void test_tall(void)
     free(c2.x);
 }
 
+/* ---- column ranges (ooc_verify_files_cols): C computed by OpenBLAS ---- */
+
+/* a copied into layout lay (the same elements) */
+static mat_t relayout(const mat_t *a, ooc_layout_t lay)
+{
+    mat_t b = mat_new(a->t, lay, a->rows, a->cols, NULL);
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t j = 0; j < a->cols; j++) {
+            long double re, im;
+            get(a, i, j, &re, &im);
+            set(&b, i, j, re, im);
+        }
+    return b;
+}
+
+/* C = alpha op(A) op(B) + beta C0 (C0 NULL: beta 0) stored in lay, by
+ * cblas_?gemm on A and B copied into lay: a C as a multiply leaves it,
+ * rounded in single precision for single-precision types */
+static mat_t blas_product(ooc_op_t ta, ooc_op_t tb, const scal_t *al, const mat_t *A, const mat_t *B,
+                          const scal_t *be, const mat_t *C0, ooc_layout_t lay)
+{
+    ooc_dtype_t t = A->t;
+    int64_t m = ta == OOC_OP_N ? A->rows : A->cols, k = ta == OOC_OP_N ? A->cols : A->rows;
+    int64_t n = tb == OOC_OP_N ? B->cols : B->rows;
+    mat_t a = relayout(A, lay), b = relayout(B, lay), c;
+    if (C0) {
+        c = relayout(C0, lay);
+    } else {
+        c = mat_new(t, lay, m, n, NULL);
+        memset(c.x, 0, (size_t)data_bytes(&c));
+    }
+    scal_t zero = scal(t, 0, 0);
+    const scal_t *bt = C0 ? be : &zero;
+    int row = lay == OOC_ROW_MAJOR;
+    int lda = (int)(row ? a.cols : a.rows), ldb = (int)(row ? b.cols : b.rows), ldc = (int)(row ? n : m);
+    enum CBLAS_ORDER o = row ? CblasRowMajor : CblasColMajor;
+    enum CBLAS_TRANSPOSE cta = (enum CBLAS_TRANSPOSE)ta, ctb = (enum CBLAS_TRANSPOSE)tb; /* the same values */
+    int im = (int)m, in = (int)n, ik = (int)k;
+    switch (t) {
+    case OOC_R32: cblas_sgemm(o, cta, ctb, im, in, ik, al->f[0], a.x, lda, b.x, ldb, bt->f[0], c.x, ldc); break;
+    case OOC_R64: cblas_dgemm(o, cta, ctb, im, in, ik, al->d[0], a.x, lda, b.x, ldb, bt->d[0], c.x, ldc); break;
+    case OOC_C32: cblas_cgemm(o, cta, ctb, im, in, ik, al->f, a.x, lda, b.x, ldb, bt->f, c.x, ldc); break;
+    case OOC_C64: cblas_zgemm(o, cta, ctb, im, in, ik, al->d, a.x, lda, b.x, ldb, bt->d, c.x, ldc); break;
+    }
+    free(a.x);
+    free(b.x);
+    return c;
+}
+
+/* ooc_verify_files_cols; the call must succeed */
+static ooc_verify_result_t check_cols(ooc_op_t ta, ooc_op_t tb, const scal_t *al, ooc_file_t *A, ooc_file_t *B,
+                                      const scal_t *be, ooc_file_t *C0, ooc_file_t *C, int64_t c0, int64_t c1,
+                                      int vectors, int64_t sample_rows)
+{
+    ooc_verify_result_t r;
+    memset(&r, 0, sizeof r);
+    ooc_status_t st = ooc_verify_files_cols(H, ta, tb, al, A, B, be, C0, C, c0, c1, vectors, sample_rows, &r);
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n  ooc_verify_files_cols: %s\n", ooc_last_error(H));
+    return r;
+}
+
+/* one column-range problem: operands, C by OpenBLAS, their files */
+typedef struct {
+    mat_t a, b, c0, c;
+    ooc_file_t *fa, *fb, *fc0, *fc;
+    scal_t al, be;
+} cprob_t;
+
+static void cprob_make(cprob_t *p, ooc_dtype_t t, ooc_op_t ta, ooc_op_t tb, ooc_layout_t la, ooc_layout_t lb,
+                       ooc_layout_t lc, int with_c0, int64_t m, int64_t n, int64_t k, uint64_t *seed)
+{
+    memset(p, 0, sizeof *p);
+    p->a = ta == OOC_OP_N ? mat_new(t, la, m, k, seed) : mat_new(t, la, k, m, seed);
+    p->b = tb == OOC_OP_N ? mat_new(t, lb, k, n, seed) : mat_new(t, lb, n, k, seed);
+    p->al = scal(t, -1.25, cplx(t) ? 0.75 : 0);
+    p->be = scal(t, with_c0 ? 0.5 : 0, with_c0 && cplx(t) ? -1.5 : 0);
+    if (with_c0) {
+        /* C0 in the other layout than C */
+        p->c0 = mat_new(t, lc == OOC_ROW_MAJOR ? OOC_COL_MAJOR : OOC_ROW_MAJOR, m, n, seed);
+        p->fc0 = put(&p->c0);
+    }
+    p->c = blas_product(ta, tb, &p->al, &p->a, &p->b, &p->be, with_c0 ? &p->c0 : NULL, lc);
+    p->fa = put(&p->a);
+    p->fb = put(&p->b);
+    p->fc = put(&p->c);
+}
+
+static void cprob_free(cprob_t *p)
+{
+    ooc_file_close(p->fa, 0);
+    ooc_file_close(p->fb, 0);
+    ooc_file_close(p->fc0, 0);
+    ooc_file_close(p->fc, 0);
+    free(p->a.x);
+    free(p->b.x);
+    free(p->c0.x);
+    free(p->c.x);
+}
+
+/* what a check of columns [c0, c1) reads: all of op(A), those columns of
+ * op(B), C and C0 */
+static uint64_t cols_bytes(const cprob_t *p, int64_t m, int64_t k, int64_t c0, int64_t c1)
+{
+    uint64_t e = (uint64_t)tu_elem(p->a.t), w = (uint64_t)(c1 - c0);
+    return data_bytes(&p->a) + w * (uint64_t)k * e + w * (uint64_t)m * e * (p->fc0 ? 2 : 1);
+}
+
+/* C with element (i, j) times 1 + rel, and optionally (i2, j2) too, as a
+ * file */
+static ooc_file_t *put_bad(const mat_t *c, int64_t i, int64_t j, int64_t i2, int64_t j2, double rel)
+{
+    mat_t bad = mat_copy(c);
+    nudge(&bad, i, j, rel, 0);
+    if (i2 >= 0) nudge(&bad, i2, j2, rel, 0);
+    ooc_file_t *f = put(&bad);
+    free(bad.x);
+    return f;
+}
+
+/* Exact: every dtype, every op (N and T for real types), file orders and
+ * beta 0 or not, on 37 x 53 x 29. A middle range and all columns pass, and
+ * read only what they check; an element doubled in the range (its first
+ * or last column) fails there, named by first_off_row; elements doubled just
+ * outside it (the columns either side) are not seen. */
+static void test_cols_exact(void)
+{
+    enum { M = 37, N = 53, K = 29, C0_ = 11, C1_ = 42 };
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+    uint64_t seed = 71;
+    int cases = 0;
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        int nops = cplx(t) ? 3 : 2;
+        double tol = tol_of(t, K);
+        for (int ai = 0; ai < nops; ai++)
+            for (int bi = 0; bi < nops; bi++)
+                for (int lays = 0; lays < 8; lays++)
+                    for (int with_c0 = 0; with_c0 < 2; with_c0++) {
+                        ooc_op_t ta = Ops[ai], tb = Ops[bi];
+                        cprob_t p;
+                        cprob_make(&p, t, ta, tb, Lays[lays & 1], Lays[(lays >> 1) & 1], Lays[(lays >> 2) & 1],
+                                   with_c0, M, N, K, &seed);
+                        /* the middle range */
+                        ooc_verify_result_t r =
+                            check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, C0_, C1_, 3, 2);
+                        int ok = r.exact == 1 && r.vectors == 0 && r.rows_checked == C1_ - C0_ && r.passed == 1 &&
+                                 r.max_rel_err <= tol && r.tolerance == tol && r.off == 0 && r.first_off_row == -1 &&
+                                 r.bytes_read == cols_bytes(&p, M, K, C0_, C1_);
+                        CU_ASSERT(ok);
+                        if (!ok)
+                            fprintf(stderr, "\n  dtype %d op %d%d layouts %d C0 %d: exact %d checked %lld passed %d "
+                                    "err %g tol %g bytes %llu of %llu\n", (int)t, (int)ta, (int)tb, lays, with_c0,
+                                    r.exact, (long long)r.rows_checked, r.passed, r.max_rel_err, r.tolerance,
+                                    (unsigned long long)r.bytes_read,
+                                    (unsigned long long)cols_bytes(&p, M, K, C0_, C1_));
+                        /* all columns: 0, N and 0, 0 */
+                        r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, 0, lays & 1 ? 0 : N, 3, 2);
+                        CU_ASSERT(r.exact == 1 && r.rows_checked == N && r.passed == 1 && r.max_rel_err <= tol);
+                        CU_ASSERT_EQUAL(r.bytes_read, cols_bytes(&p, M, K, 0, N));
+                        /* one element of the range doubled: its first column, or its last */
+                        int64_t j = lays & 1 ? C0_ : C1_ - 1, i = (lays * 5 + ai) % M;
+                        ooc_file_t *fbad = put_bad(&p.c, i, j, -1, -1, 1.0);
+                        r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_, 3, 2);
+                        ok = r.exact == 1 && r.passed == 0 && r.max_rel_err > tol && r.off == 1 && r.first_off_row == j;
+                        CU_ASSERT(ok);
+                        if (!ok)
+                            fprintf(stderr, "\n  dtype %d op %d%d layouts %d C0 %d, (%lld, %lld) doubled: passed %d "
+                                    "err %g off %lld first %lld\n", (int)t, (int)ta, (int)tb, lays, with_c0,
+                                    (long long)i, (long long)j, r.passed, r.max_rel_err, (long long)r.off,
+                                    (long long)r.first_off_row);
+                        /* and all columns: caught too */
+                        r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, 0, 0, 3, 2);
+                        CU_ASSERT(r.passed == 0 && r.first_off_row == j);
+                        ooc_file_close(fbad, 0);
+                        /* the columns just outside the range doubled: not seen */
+                        fbad = put_bad(&p.c, i, C0_ - 1, M - 1 - i, C1_, 1.0);
+                        r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_, 3, 2);
+                        CU_ASSERT(r.exact == 1 && r.passed == 1 && r.max_rel_err <= tol && r.off == 0);
+                        r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_ - 1, C1_, 3, 2);
+                        CU_ASSERT(r.passed == 0 && r.first_off_row == C0_ - 1);
+                        ooc_file_close(fbad, 0);
+                        cprob_free(&p);
+                        cases++;
+                    }
+    }
+    CU_ASSERT_EQUAL(cases, 2 * (4 + 9) * 8 * 2);
+}
+
+/* Freivalds (a 256 KiB budget: too small for an exact check) on 301 x 203 x
+ * 151: a correct C passes, reading only the range; an element doubled in
+ * the range fails with vectors alone, and with sampled columns alone when
+ * its column is sampled (first_off_row names it), not when it is not; the
+ * columns either side doubled are not seen. */
+static void test_cols_freivalds(void)
+{
+    enum { M = 301, N = 203, K = 151, C0_ = 50, C1_ = 161 };
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 256 << 10), OOC_SUCCESS);
+    uint64_t seed = 73;
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        int nops = cplx(t) ? 3 : 2;
+        double tol = tol_of(t, K);
+        /* an element doubled; times 11 in single precision, where it lies
+         * within Freivalds' threshold at this k and size (just: 0.97 of it,
+         * for complex64 N, T with C0), as one row and vector's error */
+        double rel = single(t) ? 10.0 : 1.0;
+        for (int ai = 0; ai < nops; ai++)
+            for (int bi = 0; bi < nops; bi++)
+                for (int lays = 0; lays < 2; lays++) {
+                    ooc_op_t ta = Ops[ai], tb = Ops[bi];
+                    int with_c0 = (ai + bi + lays) % 2;
+                    cprob_t p;
+                    cprob_make(&p, t, ta, tb, Lays[(lays + ai) & 1], Lays[(lays + bi) & 1], Lays[lays], with_c0, M,
+                               N, K, &seed);
+                    /* vectors alone: each file read once, only the range of op(B), C0 and C */
+                    ooc_verify_result_t r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, C0_, C1_, 3, 0);
+                    int ok = r.exact == 0 && r.vectors == 3 && r.rows_checked == 0 && r.passed == 1 &&
+                             r.max_rel_err <= tol && r.bytes_read == cols_bytes(&p, M, K, C0_, C1_);
+                    CU_ASSERT(ok);
+                    if (!ok)
+                        fprintf(stderr, "\n  dtype %d op %d%d lay %d C0 %d: exact %d passed %d err %g tol %g "
+                                "bytes %llu of %llu\n", (int)t, (int)ta, (int)tb, lays, with_c0, r.exact, r.passed,
+                                r.max_rel_err, tol, (unsigned long long)r.bytes_read,
+                                (unsigned long long)cols_bytes(&p, M, K, C0_, C1_));
+                    /* with 3 sampled columns (C0_, the middle, C1_ - 1), and all columns */
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, C0_, C1_, 2, 3);
+                    CU_ASSERT(r.exact == 0 && r.rows_checked == 3 && r.passed == 1 && r.max_rel_err <= tol);
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, 0, 0, 2, 3);
+                    CU_ASSERT(r.exact == 0 && r.passed == 1 && r.max_rel_err <= tol);
+
+                    /* one element of the range's last column changed */
+                    int64_t i = (37 * ai + 11 * bi + lays) % M;
+                    ooc_file_t *fbad = put_bad(&p.c, i, C1_ - 1, -1, -1, rel);
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_, 3, 0);
+                    CU_ASSERT(r.exact == 0 && r.passed == 0 && r.max_rel_err > tol);
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_, 0, 3);
+                    CU_ASSERT(r.rows_checked == 3 && r.passed == 0 && r.off == 1 && r.first_off_row == C1_ - 1);
+                    ooc_file_close(fbad, 0);
+                    /* a column between the samples: the vectors see it, the samples do not */
+                    fbad = put_bad(&p.c, i, C1_ - 2, -1, -1, rel);
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_, 3, 0);
+                    CU_ASSERT(r.passed == 0 && r.max_rel_err > tol);
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_, 0, 3);
+                    CU_ASSERT(r.rows_checked == 3 && r.passed == 1);
+                    ooc_file_close(fbad, 0);
+                    /* the columns either side of the range: not seen */
+                    fbad = put_bad(&p.c, i, C0_ - 1, M - 1 - i, C1_, rel);
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_, 3, 3);
+                    CU_ASSERT(r.exact == 0 && r.passed == 1 && r.max_rel_err <= tol);
+                    r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_ + 1, 3, 0);
+                    CU_ASSERT(r.passed == 0);
+                    ooc_file_close(fbad, 0);
+                    cprob_free(&p);
+                }
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+}
+
+/* Bad column ranges and arguments: a status and a message naming the
+ * caller's C and its columns; res untouched. */
+static void test_cols_errors(void)
+{
+    enum { M = 6, N = 5, K = 4 };
+    uint64_t seed = 79;
+    memset(&Sentinel, 0x5a, sizeof Sentinel);
+    ooc_verify_result_t r = Sentinel;
+    mat_t a = mat_new(OOC_R64, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(OOC_R64, OOC_COL_MAJOR, K, N, &seed);
+    mat_t bk = mat_new(OOC_R64, OOC_ROW_MAJOR, K + 1, N, &seed);
+    double one = 1, zero = 0, two = 2;
+    scal_t sone = scal(OOC_R64, 1, 0), szero = scal(OOC_R64, 0, 0);
+    mat_t c = blas_product(OOC_OP_N, OOC_OP_N, &sone, &a, &b, &szero, NULL, OOC_COL_MAJOR);
+    mat_t cw = mat_new(OOC_R64, OOC_ROW_MAJOR, M, N + 1, &seed);
+    ooc_file_t *fa = put(&a), *fb = put(&b), *fbk = put(&bk), *fc = put(&c), *fcw = put(&cw);
+    ooc_op_t N_ = OOC_OP_N;
+
+    /* column ranges of the 5 columns (6 x 5: 0, 6 is a range of rows, not of columns) */
+    const int64_t bad[][2] = {{0, N + 1}, {3, 6}, {2, 2}, {0, -1}, {4, 3}, {-1, 3}, {-2, -1}, {5, 5}};
+    for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+        char want[96];
+        snprintf(want, sizeof want, "columns [%lld, %lld) are not a range of the 5 columns of C",
+                 (long long)bad[q][0], (long long)bad[q][1]);
+        expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &zero, NULL, fc, bad[q][0], bad[q][1], 2, 1, &r),
+               OOC_ERR_ROW_RANGE, &r, want);
+    }
+    /* arguments, as ooc_verify_files_rows */
+    CU_ASSERT_EQUAL(ooc_verify_files_cols(NULL, N_, N_, &one, fa, fb, &zero, NULL, fc, 0, 2, 2, 1, &r),
+                    OOC_ERR_INVALID_HANDLE);
+    expect(ooc_verify_files_cols(H, (ooc_op_t)0, N_, &one, fa, fb, &zero, NULL, fc, 0, 2, 2, 1, &r),
+           OOC_ERR_INVALID_TRANSA, &r, "transa");
+    expect(ooc_verify_files_cols(H, N_, (ooc_op_t)114, &one, fa, fb, &zero, NULL, fc, 0, 2, 2, 1, &r),
+           OOC_ERR_INVALID_TRANSB, &r, "transb");
+    expect(ooc_verify_files_cols(H, N_, N_, &one, NULL, fb, &zero, NULL, fc, 0, 2, 2, 1, &r), OOC_ERR_NULL_A, &r,
+           "A is NULL");
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, NULL, &zero, NULL, fc, 0, 2, 2, 1, &r), OOC_ERR_NULL_B, &r,
+           "B is NULL");
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &zero, NULL, NULL, 0, 2, 2, 1, &r), OOC_ERR_NULL_C, &r,
+           "C is NULL");
+    expect(ooc_verify_files_cols(H, N_, N_, NULL, fa, fb, &zero, NULL, fc, 0, 2, 2, 1, &r), OOC_ERR_NULL_ARG, &r,
+           "alpha");
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, NULL, NULL, fc, 0, 2, 2, 1, &r), OOC_ERR_NULL_ARG, &r,
+           "beta");
+    CU_ASSERT_EQUAL(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &zero, NULL, fc, 0, 2, 2, 1, NULL),
+                    OOC_ERR_NULL_ARG);
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &two, NULL, fc, 0, 2, 2, 1, &r), OOC_ERR_NULL_ARG, &r,
+           "C0 is NULL");
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &zero, NULL, fc, 0, 2, -1, 1, &r), OOC_ERR_PARAM_RANGE,
+           &r, "vectors");
+    /* shapes: named as the caller gave them, not transposed */
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fbk, &zero, NULL, fc, 0, 2, 2, 1, &r), OOC_ERR_SHAPE, &r,
+           "op(A) is 6 x 4 but op(B) is 5 x 5");
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &zero, NULL, fcw, 0, 2, 2, 1, &r), OOC_ERR_SHAPE, &r,
+           "C is 6 x 6 but op(A)*op(B) is 6 x 5");
+    expect(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &two, fcw, fc, 0, 2, 2, 1, &r), OOC_ERR_SHAPE, &r,
+           "C0 is 6 x 6 but op(A)*op(B) is 6 x 5");
+    /* an argument error comes before the range's */
+    expect(ooc_verify_files_cols(H, N_, N_, &one, NULL, fb, &zero, NULL, fc, 0, N + 1, 2, 1, &r), OOC_ERR_NULL_A,
+           &r, "A is NULL");
+
+    /* the good calls pass (so the failures above are the arguments'); the
+     * last column alone and all of them */
+    ooc_verify_result_t good;
+    CU_ASSERT_EQUAL(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &zero, NULL, fc, N - 1, N, 2, 1, &good),
+                    OOC_SUCCESS);
+    CU_ASSERT(good.passed == 1 && good.exact == 1 && good.rows_checked == 1);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(H), "");
+    CU_ASSERT_EQUAL(ooc_verify_files_cols(H, N_, N_, &one, fa, fb, &zero, NULL, fc, 0, 0, 2, 1, &good),
+                    OOC_SUCCESS);
+    CU_ASSERT(good.passed == 1 && good.rows_checked == N);
+
+    ooc_file_close(fa, 0);
+    ooc_file_close(fb, 0);
+    ooc_file_close(fbk, 0);
+    ooc_file_close(fc, 0);
+    ooc_file_close(fcw, 0);
+    free(a.x);
+    free(b.x);
+    free(bk.x);
+    free(c.x);
+    free(cw.x);
+}
+
 int main(void)
 {
     snprintf(Dir, sizeof Dir, "/tmp/ooc_test_verify.XXXXXX");
@@ -456,6 +806,9 @@ int main(void)
     CU_add_test(s, "C created and not yet committed", test_uncommitted);
     CU_add_test(s, "bad arguments and read errors", test_errors);
     CU_add_test(s, "tall C: rows in ranges within the budget", test_tall);
+    CU_add_test(s, "column ranges, exact: every dtype, op and file order", test_cols_exact);
+    CU_add_test(s, "column ranges, Freivalds and sampled columns", test_cols_freivalds);
+    CU_add_test(s, "column ranges: bad ranges and arguments", test_cols_errors);
     int rc = tu_run();
     ooc_destroy(H);
     remove_dir();
