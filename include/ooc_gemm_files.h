@@ -95,7 +95,7 @@ OOC_API ooc_status_t ooc_file_create(ooc_handle_t *handle, const char *path,
 /**
  * @brief Open the temporary file ("PATH.ooc-tmp") that another process made
  * with ooc_file_create(..., OOC_FILE_SHARED, ...) and still holds, to write
- * rows of it (ooc_gemm_files() with a row range): how the ranks of one job
+ * rows (or columns) of it (ooc_gemm_files() with a range): how the ranks of one job
  * split its output. Nothing is truncated, reserved or removed; the file must
  * be a regular file (never opened through a symbolic link) whose size and
  * .npy header are exactly those ooc_file_create() makes for @p spec. It is
@@ -175,8 +175,8 @@ typedef void (*ooc_progress_fn)(void *user, int64_t blocks_done, int64_t blocks_
  * ooc_gemm_files() in ooc_files_opts_t::plan. Plain data: send it as bytes.
  */
 typedef struct {
-    int a_resident;      /**< 1: op(A) kept on the device, C^T computed: blocks are column blocks of C
-                              (ooc_gemm_files() alone may choose it; it cannot be split into row ranges) */
+    int a_resident;      /**< 1: op(A) kept on the device, C^T computed: blocks are column blocks of C,
+                              and a split job's ranges are ranges of C's columns */
     int64_t rows;        /**< rows the blocks tile: C's rows (its columns when a_resident) */
     int64_t block_rows;  /**< rows of a full block */
     int64_t panel_cols;  /**< columns of a panel of op(B) */
@@ -208,21 +208,25 @@ OOC_API ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t b
 typedef struct {
     const char *journal;     /**< resume journal path; NULL: "<C's path>.ooc-journal" */
     int resume;              /**< 1: continue the job the journal records (its plan is reused) */
-    ooc_progress_fn progress; /**< blocks_done and blocks_total count this run's row range only */
+    ooc_progress_fn progress; /**< blocks_done and blocks_total count this run's range only */
     void *progress_user;
     /** The plan to run (every process of a split job passes the same); NULL:
-     * a resumed journal's, else the planner's (ooc_gemm_files_plan()'s when
-     * a row range is given). A plan that does not fit this job, or whose
+     * a resumed journal's, else the planner's (for a range, one that keeps
+     * op(A) resident never: see row_begin). A plan that does not fit this job, or whose
      * blocks do not fit this handle's memory budgets, is refused
      * (OOC_ERR_INVALID_PARAM, OOC_ERR_BUDGET_TOO_SMALL); a journal written
      * with another plan is refused (OOC_ERR_JOURNAL). */
     const ooc_files_plan_t *plan;
     /** Compute only rows [row_begin, row_end) of C (0, 0: all of them), into
      * the output's temporary file as created (OOC_FILE_SHARED) or joined
-     * (ooc_file_join()): the rest of it is left as it is. Both ends must be
-     * block boundaries of the plan (ooc_files_plan_rows()), else
-     * OOC_ERR_ROW_RANGE; a plan with a_resident cannot be split. When
-     * alpha == 0 or k == 0 (no blocks) any rows may be given. The journal
+     * (ooc_file_join()): the rest of it is left as it is. With a plan that
+     * keeps op(A) resident (a_resident, given in opts->plan or recorded in
+     * the journal resumed) they are C's columns [row_begin, row_end): that
+     * plan's blocks are column blocks of C. Both ends must be block
+     * boundaries of the plan (ooc_files_plan_rows()), else
+     * OOC_ERR_ROW_RANGE. Without opts->plan the planner never keeps op(A)
+     * resident for a range (its ends are rows). When alpha == 0 or k == 0
+     * (no blocks) any rows may be given. The journal
      * records the range: give each range its own journal (say
      * "C.npy.ooc-journal.<row_begin>-<row_end>"); resuming a journal of
      * another range is refused (OOC_ERR_JOURNAL). */
@@ -282,17 +286,17 @@ typedef struct {
  * output's identity, so that ooc_gemm_files_finished() can tell a resumed
  * batch job that there is nothing left to do; a fresh run replaces it.
  *
- * Split jobs: with opts->row_begin and row_end only those rows of C are
- * computed (and journaled), into C created with OOC_FILE_SHARED or joined
- * with ooc_file_join(); every process passes the same opts->plan, so that C
+ * Split jobs: with opts->row_begin and row_end only those rows of C (its
+ * columns with a plan that keeps op(A) resident) are computed (and
+ * journaled), into C created with OOC_FILE_SHARED or joined with
+ * ooc_file_join(); every process passes the same opts->plan, so that C
  * is byte-identical to one process's run with that plan (see
  * ::ooc_files_opts_t for the journals of a split job and its resume with
  * another split).
  * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL,
  *         OOC_ERR_NO_SPACE, OOC_ERR_BUSY (another job holds the journal), OOC_ERR_CANCELLED
  *         (ooc_last_error_path() names the file an I/O failure concerns),
- *         OOC_ERR_ROW_RANGE (a row range outside C or off the plan's row blocks, or
- *         a plan with op(A) resident given with a range), OOC_ERR_INVALID_PARAM
+ *         OOC_ERR_ROW_RANGE (a range outside C or off the plan's blocks), OOC_ERR_INVALID_PARAM
  *         (opts->plan is not a plan for this job)
  */
 OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
@@ -301,13 +305,14 @@ OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_o
                                     const ooc_files_opts_t *opts);
 
 /**
- * @brief The plan ooc_gemm_files() with these arguments would run when given
- * a row range: opts->plan when given (checked against this job and this
+ * @brief The plan for a job, to split it: opts->plan when given (checked against this job and this
  * handle's budgets), else with opts->resume the plan of the first usable
  * journal (opts->journal or the default, then opts->journals; or of one
  * whose job starts over, k-panels: see ooc_gemm_files()), else the planner's
- * for this handle's budgets and devices, never with op(A) resident
- * (a_resident 0: blocks of C's rows; a journal's plan may have it). opts->row_begin and row_end are not
+ * for this handle's budgets and devices: the plan ooc_gemm_files() would run
+ * on the whole job, op(A) resident included (a_resident: then the ranges of a
+ * split job are ranges of C's columns), so that a split job's C is
+ * byte-identical to one process's. opts->row_begin and row_end are not
  * looked at. One process of a split job calls it (after creating C) and
  * sends the plan to the others, which pass it in opts->plan. When the job
  * multiplies nothing (m, n or k 0, or alpha 0), plan->blocks is 0: there are

@@ -21,7 +21,8 @@ typedef struct {
     const void *alpha, *beta;
     ooc_file_t *A, *B, *C0, *C;
     int64_t m, n, k;
-    int64_t r0, r1;           /* rows of C this run computes ([0, m) when no range is given) */
+    int64_t r0, r1;           /* rows of C this run computes ([0, m) when no range is given); its
+                                 columns with a plan that keeps op(A) resident */
     int ranged;               /* a row range was given (even one of all rows) */
     int empty;                /* m or n is 0: nothing to write */
     int scale;                /* k or alpha is 0: C = beta C0, no blocks */
@@ -53,7 +54,7 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
 /* What a run starts from: its plan, the blocks it skips, its own journal. */
 typedef struct {
     ooc_plan_t plan;
-    int64_t b0, b1;           /* row blocks [b0, b1) of every panel are this run's */
+    int64_t b0, b1;           /* blocks [b0, b1) of every panel are this run's */
     int64_t total;            /* blocks of the job: m_blocks x panels */
     int64_t mine;             /* blocks of this run: (b1 - b0) x panels */
     unsigned char *skip;      /* total bits: block not this run's, or done already; NULL: none */
@@ -76,8 +77,8 @@ typedef struct {
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a
- * resumed journal's, else the planner's; op(A) resident only when allowed
- * and no range is given), the blocks of the range, and what a resume skips.
+ * resumed journal's, else the planner's; op(A) resident only when no range
+ * is given), the blocks of the range, and what a resume skips.
  * Reads journals, never writes or removes one. ranges 0: the plan only
  * (b0, b1, skip not set). Free with ooc_files_start_free. */
 ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts, int ranges,

@@ -248,13 +248,19 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     job->r1 = opts ? opts->row_end : 0;
     job->ranged = job->r0 != 0 || job->r1 != 0;
     if (!job->ranged) job->r1 = m;
-    OOC_RETURN_ERROR_IF(job->ranged && (job->r0 < 0 || job->r0 >= job->r1 || job->r1 > m), err, OOC_ERR_ROW_RANGE,
-                        "ooc_gemm_files: rows [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
-                        " rows of C (%s): give 0 <= row_begin < row_end <= %" PRId64 ", or 0, 0 for all",
-                        job->r0, job->r1, m, C->path, m);
     ooc_dtype_t t = C->spec.dtype;
     job->empty = m == 0 || job->n == 0;
     job->scale = !job->empty && (job->k == 0 || ooc_is_zero(t, alpha));
+    /* a plan that keeps op(A) resident tiles C's columns: its range is of
+     * columns (a job with no blocks, scaled, is split by rows). Block
+     * boundaries are checked with the plan (files_plan.c range_blocks()) */
+    int cols = job->ranged && !job->scale && opts->plan && opts->plan->a_resident;
+    int64_t lim = cols ? job->n : m;
+    OOC_RETURN_ERROR_IF(job->ranged && (job->r0 < 0 || job->r0 >= job->r1 || job->r1 > lim), err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: %s [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
+                        " %s of C (%s): give 0 <= row_begin < row_end <= %" PRId64 ", or 0, 0 for all%s",
+                        cols ? "columns" : "rows", job->r0, job->r1, lim, cols ? "columns" : "rows", C->path, lim,
+                        cols ? " (the plan keeps op(A) resident: its blocks are columns of C)" : "");
     if (job->empty) return OOC_SUCCESS;
 
     ooc_layout_t layout = C->spec.layout;

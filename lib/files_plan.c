@@ -221,7 +221,8 @@ static int64_t block_at(const ooc_plan_t *p, int64_t row)
     return r0 == row ? lo : -1;
 }
 
-/* The row range as row blocks [b0, b1) of the plan. */
+/* The range as blocks [b0, b1) of the plan: rows of C, or its columns when
+ * the plan keeps op(A) resident (its blocks are C^T's rows). */
 static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
 {
     ooc_err_t *err = &job->h->err;
@@ -231,10 +232,12 @@ static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
         s->b1 = p->m_blocks;
         return OOC_SUCCESS;
     }
-    OOC_RETURN_ERROR_IF(p->swap, err, OOC_ERR_ROW_RANGE,
-                        "ooc_gemm_files: rows [%" PRId64 ", %" PRId64 ") given, but the plan keeps op(A) resident "
-                        "(a_resident): its blocks are columns of C, so it cannot be split into row ranges (plan with "
-                        "ooc_gemm_files_plan)", job->r0, job->r1);
+    const char *what = p->swap ? "column" : "row";
+    /* (a journal's plan may keep op(A) resident where no plan was given) */
+    OOC_RETURN_ERROR_IF(job->r1 > p->m, err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: %ss [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
+                        " %ss of C the plan's blocks tile%s", what, job->r0, job->r1, p->m, what,
+                        p->swap ? " (it keeps op(A) resident: its blocks are columns of C)" : "");
     s->b0 = block_at(p, job->r0);
     s->b1 = block_at(p, job->r1);
     for (int end = 0; end < 2; end++) {
@@ -250,8 +253,8 @@ static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
         ooc_plan_block(p, lo, &r0, &r1);
         return OOC_ERR(err, OOC_ERR_ROW_RANGE,
                        "ooc_gemm_files: row_%s = %" PRId64 " is not on a block boundary of the plan: it falls inside "
-                       "block %" PRId64 ", rows [%" PRId64 ", %" PRId64 ") (ooc_files_plan_rows gives the blocks)",
-                       end ? "end" : "begin", row, lo, r0, r1);
+                       "block %" PRId64 ", %ss [%" PRId64 ", %" PRId64 ") of C (ooc_files_plan_rows gives the "
+                       "blocks)", end ? "end" : "begin", row, lo, what, r0, r1);
     }
     return OOC_SUCCESS;
 }
@@ -411,7 +414,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         if (!found && job->C->resumed) st = restart_journals(job, opts, &s->plan, &found);
     }
     if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
-        st = ooc_api_plan(job->h, &job->p, NULL, ranges && !job->ranged, &s->plan);
+        st = ooc_api_plan(job->h, &job->p, NULL, !job->ranged, &s->plan);
     s->total = blocks_of(&s->plan);
     if (st == OOC_SUCCESS && !ranges && resume && job->C->resumed) st = whole_job_computer(job, opts, s);
     if (st != OOC_SUCCESS || !ranges) return st;

@@ -12,7 +12,8 @@ exit_status (the process's) and error (null exactly when exit_status is 0).
 Anywhere in it: a "dtype" is a NumPy name; a "layout" row or col; a "shape"
 (or "*_shape") is {"m", "n", "k"} and m, n, k appear nowhere else; "plan",
 "floor", "check", a matrix file and each of "devices" have their one set of
-keys; "ranks" (multiply under mpirun, tests/test_mpi.sh) lists one object
+keys; "ranks" (multiply under mpirun, tests/test_mpi.sh; "ranks_split" says
+whether their ranges are rows or columns) lists one object
 per rank with its one set of keys. Prints one line per case; exits 1 on any failure.
 
 Usage: json_check.py OOCGEMM WORKDIR
@@ -33,7 +34,7 @@ CHECK_KEYS = {"method", "rows", "vectors", "max_rel_err", "tolerance", "passed",
 FILE_KEYS = {"path", "format", "rows", "cols", "dtype", "layout"}
 DEVICE_KEYS = {"device", "blocks", "bytes_h2d", "bytes_d2h", "bytes_peer", "time_s", "busy_h2d_s", "busy_compute_s",
                "busy_d2h_s", "busy_read_s", "busy_write_s", "trace_wall_s", "overlap_efficiency"}
-RANK_KEYS = {"rank", "host", "devices", "row_begin", "row_end", "blocks", "time_s", "bytes_read", "bytes_written"}
+RANK_KEYS = {"rank", "host", "devices", "blocks", "time_s", "bytes_read", "bytes_written"}  # + the range's two
 GPU_KEYS = {"device", "error", "name", "compute_capability", "multiprocessors", "memory_total", "memory_free",
             "copy_engines", "pci_bus_id", "pcie_gen", "pcie_width", "bandwidth_bytes", "h2d_gbps", "d2h_gbps"}
 
@@ -72,10 +73,15 @@ def walk(v, where, command):
             assert x is None or v.get("backend") == "host", "%s with backend %r" % (at, v.get("backend"))
         elif key == "check":
             assert x is None or set(x) == CHECK_KEYS, "%s: keys %r" % (at, sorted(x))
+        elif key == "ranks_split":  # what the ranks split: C's rows, or its columns (op(A) resident)
+            assert x in ("rows", "columns") and "ranks" in v, "%s = %r" % (at, x)
         elif key == "ranks":  # multiply under mpirun/srun: one object per rank
             assert isinstance(x, list) and x, "%s: not a list of ranks" % at
+            split = v.get("ranks_split")
+            assert split in ("rows", "columns"), "%s: ranks_split = %r" % (at, split)
+            ends = {"row_begin", "row_end"} if split == "rows" else {"col_begin", "col_end"}
             for i, r in enumerate(x):
-                assert set(r) == RANK_KEYS, "%s[%d]: keys %r" % (at, i, sorted(r))
+                assert set(r) == RANK_KEYS | ends, "%s[%d]: keys %r" % (at, i, sorted(r))
                 assert r["rank"] == i and all(isinstance(d, int) for d in r["devices"]), "%s[%d] = %r" % (at, i, r)
             continue  # a rank's "devices" are indices
         elif key == "devices":

@@ -37,7 +37,10 @@
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
-#      mpirun --resume finishes it on rank 0 alone, byte-identical;
+#      mpirun --resume finishes it, split by C's columns, byte-identical;
+#  19. a wide C: one process keeps op(A) resident, and so do the ranks,
+#      splitting C's columns: byte-identical, each reads only its part of
+#      op(B), --verify by columns; a rank killed, resumed with 2 ranks;
 #  16. the floor: each GPU's and host's figures measured once and summed,
 #      over the bytes every rank moved and staged (with a GPU: op(B) to each
 #      rank, the host memory term of the files' staging, one GPU's rates).
@@ -394,8 +397,9 @@ fi
 unset OOC_HOST_DEVICES
 
 # 17. a job of one process whose plan keeps op(A) resident (its blocks are
-# columns of C: no rows to split), stopped: mpirun --resume finishes it on
-# rank 0 alone with that plan (it failed, naming journals that do not exist)
+# columns of C), stopped: mpirun --resume finishes it with that plan, the
+# ranks splitting C's columns (it failed once, naming journals that do not
+# exist; then rank 0 finished it alone)
 gen RA.npy --rows 1000 --cols 19 --seed 61
 gen RB.npy --rows 19 --cols 30 --seed 62
 R="RA.npy RB.npy --backend host --device-mem 100K --block-rows 128 --no-floor --no-progress"
@@ -409,6 +413,55 @@ then
     pass "17 one process's op(A)-resident job, stopped: mpirun -np 2 --resume finishes it (byte-identical); -np 3: finished"
 else
     fail "17 one process's op(A)-resident job, stopped (exit $rc): mpirun --resume failed or differs: $(head -c 300 err)"
+fi
+
+# 19. a wide C (n >> m): one process keeps op(A) resident, and so does the
+# split job (before, every rank read all of op(B) and C differed from one
+# process's in its last bits): 3 ranks take ranges of C's columns, each
+# reading all of op(A) but only its columns of op(B) and C0; byte-identical
+# to one process; --verify checks each rank's columns; a rank killed
+# part-way, resumed with 2 ranks: byte-identical
+gen WA.npy --rows 97 --cols 83 --layout col --seed 71
+gen WB.npy --rows 83 --cols 1201 --seed 72
+gen WC0.npy --rows 97 --cols 1201 --seed 73
+W="WA.npy WB.npy --alpha 0.75 --c-in WC0.npy --beta -0.5"
+oc multiply $W -o WREF.npy $S --json
+rc=$?
+one=$($numpy -c 'import json; o = json.load(open("out")); assert o["plan"]["a_resident"]; print(o["bytes_read"])')
+if [ $rc -eq 0 ] && [ -n "$one" ] && mpi 3 $W -o WC.npy $S --verify --json && cmp -s WC.npy WREF.npy &&
+    $numpy -c '
+import json, sys
+one = int(sys.argv[1])  # what one process read: all of op(B) (twice: 2 panels), op(A), C0
+o = json.load(open("out"))
+assert o["ranks_split"] == "columns" and o["plan"]["a_resident"], o
+r = o["ranks"]
+assert [x["col_begin"] for x in r][0] == 0 and r[-1]["col_end"] == 1201, r
+assert all(r[i]["col_end"] == r[i + 1]["col_begin"] for i in range(2)), r
+assert all(x["blocks"] > 0 for x in r), r
+# a third of op(B) and C0 each (a row split: all of op(B), over 0.7 of one)
+assert all(x["bytes_read"] < 0.55 * one for x in r), (one, [x["bytes_read"] for x in r])
+assert o["check"]["passed"], o["check"]
+' "$one" && mpi 3 $W -o WC2.npy $S --verify && grep -q "ranks: 3 (mpirun/srun), each its own column blocks of C" out &&
+    grep -q "columns \[0, " out && grep -q "^verify: .*: PASS$" out; then
+    pass "19 a wide C: one process keeps op(A) resident, 3 ranks split its columns, byte-identical, each reads its part of op(B), verified"
+else
+    fail "19 a wide C split by columns: exit $rc, differs from one process's, or the ranks' report: $(head -c 400 err) $(head -c 400 out)"
+fi
+rm -f C.npy C.npy.ooc-*
+OOC_HOST_JITTER_US=60000
+bg 3 $W -o C.npy $S -q
+OOC_HOST_JITTER_US=
+wait_blocks 2
+kill -9 "$(cat pid.1)" 2>/dev/null
+wait "$bgpid"
+rc=$?
+bgpid=
+had=$(recorded)
+if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ "$had" -gt 0 ] && mpi 2 $W -o C.npy $S --resume && cmp -s C.npy WREF.npy &&
+    grep -q "resumed after $had of " out && grep -q "column blocks" out; then
+    pass "19 a wide C: rank 1 of 3 killed ($had blocks kept), resumed with 2 ranks by columns: byte-identical"
+else
+    fail "19 a wide C: rank 1 killed (mpirun exit $rc, $had blocks kept): the resume with 2 ranks failed or differs: $(head -c 300 err)"
 fi
 
 # rank0_killed_after_others: C = the job of 3 ranks, afresh, rank 0 slowed

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_ranges.c: one file multiply split by rows between processes, as the
- * ranks of an MPI job split it, through the host backend: the parent
+ * test_ranges.c: one file multiply split by rows between processes (by C's
+ * columns where the plan, as one process makes it, keeps op(A) resident),
+ * as the ranks of an MPI job split it, through the host backend: the parent
  * creates the output shared (OOC_FILE_SHARED) and plans it
  * (ooc_gemm_files_plan); forked "ranks" join it (ooc_file_join) and each
  * computes its row range with its own journal; the parent commits. C must be
@@ -249,8 +250,11 @@ static uint64_t data_offset(const char *path)
     return off;
 }
 
-/* Bytes of rows [r0, r1) of the output's temporary file that are zero (as
- * made) and that are not. */
+/* 1: the plan keeps op(A) resident, its blocks (and ranges) are C's columns */
+static int BY_COLS;
+
+/* Elements of rows [r0, r1) (columns when BY_COLS) of the output's
+ * temporary file that are zero (as made) and that are not. */
 static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, int64_t *nonzero)
 {
     ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
@@ -262,8 +266,9 @@ static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, i
     unsigned char *x = malloc(cnt * e);
     CU_ASSERT_EQUAL_FATAL(ooc_file_read(H, f, 0, x, cnt), OOC_SUCCESS);
     *zero = *nonzero = 0;
-    for (int64_t i = r0; i < r1; i++)
+    for (int64_t i = 0; i < J.m; i++)
         for (int64_t j = 0; j < J.n; j++) {
+            if ((BY_COLS ? j : i) < r0 || (BY_COLS ? j : i) >= r1) continue;
             size_t at = (size_t)(J.lc == RM ? i * J.n + j : j * J.m + i) * e;
             int z = 1;
             for (size_t b = 0; b < e; b++) z &= x[at + b] == 0;
@@ -274,22 +279,24 @@ static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, i
     ooc_file_close(f, 0);
 }
 
-/* Split job j three ways; C must equal one process's. */
-static void split_case(const job_t *j)
+/* Split job j three ways (by C's columns when the plan keeps op(A)
+ * resident, which must be `cols`); C must equal one process's. */
+static void split_case(const job_t *j, int cols)
 {
     make_job(j);
     ooc_files_plan_t plan;
     unsigned join = 0;
     ooc_file_t *c = create_and_plan("split.npy", 0, NULL, NULL, &plan, &join);
-    CU_ASSERT_EQUAL(plan.a_resident, 0);
+    CU_ASSERT_EQUAL(plan.a_resident, cols);
+    BY_COLS = plan.a_resident;
+    CU_ASSERT_EQUAL(plan.rows, cols ? J.n : J.m);
     CU_ASSERT(plan.panels > 1);   /* op(B) in several panels */
     CU_ASSERT(plan.blocks >= 6);
     CU_ASSERT(plan.tail > 0);     /* shrinking last blocks */
     reference("ref.npy", &plan); /* with the plan the ranks share */
-    /* and as ooc_gemm_files plans alone: the same, unless it keeps op(A)
-     * resident (which a split job cannot) */
-    if (!reference("auto.npy", NULL)) CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("auto.npy")));
-    CU_ASSERT(j->t != OOC_R64 || tu_same_file(tu_path("ref.npy"), tu_path("auto.npy")));
+    /* and as ooc_gemm_files plans alone: the same plan, the same bytes */
+    CU_ASSERT_EQUAL(reference("auto.npy", NULL), cols);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("auto.npy")));
 
     int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
     int status[3], one[1] = {1}, others[2] = {0, 2};
@@ -301,7 +308,7 @@ static void split_case(const job_t *j)
     CU_ASSERT_EQUAL(zero, 0);
     count_zero("split.npy", 0, r1a, &zero, &nonzero);
     CU_ASSERT_EQUAL(nonzero, 0);
-    count_zero("split.npy", r1b, J.m, &zero, &nonzero);
+    count_zero("split.npy", r1b, plan.rows, &zero, &nonzero);
     CU_ASSERT_EQUAL(nonzero, 0);
     /* then the two others at once */
     run_ranks("split.npy", join, &plan, 3, cut, others, 2, 0, NULL, -1, 0, status, resumed);
@@ -315,9 +322,14 @@ static void split_case(const job_t *j)
 static void test_split(void)
 {
     job_t a = {OOC_R64, OOC_OP_N, OOC_OP_T, CM, RM, RM, 1201, 97, 83, 256 << 10, 64};
-    split_case(&a);
-    job_t b = {OOC_C64, OOC_OP_T, OOC_OP_N, RM, CM, CM, 1003, 61, 45, 512 << 10, 96};
-    split_case(&b);
+    split_case(&a, 0);
+    job_t b = {OOC_C64, OOC_OP_T, OOC_OP_N, RM, CM, CM, 1003, 197, 45, 512 << 10, 96};
+    split_case(&b, 0);
+    /* a wide C: one process keeps op(A) resident, and so do the ranks */
+    job_t c = {OOC_R64, OOC_OP_N, OOC_OP_N, CM, RM, CM, 83, 1201, 97, 256 << 10, 64};
+    split_case(&c, 1);
+    job_t d = {OOC_C64, OOC_OP_C, OOC_OP_T, RM, CM, RM, 197, 1003, 45, 512 << 10, 96};
+    split_case(&d, 1);
 }
 
 /* A range off the blocks, a range past C, a joined file's limits. */
@@ -390,16 +402,43 @@ static void test_refusals(void)
 }
 
 /* Kill rank 1 of 3, then resume: the same three ranges, or two others. */
-static void test_resume(void)
+/* Every byte of the elements of rows [r0, r1) (columns when BY_COLS) of the
+ * output's temporary file set to 0x7f. */
+static void poison(const char *tmp, int64_t r0, int64_t r1)
 {
-    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, CM, RM, 1201, 97, 83, 256 << 10, 64};
-    make_job(&a);
+    uint64_t off = data_offset(tmp);
+    size_t e = tu_elem(J.t);
+    FILE *t = fopen(tmp, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (int64_t i = 0; i < J.m; i++)
+        for (int64_t j = 0; j < J.n; j++) {
+            if ((BY_COLS ? j : i) < r0 || (BY_COLS ? j : i) >= r1) continue;
+            uint64_t at = (uint64_t)(J.lc == RM ? i * J.n + j : j * J.m + i) * e;
+            CU_ASSERT_EQUAL(fseek(t, (long)(off + at), SEEK_SET), 0);
+            for (size_t b = 0; b < e; b++) fputc(0x7f, t);
+        }
+    fclose(t);
+}
+
+/* Job a split three ways (by columns when `cols`: op(A) resident), a rank
+ * killed, resumed with three ranks or two: one process's bytes. */
+static void resume_case(const job_t *a, int cols)
+{
+    make_job(a);
     for (int two = 0; two < 2; two++) {
         const char *out = two ? "cut2.npy" : "cut.npy";
+        for (int nr = 2; nr <= 3; nr++) /* the journals of an earlier case */
+            for (int i = 0; i < nr; i++) {
+                char old[512];
+                snprintf(old, sizeof old, "%s.j%d.%d", tu_path(out), nr, i);
+                unlink(old);
+            }
         ooc_files_plan_t plan, again;
         unsigned join = 0;
         ooc_file_t *c = create_and_plan(out, 0, NULL, NULL, &plan, &join);
-        if (!two) reference("ref.npy", &plan);
+        CU_ASSERT_EQUAL(plan.a_resident, cols);
+        BY_COLS = plan.a_resident;
+        if (!two) reference("ref.npy", NULL); /* one process, as it plans alone */
         int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
         int status[3], all[3] = {0, 1, 2};
         run_ranks(out, join, &plan, 3, cut, all, 3, 0, NULL, 1, 4, status, resumed);
@@ -412,13 +451,8 @@ static void test_resume(void)
         int64_t recorded = journal_done(jp);
         CU_ASSERT(recorded >= 2 && recorded < (cut[2] - cut[1]) * plan.panels);
         snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path(out));
-        FILE *t = fopen(tmp, "r+b");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         CU_ASSERT_FATAL(cut[2] - cut[1] > 5); /* the last block is not among those done before the kill */
-        int64_t last = row_of(&plan, cut[2] - 1), bytes = (row_of(&plan, cut[2]) - last) * J.n * 8;
-        CU_ASSERT_EQUAL(fseek(t, (long)(data_offset(tmp) + (uint64_t)(last * J.n * 8)), SEEK_SET), 0);
-        for (int64_t i = 0; i < bytes; i++) fputc(0x7f, t);
-        fclose(t);
+        poison(tmp, row_of(&plan, cut[2] - 1), row_of(&plan, cut[2]));
         ooc_file_close(c, 0); /* every process gone; then the job is started again */
 
         char o0[512], o1[512], o2[512];
@@ -448,6 +482,14 @@ static void test_resume(void)
         ooc_file_close(c, 0);
         CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path(out)));
     }
+}
+
+static void test_resume(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, CM, RM, 1201, 97, 83, 256 << 10, 64};
+    resume_case(&a, 0);
+    job_t w = {OOC_R64, OOC_OP_T, OOC_OP_N, RM, RM, CM, 97, 1201, 83, 256 << 10, 64};
+    resume_case(&w, 1);
 }
 
 /* ooc_verify_files_rows: an error inside the rows is seen, one outside is not. */

@@ -551,9 +551,9 @@ int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t
                    const operand_t *C, int64_t *m, int64_t *n, int64_t *k);
 scalar_t scalar_of(double x);
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t);
-void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n);
+void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n, int cols);
 /* The message of a failed check (verification failed: ...). */
-const char *verify_failure(const ooc_verify_result_t *v, char *buf, size_t len);
+const char *verify_failure(const ooc_verify_result_t *v, int cols, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* A file multiply's progress, disk and signals (cli_progress.c, cli_disk.c, */

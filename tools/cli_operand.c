@@ -251,33 +251,36 @@ int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t
 scalar_t scalar_of(double x) { return (scalar_t){{x, 0.0}, {(float)x, 0.0f}}; }
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t) { return dtype_double(t) ? (const void *)s->d : (const void *)s->f; }
 
-/* "verify: <mode>: max relative error E (tolerance T): PASS|FAIL" */
-void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n)
+/* "verify: <mode>: max relative error E (tolerance T): PASS|FAIL"; cols:
+ * the check's rows were C's columns (ooc_verify_files_cols) */
+void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n, int cols)
 {
+    const char *line = cols ? "column" : "row";
     if (v->exact)
         fprintf(f, "verify: exact (all %lld x %lld elements against OpenBLAS)", (long long)m, (long long)n);
     else
-        fprintf(f, "verify: Freivalds with %d random vector%s + %lld row%s recomputed exactly", v->vectors,
-                v->vectors == 1 ? "" : "s", (long long)v->rows_checked, v->rows_checked == 1 ? "" : "s");
+        fprintf(f, "verify: Freivalds with %d random vector%s + %lld %s%s recomputed exactly", v->vectors,
+                v->vectors == 1 ? "" : "s", (long long)v->rows_checked, line, v->rows_checked == 1 ? "" : "s");
     fprintf(f, ": max relative error %.3g (tolerance %.3g): %s\n", v->max_rel_err, v->tolerance,
             v->passed ? "PASS" : "FAIL");
     if (v->rows_unverified > 0)
-        fprintf(f, "verify: %lld row%s where C0 holds NaN or infinities checked only for where C holds its own\n",
-                (long long)v->rows_unverified, v->rows_unverified == 1 ? "" : "s");
+        fprintf(f, "verify: %lld %s%s where C0 holds NaN or infinities checked only for where C holds its own\n",
+                (long long)v->rows_unverified, line, v->rows_unverified == 1 ? "" : "s");
     if (v->off > 0)
-        fprintf(f, "verify: %lld value%s of the check (the first in row %lld of C) off by about %s own size, far "
-                "beyond rounding: a missing or wrong block%s\n", (long long)v->off, v->off == 1 ? "" : "s",
+        fprintf(f, "verify: %lld value%s of the check (the first in %s %lld of C) off by about %s own size, far "
+                "beyond rounding: a missing or wrong block%s\n", (long long)v->off, v->off == 1 ? "" : "s", line,
                 (long long)v->first_off_row, v->off == 1 ? "its" : "their",
                 v->max_rel_err <= v->tolerance ? ", within the worst-case tolerance" : "");
 }
 
-/* The message of a failed check. */
-const char *verify_failure(const ooc_verify_result_t *v, char *buf, size_t len)
+/* The message of a failed check (cols: as print_verify). */
+const char *verify_failure(const ooc_verify_result_t *v, int cols, char *buf, size_t len)
 {
+    const char *line = cols ? "column" : "row";
     if (v->off > 0 && v->max_rel_err <= v->tolerance)
-        snprintf(buf, len, "verification failed: %s %lld of C %s off by about %s own size, within the tolerance "
+        snprintf(buf, len, "verification failed: %s%s %lld of C %s off by about %s own size, within the tolerance "
                  "%.3g of a k-term sum's worst-case rounding but far beyond what rounding reaches: a missing or "
-                 "wrong block", v->off > 1 ? "values from row" : "row", (long long)v->first_off_row,
+                 "wrong block", v->off > 1 ? "values from " : "", line, (long long)v->first_off_row,
                  v->off > 1 ? "on are" : "is", v->off > 1 ? "their" : "its", v->tolerance);
     else
         snprintf(buf, len, "verification failed: max relative error %.3g exceeds the tolerance %.3g", v->max_rel_err,

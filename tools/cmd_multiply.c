@@ -104,10 +104,12 @@ void multiply_usage(FILE *f)
             "resumable, with exit status 7.\n"
             "\n"
             "Under mpirun or srun (see RUNNING UNDER MPI in the manual; built with\n"
-            "./configure --with-mpi), the ranks split C's row blocks: rank 0 creates\n"
-            "C.ooc-tmp and commits it once every rank's rows are on disk, each rank\n"
-            "keeps its own journal (JOURNAL.r<R>-of-<P>), and --resume may use another\n"
-            "number of ranks. A failure or a stop signal on any rank stops them all.\n"
+            "./configure --with-mpi), the ranks split C's row blocks (its column\n"
+            "blocks where one process would keep op(A) resident: the same plan, the\n"
+            "same bytes): rank 0 creates C.ooc-tmp and commits it once every rank's\n"
+            "part is on disk, each rank keeps its own journal (JOURNAL.r<R>-of-<P>),\n"
+            "and --resume may use another number of ranks. A failure or a stop signal\n"
+            "on any rank stops them all.\n"
             "The floor is the ranks' GPUs' figures measured at once and summed, and\n"
             "each host's memory's, over the bytes every rank moved and staged (a figure\n"
             "given is each GPU's, or each host's).\n"
@@ -558,7 +560,7 @@ static int mul_verify(mul_job_t *j)
     j->verified = 1;
     if (j->vr.passed) return RC_OK;
     char msg[400];
-    return fail(RC_CHECK_FAILED, "%s", verify_failure(&j->vr, msg, sizeof msg));
+    return fail(RC_CHECK_FAILED, "%s", verify_failure(&j->vr, 0, msg, sizeof msg));
 }
 
 

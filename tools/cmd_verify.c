@@ -219,7 +219,7 @@ static void verify_report(const verify_job_t *j, int rc)
                j->tb == OOC_OP_N ? "" : j->tb == OOC_OP_T ? "T:" : "H:", j->B.path, j->c_in ? " + beta x " : "",
                j->c_in ? j->C0.path : "", (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t));
         printf("read %s in %.3g s\n", human_bytes(j->vr.bytes_read, b, sizeof b), j->secs);
-        print_verify(stdout, &j->vr, j->m, j->n);
+        print_verify(stdout, &j->vr, j->m, j->n, 0);
     }
 }
 
@@ -232,7 +232,7 @@ int cmd_verify(int argc, char **argv)
     if (rc != RC_OK) return rc;
     rc = verify_run(&j);
     char msg[400];
-    if (rc == RC_CHECK_FAILED) fail(rc, "%s", verify_failure(&j.vr, msg, sizeof msg));
+    if (rc == RC_CHECK_FAILED) fail(rc, "%s", verify_failure(&j.vr, 0, msg, sizeof msg));
     verify_report(&j, rc);
     operand_free(&j.C);
     operand_free(&j.C0);

@@ -30,8 +30,8 @@ typedef struct {
     int32_t rank, ndevices;
     uint32_t devices;              /* OOC_PARAM_DEVICES mask (0: every visible device, ndevices of them) */
     char host[64];
-    int64_t row_begin, row_end;    /* its rows of C */
-    int64_t blocks;                /* its row blocks */
+    int64_t row_begin, row_end;    /* its rows of C (columns when the job's split_cols) */
+    int64_t blocks;                /* its blocks */
     double time_s;                 /* its multiply */
     uint64_t bytes_read, bytes_written;
     char mixed_by[OOC_COMPUTE_ID_MAX]; /* --allow-mixed: what computed the blocks it kept of another's ("": none) */
@@ -52,6 +52,7 @@ typedef struct {
     ooc_files_opts_t fo;
     progress_t prog;
     ooc_stats_t stats;
+    int split_cols;          /* mpirun: the plan keeps op(A) resident, the ranks split C's columns */
     int ranks_mixed;         /* mpirun, --allow-mixed: the first rank (rank 0 knows) that computes by another
                                 id than rank ranks_mixed_ref, the first that computes (ranks_mixed_by,
                                 ranks_ref_by); 0: none */

@@ -3,8 +3,9 @@
  * multiply_mpi.c: oocgemm multiply split across the ranks of mpirun or srun
  * (docs/oocgemm.h2m, RUNNING UNDER MPI). Rank 0 opens the job: it creates
  * C.ooc-tmp shared (OOC_FILE_SHARED), plans it and broadcasts the plan;
- * every rank joins the output, computes its contiguous range of C's row
- * blocks on its own GPUs with its own journal "JOURNAL.r<R>-of-<P>", in a
+ * every rank joins the output, computes its contiguous range of the plan's
+ * blocks (C's rows; its columns when the plan keeps op(A) resident, as one
+ * process would) on its own GPUs with its own journal "JOURNAL.r<R>-of-<P>", in a
  * worker thread while the main thread polls the other ranks (a non-blocking
  * sum every 50 ms: progress, and whether any rank failed or caught a stop
  * signal, which cancels every rank's multiply); rank 0 commits when every
@@ -215,7 +216,8 @@ static int same_computers(mpi_job_t *x)
     return rc;
 }
 
-/* First row of block b (C's rows for b == blocks). */
+/* First row (column when the plan keeps op(A) resident) of block b (their
+ * number for b == blocks). */
 static int64_t block_row(const ooc_files_plan_t *p, int64_t b)
 {
     int64_t r0 = p->rows, r1;
@@ -223,9 +225,9 @@ static int64_t block_row(const ooc_files_plan_t *p, int64_t b)
     return r0;
 }
 
-/* Rank r's blocks [cut[r], cut[r+1]): contiguous, balanced by rows (every
- * block is computed once per panel: work is rows x panels), at least one
- * block each when there are enough. */
+/* Rank r's blocks [cut[r], cut[r+1]): contiguous, balanced by rows (or
+ * columns: every block is computed once per panel: work is rows x panels),
+ * at least one block each when there are enough. */
 static void split_blocks(const ooc_files_plan_t *p, int P, int64_t *cut)
 {
     int64_t B = p->blocks;
@@ -306,8 +308,8 @@ static int mpi_open(mpi_job_t *x)
     return rc;
 }
 
-/* Every rank: its rows, the output joined (rank 0 made it), and the plan
- * checked against this rank's budgets. */
+/* Every rank: its rows (or columns), the output joined (rank 0 made it),
+ * and the plan checked against this rank's budgets. */
 static int mpi_join(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
@@ -316,18 +318,11 @@ static int mpi_join(mpi_job_t *x)
     int64_t *cut = calloc((size_t)x->size + 1, sizeof *cut);
     if (cut == NULL) return fail(RC_RUNTIME, "out of host memory");
     split_blocks(p, x->size, cut);
-    int whole = 0; /* rank 0 runs the whole job, unsplit */
+    /* a plan that keeps op(A) resident (one process's, as planned or as its
+     * journal records) is split by C's columns: its blocks are C^T's rows */
+    j->split_cols = p->a_resident;
     if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it */
         x->idle = x->rank != 0;
-    } else if (p->a_resident) {
-        /* a plan of one process (its journal, resumed) that keeps op(A)
-         * resident: its blocks are columns of C and cannot be split into
-         * rows; rank 0 finishes it alone, the others wait */
-        whole = 1;
-        x->idle = x->rank != 0;
-        x->me.row_begin = 0;
-        x->me.row_end = x->idle ? 0 : j->m;
-        x->me.blocks = x->idle ? 0 : p->blocks;
     } else {
         x->idle = cut[x->rank] == cut[x->rank + 1];
         x->me.row_begin = block_row(p, cut[x->rank]);
@@ -346,8 +341,8 @@ static int mpi_join(mpi_job_t *x)
     x->fo = j->fo;
     x->fo.journal = x->own;
     x->fo.plan = p;
-    x->fo.row_begin = whole ? 0 : x->me.row_begin; /* 0, 0: unsplit */
-    x->fo.row_end = whole ? 0 : x->me.row_end;
+    x->fo.row_begin = x->me.row_begin;
+    x->fo.row_end = x->me.row_end;
     x->fo.journals = (const char *const *)x->old;
     if (x->idle) return RC_OK;
     ooc_files_plan_t mine;
@@ -428,7 +423,7 @@ static int mpi_multiply(mpi_job_t *x)
     x->me.time_s = x->secs;
     x->own_failure = 1;
     if (stop_signal_caught())
-        return fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks of this rank: stopped cleanly, %s",
+        return fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld blocks of this rank: stopped cleanly, %s",
                     signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)total,
                     resume_words(x->own));
     if (x->st == OOC_ERR_CANCELLED && peer_stop) {
@@ -476,8 +471,8 @@ static int mpi_commit(mpi_job_t *x)
     return RC_OK;
 }
 
-/* --verify: each rank checks its rows of C read back from its path; the
- * worst error and the verdict are reduced. */
+/* --verify: each rank checks its rows (or columns) of C read back from its
+ * path; the worst error and the verdict are reduced. */
 static int mpi_verify(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
@@ -494,9 +489,9 @@ static int mpi_verify(mpi_job_t *x)
         ooc_status_t st = OOC_SUCCESS;
         if (stop_signal_caught()) ooc_cancel(j->h); /* (the multiply's return consumed a late request) */
         if (rc == RC_OK)
-            st = ooc_verify_files_rows(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
-                                       scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->Cv.file,
-                                       x->me.row_begin, x->me.row_end, 3, 16, v);
+            st = (j->split_cols ? ooc_verify_files_cols : ooc_verify_files_rows)(
+                j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file, scalar_ptr(&j->beta, j->t),
+                o->c_in ? j->C0.file : NULL, j->Cv.file, x->me.row_begin, x->me.row_end, 3, 16, v);
         if (st == OOC_ERR_CANCELLED) rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, "
                                                "but not verified", signal_name(stop_signal_caught()), o->out);
         else if (st != OOC_SUCCESS) rc = lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
@@ -518,7 +513,7 @@ static int mpi_verify(mpi_job_t *x)
     if (v->passed) return RC_OK;
     if (x->rank != 0) return RC_CHECK_FAILED;
     char msg[400];
-    return fail(RC_CHECK_FAILED, "%s", verify_failure(v, msg, sizeof msg));
+    return fail(RC_CHECK_FAILED, "%s", verify_failure(v, j->split_cols, msg, sizeof msg));
 }
 
 /* One rank's part of the job's floor. */
@@ -810,7 +805,7 @@ int mul_mpi(mul_job_t *j)
             ooc_file_close(j->C, 0);
             j->C = NULL;
             if (journal_keeps_blocks(x->own))
-                fprintf(stderr, "%s: the finished row blocks are kept in %s (journals %s.r*-of-%d): run the same "
+                fprintf(stderr, "%s: the finished blocks are kept in %s (journals %s.r*-of-%d): run the same "
                         "command with --resume, with any number of ranks, to continue\n", progname, j->tmp_path,
                         j->journal_path, x->size);
             else

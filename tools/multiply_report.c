@@ -56,9 +56,11 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     if (b->have_io && b->io_bound > b->bound) b->bound = b->io_bound;
 }
 
-/* Split by mpirun/srun: "ranks", one object per rank. */
+/* Split by mpirun/srun: "ranks_split" (rows, or columns when op(A) is kept
+ * resident) and "ranks", one object per rank. */
 static void mul_json_ranks(json_t *js, const mul_job_t *j)
 {
+    json_string(js, "ranks_split", j->split_cols ? "columns" : "rows");
     json_array(js, "ranks");
     for (int i = 0; i < j->nranks; i++) {
         const mul_rank_t *r = &j->ranks[i];
@@ -69,8 +71,8 @@ static void mul_json_ranks(json_t *js, const mul_job_t *j)
         for (int d = 0; d < 32; d++)
             if (r->devices ? (r->devices >> d & 1) : d < r->ndevices) json_int(js, NULL, d);
         json_end(js);
-        json_int(js, "row_begin", r->row_begin);
-        json_int(js, "row_end", r->row_end);
+        json_int(js, j->split_cols ? "col_begin" : "row_begin", r->row_begin);
+        json_int(js, j->split_cols ? "col_end" : "row_end", r->row_end);
         json_int(js, "blocks", r->blocks);
         json_real(js, "time_s", r->time_s, 1);
         json_uint(js, "bytes_read", r->bytes_read);
@@ -163,12 +165,14 @@ static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
     printf("; C %s\n", describe_spec(&j->cspec, d3, sizeof d3));
     print_plan(stdout, ooc_backend_name(j->h), &j->stats);
     if (j->nranks > 0) {
-        printf("ranks: %d (mpirun/srun), each its own row blocks of C:\n", j->nranks);
+        printf("ranks: %d (mpirun/srun), each its own %s blocks of C:\n", j->nranks,
+               j->split_cols ? "column" : "row");
         for (int i = 0; i < j->nranks; i++) {
             const mul_rank_t *r = &j->ranks[i];
             char dv[96];
-            printf("  rank %d on %s: devices %s, rows [%lld, %lld) in %lld blocks, %.3g s, read %s, written %s\n",
+            printf("  rank %d on %s: devices %s, %s [%lld, %lld) in %lld blocks, %.3g s, read %s, written %s\n",
                    r->rank, r->host, r->devices ? devices_format(r->devices, dv, sizeof dv) : "all",
+                   j->split_cols ? "columns" : "rows",
                    (long long)r->row_begin, (long long)r->row_end, (long long)r->blocks, r->time_s,
                    human_bytes(r->bytes_read, b1, sizeof b1), human_bytes(r->bytes_written, b2, sizeof b2));
         }
@@ -230,7 +234,7 @@ void mul_summary(mul_job_t *j, int rc)
     if (o->json) mul_print_json(j, &b, rc);
     else if (!o->quiet && !j->already) mul_print_text(j, &b);
     if (!j->already) mixed_note(j);
-    if (!o->json && !o->quiet && j->verified) print_verify(stdout, &j->vr, j->m, j->n);
+    if (!o->json && !o->quiet && j->verified) print_verify(stdout, &j->vr, j->m, j->n, j->split_cols);
 }
 
 void mul_print_failure_json(mul_job_t *j, int rc) { mul_print_json(j, NULL, rc); }
