@@ -118,6 +118,22 @@ wait_blocks() {
     i=0
     while [ "$(recorded)" -lt "$1" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 }
+# rank1_killed_part_way OPERANDS...: C.npy by 3 ranks, afresh, slowed (60 ms
+# a block), rank 1 killed (-9) once 2 blocks are recorded; returns mpirun's
+# status
+rank1_killed_part_way() {
+    local rc
+    rm -f C.npy C.npy.ooc-*
+    OOC_HOST_JITTER_US=60000
+    bg 3 "$@" -o C.npy $S -q
+    OOC_HOST_JITTER_US=
+    wait_blocks 2
+    kill -9 "$(cat pid.1)" 2>/dev/null
+    wait "$bgpid"
+    rc=$?
+    bgpid=
+    return $rc
+}
 export OOC_HOST_JITTER_US= RANK_ENV= B_FOR=
 
 # odd shapes, 2 panels, 17 blocks of 64 rows with a shrinking tail
@@ -144,15 +160,8 @@ else
 fi
 
 # 3. a rank killed part-way, resumed with two
-rm -f C.npy
-OOC_HOST_JITTER_US=60000
-bg 3 $P -o C.npy $S -q
-OOC_HOST_JITTER_US=
-wait_blocks 2
-kill -9 "$(cat pid.1)" 2>/dev/null
-wait "$bgpid"
+rank1_killed_part_way $P
 rc=$?
-bgpid=
 had=$(recorded)
 if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && [ "$had" -gt 0 ] && [ "$had" -lt 34 ] &&
     mpi 2 $P -o C.npy $S --resume && cmp -s C.npy ref.npy && grep -q "resumed after $had of 34 blocks" out &&
@@ -447,15 +456,8 @@ assert o["check"]["passed"], o["check"]
 else
     fail "19 a wide C split by columns: exit $rc, differs from one process's, or the ranks' report: $(head -c 400 err) $(head -c 400 out)"
 fi
-rm -f C.npy C.npy.ooc-*
-OOC_HOST_JITTER_US=60000
-bg 3 $W -o C.npy $S -q
-OOC_HOST_JITTER_US=
-wait_blocks 2
-kill -9 "$(cat pid.1)" 2>/dev/null
-wait "$bgpid"
+rank1_killed_part_way $W
 rc=$?
-bgpid=
 had=$(recorded)
 if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ "$had" -gt 0 ] && mpi 2 $W -o C.npy $S --resume && cmp -s C.npy WREF.npy &&
     grep -q "resumed after $had of " out && grep -q "column blocks" out; then

@@ -513,14 +513,8 @@ static ooc_verify_result_t check_cols(ooc_op_t ta, ooc_op_t tb, const scal_t *al
     return r;
 }
 
-/* one column-range problem: operands, C by OpenBLAS, their files */
-typedef struct {
-    mat_t a, b, c0, c;
-    ooc_file_t *fa, *fb, *fc0, *fc;
-    scal_t al, be;
-} cprob_t;
-
-static void cprob_make(cprob_t *p, ooc_dtype_t t, ooc_op_t ta, ooc_op_t tb, ooc_layout_t la, ooc_layout_t lb,
+/* one column-range problem: operands of any shape, C by OpenBLAS, their files */
+static void cprob_make(prob_t *p, ooc_dtype_t t, ooc_op_t ta, ooc_op_t tb, ooc_layout_t la, ooc_layout_t lb,
                        ooc_layout_t lc, int with_c0, int64_t m, int64_t n, int64_t k, uint64_t *seed)
 {
     memset(p, 0, sizeof *p);
@@ -539,21 +533,9 @@ static void cprob_make(cprob_t *p, ooc_dtype_t t, ooc_op_t ta, ooc_op_t tb, ooc_
     p->fc = put(&p->c);
 }
 
-static void cprob_free(cprob_t *p)
-{
-    ooc_file_close(p->fa, 0);
-    ooc_file_close(p->fb, 0);
-    ooc_file_close(p->fc0, 0);
-    ooc_file_close(p->fc, 0);
-    free(p->a.x);
-    free(p->b.x);
-    free(p->c0.x);
-    free(p->c.x);
-}
-
 /* what a check of columns [c0, c1) reads: all of op(A), those columns of
  * op(B), C and C0 */
-static uint64_t cols_bytes(const cprob_t *p, int64_t m, int64_t k, int64_t c0, int64_t c1)
+static uint64_t cols_bytes(const prob_t *p, int64_t m, int64_t k, int64_t c0, int64_t c1)
 {
     uint64_t e = (uint64_t)tu_elem(p->a.t), w = (uint64_t)(c1 - c0);
     return data_bytes(&p->a) + w * (uint64_t)k * e + w * (uint64_t)m * e * (p->fc0 ? 2 : 1);
@@ -591,7 +573,7 @@ static void test_cols_exact(void)
                 for (int lays = 0; lays < 8; lays++)
                     for (int with_c0 = 0; with_c0 < 2; with_c0++) {
                         ooc_op_t ta = Ops[ai], tb = Ops[bi];
-                        cprob_t p;
+                        prob_t p;
                         cprob_make(&p, t, ta, tb, Lays[lays & 1], Lays[(lays >> 1) & 1], Lays[(lays >> 2) & 1],
                                    with_c0, M, N, K, &seed);
                         /* the middle range */
@@ -633,7 +615,7 @@ static void test_cols_exact(void)
                         r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_ - 1, C1_, 3, 2);
                         CU_ASSERT(r.passed == 0 && r.first_off_row == C0_ - 1);
                         ooc_file_close(fbad, 0);
-                        cprob_free(&p);
+                        prob_free(&p);
                         cases++;
                     }
     }
@@ -663,7 +645,7 @@ static void test_cols_freivalds(void)
                 for (int lays = 0; lays < 2; lays++) {
                     ooc_op_t ta = Ops[ai], tb = Ops[bi];
                     int with_c0 = (ai + bi + lays) % 2;
-                    cprob_t p;
+                    prob_t p;
                     cprob_make(&p, t, ta, tb, Lays[(lays + ai) & 1], Lays[(lays + bi) & 1], Lays[lays], with_c0, M,
                                N, K, &seed);
                     /* vectors alone: each file read once, only the range of op(B), C0 and C */
@@ -704,7 +686,7 @@ static void test_cols_freivalds(void)
                     r = check_cols(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, C0_, C1_ + 1, 3, 0);
                     CU_ASSERT(r.passed == 0);
                     ooc_file_close(fbad, 0);
-                    cprob_free(&p);
+                    prob_free(&p);
                 }
     }
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
