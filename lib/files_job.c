@@ -252,14 +252,20 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     job->empty = m == 0 || job->n == 0;
     job->scale = !job->empty && (job->k == 0 || ooc_is_zero(t, alpha));
     /* a plan that keeps op(A) resident tiles C's columns: its range is of
-     * columns (a job with no blocks, scaled, is split by rows). Block
+     * columns (a job with no blocks, scaled, is split by rows). Without
+     * opts->plan a resume takes a journal's plan, which may keep op(A)
+     * resident: the range's end is then checked against the plan found
+     * (range_blocks()), here only against the larger of m and n. Block
      * boundaries are checked with the plan (files_plan.c range_blocks()) */
-    int cols = job->ranged && !job->scale && opts->plan && opts->plan->a_resident;
-    int64_t lim = cols ? job->n : m;
+    int blocks = job->ranged && !job->scale && !job->empty;
+    int cols = blocks && opts->plan && opts->plan->a_resident;
+    int unknown = blocks && !opts->plan && opts->resume && job->n > m;
+    int64_t lim = cols || unknown ? job->n : m;
     OOC_RETURN_ERROR_IF(job->ranged && (job->r0 < 0 || job->r0 >= job->r1 || job->r1 > lim), err, OOC_ERR_ROW_RANGE,
                         "ooc_gemm_files: %s [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
                         " %s of C (%s): give 0 <= row_begin < row_end <= %" PRId64 ", or 0, 0 for all%s",
-                        cols ? "columns" : "rows", job->r0, job->r1, lim, cols ? "columns" : "rows", C->path, lim,
+                        cols ? "columns" : unknown ? "rows or columns" : "rows", job->r0, job->r1, lim,
+                        cols || unknown ? "columns" : "rows", C->path, lim,
                         cols ? " (the plan keeps op(A) resident: its blocks are columns of C)" : "");
     if (job->empty) return OOC_SUCCESS;
 

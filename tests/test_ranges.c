@@ -10,7 +10,9 @@
  * several panels, R64 and C64, C and Fortran order, beta with C0), a rank
  * must write its rows and nothing else, a range off the block boundaries is
  * refused, a rank killed part-way resumes with the same split or another
- * number of ranks to the same bytes, ooc_verify_files_rows sees an error
+ * number of ranks to the same bytes, a range of C's columns resumed without
+ * opts->plan takes its journal's op(A)-resident plan (its end past C's rows
+ * is no error), ooc_verify_files_rows sees an error
  * inside its rows and none outside, and a split job (a scaling one too)
  * recorded finished by its creator before or after its commit
  * (ooc_gemm_files_mark_finished) is finished for ooc_gemm_files_finished
@@ -492,6 +494,67 @@ static void test_resume(void)
     resume_case(&w, 1);
 }
 
+/* A wide job's range (its plan keeps op(A) resident: columns of C, here
+ * past C's rows) resumed without opts->plan: the journal's plan (its own,
+ * or one in opts->journals) gives the columns; a range past C's columns,
+ * or one past C's rows where no journal keeps op(A) resident, is refused. */
+static void test_resume_unplanned(void)
+{
+    job_t w = {OOC_R64, OOC_OP_N, OOC_OP_T, RM, CM, RM, 97, 1201, 83, 256 << 10, 64};
+    make_job(&w);
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    ooc_file_t *c = create_and_plan("un.npy", 0, NULL, NULL, &plan, &join);
+    CU_ASSERT_EQUAL_FATAL(plan.a_resident, 1);
+    int64_t B = plan.blocks, r0 = row_of(&plan, B / 2), r1 = row_of(&plan, B);
+    CU_ASSERT_FATAL(r0 > J.m && r1 == J.n);
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    char jp[512], other[512];
+    snprintf(jp, sizeof jp, "%s.jr", tu_path("un.npy"));
+    snprintf(other, sizeof other, "%s.jo", tu_path("un.npy"));
+    unlink(jp);
+    unlink(other);
+    ooc_files_opts_t first = {.journal = jp, .plan = &plan, .row_begin = r0, .row_end = r1};
+    CU_ASSERT_EQUAL_FATAL(gemm(H, &in, c, &first), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    ooc_file_spec_t cs = out_spec();
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("un.npy"), &cs, OOC_FILE_RESUME | OOC_FILE_SHARED, &c),
+                          OOC_SUCCESS);
+    /* its own journal's plan: every block of the range found done */
+    ooc_files_opts_t again = {.journal = jp, .resume = 1, .row_begin = r0, .row_end = r1};
+    ooc_status_t st = gemm(H, &in, c, &again);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    own journal: %s\n", ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    ooc_stats_t s;
+    CU_ASSERT_EQUAL(ooc_get_stats(H, &s), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(s.blocks_resumed, (B - B / 2) * plan.panels);
+    CU_ASSERT_EQUAL(s.a_resident, 1);
+    /* another's journal, this range's own journal new */
+    const char *old[] = {jp, NULL};
+    ooc_files_opts_t taken = {.journal = other, .resume = 1, .journals = old, .row_begin = r0, .row_end = r1};
+    st = gemm(H, &in, c, &taken);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    other journal: %s\n", ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_get_stats(H, &s), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(s.blocks_resumed, (B - B / 2) * plan.panels);
+    /* past C's columns: refused, naming columns */
+    ooc_files_opts_t past = {.journal = jp, .resume = 1, .row_begin = r0, .row_end = J.n + 1};
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &past), OOC_ERR_ROW_RANGE);
+    CU_ASSERT(strstr(ooc_last_error(H), "columns") != NULL);
+    /* no journal keeps op(A) resident: the planner's rows, past C's */
+    char none[512];
+    snprintf(none, sizeof none, "%s.jn", tu_path("un.npy"));
+    unlink(none);
+    ooc_files_opts_t rows = {.journal = none, .resume = 1, .row_begin = 0, .row_end = r1};
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &rows), OOC_ERR_ROW_RANGE);
+    CU_ASSERT(strstr(ooc_last_error(H), "rows") != NULL);
+    ooc_file_close(c, 1);
+    close_inputs(&in);
+    unlink(jp);
+    unlink(other);
+}
+
 /* ooc_verify_files_rows: an error inside the rows is seen, one outside is not. */
 static void test_verify_rows(void)
 {
@@ -711,6 +774,7 @@ int main(void)
     CU_add_test(s, "three ranks, byte-identical to one process", test_split);
     CU_add_test(s, "ranges off the blocks, joined files", test_refusals);
     CU_add_test(s, "a rank killed, resumed with three ranks or two", test_resume);
+    CU_add_test(s, "a column range resumed without a plan", test_resume_unplanned);
     CU_add_test(s, "verify a row range", test_verify_rows);
     CU_add_test(s, "a split job recorded finished", test_mark_finished);
     CU_add_test(s, "a split scaling job recorded finished", test_mark_scale);
