@@ -87,8 +87,9 @@ typedef enum {
                                       or the process's file-size limit was reached (ooc_last_error_path() names the file) */
     OOC_ERR_CANCELLED = 34,      /**< ooc_cancel() stopped the multiply; a file multiply can be resumed */
     OOC_ERR_BUSY = 35,           /**< another job is writing the same output (its temporary file is locked) */
-    OOC_ERR_ROW_RANGE = 36,      /**< a row range of C that is empty, passes C's end, or does not fall on the row
-                                      blocks of the job's plan (see ooc_files_opts_t::row_begin) */
+    OOC_ERR_ROW_RANGE = 36,      /**< a range of C's rows (its columns when the plan keeps op(A) resident) that
+                                      is empty, passes C's end, or does not fall on the blocks of the job's plan
+                                      (see ooc_files_opts_t::row_begin) */
     OOC_ERR_OVERLAP = 37         /**< C shares elements with A or B (in memory), or the output file is the
                                       input A or B: C would be written while they are read */
 } ooc_status_t;

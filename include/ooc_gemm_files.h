@@ -2,7 +2,8 @@
 /**
  * @file ooc_gemm_files.h
  * @brief libooc_gemm's file-backed operands: matrix files, the file multiply
- * (whole, or a row range of it for one process of a split job), its plan,
+ * (whole, or a range of its rows or columns for one process of a split
+ * job), its plan,
  * its journal and its verification.
  *
  * Part of the public API, included by ooc_gemm.h (include that one): kept
@@ -187,7 +188,7 @@ typedef struct {
                               last piece is also multiplied in this many chunks of C's columns */
     int lead;            /**< blocks 0 .. lead-1 of each panel are multiplied chunk by chunk of op(B)
                               (when b_chunks > 1 and a_pieces == 1) */
-    int64_t blocks;      /**< row blocks: block i holds rows ooc_files_plan_rows(i) */
+    int64_t blocks;      /**< blocks: block i holds rows (columns when a_resident) ooc_files_plan_rows(i) */
     int64_t panels;      /**< panels of op(B): each block is computed once per panel */
     int a_pieces;        /**< op(A)'s blocks go to the device in this many k-pieces, multiplied one after
                               another (1: whole; 0 in a plan given is taken as 1) */
@@ -329,7 +330,7 @@ OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, 
 
 /**
  * @brief Whether the job ooc_gemm_files() would run has already finished and
- * been committed (never from the journal of a row range: a split job is
+ * been committed (never from the journal of a range: a split job is
  * known finished once its creator recorded it with
  * ooc_gemm_files_mark_finished() and committed it): its journal
  * (opts->journal, else "<c_path>.ooc-journal")
@@ -367,7 +368,7 @@ OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
 /**
  * @brief Record a split job as finished, so that ooc_gemm_files_finished()
  * says so once C is committed: its creator calls this once every process's
- * ooc_gemm_files() on its row range succeeded, before it commits C
+ * ooc_gemm_files() on its range succeeded, before it commits C
  * (ooc_file_commit()) and while C is open. The arguments are those of the
  * ranks' ooc_gemm_files(), C the output this process created and
  * opts->plan the plan they all ran (opts->journal as for ooc_gemm_files():

@@ -2,7 +2,7 @@
 /*
  * files.c: the api layer for file operands (ooc_gemm_files). With the job
  * described (files_job.c) and its plan and the blocks to skip chosen
- * (files_plan.c), runs the pipeline on the blocks of its row range with a
+ * (files_plan.c), runs the pipeline on the blocks of its range with a
  * hook that flushes each finished block of C and records it in the journal;
  * and tells a finished job (ooc_gemm_files_finished). The journal of a job
  * split between processes is written whole by its output's creator once

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * files_job.c: a file multiply's job (files.h): the files checked against
- * each other, the row range against C, the problem in C's layout (an operand
+ * each other, the range against C (its rows, or its columns with a plan
+ * that keeps op(A) resident), the problem in C's layout (an operand
  * stored in the other order is its own transpose), the journal's path (a
  * file of its own) and the job's identity, which a journal must match to be
  * resumed. Reads no matrix data and writes nothing.

@@ -2,8 +2,9 @@
 /*
  * files_plan.c: which plan a file multiply runs and which blocks it skips
  * (files.h). The plan is the one the caller gives (every process of a split
- * job gives the same), else a resumed journal's, else the planner's; a row
- * range must fall on its row blocks; a resume skips the blocks its own
+ * job gives the same), else a resumed journal's, else the planner's; a
+ * range must fall on its blocks (C's rows, or its columns when the plan
+ * keeps op(A) resident); a resume skips the blocks its own
  * journal, or any journal of the job it is given, recorded as done in this
  * very temporary file. Blocks are computed the same way whoever computes
  * them, so the result is byte-identical however the job was split and
@@ -430,9 +431,10 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
                             " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with opts->resume "
                             "gives it)", job->jpath, h->mb, h->nb, h->kb);
         OOC_RETURN_ERROR_IF((h->range_m != 0 && h->range_m != M) || hb0 != s->b0 || hb1 != s->b1, err, OOC_ERR_JOURNAL,
-                            "journal %s records row blocks [%" PRId64 ", %" PRId64 "), this run computes [%" PRId64
-                            ", %" PRId64 "): give each row range its own journal, and pass the old ones in "
-                            "opts->journals to resume with another split", job->jpath, hb0, hb1, s->b0, s->b1);
+                            "journal %s records %s blocks [%" PRId64 ", %" PRId64 "), this run computes [%" PRId64
+                            ", %" PRId64 "): give each range its own journal, and pass the old ones in "
+                            "opts->journals to resume with another split", job->jpath, s->plan.swap ? "column" : "row",
+                            hb0, hb1, s->b0, s->b1);
     }
     int whole = s->b0 == 0 && s->b1 == M;
     if (whole && !s->usable && !(resume && job->C->resumed && opts->journals)) return OOC_SUCCESS;

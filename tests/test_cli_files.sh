@@ -585,7 +585,7 @@ kill -TERM "$bgpid" 2>/dev/null
 wait "$bgpid"
 rc=$?
 bgpid=
-if [ "$rc" -ne 7 ] || ! grep -q 'splits k into panels' err || grep -q 'finished row blocks are kept' err ||
+if [ "$rc" -ne 7 ] || ! grep -q 'splits k into panels' err || grep -q 'finished blocks are kept' err ||
     ! grep -q '"resumable":true,"resume_keeps_blocks":false,' out; then
     fail "k-panels stopped: exit $rc, expected 7 and a message (and JSON) that a resume starts over: $(head -n 2 err | tr '\n' ' ')"
 else

@@ -403,7 +403,6 @@ static void test_refusals(void)
     close_inputs(&in);
 }
 
-/* Kill rank 1 of 3, then resume: the same three ranges, or two others. */
 /* Every byte of the elements of rows [r0, r1) (columns when BY_COLS) of the
  * output's temporary file set to 0x7f. */
 static void poison(const char *tmp, int64_t r0, int64_t r1)
@@ -497,7 +496,8 @@ static void test_resume(void)
 /* A wide job's range (its plan keeps op(A) resident: columns of C, here
  * past C's rows) resumed without opts->plan: the journal's plan (its own,
  * or one in opts->journals) gives the columns; a range past C's columns,
- * or one past C's rows where no journal keeps op(A) resident, is refused. */
+ * or one past C's rows where no journal keeps op(A) resident, is refused;
+ * the journal resumed for another range is refused, naming column blocks. */
 static void test_resume_unplanned(void)
 {
     job_t w = {OOC_R64, OOC_OP_N, OOC_OP_T, RM, CM, RM, 97, 1201, 83, 256 << 10, 64};
@@ -538,6 +538,11 @@ static void test_resume_unplanned(void)
     CU_ASSERT_EQUAL(st, OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_get_stats(H, &s), OOC_SUCCESS);
     CU_ASSERT_EQUAL(s.blocks_resumed, (B - B / 2) * plan.panels);
+    /* its journal resumed for another range: refused, naming column blocks */
+    ooc_files_opts_t moved = {.journal = jp, .resume = 1, .plan = &plan, .row_begin = row_of(&plan, B / 2 + 1),
+                              .row_end = r1};
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &moved), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(ooc_last_error(H), "records column blocks") != NULL);
     /* past C's columns: refused, naming columns */
     ooc_files_opts_t past = {.journal = jp, .resume = 1, .row_begin = r0, .row_end = J.n + 1};
     CU_ASSERT_EQUAL(gemm(H, &in, c, &past), OOC_ERR_ROW_RANGE);

@@ -432,7 +432,7 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     j->interrupted = st == OOC_ERR_CANCELLED;
     int keeps = journal_keeps_blocks(j->journal_path);
     if (j->interrupted)
-        rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld row blocks: stopped cleanly, %s",
+        rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld blocks: stopped cleanly, %s",
                   signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)j->prog.total,
                   resume_words(j->journal_path));
     else
@@ -445,7 +445,7 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
         fprintf(stderr, "%s: %s and %s are left as they were: check the command, or run it without --resume to "
                 "start over\n", progname, j->tmp_path, j->journal_path);
     else if (keep && keeps)
-        fprintf(stderr, "%s: the finished row blocks are kept in %s (journal %s): run the same command with "
+        fprintf(stderr, "%s: the finished blocks are kept in %s (journal %s): run the same command with "
                 "--resume to continue\n", progname, j->tmp_path, j->journal_path);
     else if (keep)
         fprintf(stderr, "%s: %s and its journal %s are kept: --resume starts the job over with the plan it "

@@ -80,7 +80,8 @@ void mul_measure_disk(mul_job_t *j);
 int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep);
 
 /* The job split across the ranks of mpirun/srun (cli_mpi_active()): rank
- * 0 creates C shared, plans and commits; each rank computes its rows with
+ * 0 creates C shared, plans and commits; each rank computes its blocks (rows
+ * of C, or columns when the plan keeps op(A) resident) with
  * its own journal. Returns the exit status, the same on every rank. */
 int mul_mpi(mul_job_t *j);
 

@@ -130,7 +130,7 @@ typedef struct {
     char *own;         /* this rank's journal */
     char **old;        /* --resume: the journals of other splits (and the single-process one) */
     mpi_start_t s;
-    int idle;          /* no rows for this rank */
+    int idle;          /* no blocks for this rank */
     ooc_files_opts_t fo;
     mul_rank_t me;
     int own_failure;   /* its failure is its own, not a stop asked by another rank */
@@ -518,7 +518,7 @@ static int mpi_verify(mpi_job_t *x)
 
 /* One rank's part of the job's floor. */
 typedef struct {
-    int32_t counted; /* it had rows: its bytes count */
+    int32_t counted; /* it had blocks: its bytes count */
     int32_t parts;   /* what it measured (FLOOR_COPIES, FLOOR_HOST, FLOOR_RATE) */
     int32_t own;     /* its note is its own failure to measure, not the job's */
     char host[64];
@@ -535,13 +535,13 @@ typedef struct {
 static void sync_ranks(void) { cli_mpi_barrier(); }
 
 /* Rank 0: what each of the P ranks measures. A GPU's copies and rate are
- * measured by one rank (the first with rows whose devices overlap it on its
+ * measured by one rank (the first with blocks whose devices overlap it on its
  * host): two ranks' probes of one GPU rarely overlap, and their sum read
  * 67 GB/s of one H200's 55. The host's memory by every rank that staged,
  * all at once, as they staged: each with the CPUs it may use (mpirun binds
  * a rank to one core by default: one rank alone read 15.9 GB/s, two at once
  * 36, one process on the host's 16 cores 122). On the host backend (cpu)
- * the CPU's rate is the host's: its first rank with rows. Ranks on other
+ * the CPU's rate is the host's: its first rank with blocks. Ranks on other
  * GPUs or hosts measure at once. */
 static void floor_roles(const rank_id_t *id, int P, int cpu, int32_t *parts)
 {
@@ -574,7 +574,7 @@ static void rank_floor(mpi_job_t *x, int64_t resumed, rank_floor_t *p)
     p->f = floor_given(&o->floor);
     if (o->floor.no_floor || resumed > 0) return;
     p->counted = !x->idle;
-    if (x->idle) snprintf(p->f.note, sizeof p->f.note, "no rows: nothing to measure");
+    if (x->idle) snprintf(p->f.note, sizeof p->f.note, "no blocks: nothing to measure");
     else {
         floor_traffic(&p->f, &j->stats);
         floor_of_run(&p->f, &j->stats);
@@ -603,7 +603,7 @@ static void rank_floor(mpi_job_t *x, int64_t resumed, rank_floor_t *p)
 static void add_known(double *a, double b) { *a = *a > 0 && b > 0 ? *a + b : 0; }
 
 /* Rank 0: the job's floor from the P ranks' parts: the bytes of those that
- * had rows summed; each GPU's figures (measured by one rank) summed; T_host
+ * had blocks summed; each GPU's figures (measured by one rank) summed; T_host
  * the largest of the hosts' (3 x the bytes its ranks staged / the sum of
  * its staging ranks' memory rates), given as the bytes of all and the rate
  * that makes it. A rank that could not measure (or a job with nothing
@@ -649,7 +649,7 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
             }
             fl->ndev += f->ndev > 1 ? f->ndev : 1; /* (on the host backend: hosts) */
         }
-        int lead = 1; /* the host's first rank with rows: its ranks' staged bytes over their memory rates */
+        int lead = 1; /* the host's first rank with blocks: its ranks' staged bytes over their memory rates */
         for (int q = 0; q < r && lead; q++) lead = !(p[q].counted && strcmp(p[q].host, p[r].host) == 0);
         if (lead) {
             double staged = 0, bw = 0;
