@@ -41,6 +41,8 @@
 #  19. a wide C: one process keeps op(A) resident, and so do the ranks,
 #      splitting C's columns: byte-identical, each reads only its part of
 #      op(B), --verify by columns; a rank killed, resumed with 2 ranks;
+#  20. fewer blocks than ranks (17's job, one column block, 3 ranks): rank
+#      0 computes the block, the summary's plan is the job's: byte-identical;
 #  16. the floor: each GPU's and host's figures measured once and summed,
 #      over the bytes every rank moved and staged (with a GPU: op(B) to each
 #      rank, the host memory term of the files' staging, one GPU's rates).
@@ -464,6 +466,22 @@ if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ "$had" -gt 0 ] && mpi 2 $W -o C.npy $S -
     pass "19 a wide C: rank 1 of 3 killed ($had blocks kept), resumed with 2 ranks by columns: byte-identical"
 else
     fail "19 a wide C: rank 1 killed (mpirun exit $rc, $had blocks kept): the resume with 2 ranks failed or differs: $(head -c 300 err)"
+fi
+
+# 20. fewer blocks than ranks: the plan of 17's job keeps op(A) resident
+# and C has 30 columns: one block. With 3 ranks rank 0 computes it and the
+# others wait (rank 0 was left idle, and the summary's plan, rank 0's
+# figures, said block rows 0 and op(B) resident): byte-identical
+if mpi 3 $R -o RC3.npy --json && cmp -s RC3.npy RREF.npy && $numpy -c '
+import json
+o = json.load(open("out"))
+p, r = o["plan"], o["ranks"]
+assert o["ranks_split"] == "columns" and p["a_resident"] and p["block_rows"] == 30, p
+assert [x["blocks"] for x in r] == [1, 0, 0] and r[0]["col_end"] == 30, r
+'; then
+    pass "20 one block, 3 ranks: rank 0 computes it, the summary says its plan (op(A) resident), byte-identical"
+else
+    fail "20 one block, 3 ranks: exit $?, differs from one process's, or rank 0 idle: $(head -c 600 out)"
 fi
 
 # rank0_killed_after_others: C = the job of 3 ranks, afresh, rank 0 slowed

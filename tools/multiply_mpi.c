@@ -227,12 +227,19 @@ static int64_t block_row(const ooc_files_plan_t *p, int64_t b)
 
 /* Rank r's blocks [cut[r], cut[r+1]): contiguous, balanced by rows (or
  * columns: every block is computed once per panel: work is rows x panels),
- * at least one block each when there are enough. */
+ * at least one block each when there are enough; with fewer blocks than
+ * ranks, one block each to ranks 0 .. blocks-1, so that rank 0, whose
+ * figures the summary's plan line and JSON "plan" are, computes one (a plan
+ * that keeps op(A) resident may have a single block: C's columns, few) */
 static void split_blocks(const ooc_files_plan_t *p, int P, int64_t *cut)
 {
     int64_t B = p->blocks;
     cut[0] = 0;
     cut[P] = B;
+    if (B < P) {
+        for (int r = 1; r < P; r++) cut[r] = r < B ? r : B;
+        return;
+    }
     for (int r = 1; r < P; r++) {
         double target = (double)p->rows * r / P;
         int64_t lo = 0, hi = B;
