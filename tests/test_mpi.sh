@@ -113,6 +113,19 @@ bg() {
     while [ "$(ls pid.* 2>/dev/null | wc -l)" -lt "$np" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 }
 # blocks recorded in the journals
+# bg_wait: wait for the mpirun bg started, and for its ranks: mpirun may
+# return while a rank it stopped is still exiting and holds the output's
+# lock (a resume then would find "another job"); returns mpirun's status
+bg_wait() {
+    local rc f i=0
+    wait "$bgpid"
+    rc=$?
+    bgpid=
+    for f in pid.*; do
+        while [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    done
+    return $rc
+}
 recorded() { cat C.npy.ooc-journal.r* 2>/dev/null | grep -c '^done'; }
 # wait_blocks N: until the ranks recorded N blocks (at most 20 s), not a
 # fixed sleep: on a loaded machine the first block may take longer
@@ -124,17 +137,13 @@ wait_blocks() {
 # a block), rank 1 killed (-9) once 2 blocks are recorded; returns mpirun's
 # status
 rank1_killed_part_way() {
-    local rc
     rm -f C.npy C.npy.ooc-*
     OOC_HOST_JITTER_US=60000
     bg 3 "$@" -o C.npy $S -q
     OOC_HOST_JITTER_US=
     wait_blocks 2
     kill -9 "$(cat pid.1)" 2>/dev/null
-    wait "$bgpid"
-    rc=$?
-    bgpid=
-    return $rc
+    bg_wait
 }
 export OOC_HOST_JITTER_US= RANK_ENV= B_FOR=
 
@@ -208,9 +217,8 @@ bg 3 $P -o C.npy $S -q
 OOC_HOST_JITTER_US=
 wait_blocks 2
 kill -USR1 "$(cat pid.2)" 2>/dev/null
-wait "$bgpid"
+bg_wait
 rc=$?
-bgpid=
 had=$(recorded)
 # (its journal then holds the ranks' blocks too, complete: the same command
 # again finds the job finished; it held only its own and was "damaged")
@@ -362,9 +370,8 @@ wait_blocks 2
 # what mpirun does with it (Open MPI forwards USR1 to every rank; not every
 # build or launcher does): every rank signalled at once, as it forwards
 for f in pid.*; do kill -USR1 "$(cat "$f")" 2>/dev/null; done
-wait "$bgpid"
+bg_wait
 rc=$?
-bgpid=
 if [ $rc -eq 7 ] && [ ! -e C.npy ] && python3 -c '
 lines = open("out").read().splitlines()
 assert len(lines) == 1, lines
@@ -395,9 +402,8 @@ i=0
 while ! grep -qs '^plan .* resumable=0 ' KC.npy.ooc-journal.r1-of-2 && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 sleep 0.3
 for f in pid.*; do kill -TERM "$(cat "$f")" 2>/dev/null; done
-wait "$bgpid"
+bg_wait
 rc2=$?
-bgpid=
 OOC_HOST_DEVICES=1
 if [ $rc -eq 0 ] && [ $rc2 -eq 7 ] && grep -q 'splits k into panels' err && oc multiply $K -o KC.npy --resume &&
     cmp -s KC.npy KREF.npy; then
@@ -497,10 +503,7 @@ rank0_killed_after_others() {
     until grep -q '^complete' C.npy.ooc-journal.r1-of-3 2>/dev/null && grep -q '^complete' C.npy.ooc-journal.r2-of-3 2>/dev/null ||
         [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
     kill -9 "$(cat pid.0)" 2>/dev/null
-    wait "$bgpid"
-    rc=$?
-    bgpid=
-    return $rc
+    bg_wait
 }
 
 # 18. ranks that would compute blocks to other last bits (here OpenBLAS's
@@ -610,8 +613,7 @@ else
     while [ "$(ls pid.* 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
     sleep 3
     kill -9 "$(cat pid.0)" 2>/dev/null
-    wait "$bgpid"
-    bgpid=
+    bg_wait
     RANK_ENV=
     damaged=$(awk 'FNR == 1 { c = 0 } c { n++ } /^complete/ { c = 1 } END { print n + 0 }' C.npy.ooc-journal.r1-of-3 \
         C.npy.ooc-journal.r2-of-3 2>/dev/null)
