@@ -519,12 +519,23 @@ OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_devic
  * resume that would compute with another is refused (ooc_gemm_files(),
  * unless it allows the mix); processes
  * that split one job between them (ooc_file_join()) should compare theirs
- * (oocgemm's ranks do).
+ * for the job's type (ooc_compute_id_for(); oocgemm's ranks do).
  * @param id   at least ::OOC_COMPUTE_ID_MAX bytes
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM (@p cap too small),
  *         and the backend's failures (OOC_ERR_NO_DEVICE, OOC_ERR_BACKEND_UNAVAILABLE, OOC_ERR_CUDA)
  */
 OOC_API ooc_status_t ooc_compute_id(ooc_handle_t *handle, char *id, size_t cap);
+
+/**
+ * @brief ooc_compute_id() for a job of @p dtype: what computes its blocks,
+ * as a file job's journal records it. It differs from ooc_compute_id() only
+ * where the backend computes some types with another's kernels: a complex
+ * job by "custom" gives the cublas id (its tiles are cuBLAS's), so processes
+ * that split a complex job between the two compare equal, as their blocks
+ * do.
+ * @return as ooc_compute_id(), plus OOC_ERR_INVALID_DTYPE
+ */
+OOC_API ooc_status_t ooc_compute_id_for(ooc_handle_t *handle, ooc_dtype_t dtype, char *id, size_t cap);
 
 /* Matrix files, the file multiply and its verification. */
 #include "ooc_gemm_files.h"

@@ -280,14 +280,28 @@ ooc_status_t ooc_handle_id(ooc_handle_t *h, int cplx, char id[OOC_COMPUTE_ID_MAX
     return OOC_SUCCESS;
 }
 
+static ooc_status_t compute_id(ooc_handle_t *h, const char *fn, int cplx, char *id, size_t cap)
+{
+    OOC_RETURN_ERROR_IF(id == NULL, &h->err, OOC_ERR_NULL_ARG, "%s: id is NULL", fn);
+    OOC_RETURN_ERROR_IF(cap < OOC_COMPUTE_ID_MAX, &h->err, OOC_ERR_INVALID_PARAM,
+                        "%s: cap %zu is below OOC_COMPUTE_ID_MAX (%d)", fn, cap, OOC_COMPUTE_ID_MAX);
+    return ooc_handle_id(h, cplx, id);
+}
+
 ooc_status_t ooc_compute_id(ooc_handle_t *h, char *id, size_t cap)
 {
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
-    OOC_RETURN_ERROR_IF(id == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_compute_id: id is NULL");
-    OOC_RETURN_ERROR_IF(cap < OOC_COMPUTE_ID_MAX, &h->err, OOC_ERR_INVALID_PARAM,
-                        "ooc_compute_id: cap %zu is below OOC_COMPUTE_ID_MAX (%d)", cap, OOC_COMPUTE_ID_MAX);
-    return ooc_handle_id(h, 0, id);
+    return compute_id(h, "ooc_compute_id", 0, id, cap);
+}
+
+ooc_status_t ooc_compute_id_for(ooc_handle_t *h, ooc_dtype_t dtype, char *id, size_t cap)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    OOC_RETURN_ERROR_IF(dtype < OOC_R32 || dtype > OOC_C64, &h->err, OOC_ERR_INVALID_DTYPE,
+                        "ooc_compute_id_for: unknown dtype %d", (int)dtype);
+    return compute_id(h, "ooc_compute_id_for", dtype == OOC_C32 || dtype == OOC_C64, id, cap);
 }
 
 ooc_status_t ooc_host_alloc(ooc_handle_t *h, size_t bytes, void **ptr)

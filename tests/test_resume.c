@@ -8,8 +8,9 @@
  * chunk by chunk), a changed input refuses the resume, a custom journal
  * left beside a fresh output is not resumed from, and a finished job is
  * recognised. A resume computes as the run it resumes (the journal records
- * ooc_compute_id()). ooc_journal_forget removes only a journal nobody holds
- * (or an empty file), never another file or a symbolic link.
+ * ooc_compute_id_for() the job's type). ooc_journal_forget removes only a
+ * journal nobody holds (or an empty file), never another file or a
+ * symbolic link.
  */
 #include "config.h"
 
@@ -297,7 +298,8 @@ static ooc_status_t by_run(int kind, int resume, int64_t stop_at, int allow_mixe
     return st;
 }
 
-/* The journal records what computed its blocks (ooc_compute_id()); a
+/* The journal records what computed its blocks (ooc_compute_id(), for
+ * the job's type ooc_compute_id_for(): a complex job by custom is cuBLAS's); a
  * resume that would compute the rest by another backend is refused, files
  * kept (their last bits differ: C would be no run's); by the same one it
  * finishes byte-identical to an uninterrupted run. On a GPU the other is
@@ -314,6 +316,18 @@ static void test_resume_computed_by(void)
     CU_ASSERT_EQUAL(ooc_compute_id(NULL, id, sizeof id), OOC_ERR_INVALID_HANDLE);
     CU_ASSERT_EQUAL_FATAL(ooc_compute_id(H, id, sizeof id), OOC_SUCCESS);
     CU_ASSERT(strncmp(id, OOC_TEST_BACKEND == OOC_BACKEND_HOST ? "host/openblas-" : "cublas/", 7) == 0);
+    /* for a type: the same on this backend, whatever the type */
+    for (ooc_dtype_t t = OOC_R32; t <= OOC_C64; t++) {
+        char typed[OOC_COMPUTE_ID_MAX] = "";
+        CU_ASSERT_EQUAL(ooc_compute_id_for(H, t, typed, sizeof typed), OOC_SUCCESS);
+        CU_ASSERT_STRING_EQUAL(typed, id);
+    }
+    CU_ASSERT_EQUAL(ooc_compute_id_for(H, (ooc_dtype_t)0, id, sizeof id), OOC_ERR_INVALID_DTYPE);
+    CU_ASSERT_EQUAL(ooc_compute_id_for(H, (ooc_dtype_t)5, id, sizeof id), OOC_ERR_INVALID_DTYPE);
+    CU_ASSERT_EQUAL(ooc_compute_id_for(H, OOC_R64, id, 8), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(ooc_compute_id_for(H, OOC_R64, NULL, sizeof id), OOC_ERR_NULL_ARG);
+    CU_ASSERT_EQUAL(ooc_compute_id_for(NULL, OOC_R64, id, sizeof id), OOC_ERR_INVALID_HANDLE);
+    CU_ASSERT_EQUAL_FATAL(ooc_compute_id(H, id, sizeof id), OOC_SUCCESS);
     unlink(tu_path("by.npy"));
     CU_ASSERT_EQUAL_FATAL(by_run(OOC_TEST_BACKEND, 0, 4, 0), OOC_ERR_CANCELLED);
     CU_ASSERT_FALSE(exists(tu_path("by.npy")));
@@ -330,6 +344,14 @@ static void test_resume_computed_by(void)
         ooc_set(H, OOC_PARAM_BACKEND, OOC_BACKEND_CUSTOM);
         CU_ASSERT_EQUAL(ooc_compute_id(H, other, sizeof other), OOC_SUCCESS);
         CU_ASSERT(strncmp(other, "custom/", 7) == 0);
+        /* a complex job by custom: cuBLAS's tiles, cuBLAS's id; a real one: custom's */
+        char typed[OOC_COMPUTE_ID_MAX];
+        CU_ASSERT_EQUAL(ooc_compute_id_for(H, OOC_C32, typed, sizeof typed), OOC_SUCCESS);
+        CU_ASSERT_STRING_EQUAL(typed, id);
+        CU_ASSERT_EQUAL(ooc_compute_id_for(H, OOC_C64, typed, sizeof typed), OOC_SUCCESS);
+        CU_ASSERT_STRING_EQUAL(typed, id);
+        CU_ASSERT_EQUAL(ooc_compute_id_for(H, OOC_R32, typed, sizeof typed), OOC_SUCCESS);
+        CU_ASSERT_STRING_EQUAL(typed, other);
         ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND);
         CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0, 0), OOC_ERR_JOURNAL);
         CU_ASSERT(strstr(last_msg, "computed by cublas/") != NULL && strstr(last_msg, "by custom/") != NULL);

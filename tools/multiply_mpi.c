@@ -184,16 +184,17 @@ static int scaling_only(const mul_job_t *j)
            (j->m == 0 || j->n == 0 || j->k == 0 || (a->d[0] == 0 && a->d[1] == 0 && a->f[0] == 0 && a->f[1] == 0));
 }
 
-/* Every rank computes blocks as the others do (ooc_compute_id): a block of
- * C is then the same bytes whichever rank computes it, and a resume with
- * another split gives what one run gives. Ranks that would not (GPUs of
+/* Every rank computes blocks as the others do (ooc_compute_id_for the
+ * job's type: a complex job's ranks on cublas and custom compute alike): a
+ * block of C is then the same bytes whichever rank computes it, and a
+ * resume with another split gives what one run gives. Ranks that would not (GPUs of
  * another kind, another backend or BLAS) are refused before anything is
  * made, unless --allow-mixed; rank 0 names the first that differs from it. */
 static int same_computers(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
     char mine[OOC_COMPUTE_ID_MAX] = "";
-    ooc_status_t st = ooc_compute_id(j->h, mine, sizeof mine);
+    ooc_status_t st = ooc_compute_id_for(j->h, j->t, mine, sizeof mine);
     int rc = st == OOC_SUCCESS ? RC_OK : lib_fail(j->h, st, AT_RUN, NULL, NULL, "opening the backend");
     char *all = x->rank == 0 ? calloc((size_t)x->size, sizeof mine) : NULL;
     if (cli_mpi_any(x->rank == 0 && all == NULL)) {
@@ -716,7 +717,7 @@ static void mpi_report(mpi_job_t *x, int rc)
     x->me.bytes_read = j->prog.bytes_read;
     x->me.bytes_written = j->prog.bytes_written;
     snprintf(x->me.mixed_by, sizeof x->me.mixed_by, "%s", j->stats.mixed_by);
-    if (ooc_compute_id(j->h, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
+    if (ooc_compute_id_for(j->h, j->t, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
     x->me.blocks_mixed = j->stats.blocks_mixed;
     x->me.computed = !x->idle && j->stats.blocks_resumed < x->me.blocks * (x->s.plan.panels > 0 ? x->s.plan.panels : 1);
     mul_rank_t dummy;

@@ -207,7 +207,7 @@ static void mixed_note(mul_job_t *j)
 {
     char mine[OOC_COMPUTE_ID_MAX] = "?";
     if (j->stats.blocks_mixed == 0 && j->ranks_mixed == 0) return;
-    if (ooc_compute_id(j->h, mine, sizeof mine) != OOC_SUCCESS) snprintf(mine, sizeof mine, "?");
+    if (ooc_compute_id_for(j->h, j->t, mine, sizeof mine) != OOC_SUCCESS) snprintf(mine, sizeof mine, "?");
     if (j->stats.blocks_mixed > 0)
         fprintf(stderr, "%s: note: %lld block%s of C kept from the journal %s computed by %s, the rest by %s "
                 "(--allow-mixed): C is correct to the checks' tolerance but not byte-identical to one run's\n",
