@@ -73,7 +73,7 @@ enum {
  * symbolic link, made exclusively when new, and locked until the file is
  * closed; another job creating the same output gets OOC_ERR_BUSY. With
  * OOC_FILE_SHARED the lock is made shared once the file is ready, so that the
- * other processes of this job can ooc_file_join() it (a job split by rows);
+ * other processes of this job can ooc_file_join() it (a split job);
  * this process commits it when they are all done. Without
  * OOC_FILE_RESUME, or when the temporary file left there does not match, it is
  * started afresh, as a new file (a temporary file left by an earlier run is
@@ -197,7 +197,7 @@ typedef struct {
 /**
  * @brief Rows [*row_begin, *row_end) of C that block @p block (0 <= block <
  * plan->blocks) of @p plan holds (columns of C when plan->a_resident): the
- * boundaries a row range of ooc_gemm_files() must fall on.
+ * boundaries a range of ooc_gemm_files() must fall on.
  * @return OOC_SUCCESS, OOC_ERR_NULL_ARG, OOC_ERR_ROW_RANGE (no such block),
  *         OOC_ERR_INVALID_PARAM (not a plan ooc_gemm_files_plan() makes)
  */
