@@ -390,9 +390,10 @@ assert sorted(x["device"] for x in d) == [0, 1], d
 assert s["stats"]["b_shared"] is False, s["stats"]'
 # with a GPU: ours keeps op(A) resident for a small k with C column-major
 # (C out in contiguous columns); the serial loop then keeps its own block
-# rows, not ours (columns of C)
+# rows, not ours (columns of C). On one GPU (--devices 0): on several, bench
+# runs its several-GPU methods, without the serial loop
 if "$OOCGEMM" info 2>/dev/null | grep -q '^GPU 0: '; then
-    "$OOCGEMM" bench -m 32768 -n 8192 -k 64 --repeat 1 --no-xt --no-incore --json >"$tmp/out" 2>"$tmp/err"
+    "$OOCGEMM" bench -m 32768 -n 8192 -k 64 --repeat 1 --no-xt --no-incore --devices 0 --json >"$tmp/out" 2>"$tmp/err"
     json_check "bench, op(A) resident: the serial loop with its own block rows" '
 s = o["shapes"][0]
 assert s["plan"]["a_resident"] and s["plan"]["block_rows"] != 8192, s["plan"]
