@@ -192,6 +192,8 @@ typedef struct {
     int64_t panels;      /**< panels of op(B): each block is computed once per panel */
     int a_pieces;        /**< op(A)'s blocks go to the device in this many k-pieces, multiplied one after
                               another (1: whole; 0 in a plan given is taken as 1) */
+    int64_t cols;        /**< columns the panels tile: C's columns (its rows when a_resident); panel p
+                              holds ooc_files_plan_cols(p). 0 in a plan given: not checked */
 } ooc_files_plan_t;
 
 /**
@@ -203,6 +205,17 @@ typedef struct {
  */
 OOC_API ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, int64_t *row_begin,
                                          int64_t *row_end);
+
+/**
+ * @brief Columns [*col_begin, *col_end) of C that panel @p panel (0 <= panel
+ * < the panels of op(B)'s columns, ceil(plan->cols / plan->panel_cols)) of
+ * @p plan holds (rows of C when plan->a_resident): the boundaries a column
+ * range of ooc_gemm_files() (ooc_files_opts_t::col_begin) must fall on.
+ * @return OOC_SUCCESS, OOC_ERR_NULL_ARG, OOC_ERR_ROW_RANGE (no such panel),
+ *         OOC_ERR_INVALID_PARAM (a plan without panels: no blocks, or cols 0)
+ */
+OOC_API ooc_status_t ooc_files_plan_cols(const ooc_files_plan_t *plan, int64_t panel, int64_t *col_begin,
+                                         int64_t *col_end);
 
 /** Options of ooc_gemm_files(); all-zero is valid: the whole of C, as planned
  * by the library, with the default journal. */
@@ -254,6 +267,19 @@ typedef struct {
      * for one computer's, and ooc_stats_t::blocks_mixed says how many blocks
      * of another's were kept. */
     int allow_mixed;
+    /** With row_begin and row_end, a rectangle of C: compute only the
+     * columns [col_begin, col_end) of C in those rows (0, 0: all of them);
+     * its rows with a plan that keeps op(A) resident (the other dimension
+     * than row_begin's). Both ends must be boundaries of the plan's panels
+     * of op(B) (ooc_files_plan_cols()), else OOC_ERR_ROW_RANGE: a process
+     * then reads only those panels of op(B) (and its rows of op(A) once per
+     * panel), so a job whose op(B) does not fit one device whole can be
+     * split as a grid, each process reading a part of op(B) rather than all
+     * of it. Refused (OOC_ERR_ROW_RANGE) for a plan that also splits op(B)'s
+     * depth (panel_depth below k) and for a job that multiplies nothing
+     * (alpha 0 or k 0). The journal records the rectangle, as it does the
+     * rows: give each its own journal. */
+    int64_t col_begin, col_end;
 } ooc_files_opts_t;
 
 /**
@@ -288,8 +314,9 @@ typedef struct {
  * batch job that there is nothing left to do; a fresh run replaces it.
  *
  * Split jobs: with opts->row_begin and row_end only those rows of C (its
- * columns with a plan that keeps op(A) resident) are computed (and
- * journaled), into C created with OOC_FILE_SHARED or joined with
+ * columns with a plan that keeps op(A) resident), and with col_begin and
+ * col_end only those columns of them (a rectangle of a grid: panels of
+ * op(B)), are computed (and journaled), into C created with OOC_FILE_SHARED or joined with
  * ooc_file_join(); every process passes the same opts->plan, so that C
  * is byte-identical to one process's run with that plan (see
  * ::ooc_files_opts_t for the journals of a split job and its resume with
@@ -313,8 +340,8 @@ OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_o
  * for this handle's budgets and devices: the plan ooc_gemm_files() would run
  * on the whole job, op(A) resident included (a_resident: then the ranges of a
  * split job are ranges of C's columns), so that a split job's C is
- * byte-identical to one process's. opts->row_begin and row_end are not
- * looked at. One process of a split job calls it (after creating C) and
+ * byte-identical to one process's. opts->row_begin, row_end, col_begin
+ * and col_end are not looked at. One process of a split job calls it (after creating C) and
  * sends the plan to the others, which pass it in opts->plan. When the job
  * multiplies nothing (m, n or k 0, or alpha 0), plan->blocks is 0: there are
  * no blocks, and any row range may be given.

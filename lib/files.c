@@ -172,10 +172,14 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
     w->out_dev = (uint64_t)sb.st_dev;
     w->out_ino = (uint64_t)sb.st_ino;
     ooc_fd_birth(job->C->fd, &w->out_born_sec, &w->out_born_nsec);
-    int whole = s->b0 == 0 && s->b1 == plan->m_blocks;
+    int all_panels = s->p0 == 0 && s->p1 == plan->n_panels;
+    int whole = s->b0 == 0 && s->b1 == plan->m_blocks && all_panels;
     w->range_b0 = whole ? 0 : s->b0;
     w->range_b1 = whole ? 0 : s->b1;
     w->range_m = whole ? 0 : plan->m_blocks;
+    w->range_p0 = all_panels ? 0 : s->p0;
+    w->range_p1 = all_panels ? 0 : s->p1;
+    w->range_np = all_panels ? 0 : plan->n_panels;
     return OOC_SUCCESS;
 }
 
@@ -218,7 +222,7 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
     w->mb = job->m;
     w->nb = job->n;
     w->kb = 1;
-    w->tail = w->range_b0 = w->range_b1 = w->range_m = 0;
+    w->tail = w->range_b0 = w->range_b1 = w->range_m = w->range_p0 = w->range_p1 = w->range_np = 0;
     w->b_chunks = w->lead = w->tail_rep = w->a_pieces = w->resumable = 1;
     w->total = 1;
     w->out_dev = (uint64_t)sb.st_dev;
@@ -234,11 +238,9 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
 static ooc_status_t record_taken(ooc_journal_t *jr, const ooc_files_start_t *s, ooc_err_t *err)
 {
     ooc_status_t st = OOC_SUCCESS;
-    for (int64_t g = 0; st == OOC_SUCCESS && s->skip && g < s->total; g++) {
-        int64_t i = g % s->plan.m_blocks;
-        if (i >= s->b0 && i < s->b1 && ooc_block_done(s->skip, g) && !(s->usable && ooc_block_done(s->have.done, g)))
+    for (int64_t g = 0; st == OOC_SUCCESS && s->skip && g < s->total; g++)
+        if (ooc_files_mine(s, g) && ooc_block_done(s->skip, g) && !(s->usable && ooc_block_done(s->have.done, g)))
             st = ooc_journal_done(jr, g, err);
-    }
     return st;
 }
 
@@ -345,7 +347,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     /* a whole job that computes nothing mixes nothing unless the blocks it
      * keeps are of several ids (a range's blocks may sit beside the other
      * processes' it cannot see) */
-    if (!job->ranged && s.ndone >= s.mine && !s.kept_differ) s.mixed_kept = 0;
+    if (!job->ranged && !job->cranged && s.ndone >= s.mine && !s.kept_differ) s.mixed_kept = 0;
     h->stats.blocks_mixed = s.mixed_kept;
     if (s.mixed_kept > 0) snprintf(h->stats.mixed_by, sizeof h->stats.mixed_by, "%s", s.kept_by);
     if (s.ndone >= s.mine) { /* nothing was left to run: say what the plan was */
@@ -479,9 +481,11 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
                         OOC_ERR_INVALID_PARAM,
                         "ooc_gemm_files_mark_finished: %s is not an output this process created (ooc_file_create; "
                         "a joined file's creator records the job)", C->path);
-    OOC_RETURN_ERROR_IF(opts->row_begin != 0 || opts->row_end != 0, err, OOC_ERR_ROW_RANGE,
-                        "ooc_gemm_files_mark_finished: rows [%" PRId64 ", %" PRId64 ") given: it records the whole "
-                        "job, give 0, 0", opts->row_begin, opts->row_end);
+    OOC_RETURN_ERROR_IF(opts->row_begin != 0 || opts->row_end != 0 || opts->col_begin != 0 || opts->col_end != 0, err,
+                        OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files_mark_finished: rows [%" PRId64 ", %" PRId64 ") and columns [%" PRId64 ", %" PRId64
+                        ") given: it records the whole job, give 0, 0", opts->row_begin, opts->row_end,
+                        opts->col_begin, opts->col_end);
     OOC_FORWARD(output_intact(err, C));
     /* C as the job ran it (what ooc_files_job checks and describes): the
      * file created for writing, its data at its temporary path or, once

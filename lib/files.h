@@ -24,6 +24,9 @@ typedef struct {
     int64_t r0, r1;           /* rows of C this run computes ([0, m) when no range is given); its
                                  columns with a plan that keeps op(A) resident */
     int ranged;               /* a row range was given (even one of all rows) */
+    int64_t c0, c1;           /* its columns (rows with a plan that keeps op(A) resident): 0, 0 when
+                                 none is given (all of them, known once the plan is) */
+    int cranged;              /* a column range was given */
     int empty;                /* m or n is 0: nothing to write */
     int scale;                /* k or alpha is 0: C = beta C0, no blocks */
     ooc_problem_t p;          /* in C's layout (valid unless empty) */
@@ -55,8 +58,9 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
 typedef struct {
     ooc_plan_t plan;
     int64_t b0, b1;           /* blocks [b0, b1) of every panel are this run's */
+    int64_t p0, p1;           /* of its panels of op(B)'s columns [p0, p1) (with one k-panel) */
     int64_t total;            /* blocks of the job: m_blocks x panels */
-    int64_t mine;             /* blocks of this run: (b1 - b0) x panels */
+    int64_t mine;             /* blocks of this run: (b1 - b0) x (p1 - p0) x k-panels */
     unsigned char *skip;      /* total bits: block not this run's, or done already; NULL: none */
     int64_t ndone;            /* blocks of this run done already */
     ooc_journal_info_t have;  /* the journal as read (resume) */
@@ -78,11 +82,19 @@ typedef struct {
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a
  * resumed journal's, else the planner's; op(A) resident only when no range
- * is given), the blocks of the range, and what a resume skips.
+ * is given), the blocks of the range (rows, and panels), and what a resume
+ * skips.
  * Reads journals, never writes or removes one. ranges 0: the plan only
  * (b0, b1, skip not set). Free with ooc_files_start_free. */
 ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts, int ranges,
                              ooc_files_start_t *s);
 void ooc_files_start_free(ooc_files_start_t *s);
+
+/* Block g of the job (panel g / m_blocks, block g % m_blocks) is in s's range. */
+static inline int ooc_files_mine(const ooc_files_start_t *s, int64_t g)
+{
+    int64_t M = s->plan.m_blocks, i = g % M, np = (g / M) % s->plan.n_panels;
+    return i >= s->b0 && i < s->b1 && np >= s->p0 && np < s->p1;
+}
 
 #endif

@@ -268,6 +268,25 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
                         cols ? "columns" : unknown ? "rows or columns" : "rows", job->r0, job->r1, lim,
                         cols || unknown ? "columns" : "rows", C->path, lim,
                         cols ? " (the plan keeps op(A) resident: its blocks are columns of C)" : "");
+    /* the columns: C's (its rows with a plan that keeps op(A) resident,
+     * given or, unknown until a journal is read, resumed); panel boundaries
+     * are checked with the plan (files_plan.c range_blocks()) */
+    job->c0 = opts ? opts->col_begin : 0;
+    job->c1 = opts ? opts->col_end : 0;
+    job->cranged = job->c0 != 0 || job->c1 != 0;
+    int crows = job->cranged && opts->plan && opts->plan->a_resident;
+    int cunknown = job->cranged && !opts->plan && opts->resume && m > job->n;
+    int64_t clim = crows || cunknown ? m : job->n;
+    OOC_RETURN_ERROR_IF(job->cranged && (job->c0 < 0 || job->c0 >= job->c1 || job->c1 > clim), err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: %s [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
+                        " %s of C (%s): give 0 <= col_begin < col_end <= %" PRId64 ", or 0, 0 for all%s",
+                        crows ? "rows" : cunknown ? "columns or rows" : "columns", job->c0, job->c1, clim,
+                        crows || cunknown ? "rows" : "columns", C->path, clim,
+                        crows ? " (the plan keeps op(A) resident: its panels are rows of C)" : "");
+    OOC_RETURN_ERROR_IF(job->cranged && (job->scale || job->empty), err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: columns [%" PRId64 ", %" PRId64 ") given, but this job multiplies nothing "
+                        "(%s): C = beta C0 is split by rows only; give col_begin = col_end = 0",
+                        job->c0, job->c1, job->empty ? "C is empty" : "alpha or k is 0");
     if (job->empty) return OOC_SUCCESS;
 
     ooc_layout_t layout = C->spec.layout;

@@ -36,6 +36,7 @@ static void to_public(const ooc_plan_t *p, ooc_files_plan_t *out)
     out->a_pieces = p->a_pieces;
     out->blocks = p->m_blocks;
     out->panels = p->n_panels * p->k_panels;
+    out->cols = p->n;
 }
 
 /* What decides the blocks, as ooc_plan_fixed wants it. */
@@ -184,11 +185,13 @@ static ooc_status_t plan_given(ooc_files_job_t *job, const ooc_files_plan_t *g, 
     fixed_from(g->a_resident, g->block_rows, g->panel_cols, g->panel_depth, g->tail, g->tail_rep, g->b_chunks, g->lead,
                g->a_pieces > 0 ? g->a_pieces : 1, &fixed);
     OOC_FORWARD(plan_fixed(job, &fixed, NULL, plan));
-    OOC_RETURN_ERROR_IF(plan->m != g->rows || plan->m_blocks != g->blocks || plan->n_panels * plan->k_panels != g->panels,
+    OOC_RETURN_ERROR_IF(plan->m != g->rows || plan->m_blocks != g->blocks || plan->n_panels * plan->k_panels != g->panels ||
+                            (g->cols != 0 && g->cols != plan->n),
                         &job->h->err, OOC_ERR_INVALID_PARAM,
                         "ooc_gemm_files: opts->plan is for another job: %" PRId64 " rows in %" PRId64 " blocks x %" PRId64
-                        " panels, this job has %" PRId64 " rows in %" PRId64 " x %" PRId64,
-                        g->rows, g->blocks, g->panels, plan->m, plan->m_blocks, plan->n_panels * plan->k_panels);
+                        " panels of %" PRId64 " columns, this job has %" PRId64 " rows in %" PRId64 " x %" PRId64
+                        " of %" PRId64, g->rows, g->blocks, g->panels, g->cols, plan->m, plan->m_blocks,
+                        plan->n_panels * plan->k_panels, plan->n);
     return OOC_SUCCESS;
 }
 
@@ -222,12 +225,47 @@ static int64_t block_at(const ooc_plan_t *p, int64_t row)
     return r0 == row ? lo : -1;
 }
 
+/* The column range as panels [p0, p1) of op(B)'s columns: C's columns, or
+ * its rows when the plan keeps op(A) resident. */
+static ooc_status_t range_panels(ooc_files_job_t *job, ooc_files_start_t *s)
+{
+    ooc_err_t *err = &job->h->err;
+    const ooc_plan_t *p = &s->plan;
+    s->p0 = 0;
+    s->p1 = p->n_panels;
+    if (!job->cranged) return OOC_SUCCESS;
+    const char *what = p->swap ? "row" : "column";
+    OOC_RETURN_ERROR_IF(job->c1 > p->n, err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: %ss [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
+                        " %ss of C the plan's panels tile%s", what, job->c0, job->c1, p->n, what,
+                        p->swap ? " (it keeps op(A) resident: its panels are rows of C)" : "");
+    OOC_RETURN_ERROR_IF(p->k_panels > 1 && !(job->c0 == 0 && job->c1 == p->n), err, OOC_ERR_ROW_RANGE,
+                        "ooc_gemm_files: %ss [%" PRId64 ", %" PRId64 ") given, but the plan splits op(B)'s depth "
+                        "(%" PRId64 " panels of %" PRId64 " of its %" PRId64 " rows): such a job is split by its "
+                        "blocks only; give col_begin = col_end = 0", what, job->c0, job->c1, p->k_panels, p->kb,
+                        p->k);
+    for (int end = 0; end < 2; end++) {
+        int64_t c = end ? job->c1 : job->c0;
+        if (c % p->nb == 0 || c == p->n) continue;
+        int64_t q = c / p->nb, q1 = (q + 1) * p->nb < p->n ? (q + 1) * p->nb : p->n;
+        return OOC_ERR(err, OOC_ERR_ROW_RANGE,
+                       "ooc_gemm_files: col_%s = %" PRId64 " is not on a panel boundary of the plan: it falls inside "
+                       "panel %" PRId64 ", %ss [%" PRId64 ", %" PRId64 ") of C (ooc_files_plan_cols gives the "
+                       "panels)", end ? "end" : "begin", c, q, what, q * p->nb, q1);
+    }
+    s->p0 = job->c0 / p->nb;
+    s->p1 = job->c1 == p->n ? p->n_panels : job->c1 / p->nb;
+    return OOC_SUCCESS;
+}
+
 /* The range as blocks [b0, b1) of the plan: rows of C, or its columns when
- * the plan keeps op(A) resident (its blocks are C^T's rows). */
+ * the plan keeps op(A) resident (its blocks are C^T's rows); and its
+ * panels. */
 static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
 {
     ooc_err_t *err = &job->h->err;
     const ooc_plan_t *p = &s->plan;
+    OOC_FORWARD(range_panels(job, s));
     if (!job->ranged) {
         s->b0 = 0;
         s->b1 = p->m_blocks;
@@ -271,8 +309,7 @@ static void take_done(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_jour
      * is made afresh); one already marked mixed says nothing more */
     const char *target = !s->usable ? job->want.by : s->have.mixed ? NULL : blocks_by(job, &s->have);
     for (int64_t g = 0; g < s->total; g++) {
-        int64_t i = g % s->plan.m_blocks;
-        if (i >= s->b0 && i < s->b1 && ooc_block_done(info->done, g) && !ooc_block_done(s->skip, g)) {
+        if (ooc_files_mine(s, g) && ooc_block_done(info->done, g) && !ooc_block_done(s->skip, g)) {
             s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
             if (s->ndone++ == 0) snprintf(s->first_by, sizeof s->first_by, "%s", by);
             else if (strcmp(s->first_by, by) != 0) s->kept_differ = 1;
@@ -415,33 +452,37 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         if (!found && job->C->resumed) st = restart_journals(job, opts, &s->plan, &found);
     }
     if (st == OOC_SUCCESS && !(opts && opts->plan) && !s->usable && !found)
-        st = ooc_api_plan(job->h, &job->p, NULL, !job->ranged, &s->plan);
+        st = ooc_api_plan(job->h, &job->p, NULL, !job->ranged && !job->cranged, &s->plan);
     s->total = blocks_of(&s->plan);
     if (st == OOC_SUCCESS && !ranges && resume && job->C->resumed) st = whole_job_computer(job, opts, s);
     if (st != OOC_SUCCESS || !ranges) return st;
 
     OOC_FORWARD(range_blocks(job, s));
-    int64_t M = s->plan.m_blocks, panels = s->plan.n_panels * s->plan.k_panels;
-    s->mine = (s->b1 - s->b0) * panels;
+    int64_t M = s->plan.m_blocks, NP = s->plan.n_panels;
+    s->mine = (s->b1 - s->b0) * (s->p1 - s->p0) * s->plan.k_panels;
     if (s->usable) {
         const ooc_journal_head_t *h = &s->have.head;
         int64_t hb0 = h->range_m ? h->range_b0 : 0, hb1 = h->range_m ? h->range_b1 : M;
+        int64_t hp0 = h->range_np ? h->range_p0 : 0, hp1 = h->range_np ? h->range_p1 : NP;
         OOC_RETURN_ERROR_IF(!head_has_plan(h, &s->plan), err, OOC_ERR_JOURNAL,
                             "journal %s was written with another plan than the one given (%" PRId64 " x %" PRId64
                             " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with opts->resume "
                             "gives it)", job->jpath, h->mb, h->nb, h->kb);
-        OOC_RETURN_ERROR_IF((h->range_m != 0 && h->range_m != M) || hb0 != s->b0 || hb1 != s->b1, err, OOC_ERR_JOURNAL,
-                            "journal %s records %s blocks [%" PRId64 ", %" PRId64 "), this run computes [%" PRId64
-                            ", %" PRId64 "): give each range its own journal, and pass the old ones in "
-                            "opts->journals to resume with another split", job->jpath, s->plan.swap ? "column" : "row",
-                            hb0, hb1, s->b0, s->b1);
+        OOC_RETURN_ERROR_IF((h->range_m != 0 && h->range_m != M) || (h->range_np != 0 && h->range_np != NP) ||
+                                hb0 != s->b0 || hb1 != s->b1 || hp0 != s->p0 || hp1 != s->p1,
+                            err, OOC_ERR_JOURNAL,
+                            "journal %s records %s blocks [%" PRId64 ", %" PRId64 ") of panels [%" PRId64 ", %" PRId64
+                            "), this run computes [%" PRId64 ", %" PRId64 ") of [%" PRId64 ", %" PRId64 "): give each "
+                            "range its own journal, and pass the old ones in opts->journals to resume with another "
+                            "split", job->jpath, s->plan.swap ? "column" : "row", hb0, hb1, hp0, hp1, s->b0, s->b1,
+                            s->p0, s->p1);
     }
-    int whole = s->b0 == 0 && s->b1 == M;
+    int whole = s->b0 == 0 && s->b1 == M && s->p0 == 0 && s->p1 == NP;
     if (whole && !s->usable && !(resume && job->C->resumed && opts->journals)) return OOC_SUCCESS;
     s->skip = calloc((size_t)(s->total + 7) / 8, 1);
     OOC_RETURN_ERROR_IF(s->skip == NULL, err, OOC_ERR_HOST_MEMORY, "out of memory for %" PRId64 " blocks", s->total);
     for (int64_t g = 0; g < s->total; g++)
-        if (g % M < s->b0 || g % M >= s->b1) s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
+        if (!ooc_files_mine(s, g)) s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
     /* every block recorded is skipped, wherever it is: blocks finish out of
      * order, and each is byte-identical whoever computed it */
     if (s->usable) take_done(job, s, &s->have, s->have_other, 1);
@@ -474,6 +515,17 @@ ooc_status_t ooc_files_plan_rows(const ooc_files_plan_t *plan, int64_t block, in
     return OOC_SUCCESS;
 }
 
+ooc_status_t ooc_files_plan_cols(const ooc_files_plan_t *plan, int64_t panel, int64_t *col_begin, int64_t *col_end)
+{
+    if (plan == NULL || col_begin == NULL || col_end == NULL) return OOC_ERR_NULL_ARG;
+    if (plan->blocks <= 0 || plan->panel_cols <= 0 || plan->cols <= 0) return OOC_ERR_INVALID_PARAM;
+    int64_t panels = (plan->cols - 1) / plan->panel_cols + 1;
+    if (panel < 0 || panel >= panels) return OOC_ERR_ROW_RANGE;
+    *col_begin = panel * plan->panel_cols;
+    *col_end = *col_begin + plan->panel_cols < plan->cols ? *col_begin + plan->panel_cols : plan->cols;
+    return OOC_SUCCESS;
+}
+
 static ooc_status_t plan_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
                              ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
                              const ooc_files_opts_t *opts, ooc_files_plan_t *plan)
@@ -482,7 +534,7 @@ static ooc_status_t plan_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const vo
     ooc_files_opts_t o;
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
-    o.row_begin = o.row_end = 0; /* not looked at */
+    o.row_begin = o.row_end = o.col_begin = o.col_end = 0; /* not looked at */
     ooc_files_job_t *job = malloc(sizeof *job);
     OOC_RETURN_ERROR_IF(job == NULL, &h->err, OOC_ERR_HOST_MEMORY, "out of memory (job)");
     ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, C, &o, job);

@@ -5,7 +5,7 @@
  *
  *   oocgemm-journal 2
  *   job <identity>
- *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ born=SEC.NSEC][ by=ID]
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ panels=P0-P1/NP][ born=SEC.NSEC][ by=ID]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
  *   mixed <X>                         X = hash(H, "mixed"); anywhere before complete
@@ -14,6 +14,9 @@
  * range: a journal of row blocks [B0, B1) of the M per panel only (a job
  * split between processes): its done records are of those blocks, and it is
  * complete when all of them are done. Absent: the whole job.
+ * panels: and of those, only the blocks of panels [P0, P1) of the NP panels
+ * of op(B)'s columns (block G is of panel (G / M) mod NP): a rectangle of C
+ * (a job split as a grid). Only with range, which may then be all M.
  * born: the birth time of the output file out names (an inode number may be
  * reused by a later file); absent where the file system keeps none.
  * by: what computed the blocks (ooc_compute_id(): letters, digits and
@@ -65,12 +68,17 @@ uint64_t ooc_journal_hash(uint64_t seed, const void *bytes, size_t n)
 
 int ooc_journal_in_range(const ooc_journal_head_t *h, int64_t g)
 {
-    return h->range_m == 0 || (g % h->range_m >= h->range_b0 && g % h->range_m < h->range_b1);
+    if (h->range_m == 0) return 1;
+    int64_t i = g % h->range_m, np = h->range_np ? (g / h->range_m) % h->range_np : 0;
+    return i >= h->range_b0 && i < h->range_b1 && (h->range_np == 0 || (np >= h->range_p0 && np < h->range_p1));
 }
 
 int64_t ooc_journal_range_blocks(const ooc_journal_head_t *h)
 {
-    return h->range_m == 0 ? h->total : (h->range_b1 - h->range_b0) * (h->total / h->range_m);
+    if (h->range_m == 0) return h->total;
+    int64_t panels = h->total / h->range_m;
+    return (h->range_b1 - h->range_b0) *
+           (h->range_np ? (h->range_p1 - h->range_p0) * (panels / h->range_np) : panels);
 }
 
 static uint64_t record_hash(uint64_t digest, const char *text) { return ooc_journal_hash(digest, text, strlen(text)); }
@@ -88,6 +96,9 @@ static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
     if (h->range_m > 0)
         at += snprintf(lead + at, sizeof lead - (size_t)at, " range=%" PRId64 "-%" PRId64 "/%" PRId64, h->range_b0,
                        h->range_b1, h->range_m);
+    if (h->range_m > 0 && h->range_np > 0)
+        at += snprintf(lead + at, sizeof lead - (size_t)at, " panels=%" PRId64 "-%" PRId64 "/%" PRId64, h->range_p0,
+                       h->range_p1, h->range_np);
     if (h->out_born_sec != 0 || h->out_born_nsec != 0)
         at += snprintf(lead + at, sizeof lead - (size_t)at, " born=%" PRId64 ".%09ld", h->out_born_sec,
                        h->out_born_nsec);
@@ -181,10 +192,17 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     const char *pieces = ok ? strstr(line, " pieces=") : NULL;
     h->a_pieces = 1;
     if (pieces && sscanf(pieces, " pieces=%d", &h->a_pieces) != 1) ok = 0;
-    const char *range = ok ? strstr(line, " range=") : NULL;
+    const char *range = ok ? strstr(line, " range=") : NULL, *panels = ok ? strstr(line, " panels=") : NULL;
     if (range && (sscanf(range, " range=%" SCNd64 "-%" SCNd64 "/%" SCNd64, &h->range_b0, &h->range_b1, &h->range_m) != 3 ||
                   h->range_m < 1 || h->range_m > h->total || h->total % h->range_m != 0 || h->range_b0 < 0 ||
-                  h->range_b0 >= h->range_b1 || h->range_b1 > h->range_m || (h->range_b0 == 0 && h->range_b1 == h->range_m)))
+                  h->range_b0 >= h->range_b1 || h->range_b1 > h->range_m ||
+                  (h->range_b0 == 0 && h->range_b1 == h->range_m && !panels)))
+        ok = 0;
+    /* panels only with a range; never all of them */
+    if (ok && panels &&
+        (!range || sscanf(panels, " panels=%" SCNd64 "-%" SCNd64 "/%" SCNd64, &h->range_p0, &h->range_p1, &h->range_np) != 3 ||
+         h->range_np < 1 || (h->total / h->range_m) % h->range_np != 0 || h->range_p0 < 0 || h->range_p0 >= h->range_p1 ||
+         h->range_p1 > h->range_np || (h->range_p0 == 0 && h->range_p1 == h->range_np)))
         ok = 0;
     const char *born = ok ? strstr(line, " born=") : NULL;
     if (born && (sscanf(born, " born=%" SCNd64 ".%ld", &h->out_born_sec, &h->out_born_nsec) != 2 ||

@@ -40,6 +40,9 @@ typedef struct {
     /* a journal of row blocks [range_b0, range_b1) of the range_m of each
      * panel alone (its done records are of those); range_m 0: the whole job */
     int64_t range_b0, range_b1, range_m;
+    /* and of panels [range_p0, range_p1) of the range_np of op(B)'s columns
+     * alone (block g is of panel (g / range_m) % range_np); range_np 0: all */
+    int64_t range_p0, range_p1, range_np;
     /* what computed the blocks (ooc_compute_id()); "" in journals written
      * before it was recorded */
     char by[OOC_COMPUTE_ID_MAX];

@@ -247,6 +247,64 @@ static void test_by(void)
     for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) forged_refused(p, forged[i]);
 }
 
+/* A rectangle of C (a job split as a grid): " panels=P0-P1/NP" after the
+ * range, which may then be all the rows; its done records are of its
+ * blocks alone, and it is complete with those. Panels without a range, all
+ * of them, or a count that does not divide the panels, are damage. */
+static void test_panels(void)
+{
+    const char *p = tu_path("jpanels");
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_info_t info;
+    size_t len = 0;
+    for (int rows = 0; rows < 2; rows++) {
+        ooc_journal_head_t h = head_of(24); /* 4 blocks x 3 panels x 2 k-panels */
+        h.range_b0 = rows ? 1 : 0;
+        h.range_b1 = rows ? 3 : 4;
+        h.range_m = 4;
+        h.range_p0 = 1;
+        h.range_p1 = 2;
+        h.range_np = 3;
+        CU_ASSERT_EQUAL(ooc_journal_range_blocks(&h), rows ? 4 : 8);
+        int64_t in = 0;
+        for (int64_t g = 0; g < 24; g++) {
+            int want = g % 4 >= h.range_b0 && g % 4 < h.range_b1 && (g / 4) % 3 == 1;
+            CU_ASSERT_EQUAL(ooc_journal_in_range(&h, g), want);
+            in += want;
+        }
+        CU_ASSERT_EQUAL(in, ooc_journal_range_blocks(&h));
+        unlink(p);
+        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_journal_done_all(&j, &h, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_journal_complete(&j, 96000128, 1795346696, 254749274, &err), OOC_SUCCESS);
+        ooc_journal_close(&j, 0);
+        char *text = slurp(p, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, rows ? " range=1-3/4 panels=1-2/3\n" : " range=0-4/4 panels=1-2/3\n"));
+        CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
+        CU_ASSERT(info.complete && info.ndone == in);
+        CU_ASSERT(info.head.range_p0 == 1 && info.head.range_p1 == 2 && info.head.range_np == 3);
+        ooc_journal_info_free(&info);
+        /* a block of another panel, recorded with its checksum: damage */
+        unlink(p);
+        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_journal_done(&j, 1, &err), OOC_SUCCESS); /* panel 0 */
+        ooc_journal_close(&j, 0);
+        char *bad = slurp(p, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+        CU_ASSERT_EQUAL(parse_text(bad, len, &info, &err), OOC_ERR_JOURNAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 6"));
+        free(bad);
+        free(text);
+    }
+    const char *forged[] = {" panels=1-2/3", " range=0-13/13", " range=1-3/13 panels=0-1/1", " range=1-3/13 panels=0-2/3",
+                            " range=1-3/13 panels=1-1/1", " range=1-3/13 panels=-1-1/1", " range=1-3/13 panels=x"};
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) forged_refused(p, forged[i]);
+}
+
 /* A resume that mixed computers marks the journal: "mixed" reads back
  * (after any record, any number of times, the blocks unchanged); forged,
  * edited or after the completion record it is damage. */
@@ -545,6 +603,7 @@ int main(void)
     CU_add_test(s, "what is written is read back, any order", test_roundtrip);
     CU_add_test(s, "several devices: lead and tail repeat in the plan line", test_lead_and_rep);
     CU_add_test(s, "what computed the blocks ends the plan line", test_by);
+    CU_add_test(s, "a rectangle of C: panels in the plan line", test_panels);
     CU_add_test(s, "a resume that mixed computers marks the journal", test_mixed);
     CU_add_test(s, "a torn last record is ignored and cut", test_torn_record);
     CU_add_test(s, "damage and edits are refused", test_damage_refused);

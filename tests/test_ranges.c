@@ -12,7 +12,9 @@
  * refused, a rank killed part-way resumes with the same split or another
  * number of ranks to the same bytes, a range of C's columns resumed without
  * opts->plan takes its journal's op(A)-resident plan (its end past C's rows
- * is no error), ooc_verify_files_rows sees an error
+ * is no error), a grid of rectangles (block rows x panels of op(B)) gives
+ * the same bytes, writes each rank's rectangle alone and resumes from a
+ * split by rows and back, ooc_verify_files_rows sees an error
  * inside its rows and none outside, and a split job (a scaling one too)
  * recorded finished by its creator before or after its commit
  * (ooc_gemm_files_mark_finished) is finished for ooc_gemm_files_finished
@@ -140,10 +142,11 @@ static void kill_after(void *user, int64_t done, int64_t total, uint64_t rd, uin
     raise(SIGKILL);
 }
 
-/* One rank, forked: join the output, compute rows [r0, r1) with journal jp
- * (killed after kill_at blocks when > 0), write its blocks_resumed to fd. */
-static void rank_main(const char *out, unsigned join, const ooc_files_plan_t *plan, int64_t r0, int64_t r1,
-                      const char *jp, int resume, const char *const *old, int64_t kill_at, int fd)
+/* One rank, forked: join the output, compute rows [r0, r1) and columns
+ * [c0, c1) (0, 0: all) with journal jp (killed after kill_at blocks when >
+ * 0), write its blocks_resumed to fd. */
+static void rank_main(const char *out, unsigned join, const ooc_files_plan_t *plan, int64_t r0, int64_t r1, int64_t c0,
+                      int64_t c1, const char *jp, int resume, const char *const *old, int64_t kill_at, int fd)
 {
     ooc_handle_t *h;
     inputs_t in;
@@ -154,7 +157,8 @@ static void rank_main(const char *out, unsigned join, const ooc_files_plan_t *pl
     if (open_inputs(h, &in) || ooc_file_join(h, tu_path(out), &cs, join, &c)) _exit(101);
     kill_journal = jp;
     ooc_files_opts_t o = {.journal = jp, .resume = resume, .plan = plan, .row_begin = r0, .row_end = r1,
-                          .journals = old, .progress = kill_at > 0 ? kill_after : NULL, .progress_user = &kill_at};
+                          .journals = old, .progress = kill_at > 0 ? kill_after : NULL, .progress_user = &kill_at,
+                          .col_begin = c0, .col_end = c1};
     ooc_status_t st = gemm(h, &in, c, &o);
     if (st != OOC_SUCCESS) fprintf(stderr, "\n    rank [%lld, %lld): %s\n", (long long)r0, (long long)r1, ooc_last_error(h));
     ooc_stats_t s;
@@ -167,12 +171,23 @@ static void rank_main(const char *out, unsigned join, const ooc_files_plan_t *pl
     _exit((int)st);
 }
 
-/* Ranks ranks[0 .. nr) at once, rank i on block rows [cut[i], cut[i+1]) with
- * journal "<out>.j<nr>.<i>". status[i]: its ooc_status_t, -1 when killed;
- * resumed[i]: its blocks_resumed. */
+/* First column (row when the plan keeps op(A) resident) of panel q of
+ * op(B)'s columns (C's columns when q is the number of panels). */
+static int64_t col_of(const ooc_files_plan_t *p, int64_t q)
+{
+    int64_t c0 = p->cols, c1 = 0;
+    if (q < (p->cols + p->panel_cols - 1) / p->panel_cols)
+        CU_ASSERT_EQUAL(ooc_files_plan_cols(p, q, &c0, &c1), OOC_SUCCESS);
+    return c0;
+}
+
+/* Ranks ranks[0 .. nrun) of nr at once, rank i on block rows [cut[i / nc],
+ * cut[i / nc + 1]) and, with ccut, panels [ccut[i % nc], ccut[i % nc + 1])
+ * (a grid of nr / nc x nc), with journal "<out>.j<nr>.<i>". status[i]: its
+ * ooc_status_t, -1 when killed; resumed[i]: its blocks_resumed. */
 static void run_ranks(const char *out, unsigned join, const ooc_files_plan_t *plan, int nr, const int64_t *cut,
                       const int *ranks, int nrun, int resume, const char *const *old, int kill_rank, int64_t kill_at,
-                      int *status, int64_t *resumed)
+                      int *status, int64_t *resumed, const int64_t *ccut, int nc)
 {
     pid_t pid[8];
     int fds[8][2];
@@ -184,8 +199,10 @@ static void run_ranks(const char *out, unsigned join, const ooc_files_plan_t *pl
         CU_ASSERT_EQUAL_FATAL(pipe(fds[x]), 0);
         pid[x] = fork();
         CU_ASSERT_FATAL(pid[x] >= 0);
+        int r = i / nc, q = i % nc;
         if (pid[x] == 0)
-            rank_main(out, join, plan, row_of(plan, cut[i]), row_of(plan, cut[i + 1]), jp, resume, old,
+            rank_main(out, join, plan, row_of(plan, cut[r]), row_of(plan, cut[r + 1]),
+                      ccut ? col_of(plan, ccut[q]) : 0, ccut ? col_of(plan, ccut[q + 1]) : 0, jp, resume, old,
                       i == kill_rank ? kill_at : 0, fds[x][1]);
         close(fds[x][1]);
     }
@@ -255,9 +272,18 @@ static uint64_t data_offset(const char *path)
 /* 1: the plan keeps op(A) resident, its blocks (and ranges) are C's columns */
 static int BY_COLS;
 
-/* Elements of rows [r0, r1) (columns when BY_COLS) of the output's
+/* Element (i, j) of C is in rows [r0, r1) and columns [c0, c1) of the
+ * plan's problem (C^T's when BY_COLS). */
+static int in_rect(int64_t i, int64_t j, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+{
+    int64_t r = BY_COLS ? j : i, c = BY_COLS ? i : j;
+    return r >= r0 && r < r1 && c >= c0 && c < c1;
+}
+
+/* Elements of rows [r0, r1) and columns [c0, c1) (in_rect) of the output's
  * temporary file that are zero (as made) and that are not. */
-static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, int64_t *nonzero)
+static void count_zero_rect(const char *out, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t *zero,
+                            int64_t *nonzero)
 {
     ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
     char tmp[512];
@@ -270,7 +296,7 @@ static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, i
     *zero = *nonzero = 0;
     for (int64_t i = 0; i < J.m; i++)
         for (int64_t j = 0; j < J.n; j++) {
-            if ((BY_COLS ? j : i) < r0 || (BY_COLS ? j : i) >= r1) continue;
+            if (!in_rect(i, j, r0, r1, c0, c1)) continue;
             size_t at = (size_t)(J.lc == RM ? i * J.n + j : j * J.m + i) * e;
             int z = 1;
             for (size_t b = 0; b < e; b++) z &= x[at + b] == 0;
@@ -279,6 +305,12 @@ static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, i
         }
     free(x);
     ooc_file_close(f, 0);
+}
+
+/* count_zero_rect() of rows [r0, r1), all columns. */
+static void count_zero(const char *out, int64_t r0, int64_t r1, int64_t *zero, int64_t *nonzero)
+{
+    count_zero_rect(out, r0, r1, 0, INT64_MAX, zero, nonzero);
 }
 
 /* Split job j three ways (by C's columns when the plan keeps op(A)
@@ -303,7 +335,7 @@ static void split_case(const job_t *j, int cols)
     int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
     int status[3], one[1] = {1}, others[2] = {0, 2};
     /* rank 1 alone: its rows written, none of the others' */
-    run_ranks("split.npy", join, &plan, 3, cut, one, 1, 0, NULL, -1, 0, status, resumed);
+    run_ranks("split.npy", join, &plan, 3, cut, one, 1, 0, NULL, -1, 0, status, resumed, NULL, 1);
     CU_ASSERT_EQUAL(status[1], OOC_SUCCESS);
     int64_t r1a = row_of(&plan, cut[1]), r1b = row_of(&plan, cut[2]), zero, nonzero;
     count_zero("split.npy", r1a, r1b, &zero, &nonzero);
@@ -313,7 +345,7 @@ static void split_case(const job_t *j, int cols)
     count_zero("split.npy", r1b, plan.rows, &zero, &nonzero);
     CU_ASSERT_EQUAL(nonzero, 0);
     /* then the two others at once */
-    run_ranks("split.npy", join, &plan, 3, cut, others, 2, 0, NULL, -1, 0, status, resumed);
+    run_ranks("split.npy", join, &plan, 3, cut, others, 2, 0, NULL, -1, 0, status, resumed, NULL, 1);
     CU_ASSERT_EQUAL(status[0], OOC_SUCCESS);
     CU_ASSERT_EQUAL(status[2], OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
@@ -403,9 +435,9 @@ static void test_refusals(void)
     close_inputs(&in);
 }
 
-/* Every byte of the elements of rows [r0, r1) (columns when BY_COLS) of the
- * output's temporary file set to 0x7f. */
-static void poison(const char *tmp, int64_t r0, int64_t r1)
+/* Every byte of the elements of rows [r0, r1) and columns [c0, c1) (in_rect)
+ * of the output's temporary file set to 0x7f. */
+static void poison_rect(const char *tmp, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
 {
     uint64_t off = data_offset(tmp);
     size_t e = tu_elem(J.t);
@@ -413,13 +445,15 @@ static void poison(const char *tmp, int64_t r0, int64_t r1)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     for (int64_t i = 0; i < J.m; i++)
         for (int64_t j = 0; j < J.n; j++) {
-            if ((BY_COLS ? j : i) < r0 || (BY_COLS ? j : i) >= r1) continue;
+            if (!in_rect(i, j, r0, r1, c0, c1)) continue;
             uint64_t at = (uint64_t)(J.lc == RM ? i * J.n + j : j * J.m + i) * e;
             CU_ASSERT_EQUAL(fseek(t, (long)(off + at), SEEK_SET), 0);
             for (size_t b = 0; b < e; b++) fputc(0x7f, t);
         }
     fclose(t);
 }
+
+static void poison(const char *tmp, int64_t r0, int64_t r1) { poison_rect(tmp, r0, r1, 0, INT64_MAX); }
 
 /* Job a split three ways (by columns when `cols`: op(A) resident), a rank
  * killed, resumed with three ranks or two: one process's bytes. */
@@ -442,7 +476,7 @@ static void resume_case(const job_t *a, int cols)
         if (!two) reference("ref.npy", NULL); /* one process, as it plans alone */
         int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
         int status[3], all[3] = {0, 1, 2};
-        run_ranks(out, join, &plan, 3, cut, all, 3, 0, NULL, 1, 4, status, resumed);
+        run_ranks(out, join, &plan, 3, cut, all, 3, 0, NULL, 1, 4, status, resumed, NULL, 1);
         CU_ASSERT_EQUAL(status[0], OOC_SUCCESS);
         CU_ASSERT_EQUAL_FATAL(status[1], -1); /* killed */
         CU_ASSERT_EQUAL(status[2], OOC_SUCCESS);
@@ -467,13 +501,13 @@ static void resume_case(const job_t *a, int cols)
         CU_ASSERT_EQUAL(join, OOC_FILE_RESUME);
         CU_ASSERT_EQUAL(memcmp(&again, &plan, sizeof plan), 0); /* the journals' plan */
         if (!two) {
-            run_ranks(out, join, &again, 3, cut, all, 3, 1, NULL, -1, 0, status, resumed);
+            run_ranks(out, join, &again, 3, cut, all, 3, 1, NULL, -1, 0, status, resumed, NULL, 1);
             for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(status[i], OOC_SUCCESS);
             CU_ASSERT_EQUAL(resumed[1], recorded); /* on from its journal */
             CU_ASSERT_EQUAL(resumed[0], (cut[1] - cut[0]) * plan.panels); /* complete: nothing to do */
         } else {
             int64_t cut2[3] = {0, B / 2, B};
-            run_ranks(out, join, &again, 2, cut2, all, 2, 1, old, -1, 0, status, resumed);
+            run_ranks(out, join, &again, 2, cut2, all, 2, 1, old, -1, 0, status, resumed, NULL, 1);
             CU_ASSERT_EQUAL(status[0], OOC_SUCCESS);
             CU_ASSERT_EQUAL(status[1], OOC_SUCCESS);
             /* between them, every block the old journals recorded */
@@ -491,6 +525,164 @@ static void test_resume(void)
     resume_case(&a, 0);
     job_t w = {OOC_R64, OOC_OP_T, OOC_OP_N, RM, RM, CM, 97, 1201, 83, 256 << 10, 64};
     resume_case(&w, 1);
+}
+
+/* Panels of op(B)'s columns in plan. */
+static int64_t col_panels(const ooc_files_plan_t *p) { return (p->cols + p->panel_cols - 1) / p->panel_cols; }
+
+/* Job j split as a grid of 2 x 2 ranks (block rows x panels of op(B); by
+ * C^T's when the plan keeps op(A) resident, which must be `cols`): rank 1
+ * alone first writes its rectangle and nothing else, then the others; C
+ * must equal one process's. Ranges off the panels, or a rectangle for a
+ * job that multiplies nothing, are refused. */
+static void grid_case(const job_t *j, int cols)
+{
+    make_job(j);
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    unlink(tu_path("grid.npy"));
+    ooc_file_t *c = create_and_plan("grid.npy", 0, NULL, NULL, &plan, &join);
+    CU_ASSERT_EQUAL(plan.a_resident, cols);
+    BY_COLS = plan.a_resident;
+    CU_ASSERT_EQUAL(plan.cols, cols ? J.m : J.n);
+    int64_t NP = col_panels(&plan), B = plan.blocks;
+    CU_ASSERT_FATAL(NP >= 3 && plan.panels == NP && B >= 4); /* panels of op(B)'s columns alone */
+    reference("ref.npy", &plan);
+
+    int64_t cut[3] = {0, B / 2, B}, ccut[3] = {0, NP / 2, NP}, resumed[4];
+    int status[4], one[1] = {1}, others[3] = {0, 2, 3};
+    run_ranks("grid.npy", join, &plan, 4, cut, one, 1, 0, NULL, -1, 0, status, resumed, ccut, 2);
+    CU_ASSERT_EQUAL(status[1], OOC_SUCCESS);
+    int64_t r0 = 0, r1 = row_of(&plan, cut[1]), c0 = col_of(&plan, ccut[1]), zero, nonzero;
+    count_zero_rect("grid.npy", r0, r1, c0, INT64_MAX, &zero, &nonzero);
+    CU_ASSERT_EQUAL(zero, 0);
+    CU_ASSERT(nonzero > 0);
+    count_zero_rect("grid.npy", 0, r1, 0, c0, &zero, &nonzero); /* rank 0's */
+    CU_ASSERT_EQUAL(nonzero, 0);
+    count_zero_rect("grid.npy", r1, INT64_MAX, 0, INT64_MAX, &zero, &nonzero); /* ranks 2 and 3's */
+    CU_ASSERT_EQUAL(nonzero, 0);
+    char jp[512];
+    snprintf(jp, sizeof jp, "%s.j4.1", tu_path("grid.npy"));
+    CU_ASSERT_EQUAL(journal_done(jp), cut[1] * (NP - NP / 2));
+    run_ranks("grid.npy", join, &plan, 4, cut, others, 3, 0, NULL, -1, 0, status, resumed, ccut, 2);
+    for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(status[i], OOC_SUCCESS);
+
+    /* refused: off a panel, past C, a job that multiplies nothing */
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    int64_t off = col_of(&plan, 1) + 1;
+    ooc_files_opts_t o = {.journal = tu_path("grid.j"), .plan = &plan, .col_begin = 0, .col_end = off};
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &o), OOC_ERR_ROW_RANGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "not on a panel boundary"));
+    o.col_end = plan.cols + 1;
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &o), OOC_ERR_ROW_RANGE);
+    o.col_end = col_of(&plan, 1);
+    double zero_alpha[2] = {0, 0};
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, J.ta, J.tb, zero_alpha, in.a, in.b, BETA, in.c0, c, &o), OOC_ERR_ROW_RANGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "multiplies nothing"));
+    ooc_files_plan_t p1;
+    CU_ASSERT_EQUAL(ooc_files_plan_cols(&plan, NP, &c0, &r1), OOC_ERR_ROW_RANGE);
+    CU_ASSERT_EQUAL(ooc_files_plan_cols(&plan, NP - 1, &c0, &r1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(r1, plan.cols);
+    p1 = plan;
+    p1.cols = plan.cols + 1; /* a plan for another job */
+    o.plan = &p1;
+    CU_ASSERT_EQUAL(gemm(H, &in, c, &o), OOC_ERR_INVALID_PARAM);
+    close_inputs(&in);
+    CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("grid.npy")));
+}
+
+static void test_grid(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_T, CM, RM, RM, 1201, 97, 83, 192 << 10, 64};
+    grid_case(&a, 0);
+    job_t b = {OOC_C64, OOC_OP_T, OOC_OP_N, RM, CM, CM, 1003, 197, 45, 384 << 10, 96};
+    grid_case(&b, 0);
+    job_t c = {OOC_R64, OOC_OP_N, OOC_OP_N, CM, RM, CM, 83, 1201, 97, 224 << 10, 64};
+    grid_case(&c, 1);
+    /* op(B) in k-panels too: split by blocks only */
+    job_t d = {OOC_R64, OOC_OP_N, OOC_OP_N, CM, RM, CM, 83, 1201, 97, 192 << 10, 64};
+    make_job(&d);
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    unlink(tu_path("grid.npy"));
+    ooc_file_t *out = create_and_plan("grid.npy", 0, NULL, NULL, &plan, &join);
+    CU_ASSERT(plan.panels > col_panels(&plan) && col_panels(&plan) >= 2);
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    ooc_files_opts_t o = {.journal = tu_path("grid.j"), .plan = &plan, .col_begin = 0, .col_end = col_of(&plan, 1)};
+    CU_ASSERT_EQUAL(gemm(H, &in, out, &o), OOC_ERR_ROW_RANGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "splits op(B)'s depth"));
+    close_inputs(&in);
+    ooc_file_close(out, 1);
+}
+
+/* A grid of 2 x 2 with a rank killed, resumed as three ranks by rows; and
+ * three ranks by rows, one killed, resumed as a grid: one process's bytes,
+ * and each resume takes every block the other split's journals recorded. */
+static void test_grid_resume(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, CM, RM, 1201, 97, 83, 192 << 10, 64};
+    make_job(&a);
+    reference("ref.npy", NULL);
+    for (int from_grid = 1; from_grid >= 0; from_grid--) {
+        const char *out = "gridr.npy";
+        for (int nr = 3; nr <= 4; nr++) /* the journals of the case before */
+            for (int i = 0; i < nr; i++) {
+                char old[512];
+                snprintf(old, sizeof old, "%s.j%d.%d", tu_path(out), nr, i);
+                unlink(old);
+            }
+        unlink(tu_path(out));
+        ooc_files_plan_t plan, again;
+        unsigned join = 0;
+        ooc_file_t *c = create_and_plan(out, 0, NULL, NULL, &plan, &join);
+        BY_COLS = plan.a_resident;
+        CU_ASSERT_EQUAL(plan.a_resident, 0);
+        int64_t NP = col_panels(&plan), B = plan.blocks;
+        CU_ASSERT_FATAL(NP >= 3 && B >= 6);
+        int64_t gcut[3] = {0, B / 2, B}, ccut[3] = {0, NP / 2, NP}, rcut[4] = {0, B / 3, 2 * B / 3, B}, resumed[4];
+        int status[4], all[4] = {0, 1, 2, 3}, n1 = from_grid ? 4 : 3, n2 = from_grid ? 3 : 4;
+        /* the first run: rank 1 killed after 3 blocks */
+        if (from_grid) run_ranks(out, join, &plan, 4, gcut, all, 4, 0, NULL, 1, 3, status, resumed, ccut, 2);
+        else run_ranks(out, join, &plan, 3, rcut, all, 3, 0, NULL, 1, 3, status, resumed, NULL, 1);
+        for (int i = 0; i < n1; i++) CU_ASSERT_EQUAL(status[i], i == 1 ? -1 : OOC_SUCCESS);
+        char jp[512], tmp[512];
+        snprintf(jp, sizeof jp, "%s.j%d.1", tu_path(out), n1);
+        int64_t recorded = journal_done(jp), mine = from_grid ? gcut[1] * (NP - NP / 2) : (rcut[2] - rcut[1]) * NP;
+        CU_ASSERT(recorded >= 2 && recorded < mine);
+        /* the killed rank's last block, which its journal does not vouch for, poisoned */
+        snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path(out));
+        if (from_grid) poison_rect(tmp, row_of(&plan, gcut[1] - 1), row_of(&plan, gcut[1]), col_of(&plan, NP - 1), INT64_MAX);
+        else poison(tmp, row_of(&plan, rcut[2] - 1), row_of(&plan, rcut[2]));
+        ooc_file_close(c, 0);
+
+        char names[4][512];
+        const char *old[5] = {NULL};
+        for (int i = 0; i < n1; i++) {
+            snprintf(names[i], sizeof names[i], "%s.j%d.%d", tu_path(out), n1, i);
+            old[i] = names[i];
+        }
+        char own[512];
+        snprintf(own, sizeof own, "%s.j%d.0", tu_path(out), n2);
+        c = create_and_plan(out, OOC_FILE_RESUME, own, old, &again, &join);
+        CU_ASSERT_EQUAL(join, OOC_FILE_RESUME);
+        CU_ASSERT_EQUAL(memcmp(&again, &plan, sizeof plan), 0); /* the journals' plan */
+        if (from_grid) run_ranks(out, join, &again, 3, rcut, all, 3, 1, old, -1, 0, status, resumed, NULL, 1);
+        else run_ranks(out, join, &again, 4, gcut, all, 4, 1, old, -1, 0, status, resumed, ccut, 2);
+        int64_t kept = 0;
+        for (int i = 0; i < n2; i++) {
+            CU_ASSERT_EQUAL(status[i], OOC_SUCCESS);
+            kept += resumed[i];
+        }
+        /* between them, every block the old journals recorded */
+        CU_ASSERT_EQUAL(kept, B * NP - mine + recorded);
+        CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
+        ooc_file_close(c, 0);
+        CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path(out)));
+    }
 }
 
 /* A wide job's range (its plan keeps op(A) resident: columns of C, here
@@ -645,7 +837,7 @@ static void test_mark_finished(void)
     reference("ref.npy", &plan); /* leaves its journal, complete: what one process records */
     int64_t B = plan.blocks, cut[4] = {0, B / 3, 2 * B / 3, B}, resumed[3];
     int status[3], all[3] = {0, 1, 2};
-    run_ranks("fin.npy", join, &plan, 3, cut, all, 3, 0, NULL, -1, 0, status, resumed);
+    run_ranks("fin.npy", join, &plan, 3, cut, all, 3, 0, NULL, -1, 0, status, resumed, NULL, 1);
     for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(status[i], OOC_SUCCESS);
     inputs_t in;
     CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
@@ -777,6 +969,8 @@ int main(void)
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("ranges", NULL, NULL);
     CU_add_test(s, "three ranks, byte-identical to one process", test_split);
+    CU_add_test(s, "a grid of rows and panels, byte-identical to one process", test_grid);
+    CU_add_test(s, "a grid resumed by rows, rows resumed as a grid", test_grid_resume);
     CU_add_test(s, "ranges off the blocks, joined files", test_refusals);
     CU_add_test(s, "a rank killed, resumed with three ranks or two", test_resume);
     CU_add_test(s, "a column range resumed without a plan", test_resume_unplanned);
