@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """scaling_model.py: the model of docs/SCALING.md, bytes and time of a file
-multiply C = op(A) op(B) split over P ranks by rows of C (what
-`mpirun oocgemm multiply` does) or over a Pr x Pc grid of C's blocks (what it
-could do), on a shared file system.
+multiply C = op(A) op(B) split over P ranks by rows of C, over a grid of
+the plan's panels of op(B) and rows (what `mpirun oocgemm multiply` does,
+choosing between them), or over a Pr x Pc grid with op(B)'s panels planned
+again for each column group (what it does not: a process's plan must be one
+process's for byte-identity), on a shared file system.
 
     python3 docs/scaling_model.py                 # the 1 TB x 1 TB FP64 job on 64 nodes of 4 H200
     python3 docs/scaling_model.py --m 80000 --n 16384 --k 16384 --ranks 1,2,4 \
@@ -57,6 +59,43 @@ def grid_split(m, n, k, s, Pr, Pc, g, bw_fs, bw_pcie, rate, b_budget, beta=False
     return dict(panels=q, read_a=a, read_b=b, write_c=s * m * n, fs_bytes=fs, t=t, time=max(t.values()))
 
 
+def plan_grid(m, n, k, s, P, g, bw_fs, bw_pcie, rate, b_budget, beta=False):
+    """What `mpirun oocgemm multiply` does (tools/multiply_mpi.c split_grid):
+    the plan is one process's (q panels of op(B)), its panels go in Pc
+    contiguous groups, each with ranks in proportion to its columns (one
+    each, then one at a time to the group with the most columns per rank),
+    each rank a contiguous share of the rows; Pc (1: the row split) is the
+    one whose busiest rank reads the fewest bytes."""
+    q = panels(k, n, s, b_budget)
+    best = None
+    for Pc in range(1, min(P, q) + 1):
+        groups = [(j * q // Pc, (j + 1) * q // Pc) for j in range(Pc)]
+        cols = [(q1 - q0) * n / q for q0, q1 in groups]
+        nr = [1] * Pc
+        for _ in range(P - Pc):
+            j = max(range(Pc), key=lambda j: (cols[j] / nr[j], -j))
+            nr[j] += 1
+        ranks = []  # (rows, panels, columns) of each rank
+        for (q0, q1), c, r in zip(groups, cols, nr):
+            ranks += [(m / r, q1 - q0, c)] * r
+        cost = max(s * (rows * k * np + k * c + rows * c * (2 if beta else 1)) for rows, np, c in ranks)
+        if best is None or cost < best[0]:
+            best = (cost, Pc, ranks)
+    _, Pc, ranks = best
+    a = sum(s * rows * k * np for rows, np, c in ranks)
+    b = sum(s * k * c for rows, np, c in ranks)
+    c_bytes = s * m * n * (2 if beta else 1)
+    fs = a + b + c_bytes
+    # per GPU: its share of the rank's rows of A and C, and the rank's panels of op(B) each
+    pcie = max((s * rows * k * np + g * s * k * c + s * rows * c) / g for rows, np, c in ranks)
+    t = {
+        "fs": fs / bw_fs,
+        "pcie": pcie / bw_pcie,
+        "math": max(2.0 * rows * c * k for rows, np, c in ranks) / (g * rate),
+    }
+    return dict(panels=q, groups=Pc, read_a=a, read_b=b, write_c=s * m * n, fs_bytes=fs, t=t, time=max(t.values()))
+
+
 def fmt(x):
     for unit, f in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
         if x >= f:
@@ -107,7 +146,10 @@ def main():
             if best is None or r["time"] < best[1]["time"]:
                 best = (Pr, r)
         if best and best[0] != P:
-            row("grid %d x %d" % (best[0], P // best[0]), P, g, best[1])
+            row("grid %d x %d, panels re-planned" % (best[0], P // best[0]), P, g, best[1])
+        r = plan_grid(m, n, k, s, P, g, bw_fs, bw_pcie, rate, bb, a.beta)
+        if r["groups"] > 1:
+            row("oocgemm's grid: %d groups of the plan's panels" % r["groups"], P, g, r)
     lower = s * (m * k + k * n + m * n) / bw_fs
     print("each byte read or written once: %s through the file system = %.3g s" % (
         fmt(s * (m * k + k * n + m * n)), lower))

@@ -13,7 +13,7 @@ Anywhere in it: a "dtype" is a NumPy name; a "layout" row or col; a "shape"
 (or "*_shape") is {"m", "n", "k"} and m, n, k appear nowhere else; "plan",
 "floor", "check", a matrix file and each of "devices" have their one set of
 keys; "ranks" (multiply under mpirun, tests/test_mpi.sh; "ranks_split" says
-whether their ranges are rows or columns) lists one object
+whether their ranges are rows, columns or both, a grid) lists one object
 per rank with its one set of keys. Prints one line per case; exits 1 on any failure.
 
 Usage: json_check.py OOCGEMM WORKDIR
@@ -73,13 +73,17 @@ def walk(v, where, command):
             assert x is None or v.get("backend") == "host", "%s with backend %r" % (at, v.get("backend"))
         elif key == "check":
             assert x is None or set(x) == CHECK_KEYS, "%s: keys %r" % (at, sorted(x))
-        elif key == "ranks_split":  # what the ranks split: C's rows, or its columns (op(A) resident)
-            assert x in ("rows", "columns") and "ranks" in v, "%s = %r" % (at, x)
+        elif key == "ranks_split":  # C's rows, its columns (op(A) resident), or a grid of rectangles
+            assert x in ("rows", "columns", "grid") and "ranks" in v, "%s = %r" % (at, x)
         elif key == "ranks":  # multiply under mpirun/srun: one object per rank
             assert isinstance(x, list) and x, "%s: not a list of ranks" % at
             split = v.get("ranks_split")
-            assert split in ("rows", "columns"), "%s: ranks_split = %r" % (at, split)
-            ends = {"row_begin", "row_end"} if split == "rows" else {"col_begin", "col_end"}
+            assert split in ("rows", "columns", "grid"), "%s: ranks_split = %r" % (at, split)
+            ends = set()
+            if split != "columns":
+                ends |= {"row_begin", "row_end"}
+            if split != "rows":
+                ends |= {"col_begin", "col_end"}
             for i, r in enumerate(x):
                 assert set(r) == RANK_KEYS | ends, "%s[%d]: keys %r" % (at, i, sorted(r))
                 assert r["rank"] == i and all(isinstance(d, int) for d in r["devices"]), "%s[%d] = %r" % (at, i, r)

@@ -41,8 +41,12 @@
 #  19. a wide C: one process keeps op(A) resident, and so do the ranks,
 #      splitting C's columns: byte-identical, each reads only its part of
 #      op(B), --verify by columns; a rank killed, resumed with 2 ranks;
-#  20. fewer blocks than ranks (17's job, one column block, 3 ranks): rank
-#      0 computes the block, the summary's plan is the job's: byte-identical;
+#  20. fewer blocks than ranks (17's job, one column block in 11 panels, 3
+#      ranks): a grid, every rank computes, the summary's plan is the job's:
+#      byte-identical;
+#  21. a grid: 4 ranks on 2's job (2 panels of op(B)) take 2 x 2 rectangles,
+#      each reading half of op(B): byte-identical, verified; a rank killed,
+#      resumed by rows with 3, and rows killed, resumed as a grid;
 #  16. the floor: each GPU's and host's figures measured once and summed,
 #      over the bytes every rank moved and staged (with a GPU: op(B) to each
 #      rank, the host memory term of the files' staging, one GPU's rates).
@@ -127,19 +131,32 @@ bg_wait() {
     return $rc
 }
 recorded() { cat C.npy.ooc-journal.r* 2>/dev/null | grep -c '^done'; }
+# rank0_writes: rank 0's journal writes in the last mpi ... --json (out): its
+# header, a record per block of each of its panels, complete
+rank0_writes() {
+    python3 -c '
+import json
+o = json.load(open("out"))
+r, p = o["ranks"][0], o["plan"]
+panels = p["panels"]
+if o["ranks_split"] == "grid":  # its panels of op(B) are its columns of C (rows when op(A) is resident)
+    c0, c1 = (r["row_begin"], r["row_end"]) if p["a_resident"] else (r["col_begin"], r["col_end"])
+    panels = -(-(c1 - c0) // p["panel_cols"])
+print(r["blocks"] * panels + 2)'
+}
 # wait_blocks N: until the ranks recorded N blocks (at most 20 s), not a
 # fixed sleep: on a loaded machine the first block may take longer
 wait_blocks() {
     i=0
     while [ "$(recorded)" -lt "$1" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
 }
-# rank1_killed_part_way OPERANDS...: C.npy by 3 ranks, afresh, slowed (60 ms
-# a block), rank 1 killed (-9) once 2 blocks are recorded; returns mpirun's
-# status
+# rank1_killed_part_way OPERANDS...: C.npy by 3 ranks (KILL_NP), afresh,
+# slowed (60 ms a block), rank 1 killed (-9) once 2 blocks are recorded;
+# returns mpirun's status
 rank1_killed_part_way() {
     rm -f C.npy C.npy.ooc-*
     OOC_HOST_JITTER_US=60000
-    bg 3 "$@" -o C.npy $S -q
+    bg "${KILL_NP:-3}" "$@" -o C.npy $S -q
     OOC_HOST_JITTER_US=
     wait_blocks 2
     kill -9 "$(cat pid.1)" 2>/dev/null
@@ -304,7 +321,7 @@ fi
 # --resume would compute it again from its own output
 rm -f C.npy C.npy.ooc-* Cin.npy*
 if mpi 2 $P -o C.npy $S --json; then
-    w0=$(python3 -c 'import json; o = json.load(open("out")); print(o["ranks"][0]["blocks"] * o["plan"]["panels"] + 2)')
+    w0=$(rank0_writes)
 else
     w0=0
 fi
@@ -468,26 +485,72 @@ rank1_killed_part_way $W
 rc=$?
 had=$(recorded)
 if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ "$had" -gt 0 ] && mpi 2 $W -o C.npy $S --resume && cmp -s C.npy WREF.npy &&
-    grep -q "resumed after $had of " out && grep -q "column blocks" out; then
+    grep -q "resumed after $had of " out && grep -Eq "column blocks|rectangle" out; then
     pass "19 a wide C: rank 1 of 3 killed ($had blocks kept), resumed with 2 ranks by columns: byte-identical"
 else
     fail "19 a wide C: rank 1 killed (mpirun exit $rc, $had blocks kept): the resume with 2 ranks failed or differs: $(head -c 300 err)"
 fi
 
 # 20. fewer blocks than ranks: the plan of 17's job keeps op(A) resident
-# and C has 30 columns: one block. With 3 ranks rank 0 computes it and the
-# others wait (rank 0 was left idle, and the summary's plan, rank 0's
-# figures, said block rows 0 and op(B) resident): byte-identical
+# and C has 30 columns: one block, in 11 panels (of C's rows). 3 ranks
+# split it as a grid, each the block on its panels (rank 0 was left idle
+# once, then only rank 0 computed): byte-identical, the summary's plan the
+# job's
 if mpi 3 $R -o RC3.npy --json && cmp -s RC3.npy RREF.npy && $numpy -c '
 import json
 o = json.load(open("out"))
 p, r = o["plan"], o["ranks"]
-assert o["ranks_split"] == "columns" and p["a_resident"] and p["block_rows"] == 30, p
-assert [x["blocks"] for x in r] == [1, 0, 0] and r[0]["col_end"] == 30, r
+assert o["ranks_split"] == "grid" and p["a_resident"] and p["block_rows"] == 30 and p["panels"] == 11, p
+assert [x["blocks"] for x in r] == [1, 1, 1] and all(x["col_end"] == 30 for x in r), r
+assert r[0]["row_begin"] == 0 and r[2]["row_end"] == 1000 and all(r[i]["row_end"] == r[i + 1]["row_begin"] for i in range(2)), r
 '; then
-    pass "20 one block, 3 ranks: rank 0 computes it, the summary says its plan (op(A) resident), byte-identical"
+    pass "20 one block, 3 ranks: a grid, each rank the block on its panels, the summary says its plan (op(A) resident), byte-identical"
 else
-    fail "20 one block, 3 ranks: exit $?, differs from one process's, or rank 0 idle: $(head -c 600 out)"
+    fail "20 one block, 3 ranks: exit $?, differs from one process's, or not a grid: $(head -c 600 out)"
+fi
+
+# 21. a grid: 4 ranks on the job of 2 (op(B) in 2 panels) split C into 2 x
+# 2 rectangles of row blocks and panels of op(B) (the busiest rank reads
+# less so than with 4 row ranges, each reading all of op(B)): each reads its
+# rows of op(A) and its half of op(B) only; byte-identical to one process;
+# --verify and --json ("grid", rows and columns per rank); rank 1 killed
+# part-way, resumed with 3 ranks (by rows), and 3 ranks by rows killed,
+# resumed by 4 (a grid): byte-identical
+sizes="$(stat -c %s A.npy) $(stat -c %s B.npy) $(stat -c %s C0.npy)"
+if mpi 4 $P -o GC.npy $S --verify --json && cmp -s GC.npy ref.npy && $numpy -c '
+import json, sys
+a, b, c0 = (int(x) for x in sys.argv[1:4])
+o = json.load(open("out"))
+r = o["ranks"]
+assert o["ranks_split"] == "grid" and o["check"]["passed"], o
+rects = sorted((x["row_begin"], x["row_end"], x["col_begin"], x["col_end"]) for x in r)
+assert rects == [(0, 512, 0, 49), (0, 512, 49, 97), (512, 1001, 0, 49), (512, 1001, 49, 97)], rects
+# by rows, 4 ranks read op(A) twice (2 panels), op(B) 4 times and C0 once
+assert sum(x["bytes_read"] for x in r) < 2 * a + 3 * b + c0, ([x["bytes_read"] for x in r], a, b, c0)
+' $sizes && mpi 4 $P -o GC2.npy $S && grep -q "each its own rectangle" out &&
+    grep -q "rank 3 on .*rows \[512, 1001) x columns \[49, 97)" out; then
+    pass "21 a grid: 4 ranks split C into 2 x 2 rectangles (row blocks x panels of op(B)), byte-identical, verified"
+else
+    fail "21 a grid of 4 ranks: exit $?, differs from one process's, or the ranks' report: $(head -c 400 err) $(head -c 600 out)"
+fi
+KILL_NP=4 rank1_killed_part_way $P
+rc=$?
+had=$(recorded)
+if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ "$had" -gt 0 ] && grep -q " panels=0-1/2" C.npy.ooc-journal.r1-of-4 &&
+    mpi 3 $P -o C.npy $S --resume && cmp -s C.npy ref.npy && grep -q "resumed after $had of 34 blocks" out &&
+    grep -q "each its own row blocks" out; then
+    pass "21 a grid: rank 1 of 4 killed ($had blocks kept), resumed with 3 ranks by rows: byte-identical"
+else
+    fail "21 a grid: rank 1 of 4 killed (mpirun exit $rc, $had blocks kept): the resume by rows failed or differs: $(head -c 300 err)"
+fi
+rank1_killed_part_way $P
+rc=$?
+had=$(recorded)
+if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ "$had" -gt 0 ] && mpi 4 $P -o C.npy $S --resume && cmp -s C.npy ref.npy &&
+    grep -q "resumed after $had of 34 blocks" out && grep -q "each its own rectangle" out; then
+    pass "21 3 ranks by rows: rank 1 killed ($had blocks kept), resumed by 4 as a grid: byte-identical"
+else
+    fail "21 rows resumed as a grid: mpirun exit $rc, $had blocks kept: the resume failed or differs: $(head -c 300 err)"
 fi
 
 # rank0_killed_after_others: C = the job of 3 ranks, afresh, rank 0 slowed
@@ -554,7 +617,7 @@ else
     grep -q "finished already" out && cmp -s C.npy ref.npy && [ $rc -eq 0 ] && fin=yes || fin="no (exit $rc)"
     rm -f C.npy C.npy.ooc-*
     if mpi 2 $P -o C.npy $S --json; then
-        w0=$(python3 -c 'import json; o = json.load(open("out")); print(o["ranks"][0]["blocks"] * o["plan"]["panels"] + 2)')
+        w0=$(rank0_writes)
     else
         w0=0
     fi

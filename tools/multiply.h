@@ -31,6 +31,7 @@ typedef struct {
     uint32_t devices;              /* OOC_PARAM_DEVICES mask (0: every visible device, ndevices of them) */
     char host[64];
     int64_t row_begin, row_end;    /* its rows of C (columns when the job's split_cols) */
+    int64_t col_begin, col_end;    /* a grid: its columns of C (rows when split_cols); 0, 0: all */
     int64_t blocks;                /* its blocks */
     double time_s;                 /* its multiply */
     uint64_t bytes_read, bytes_written;
@@ -53,6 +54,7 @@ typedef struct {
     progress_t prog;
     ooc_stats_t stats;
     int split_cols;          /* mpirun: the plan keeps op(A) resident, the ranks split C's columns */
+    int split_grid;          /* mpirun: the ranks split C as a grid of rectangles (blocks x panels of op(B)) */
     int ranks_mixed;         /* mpirun, --allow-mixed: the first rank (rank 0 knows) that computes by another
                                 id than rank ranks_mixed_ref, the first that computes (ranks_mixed_by,
                                 ranks_ref_by); 0: none */

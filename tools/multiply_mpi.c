@@ -5,7 +5,10 @@
  * C.ooc-tmp shared (OOC_FILE_SHARED), plans it and broadcasts the plan;
  * every rank joins the output, computes its contiguous range of the plan's
  * blocks (C's rows; its columns when the plan keeps op(A) resident, as one
- * process would) on its own GPUs with its own journal "JOURNAL.r<R>-of-<P>", in a
+ * process would), of all the plan's panels of op(B) or, when op(B) is in
+ * panels and that has the busiest rank read less, of a range of them (a
+ * grid of rectangles of C: split_grid), on its own GPUs with its own
+ * journal "JOURNAL.r<R>-of-<P>", in a
  * worker thread while the main thread polls the other ranks (a non-blocking
  * sum every 50 ms: progress, and whether any rank failed or caught a stop
  * signal, which cancels every rank's multiply); rank 0 commits when every
@@ -131,6 +134,10 @@ typedef struct {
     char **old;        /* --resume: the journals of other splits (and the single-process one) */
     mpi_start_t s;
     int idle;          /* no blocks for this rank */
+    int64_t units;     /* its blocks times its panels: what its journal records */
+    int64_t vr0, vr1;  /* --verify: its rows of the plan's (C's columns when split_cols), a split by rows
+                          (0, 0: all of them) */
+    int verifies;      /* --verify: it checks vr0, vr1 */
     ooc_files_opts_t fo;
     mul_rank_t me;
     int own_failure;   /* its failure is its own, not a stop asked by another rank */
@@ -176,12 +183,12 @@ static void map_devices(mpi_job_t *x)
     if (set_param(j->h, OOC_PARAM_DEVICES, mask) == OOC_SUCCESS) x->me.devices = mask;
 }
 
+static int scalar_zero(const scalar_t *a) { return a->d[0] == 0 && a->d[1] == 0 && a->f[0] == 0 && a->f[1] == 0; }
+
 /* Nothing is multiplied: C is empty, or beta C0 (k = 0 or alpha = 0). */
 static int scaling_only(const mul_job_t *j)
 {
-    const scalar_t *a = &j->alpha;
-    return j->have_shape &&
-           (j->m == 0 || j->n == 0 || j->k == 0 || (a->d[0] == 0 && a->d[1] == 0 && a->f[0] == 0 && a->f[1] == 0));
+    return j->have_shape && (j->m == 0 || j->n == 0 || j->k == 0 || scalar_zero(&j->alpha));
 }
 
 /* Every rank computes blocks as the others do (ooc_compute_id_for the
@@ -255,6 +262,99 @@ static void split_blocks(const ooc_files_plan_t *p, int P, int64_t *cut)
     }
 }
 
+/* Panels of op(B)'s columns in the plan (1 when it also splits op(B)'s
+ * depth: such a job is split by blocks only). */
+static int64_t col_panels(const ooc_files_plan_t *p)
+{
+    if (p->blocks <= 0 || p->panel_cols <= 0 || p->cols <= 0) return 1;
+    int64_t np = (p->cols - 1) / p->panel_cols + 1;
+    return np == p->panels ? np : 1;
+}
+
+/* First column (of the plan's problem) of panel q (their number for q == panels). */
+static int64_t panel_col(const ooc_files_plan_t *p, int64_t q)
+{
+    int64_t c0 = p->cols, c1;
+    if (q < col_panels(p) && ooc_files_plan_cols(p, q, &c0, &c1) != OOC_SUCCESS) c0 = p->cols;
+    return c0;
+}
+
+/* Rank r's part of a grid: blocks [b0, b1) of panels [q0, q1). */
+typedef struct {
+    int64_t b0, b1, q0, q1;
+} part_t;
+
+/* The P ranks as a grid of Pc groups of panels: group g has panels
+ * [g NP / Pc, (g + 1) NP / Pc) and ranks in proportion to its columns (one
+ * each, then one at a time to the group with the most columns per rank),
+ * each rank of a group its contiguous blocks of them (split_blocks).
+ * Consecutive ranks share a group: rank 0 has group 0's first blocks. */
+static int grid_parts(const ooc_files_plan_t *p, int P, int Pc, part_t *part)
+{
+    int64_t NP = col_panels(p);
+    int nr[64] = {0};
+    for (int g = 0; g < Pc; g++) nr[g] = 1;
+    for (int extra = P - Pc; extra > 0; extra--) {
+        int best = 0;
+        double most = -1;
+        for (int g = 0; g < Pc; g++) {
+            double per = (double)(panel_col(p, (g + 1) * NP / Pc) - panel_col(p, g * NP / Pc)) / nr[g];
+            if (per > most) most = per, best = g;
+        }
+        nr[best]++;
+    }
+    int64_t *cut = calloc((size_t)P + 1, sizeof *cut);
+    if (cut == NULL) return 0;
+    for (int g = 0, r = 0; g < Pc; r += nr[g], g++) {
+        split_blocks(p, nr[g], cut);
+        for (int i = 0; i < nr[g]; i++)
+            part[r + i] = (part_t){cut[i], cut[i + 1], g * NP / Pc, (g + 1) * NP / Pc};
+    }
+    free(cut);
+    return 1;
+}
+
+/* Rank r's blocks and panels: the grid whose busiest rank reads the
+ * fewest elements (its rows of op(A) once per panel, its columns of op(B),
+ * its part of C, and of C0 when read), of Pc = 1 (the ranks split the
+ * blocks, each reading all of op(B)) to the panels there are (at most 64,
+ * at most P); a tie goes to fewer groups. Every rank computes the same. */
+static void split_grid(const ooc_files_plan_t *p, int P, int64_t k, int c_read, int rank, part_t *mine)
+{
+    int64_t NP = col_panels(p);
+    int max_pc = NP < P ? (int)NP : P;
+    if (max_pc > 64) max_pc = 64;
+    part_t *part = calloc((size_t)P, sizeof *part), *best = calloc((size_t)P, sizeof *best);
+    double best_cost = -1;
+    for (int Pc = 1; part && best && Pc <= max_pc && grid_parts(p, P, Pc, part); Pc++) {
+        double cost = 0;
+        for (int r = 0; r < P; r++) {
+            double rows = (double)(block_row(p, part[r].b1) - block_row(p, part[r].b0));
+            double cols = (double)(panel_col(p, part[r].q1) - panel_col(p, part[r].q0));
+            double e = rows > 0 ? rows * (double)k * (double)(part[r].q1 - part[r].q0) + (double)k * cols +
+                                      rows * cols * (c_read ? 2 : 1)
+                                : 0;
+            if (e > cost) cost = e;
+        }
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            memcpy(best, part, (size_t)P * sizeof *part);
+        }
+    }
+    if (best_cost >= 0) *mine = best[rank];
+    else { /* out of host memory: blocks alone */
+        int64_t *cut = calloc((size_t)P + 1, sizeof *cut);
+        *mine = (part_t){0, rank == 0 ? p->blocks : 0, 0, NP};
+        if (cut) {
+            split_blocks(p, P, cut);
+            *mine = (part_t){cut[rank], cut[rank + 1], 0, NP};
+        }
+        free(cut);
+    }
+    free(part);
+    free(best);
+}
+
 /* Rank 0, --resume: is the job finished already (its journal records it
  * complete, and C is its output)? Then there is nothing to do. */
 static int mpi_finished(mpi_job_t *x)
@@ -325,19 +425,34 @@ static int mpi_join(mpi_job_t *x)
     const ooc_files_plan_t *p = &x->s.plan;
     int64_t *cut = calloc((size_t)x->size + 1, sizeof *cut);
     if (cut == NULL) return fail(RC_RUNTIME, "out of host memory");
-    split_blocks(p, x->size, cut);
+    split_blocks(p, x->size, cut); /* (--verify checks a split by rows) */
     /* a plan that keeps op(A) resident (one process's, as planned or as its
      * journal records) is split by C's columns: its blocks are C^T's rows */
     j->split_cols = p->a_resident;
-    if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it */
+    if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it, and checks it */
         x->idle = x->rank != 0;
+        x->verifies = x->rank == 0;
     } else {
-        x->idle = cut[x->rank] == cut[x->rank + 1];
-        x->me.row_begin = block_row(p, cut[x->rank]);
-        x->me.row_end = block_row(p, cut[x->rank + 1]);
-        x->me.blocks = cut[x->rank + 1] - cut[x->rank];
+        part_t me;
+        split_grid(p, x->size, j->k, o->c_in && !scalar_zero(&j->beta), x->rank, &me);
+        int64_t NP = col_panels(p);
+        x->idle = me.b0 == me.b1;
+        x->me.row_begin = block_row(p, me.b0);
+        x->me.row_end = block_row(p, me.b1);
+        x->me.blocks = me.b1 - me.b0;
+        x->units = x->me.blocks * (p->panels / NP) * (me.q1 - me.q0);
+        if (me.q0 > 0 || me.q1 < NP) { /* a rectangle: the ranks split C as a grid */
+            x->me.col_begin = panel_col(p, me.q0);
+            x->me.col_end = panel_col(p, me.q1);
+        }
+        x->vr0 = block_row(p, cut[x->rank]);
+        x->vr1 = block_row(p, cut[x->rank + 1]);
+        x->verifies = x->vr0 < x->vr1;
     }
     free(cut);
+    int64_t grid = x->me.col_end > 0;
+    cli_mpi_allreduce_i64(&grid, 1, CLI_MPI_MAX);
+    j->split_grid = grid > 0;
     ooc_status_t st;
     if (x->rank != 0 &&
         (st = ooc_file_join(j->h, o->out, &j->cspec, x->s.resumed ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
@@ -351,6 +466,8 @@ static int mpi_join(mpi_job_t *x)
     x->fo.plan = p;
     x->fo.row_begin = x->me.row_begin;
     x->fo.row_end = x->me.row_end;
+    x->fo.col_begin = x->me.col_begin;
+    x->fo.col_end = x->me.col_end;
     x->fo.journals = (const char *const *)x->old;
     if (x->idle) return RC_OK;
     ooc_files_plan_t mine;
@@ -399,7 +516,7 @@ static int mpi_multiply(mpi_job_t *x)
     agg.next_pct = 5;
     agg.t0 = agg.last_print = j->prog.t0 = now_seconds();
     j->prog.mode = PROGRESS_NONE;
-    int64_t total = x->idle ? 0 : x->me.blocks * (x->s.plan.panels > 0 ? x->s.plan.panels : 1), shown = -1;
+    int64_t total = x->idle ? 0 : x->units, shown = -1;
     pthread_t th;
     int peer_stop = 0, started = !x->idle && pthread_create(&th, NULL, worker_main, x) == 0;
     if (!x->idle && !started) x->st = OOC_ERR_THREAD;
@@ -489,7 +606,7 @@ static int mpi_verify(mpi_job_t *x)
     ooc_verify_result_t *v = &j->vr;
     memset(v, 0, sizeof *v);
     v->passed = 1;
-    if (!x->idle) {
+    if (x->verifies) {
         j->Cv = (operand_t){.name = "C", .arg = o->out, .path = strdup(o->out), .shaped = 1, .spec = j->cspec};
         if (j->cspec.format == OOC_FORMAT_NPY) j->Cv.spec.format = OOC_FORMAT_AUTO;
         if (j->Cv.path == NULL) rc = fail(RC_RUNTIME, "out of host memory");
@@ -499,7 +616,7 @@ static int mpi_verify(mpi_job_t *x)
         if (rc == RC_OK)
             st = (j->split_cols ? ooc_verify_files_cols : ooc_verify_files_rows)(
                 j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file, scalar_ptr(&j->beta, j->t),
-                o->c_in ? j->C0.file : NULL, j->Cv.file, x->me.row_begin, x->me.row_end, 3, 16, v);
+                o->c_in ? j->C0.file : NULL, j->Cv.file, x->vr0, x->vr1, 3, 16, v);
         if (st == OOC_ERR_CANCELLED) rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, "
                                                "but not verified", signal_name(stop_signal_caught()), o->out);
         else if (st != OOC_SUCCESS) rc = lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
@@ -719,7 +836,7 @@ static void mpi_report(mpi_job_t *x, int rc)
     snprintf(x->me.mixed_by, sizeof x->me.mixed_by, "%s", j->stats.mixed_by);
     if (ooc_compute_id_for(j->h, j->t, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
     x->me.blocks_mixed = j->stats.blocks_mixed;
-    x->me.computed = !x->idle && j->stats.blocks_resumed < x->me.blocks * (x->s.plan.panels > 0 ? x->s.plan.panels : 1);
+    x->me.computed = !x->idle && j->stats.blocks_resumed < x->units;
     mul_rank_t dummy;
     mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
     rank_floor_t part, dummy_part;

@@ -56,11 +56,22 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     if (b->have_io && b->io_bound > b->bound) b->bound = b->io_bound;
 }
 
-/* Split by mpirun/srun: "ranks_split" (rows, or columns when op(A) is kept
- * resident) and "ranks", one object per rank. */
+/* Rank r's rows [*r0, *r1) and columns [*c0, *c1) of C. */
+static void rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1)
+{
+    int64_t a0 = r->row_begin, a1 = r->row_end, b0 = r->col_begin, b1 = r->col_end;
+    if (b0 == 0 && b1 == 0) b1 = j->split_cols ? j->m : j->n;
+    *r0 = j->split_cols ? b0 : a0;
+    *r1 = j->split_cols ? b1 : a1;
+    *c0 = j->split_cols ? a0 : b0;
+    *c1 = j->split_cols ? a1 : b1;
+}
+
+/* Split by mpirun/srun: "ranks_split" (rows, columns when op(A) is kept
+ * resident, or a grid of both) and "ranks", one object per rank. */
 static void mul_json_ranks(json_t *js, const mul_job_t *j)
 {
-    json_string(js, "ranks_split", j->split_cols ? "columns" : "rows");
+    json_string(js, "ranks_split", j->split_grid ? "grid" : j->split_cols ? "columns" : "rows");
     json_array(js, "ranks");
     for (int i = 0; i < j->nranks; i++) {
         const mul_rank_t *r = &j->ranks[i];
@@ -71,8 +82,16 @@ static void mul_json_ranks(json_t *js, const mul_job_t *j)
         for (int d = 0; d < 32; d++)
             if (r->devices ? (r->devices >> d & 1) : d < r->ndevices) json_int(js, NULL, d);
         json_end(js);
-        json_int(js, j->split_cols ? "col_begin" : "row_begin", r->row_begin);
-        json_int(js, j->split_cols ? "col_end" : "row_end", r->row_end);
+        int64_t r0, r1, c0, c1;
+        rank_rect(j, r, &r0, &r1, &c0, &c1);
+        if (j->split_grid || !j->split_cols) {
+            json_int(js, "row_begin", r0);
+            json_int(js, "row_end", r1);
+        }
+        if (j->split_grid || j->split_cols) {
+            json_int(js, "col_begin", c0);
+            json_int(js, "col_end", c1);
+        }
         json_int(js, "blocks", r->blocks);
         json_real(js, "time_s", r->time_s, 1);
         json_uint(js, "bytes_read", r->bytes_read);
@@ -165,16 +184,25 @@ static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
     printf("; C %s\n", describe_spec(&j->cspec, d3, sizeof d3));
     print_plan(stdout, ooc_backend_name(j->h), &j->stats);
     if (j->nranks > 0) {
-        printf("ranks: %d (mpirun/srun), each its own %s blocks of C:\n", j->nranks,
-               j->split_cols ? "column" : "row");
+        printf("ranks: %d (mpirun/srun), each its own %s of C:\n", j->nranks,
+               j->split_grid ? "rectangle (a grid of row blocks and panels of op(B))"
+               : j->split_cols ? "column blocks" : "row blocks");
         for (int i = 0; i < j->nranks; i++) {
             const mul_rank_t *r = &j->ranks[i];
-            char dv[96];
-            printf("  rank %d on %s: devices %s, %s [%lld, %lld) in %lld blocks, %.3g s, read %s, written %s\n",
-                   r->rank, r->host, r->devices ? devices_format(r->devices, dv, sizeof dv) : "all",
-                   j->split_cols ? "columns" : "rows",
-                   (long long)r->row_begin, (long long)r->row_end, (long long)r->blocks, r->time_s,
-                   human_bytes(r->bytes_read, b1, sizeof b1), human_bytes(r->bytes_written, b2, sizeof b2));
+            char dv[96], part[96];
+            int64_t r0, r1, c0, c1;
+            rank_rect(j, r, &r0, &r1, &c0, &c1);
+            if (j->split_grid)
+                snprintf(part, sizeof part, "rows [%lld, %lld) x columns [%lld, %lld)", (long long)r0, (long long)r1,
+                         (long long)c0, (long long)c1);
+            else if (j->split_cols)
+                snprintf(part, sizeof part, "columns [%lld, %lld)", (long long)c0, (long long)c1);
+            else
+                snprintf(part, sizeof part, "rows [%lld, %lld)", (long long)r0, (long long)r1);
+            printf("  rank %d on %s: devices %s, %s in %lld blocks, %.3g s, read %s, written %s\n", r->rank,
+                   r->host, r->devices ? devices_format(r->devices, dv, sizeof dv) : "all", part,
+                   (long long)r->blocks, r->time_s, human_bytes(r->bytes_read, b1, sizeof b1),
+                   human_bytes(r->bytes_written, b2, sizeof b2));
         }
     }
     printf("time: %.3g s   rate: %s", secs, format_rate(b->tflops * 1e12, b1, sizeof b1));
