@@ -508,6 +508,18 @@ assert r[0]["row_begin"] == 0 and r[2]["row_end"] == 1000 and all(r[i]["row_end"
 else
     fail "20 one block, 3 ranks: exit $?, differs from one process's, or not a grid: $(head -c 600 out)"
 fi
+# and 7 ranks: 7 groups of the 11 panels, every rank computing (6 groups,
+# whose busiest rank reads as much, left a rank without a block)
+if mpi 7 $R -o RC7.npy --json && cmp -s RC7.npy RREF.npy && $numpy -c '
+import json
+o = json.load(open("out"))
+r = o["ranks"]
+assert o["ranks_split"] == "grid" and [x["blocks"] for x in r] == [1] * 7, r
+'; then
+    pass "20 one block, 7 ranks: a grid of 7 groups of panels, no rank idle, byte-identical"
+else
+    fail "20 one block, 7 ranks: exit $?, differs from one process's, or a rank idle: $(head -c 900 out)"
+fi
 
 # 21. a grid: 4 ranks on the job of 2 (op(B) in 2 panels) split C into 2 x
 # 2 rectangles of row blocks and panels of op(B) (the busiest rank reads

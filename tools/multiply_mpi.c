@@ -286,9 +286,10 @@ typedef struct {
 
 /* The P ranks as a grid of Pc groups of panels: group g has panels
  * [g NP / Pc, (g + 1) NP / Pc) and ranks in proportion to its columns (one
- * each, then one at a time to the group with the most columns per rank),
- * each rank of a group its contiguous blocks of them (split_blocks).
- * Consecutive ranks share a group: rank 0 has group 0's first blocks. */
+ * each, then one at a time to the group with the most columns per rank
+ * among those with fewer ranks than blocks, while there is one), each rank
+ * of a group its contiguous blocks of them (split_blocks). Consecutive
+ * ranks share a group: rank 0 has group 0's first blocks. */
 static int grid_parts(const ooc_files_plan_t *p, int P, int Pc, part_t *part)
 {
     int64_t NP = col_panels(p);
@@ -297,10 +298,11 @@ static int grid_parts(const ooc_files_plan_t *p, int P, int Pc, part_t *part)
     for (int extra = P - Pc; extra > 0; extra--) {
         int best = 0;
         double most = -1;
-        for (int g = 0; g < Pc; g++) {
-            double per = (double)(panel_col(p, (g + 1) * NP / Pc) - panel_col(p, g * NP / Pc)) / nr[g];
-            if (per > most) most = per, best = g;
-        }
+        for (int pass = 0; pass < 2 && most < 0; pass++) /* (pass 1: every group has a rank per block) */
+            for (int g = 0; g < Pc; g++) {
+                double per = (double)(panel_col(p, (g + 1) * NP / Pc) - panel_col(p, g * NP / Pc)) / nr[g];
+                if ((pass == 1 || nr[g] < p->blocks) && per > most) most = per, best = g;
+            }
         nr[best]++;
     }
     int64_t *cut = calloc((size_t)P + 1, sizeof *cut);
@@ -318,7 +320,8 @@ static int grid_parts(const ooc_files_plan_t *p, int P, int Pc, part_t *part)
  * fewest elements (its rows of op(A) once per panel, its columns of op(B),
  * its part of C, and of C0 when read), of Pc = 1 (the ranks split the
  * blocks, each reading all of op(B)) to the panels there are (at most 64,
- * at most P); a tie goes to fewer groups. Every rank computes the same. */
+ * at most P); a tie goes to the fewest ranks left without blocks, then to
+ * fewer groups. Every rank computes the same. */
 static void split_grid(const ooc_files_plan_t *p, int P, int64_t k, int c_read, int rank, part_t *mine)
 {
     int64_t NP = col_panels(p);
@@ -326,9 +329,12 @@ static void split_grid(const ooc_files_plan_t *p, int P, int64_t k, int c_read, 
     if (max_pc > 64) max_pc = 64;
     part_t *part = calloc((size_t)P, sizeof *part), *best = calloc((size_t)P, sizeof *best);
     double best_cost = -1;
+    int best_idle = 0;
     for (int Pc = 1; part && best && Pc <= max_pc && grid_parts(p, P, Pc, part); Pc++) {
         double cost = 0;
+        int idle = 0;
         for (int r = 0; r < P; r++) {
+            idle += part[r].b0 == part[r].b1;
             double rows = (double)(block_row(p, part[r].b1) - block_row(p, part[r].b0));
             double cols = (double)(panel_col(p, part[r].q1) - panel_col(p, part[r].q0));
             double e = rows > 0 ? rows * (double)k * (double)(part[r].q1 - part[r].q0) + (double)k * cols +
@@ -336,8 +342,9 @@ static void split_grid(const ooc_files_plan_t *p, int P, int64_t k, int c_read, 
                                 : 0;
             if (e > cost) cost = e;
         }
-        if (best_cost < 0 || cost < best_cost) {
+        if (best_cost < 0 || cost < best_cost || (cost == best_cost && idle < best_idle)) {
             best_cost = cost;
+            best_idle = idle;
             memcpy(best, part, (size_t)P * sizeof *part);
         }
     }
