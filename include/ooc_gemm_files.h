@@ -530,6 +530,22 @@ OOC_API ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa
                                            int64_t sample_rows, ooc_verify_result_t *res);
 
 /**
+ * @brief ooc_verify_files() on the rectangle rows [@p row_begin, @p row_end)
+ * x columns [@p col_begin, @p col_end) of C alone (a process's part of a job
+ * split as a grid): reads only those rows of op(A), those columns of op(B)
+ * and that part of C0 and C, and checks it as that product alone (0, 0 for
+ * either range: all of it). With sample_rows, the rows recomputed exactly
+ * are of the range, over its columns.
+ * @return as ooc_verify_files(), plus OOC_ERR_ROW_RANGE (a range empty,
+ *         negative, or past C's rows or columns, unless both its ends are 0)
+ */
+OOC_API ooc_status_t ooc_verify_files_rect(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
+                                           const void *alpha, ooc_file_t *A, ooc_file_t *B, const void *beta,
+                                           ooc_file_t *C0, ooc_file_t *C, int64_t row_begin, int64_t row_end,
+                                           int64_t col_begin, int64_t col_end, int vectors, int64_t sample_rows,
+                                           ooc_verify_result_t *res);
+
+/**
  * @brief ooc_verify_files() on columns [@p col_begin, @p col_end) of C alone
  * (0, 0: all of them): the columns one process of a split job computed when
  * its plan keeps op(A) resident (plan->a_resident: its blocks are column

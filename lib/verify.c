@@ -75,8 +75,11 @@
  * C, and checks them alone; a column range (ooc_verify_files_cols: the
  * columns of a split job whose blocks are column blocks) is the row range of
  * C^T = alpha op(B)^T op(A)^T + beta C0^T, checked on transposed views of the
- * files (the same bytes read the other way). All arithmetic is in double
- * precision.
+ * files (the same bytes read the other way); a rectangle, rows and columns
+ * (ooc_verify_files_rect: a rank's part of a job split as a grid), reads
+ * only those rows of op(A), those columns of op(B) and that part of C0 and
+ * C, and checks it as the product of those alone. All arithmetic is in
+ * double precision.
  *
  * Must not: hold a whole large file, write to any file, print, exit or abort.
  */
@@ -206,8 +209,8 @@ static ooc_status_t check_args(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const 
 
 static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
                                ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, int cols,
-                               ooc_verify_result_t *res);
+                               int64_t r0, int64_t r1, int64_t c0, int64_t c1, int vectors, int64_t sample_rows,
+                               int cols, ooc_verify_result_t *res);
 
 ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                               const void *alpha, ooc_file_t *A, ooc_file_t *B, const void *beta,
@@ -215,7 +218,7 @@ ooc_status_t ooc_verify_files(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t tr
                               ooc_verify_result_t *res)
 {
     if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
-    return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, 0, 0, vectors,
+    return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, 0, 0, 0, 0, vectors,
                                               sample_rows, 0, res));
 }
 
@@ -226,7 +229,17 @@ ooc_status_t ooc_verify_files_rows(ooc_handle_t *handle, ooc_op_t transa, ooc_op
 {
     if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
     return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, row_begin, row_end,
-                                              vectors, sample_rows, 0, res));
+                                              0, 0, vectors, sample_rows, 0, res));
+}
+
+ooc_status_t ooc_verify_files_rect(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
+                                   ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
+                                   int64_t row_begin, int64_t row_end, int64_t col_begin, int64_t col_end,
+                                   int vectors, int64_t sample_rows, ooc_verify_result_t *res)
+{
+    if (handle == NULL) return OOC_ERR_INVALID_HANDLE;
+    return ooc_handle_done(handle, verify_run(handle, transa, transb, alpha, A, B, beta, C0, C, row_begin, row_end,
+                                              col_begin, col_end, vectors, sample_rows, 0, res));
 }
 
 /* f read as its transpose: the same bytes, rows and columns swapped and the
@@ -261,8 +274,8 @@ static ooc_status_t verify_cols(ooc_handle_t *h, ooc_op_t transa, ooc_op_t trans
                         (long long)n, (long long)n);
     ooc_file_t a = transposed_view(A), b = transposed_view(B), c = transposed_view(C);
     ooc_file_t c0v = C0 ? transposed_view(C0) : c;
-    return verify_run(h, transb, transa, alpha, &b, &a, beta, C0 ? &c0v : NULL, &c, c0, c1, vectors, sample_rows, 1,
-                      res);
+    return verify_run(h, transb, transa, alpha, &b, &a, beta, C0 ? &c0v : NULL, &c, c0, c1, 0, 0, vectors,
+                      sample_rows, 1, res);
 }
 
 ooc_status_t ooc_verify_files_cols(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
@@ -283,7 +296,8 @@ typedef struct {
     double al[2], be[2];
     int use_ab, use_c0;
     int cols; /* C is the caller's C^T (verify_cols): messages speak of its columns */
-    int64_t k, n;
+    int64_t k, n;   /* n: the columns checked, [c0, c1) of C (c1 0: all of them, n = C's) */
+    int64_t c0, c1;
     uint64_t budget;
 } job_t;
 
@@ -407,12 +421,14 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
         int a_lines_rows = (A->spec.layout == OOC_ROW_MAJOR) == (transa == OOC_OP_N);
         int early = s > 0 && (a_lines_rows || v == 0);
         if (early) {
-            if ((st = ooc_verify_gather(h, A, transa, rows, s, Ar, r0, r1, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_gather(h, A, transa, rows, s, Ar, r0, r1, 0, 0, chunk, &bytes)) != OOC_SUCCESS)
+                goto out;
             ooc_verify_absolute(cplx, Ar, Arabs, (size_t)(s * k));
         }
         /* pass over B: Y = op(B) X, Yabs = |op(B)| [|X| 1 0], u; sampled rows R = alpha Ar op(B) */
         for (int again = 0; again < 2; again++) {
             memset(&p, 0, sizeof p);
+            p.c0 = j->c0, p.c1 = j->c1;
             p.badcol = bbad;
             if (v > 0) {
                 p.v = v, p.V = X, p.Vabs = Xabs, p.OUT = Y, p.OUTabs = Yabs, p.va = va;
@@ -452,6 +468,7 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
         if (s > 0 && !early) { /* second pass over B for the sampled rows */
             ooc_verify_absolute(cplx, Ar, Arabs, (size_t)(s * k));
             memset(&p, 0, sizeof p);
+            p.c0 = j->c0, p.c1 = j->c1;
             p.S = s, p.L = Ar, p.Labs = Arabs, p.ROUT = R, p.ROUTabs = Rb;
             p.rs[0] = al[0], p.rs[1] = al[1], p.rsabs = abs_al;
             if ((st = ooc_verify_pass(h, B, transb, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
@@ -468,7 +485,8 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
         if (which == 0 && !use_c0) continue;
         double *G = which == 0 ? C0r : Cr;
         if (v == 0) {
-            if ((st = ooc_verify_gather(h, f, OOC_OP_N, rows, s, G, r0, r1, chunk, &bytes)) != OOC_SUCCESS) goto out;
+            if ((st = ooc_verify_gather(h, f, OOC_OP_N, rows, s, G, r0, r1, j->c0, j->c1, chunk, &bytes)) != OOC_SUCCESS)
+                goto out;
             continue;
         }
         memset(&p, 0, sizeof p);
@@ -481,7 +499,7 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
             p.OUT = W, p.ls[0] = 1, p.nf = nfC;
         }
         if (s > 0) p.gs = s, p.rows = rows, p.G = G;
-        p.r0 = r0, p.r1 = r1;
+        p.r0 = r0, p.r1 = r1, p.c0 = j->c0, p.c1 = j->c1;
         if ((st = ooc_verify_pass(h, f, OOC_OP_N, &p, chunk, &bytes)) != OOC_SUCCESS) goto out;
     }
 
@@ -548,8 +566,8 @@ out:
  * of the caller's C: its columns, its shape) */
 static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
                                ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
-                               int64_t r0, int64_t r1, int vectors, int64_t sample_rows, int cols,
-                               ooc_verify_result_t *res)
+                               int64_t r0, int64_t r1, int64_t c0, int64_t c1, int vectors, int64_t sample_rows,
+                               int cols, ooc_verify_result_t *res)
 {
     ooc_handle_t *h = handle;
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
@@ -573,6 +591,12 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
                         "row_begin < row_end <= %lld, or 0, 0 for all", (long long)r0, (long long)r1, (long long)m,
                         (long long)m);
     if (r0 == 0 && r1 == 0) r1 = m;
+    /* and columns [c0, c1): the passes over op(B), C0 and C read only them */
+    OOC_RETURN_ERROR_IF((c0 != 0 || c1 != 0) && (c0 < 0 || c0 >= c1 || c1 > j.n), &h->err, OOC_ERR_ROW_RANGE,
+                        "ooc_verify_files_rect: columns [%lld, %lld) are not a range of the %lld columns of C: give "
+                        "0 <= col_begin < col_end <= %lld, or 0, 0 for all", (long long)c0, (long long)c1,
+                        (long long)j.n, (long long)j.n);
+    if (c1 > 0) j.c0 = c0, j.c1 = c1, j.n = c1 - c0;
     j.use_ab = j.k > 0 && !(j.al[0] == 0 && j.al[1] == 0); /* alpha*op(A)*op(B) contributes */
     j.use_c0 = !beta_zero;
 

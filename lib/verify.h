@@ -47,6 +47,10 @@ typedef struct {
     /* rows [r0, r1) of op(X) alone (r1 0: all): only they are read, and
      * OUT, ROUT's rows and `rows` count from r0 */
     int64_t r0, r1;
+    /* columns [c0, c1) of op(X) alone (c1 0: all): only they are read, and
+     * every column index (V's rows, ROUT's and G's columns, badcol, skipcol,
+     * the hashes) counts from c0 */
+    int64_t c0, c1;
     /* columns of Vabs and OUTabs (0: v) */
     int64_t va;
     /* NaN and infinities, seen after ROUT and G took the raw values: nf
@@ -85,11 +89,13 @@ static inline uint64_t ooc_verify_col_hash(int64_t col)
 ooc_status_t ooc_verify_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, const pass_t *p,
                              uint64_t chunk, uint64_t *bytes_read);
 
-/* Rows r0 + `rows` (ascending) of op(f) into G (gs x opcols, as doubles):
- * line by line when they are stored lines and only some are wanted, else in
- * one pass over rows [r0, r1) of op(f) (r1 0: all rows). */
+/* Rows r0 + `rows` (ascending) of op(f) into G (gs x opcols, as doubles;
+ * only columns [c0, c1) when c1 > 0): line by line when they are stored
+ * lines and only some are wanted, else in one pass over rows [r0, r1) of
+ * op(f) (r1 0: all rows). */
 ooc_status_t ooc_verify_gather(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, const int64_t *rows, int64_t gs,
-                               double *G, int64_t r0, int64_t r1, uint64_t chunk, uint64_t *bytes_read);
+                               double *G, int64_t r0, int64_t r1, int64_t c0, int64_t c1, uint64_t chunk,
+                               uint64_t *bytes_read);
 
 /* ---- comparisons (verify_compare.c) ---- */
 

@@ -86,7 +86,7 @@ static void stream_free(stream_t *s)
  * most `max_lines` lines. */
 static ooc_status_t stream_init(stream_t *s, ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op,
                                 uint64_t chunk, int64_t max_lines, int need_abs, uint64_t *bytes_read, int64_t r0,
-                                int64_t r1)
+                                int64_t r1, int64_t c0, int64_t c1)
 {
     memset(s, 0, sizeof *s);
     s->h = h;
@@ -101,6 +101,11 @@ static ooc_status_t stream_init(stream_t *s, ooc_handle_t *h, const ooc_file_t *
         if (s->lines_rows) s->line0 = r0, s->nlines = r1 - r0;
         else s->seg0 = r0, s->len = r1 - r0;
         s->oprows = r1 - r0;
+    }
+    if (c1 > 0) { /* columns [c0, c1) of op(X): that part of each line, or those lines */
+        if (s->lines_rows) s->seg0 = c0, s->len = c1 - c0;
+        else s->line0 = c0, s->nlines = c1 - c0;
+        s->opcols = c1 - c0;
     }
     s->e = ooc_dtype_size(f->spec.dtype);
     s->bytes_read = bytes_read;
@@ -266,7 +271,7 @@ ooc_status_t ooc_verify_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, 
 {
     stream_t s;
     OOC_FORWARD(stream_init(&s, h, f, op, chunk, INT64_MAX, p->OUTabs || p->ROUTabs || p->rmax, bytes_read, p->r0,
-                            p->r1));
+                            p->r1, p->c0, p->c1));
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t l0 = 0; l0 < s.nlines && s.len > 0; l0 += s.cap) {
         int64_t nl = s.nlines - l0 < s.cap ? s.nlines - l0 : s.cap;
@@ -280,8 +285,8 @@ ooc_status_t ooc_verify_pass(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op, 
 /* Rows `rows` (ascending) of op(X) into G (gs x opcols): line by line when
  * they are stored lines and only some are wanted, else in one pass. */
 ooc_status_t ooc_verify_gather(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op,
-                               const int64_t *rows, int64_t gs, double *G, int64_t r0, int64_t r1,
-                               uint64_t chunk, uint64_t *bytes_read)
+                               const int64_t *rows, int64_t gs, double *G, int64_t r0, int64_t r1, int64_t c0,
+                               int64_t c1, uint64_t chunk, uint64_t *bytes_read)
 {
     pass_t p;
     memset(&p, 0, sizeof p);
@@ -290,13 +295,16 @@ ooc_status_t ooc_verify_gather(ooc_handle_t *h, const ooc_file_t *f, ooc_op_t op
     p.G = G;
     p.r0 = r0;
     p.r1 = r1;
+    p.c0 = c0;
+    p.c1 = c1;
     int lines_rows = (f->spec.layout == OOC_ROW_MAJOR) == (op == OOC_OP_N);
     int64_t oprows, opcols;
     op_shape(f, op, &oprows, &opcols);
     if (r1 > 0) oprows = r1 - r0;
+    if (c1 > 0) opcols = c1 - c0;
     if (!lines_rows || gs >= oprows / 2 || opcols == 0) return ooc_verify_pass(h, f, op, &p, chunk, bytes_read);
     stream_t s;
-    OOC_FORWARD(stream_init(&s, h, f, op, 0, 1, 0, bytes_read, r0, r1));
+    OOC_FORWARD(stream_init(&s, h, f, op, 0, 1, 0, bytes_read, r0, r1, c0, c1));
     ooc_status_t st = OOC_SUCCESS;
     for (int64_t t = 0; t < gs && st == OOC_SUCCESS; t++)
         if ((st = cancelled(h, f)) == OOC_SUCCESS && (st = stream_read(&s, rows[t], 1)) == OOC_SUCCESS)

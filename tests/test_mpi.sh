@@ -534,7 +534,8 @@ import json, sys
 a, b, c0 = (int(x) for x in sys.argv[1:4])
 o = json.load(open("out"))
 r = o["ranks"]
-assert o["ranks_split"] == "grid" and o["check"]["passed"], o
+# each rank checks its rectangle: every row of C twice (once per column group)
+assert o["ranks_split"] == "grid" and o["check"]["passed"] and o["check"]["rows"] == 2 * 1001, o
 rects = sorted((x["row_begin"], x["row_end"], x["col_begin"], x["col_end"]) for x in r)
 assert rects == [(0, 512, 0, 49), (0, 512, 49, 97), (512, 1001, 0, 49), (512, 1001, 49, 97)], rects
 # by rows, 4 ranks read op(A) twice (2 panels), op(B) 4 times and C0 once

@@ -23,7 +23,11 @@
  * columns, reading only the range of op(B), C0 and C; an element changed in
  * the range fails (first_off_row names its column), one changed just outside
  * it is not seen; bad ranges are OOC_ERR_ROW_RANGE naming columns, and
- * argument errors name the caller's A, B and C.
+ * argument errors name the caller's A, B and C. Rectangles
+ * (ooc_verify_files_rect, a rank's part of a grid) likewise: a correct C
+ * passes reading only its rows of op(A), its columns of op(B) and its part of
+ * C0 and C; an element changed inside fails, one just outside any of its
+ * four sides is not seen.
  */
 #include "config.h"
 
@@ -775,6 +779,192 @@ static void test_cols_errors(void)
     free(cw.x);
 }
 
+/* ---- rectangles (ooc_verify_files_rect): a rank's part of a grid ---- */
+
+/* ooc_verify_files_rect; the call must succeed */
+static ooc_verify_result_t check_rect(ooc_op_t ta, ooc_op_t tb, const scal_t *al, ooc_file_t *A, ooc_file_t *B,
+                                      const scal_t *be, ooc_file_t *C0, ooc_file_t *C, int64_t r0, int64_t r1,
+                                      int64_t c0, int64_t c1, int vectors, int64_t sample_rows)
+{
+    ooc_verify_result_t r;
+    memset(&r, 0, sizeof r);
+    ooc_status_t st =
+        ooc_verify_files_rect(H, ta, tb, al, A, B, be, C0, C, r0, r1, c0, c1, vectors, sample_rows, &r);
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n  ooc_verify_files_rect: %s\n", ooc_last_error(H));
+    return r;
+}
+
+/* what a check of the rectangle reads: its rows of op(A), its columns of
+ * op(B), its part of C and C0 */
+static uint64_t rect_bytes(const prob_t *p, int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+{
+    uint64_t e = (uint64_t)tu_elem(p->a.t), h = (uint64_t)(r1 - r0), w = (uint64_t)(c1 - c0);
+    return h * (uint64_t)k * e + w * (uint64_t)k * e + h * w * e * (p->fc0 ? 2 : 1);
+}
+
+/* Exact, every dtype, op, file order, beta 0 or not, on 37 x 53 x 29, the
+ * rectangle rows [5, 30) x columns [11, 42): a correct C passes, reading
+ * only its part; an element doubled at a corner of it fails (first_off_row
+ * names its row); elements doubled just outside it, on each of its four
+ * sides, are not seen, and are when the range grows over them. */
+static void test_rect_exact(void)
+{
+    enum { M = 37, N = 53, K = 29, R0 = 5, R1 = 30, C0_ = 11, C1_ = 42 };
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+    uint64_t seed = 83;
+    int cases = 0;
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        int nops = cplx(t) ? 3 : 2;
+        double tol = tol_of(t, K);
+        for (int ai = 0; ai < nops; ai++)
+            for (int bi = 0; bi < nops; bi++)
+                for (int lays = 0; lays < 8; lays++)
+                    for (int with_c0 = 0; with_c0 < 2; with_c0++) {
+                        ooc_op_t ta = Ops[ai], tb = Ops[bi];
+                        prob_t p;
+                        cprob_make(&p, t, ta, tb, Lays[lays & 1], Lays[(lays >> 1) & 1], Lays[(lays >> 2) & 1],
+                                   with_c0, M, N, K, &seed);
+                        ooc_verify_result_t r =
+                            check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, R0, R1, C0_, C1_, 3, 2);
+                        int ok = r.exact == 1 && r.vectors == 0 && r.rows_checked == R1 - R0 && r.passed == 1 &&
+                                 r.max_rel_err <= tol && r.off == 0 && r.first_off_row == -1 &&
+                                 r.bytes_read == rect_bytes(&p, K, R0, R1, C0_, C1_);
+                        CU_ASSERT(ok);
+                        if (!ok)
+                            fprintf(stderr, "\n  rect dtype %d op %d%d layouts %d C0 %d: exact %d checked %lld "
+                                    "passed %d err %g bytes %llu of %llu\n", (int)t, (int)ta, (int)tb, lays, with_c0,
+                                    r.exact, (long long)r.rows_checked, r.passed, r.max_rel_err,
+                                    (unsigned long long)r.bytes_read,
+                                    (unsigned long long)rect_bytes(&p, K, R0, R1, C0_, C1_));
+                        /* a corner doubled: the first row's first column, or the last's last */
+                        int64_t i = lays & 1 ? R0 : R1 - 1, j = lays & 1 ? C0_ : C1_ - 1;
+                        ooc_file_t *fbad = put_bad(&p.c, i, j, -1, -1, 1.0);
+                        r = check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1, C0_, C1_, 3, 2);
+                        CU_ASSERT(r.exact == 1 && r.passed == 0 && r.off == 1 && r.first_off_row == i);
+                        ooc_file_close(fbad, 0);
+                        /* just outside: above and below it, then left and right of it */
+                        for (int side = 0; side < 2; side++) {
+                            fbad = side ? put_bad(&p.c, R0 + lays, C0_ - 1, R1 - 1 - lays, C1_, 1.0)
+                                        : put_bad(&p.c, R0 - 1, C0_ + lays, R1, C1_ - 1 - lays, 1.0);
+                            r = check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1, C0_, C1_, 3, 2);
+                            CU_ASSERT(r.exact == 1 && r.passed == 1 && r.max_rel_err <= tol && r.off == 0);
+                            r = side ? check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1, C0_ - 1,
+                                                  C1_ + 1, 3, 2)
+                                     : check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0 - 1, R1 + 1, C0_,
+                                                  C1_, 3, 2);
+                            CU_ASSERT(r.passed == 0 && r.off == 2 && r.first_off_row == (side ? R0 + lays : R0 - 1));
+                            ooc_file_close(fbad, 0);
+                        }
+                        prob_free(&p);
+                        cases++;
+                    }
+    }
+    CU_ASSERT_EQUAL(cases, 2 * (4 + 9) * 8 * 2);
+}
+
+/* Freivalds (a 256 KiB budget) on 301 x 203 x 151, rows [40, 250) x columns
+ * [50, 161): a correct C passes reading only its part, with vectors and with
+ * sampled rows; an element changed inside fails, by the vectors and by a
+ * sampled row that holds it; elements changed just outside (each side) are
+ * not seen. */
+static void test_rect_freivalds(void)
+{
+    enum { M = 301, N = 203, K = 151, R0 = 40, R1 = 250, C0_ = 50, C1_ = 161 };
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 256 << 10), OOC_SUCCESS);
+    uint64_t seed = 89;
+    for (int ti = 0; ti < 4; ti++) {
+        ooc_dtype_t t = Types[ti];
+        int nops = cplx(t) ? 3 : 2;
+        double tol = tol_of(t, K), rel = single(t) ? 10.0 : 1.0;
+        for (int ai = 0; ai < nops; ai++)
+            for (int bi = 0; bi < nops; bi++)
+                for (int lays = 0; lays < 2; lays++) {
+                    ooc_op_t ta = Ops[ai], tb = Ops[bi];
+                    int with_c0 = (ai + bi + lays) % 2;
+                    prob_t p;
+                    cprob_make(&p, t, ta, tb, Lays[(lays + ai) & 1], Lays[(lays + bi) & 1], Lays[lays], with_c0, M,
+                               N, K, &seed);
+                    ooc_verify_result_t r =
+                        check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, R0, R1, C0_, C1_, 3, 0);
+                    int ok = r.exact == 0 && r.vectors == 3 && r.passed == 1 && r.max_rel_err <= tol &&
+                             r.bytes_read == rect_bytes(&p, K, R0, R1, C0_, C1_);
+                    CU_ASSERT(ok);
+                    if (!ok)
+                        fprintf(stderr, "\n  rect dtype %d op %d%d lay %d C0 %d: exact %d passed %d err %g bytes "
+                                "%llu of %llu\n", (int)t, (int)ta, (int)tb, lays, with_c0, r.exact, r.passed,
+                                r.max_rel_err, (unsigned long long)r.bytes_read,
+                                (unsigned long long)rect_bytes(&p, K, R0, R1, C0_, C1_));
+                    r = check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, p.fc, R0, R1, C0_, C1_, 2, 3);
+                    CU_ASSERT(r.exact == 0 && r.rows_checked == 3 && r.passed == 1 && r.max_rel_err <= tol);
+                    /* the last row's element in the middle column changed: the
+                     * vectors and the last sampled row see it */
+                    int64_t j = (C0_ + C1_) / 2;
+                    ooc_file_t *fbad = put_bad(&p.c, R1 - 1, j, -1, -1, rel);
+                    r = check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1, C0_, C1_, 3, 0);
+                    CU_ASSERT(r.passed == 0 && r.max_rel_err > tol);
+                    r = check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1, C0_, C1_, 0, 3);
+                    CU_ASSERT(r.rows_checked == 3 && r.passed == 0 && r.off == 1 && r.first_off_row == R1 - 1);
+                    ooc_file_close(fbad, 0);
+                    /* the four sides just outside */
+                    for (int side = 0; side < 2; side++) {
+                        fbad = side ? put_bad(&p.c, R0 + 7, C0_ - 1, R1 - 8, C1_, rel)
+                                    : put_bad(&p.c, R0 - 1, C0_ + 7, R1, C1_ - 8, rel);
+                        r = check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1, C0_, C1_, 3, 3);
+                        CU_ASSERT(r.exact == 0 && r.passed == 1 && r.max_rel_err <= tol);
+                        r = side ? check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1, C0_, C1_ + 1, 3, 0)
+                                 : check_rect(ta, tb, &p.al, p.fa, p.fb, &p.be, p.fc0, fbad, R0, R1 + 1, C0_, C1_, 3, 0);
+                        CU_ASSERT(r.passed == 0);
+                        ooc_file_close(fbad, 0);
+                    }
+                    prob_free(&p);
+                }
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+}
+
+/* Bad rectangles: OOC_ERR_ROW_RANGE naming rows or columns, res untouched;
+ * 0, 0 for either range is all of it. */
+static void test_rect_errors(void)
+{
+    enum { M = 6, N = 5, K = 4 };
+    uint64_t seed = 97;
+    memset(&Sentinel, 0x5a, sizeof Sentinel);
+    ooc_verify_result_t r = Sentinel;
+    mat_t a = mat_new(OOC_R64, OOC_ROW_MAJOR, M, K, &seed), b = mat_new(OOC_R64, OOC_COL_MAJOR, K, N, &seed);
+    double one = 1, zero = 0;
+    scal_t sone = scal(OOC_R64, 1, 0), szero = scal(OOC_R64, 0, 0);
+    mat_t c = blas_product(OOC_OP_N, OOC_OP_N, &sone, &a, &b, &szero, NULL, OOC_ROW_MAJOR);
+    ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+    ooc_op_t N_ = OOC_OP_N;
+    const int64_t bad[][2] = {{0, N + 1}, {2, 2}, {0, -1}, {4, 3}, {-1, 3}};
+    for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+        char want[96];
+        snprintf(want, sizeof want, "columns [%lld, %lld) are not a range of the 5 columns of C",
+                 (long long)bad[q][0], (long long)bad[q][1]);
+        expect(ooc_verify_files_rect(H, N_, N_, &one, fa, fb, &zero, NULL, fc, 1, 3, bad[q][0], bad[q][1], 2, 1, &r),
+               OOC_ERR_ROW_RANGE, &r, want);
+    }
+    expect(ooc_verify_files_rect(H, N_, N_, &one, fa, fb, &zero, NULL, fc, 0, M + 1, 1, 3, 2, 1, &r),
+           OOC_ERR_ROW_RANGE, &r, "rows [0, 7) are not a range of the 6 rows of C");
+    CU_ASSERT_EQUAL(ooc_verify_files_rect(NULL, N_, N_, &one, fa, fb, &zero, NULL, fc, 0, 2, 0, 2, 2, 1, &r),
+                    OOC_ERR_INVALID_HANDLE);
+    ooc_verify_result_t good;
+    CU_ASSERT_EQUAL(ooc_verify_files_rect(H, N_, N_, &one, fa, fb, &zero, NULL, fc, M - 1, M, N - 1, N, 2, 1, &good),
+                    OOC_SUCCESS);
+    CU_ASSERT(good.passed == 1 && good.exact == 1 && good.rows_checked == 1);
+    CU_ASSERT_EQUAL(ooc_verify_files_rect(H, N_, N_, &one, fa, fb, &zero, NULL, fc, 0, 0, 0, 0, 2, 1, &good),
+                    OOC_SUCCESS);
+    CU_ASSERT(good.passed == 1 && good.rows_checked == M);
+    ooc_file_close(fa, 0);
+    ooc_file_close(fb, 0);
+    ooc_file_close(fc, 0);
+    free(a.x);
+    free(b.x);
+    free(c.x);
+}
+
 int main(void)
 {
     snprintf(Dir, sizeof Dir, "/tmp/ooc_test_verify.XXXXXX");
@@ -791,6 +981,9 @@ int main(void)
     CU_add_test(s, "column ranges, exact: every dtype, op and file order", test_cols_exact);
     CU_add_test(s, "column ranges, Freivalds and sampled columns", test_cols_freivalds);
     CU_add_test(s, "column ranges: bad ranges and arguments", test_cols_errors);
+    CU_add_test(s, "rectangles, exact: every dtype, op and file order", test_rect_exact);
+    CU_add_test(s, "rectangles, Freivalds and sampled rows", test_rect_freivalds);
+    CU_add_test(s, "rectangles: bad ranges", test_rect_errors);
     int rc = tu_run();
     ooc_destroy(H);
     remove_dir();

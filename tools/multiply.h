@@ -54,7 +54,8 @@ typedef struct {
     progress_t prog;
     ooc_stats_t stats;
     int split_cols;          /* mpirun: the plan keeps op(A) resident, the ranks split C's columns */
-    int split_grid;          /* mpirun: the ranks split C as a grid of rectangles (blocks x panels of op(B)) */
+    int split_grid;          /* mpirun: the ranks split C as a grid of rectangles (blocks x panels of op(B));
+                                their checks (--verify) are of rectangles, rows of C */
     int ranks_mixed;         /* mpirun, --allow-mixed: the first rank (rank 0 knows) that computes by another
                                 id than rank ranks_mixed_ref, the first that computes (ranks_mixed_by,
                                 ranks_ref_by); 0: none */
@@ -72,6 +73,10 @@ typedef struct {
     int split_floor;         /* split by mpirun/srun: the floor is split_fl, the ranks' together (rank 0) */
     floor_t split_fl;
 } mul_job_t;
+
+/* (multiply_report.c) Rank r's rows [*r0, *r1) and columns [*c0, *c1) of C,
+ * whichever way the job was split. */
+void mul_rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1);
 
 /* The steps cmd_multiply.c runs, shared with the split job (multiply_mpi.c). */
 int mul_prepare(mul_job_t *j);

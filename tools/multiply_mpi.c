@@ -135,9 +135,7 @@ typedef struct {
     mpi_start_t s;
     int idle;          /* no blocks for this rank */
     int64_t units;     /* its blocks times its panels: what its journal records */
-    int64_t vr0, vr1;  /* --verify: its rows of the plan's (C's columns when split_cols), a split by rows
-                          (0, 0: all of them) */
-    int verifies;      /* --verify: it checks vr0, vr1 */
+    int verifies;      /* --verify: it checks its part (rank 0 of a job with no blocks: all of C) */
     ooc_files_opts_t fo;
     mul_rank_t me;
     int own_failure;   /* its failure is its own, not a stop asked by another rank */
@@ -430,9 +428,6 @@ static int mpi_join(mpi_job_t *x)
     mul_job_t *j = x->j;
     mul_opts_t *o = &j->o;
     const ooc_files_plan_t *p = &x->s.plan;
-    int64_t *cut = calloc((size_t)x->size + 1, sizeof *cut);
-    if (cut == NULL) return fail(RC_RUNTIME, "out of host memory");
-    split_blocks(p, x->size, cut); /* (--verify checks a split by rows) */
     /* a plan that keeps op(A) resident (one process's, as planned or as its
      * journal records) is split by C's columns: its blocks are C^T's rows */
     j->split_cols = p->a_resident;
@@ -452,11 +447,8 @@ static int mpi_join(mpi_job_t *x)
             x->me.col_begin = panel_col(p, me.q0);
             x->me.col_end = panel_col(p, me.q1);
         }
-        x->vr0 = block_row(p, cut[x->rank]);
-        x->vr1 = block_row(p, cut[x->rank + 1]);
-        x->verifies = x->vr0 < x->vr1;
+        x->verifies = !x->idle;
     }
-    free(cut);
     int64_t grid = x->me.col_end > 0;
     cli_mpi_allreduce_i64(&grid, 1, CLI_MPI_MAX);
     j->split_grid = grid > 0;
@@ -603,8 +595,9 @@ static int mpi_commit(mpi_job_t *x)
     return RC_OK;
 }
 
-/* --verify: each rank checks its rows (or columns) of C read back from its
- * path; the worst error and the verdict are reduced. */
+/* --verify: each rank checks its rows (or columns, or its rectangle of a
+ * grid: ooc_verify_files_rect, reading only its part of op(B)) of C read
+ * back from its path; the worst error and the verdict are reduced. */
 static int mpi_verify(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
@@ -620,10 +613,17 @@ static int mpi_verify(mpi_job_t *x)
         if (rc == RC_OK) rc = operand_open(j->h, &j->Cv, &o->raw);
         ooc_status_t st = OOC_SUCCESS;
         if (stop_signal_caught()) ooc_cancel(j->h); /* (the multiply's return consumed a late request) */
-        if (rc == RC_OK)
+        const void *al = scalar_ptr(&j->alpha, j->t), *be = scalar_ptr(&j->beta, j->t);
+        ooc_file_t *c0 = o->c_in ? j->C0.file : NULL;
+        int64_t r0, r1, q0, q1; /* a grid's rectangle, in C */
+        mul_rank_rect(j, &x->me, &r0, &r1, &q0, &q1);
+        if (rc == RC_OK && j->split_grid)
+            st = ooc_verify_files_rect(j->h, o->ta, o->tb, al, j->A.file, j->B.file, be, c0, j->Cv.file, r0, r1, q0,
+                                       q1, 3, 16, v);
+        else if (rc == RC_OK)
             st = (j->split_cols ? ooc_verify_files_cols : ooc_verify_files_rows)(
-                j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file, scalar_ptr(&j->beta, j->t),
-                o->c_in ? j->C0.file : NULL, j->Cv.file, x->vr0, x->vr1, 3, 16, v);
+                j->h, o->ta, o->tb, al, j->A.file, j->B.file, be, c0, j->Cv.file, x->me.row_begin, x->me.row_end, 3,
+                16, v);
         if (st == OOC_ERR_CANCELLED) rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, "
                                                "but not verified", signal_name(stop_signal_caught()), o->out);
         else if (st != OOC_SUCCESS) rc = lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
@@ -645,7 +645,7 @@ static int mpi_verify(mpi_job_t *x)
     if (v->passed) return RC_OK;
     if (x->rank != 0) return RC_CHECK_FAILED;
     char msg[400];
-    return fail(RC_CHECK_FAILED, "%s", verify_failure(v, j->split_cols, msg, sizeof msg));
+    return fail(RC_CHECK_FAILED, "%s", verify_failure(v, j->split_cols && !j->split_grid, msg, sizeof msg));
 }
 
 /* One rank's part of the job's floor. */

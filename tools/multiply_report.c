@@ -56,8 +56,7 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
     if (b->have_io && b->io_bound > b->bound) b->bound = b->io_bound;
 }
 
-/* Rank r's rows [*r0, *r1) and columns [*c0, *c1) of C. */
-static void rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1)
+void mul_rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1)
 {
     int64_t a0 = r->row_begin, a1 = r->row_end, b0 = r->col_begin, b1 = r->col_end;
     if (b0 == 0 && b1 == 0) b1 = j->split_cols ? j->m : j->n;
@@ -83,7 +82,7 @@ static void mul_json_ranks(json_t *js, const mul_job_t *j)
             if (r->devices ? (r->devices >> d & 1) : d < r->ndevices) json_int(js, NULL, d);
         json_end(js);
         int64_t r0, r1, c0, c1;
-        rank_rect(j, r, &r0, &r1, &c0, &c1);
+        mul_rank_rect(j, r, &r0, &r1, &c0, &c1);
         if (j->split_grid || !j->split_cols) {
             json_int(js, "row_begin", r0);
             json_int(js, "row_end", r1);
@@ -191,7 +190,7 @@ static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
             const mul_rank_t *r = &j->ranks[i];
             char dv[96], part[96];
             int64_t r0, r1, c0, c1;
-            rank_rect(j, r, &r0, &r1, &c0, &c1);
+            mul_rank_rect(j, r, &r0, &r1, &c0, &c1);
             if (j->split_grid)
                 snprintf(part, sizeof part, "rows [%lld, %lld) x columns [%lld, %lld)", (long long)r0, (long long)r1,
                          (long long)c0, (long long)c1);
@@ -262,7 +261,8 @@ void mul_summary(mul_job_t *j, int rc)
     if (o->json) mul_print_json(j, &b, rc);
     else if (!o->quiet && !j->already) mul_print_text(j, &b);
     if (!j->already) mixed_note(j);
-    if (!o->json && !o->quiet && j->verified) print_verify(stdout, &j->vr, j->m, j->n, j->split_cols);
+    if (!o->json && !o->quiet && j->verified)
+        print_verify(stdout, &j->vr, j->m, j->n, j->split_cols && !j->split_grid);
 }
 
 void mul_print_failure_json(mul_job_t *j, int rc) { mul_print_json(j, NULL, rc); }
