@@ -587,7 +587,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     j.n = C->spec.cols;
     /* rows [r0, r1) of C alone: the passes over op(A), C0 and C read only them */
     OOC_RETURN_ERROR_IF((r0 != 0 || r1 != 0) && (r0 < 0 || r0 >= r1 || r1 > m), &h->err, OOC_ERR_ROW_RANGE,
-                        "ooc_verify_files_rows: rows [%lld, %lld) are not a range of the %lld rows of C: give 0 <= "
+                        "ooc_verify_files: rows [%lld, %lld) are not a range of the %lld rows of C: give 0 <= "
                         "row_begin < row_end <= %lld, or 0, 0 for all", (long long)r0, (long long)r1, (long long)m,
                         (long long)m);
     if (r0 == 0 && r1 == 0) r1 = m;
