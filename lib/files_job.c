@@ -227,6 +227,30 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
     return OOC_SUCCESS;
 }
 
+/* A range [b, e) of C's `own` dimension (rows: own_dim m, other_dim n; or
+ * columns), given (ranged): within it, or within the other dimension when
+ * the plan keeps op(A) resident (swap: given in opts->plan, when `planned`
+ * says the range is of the plan's blocks or panels), or within the larger
+ * of the two when that is unknown until a resumed journal is read. `unit`:
+ * what the plan's swapped dimension is cut into ("blocks", "panels"). */
+static ooc_status_t range_fits(ooc_err_t *err, const ooc_files_opts_t *opts, const char *path, int ranged,
+                               int planned, int64_t b, int64_t e, int64_t own_dim, int64_t other_dim, const char *own,
+                               const char *other, const char *unit)
+{
+    int swap = planned && opts->plan && opts->plan->a_resident;
+    int unknown = planned && !opts->plan && opts->resume && other_dim > own_dim;
+    int64_t lim = swap || unknown ? other_dim : own_dim;
+    if (!ranged || (b >= 0 && b < e && e <= lim)) return OOC_SUCCESS;
+    char what[40], note[96] = "";
+    if (unknown) snprintf(what, sizeof what, "%ss or %ss", own, other);
+    else snprintf(what, sizeof what, "%ss", swap ? other : own);
+    if (swap) snprintf(note, sizeof note, " (the plan keeps op(A) resident: its %s are %ss of C)", unit, other);
+    return OOC_ERR(err, OOC_ERR_ROW_RANGE,
+                   "ooc_gemm_files: %s [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64 " %ss of C (%s): "
+                   "give 0 <= %.3s_begin < %.3s_end <= %" PRId64 ", or 0, 0 for all%s",
+                   what, b, e, lim, swap || unknown ? other : own, path, own, own, lim, note);
+}
+
 ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
                            ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C,
                            const ooc_files_opts_t *opts, ooc_files_job_t *job)
@@ -258,31 +282,16 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
      * resident: the range's end is then checked against the plan found
      * (range_blocks()), here only against the larger of m and n. Block
      * boundaries are checked with the plan (files_plan.c range_blocks()) */
-    int blocks = job->ranged && !job->scale && !job->empty;
-    int cols = blocks && opts->plan && opts->plan->a_resident;
-    int unknown = blocks && !opts->plan && opts->resume && job->n > m;
-    int64_t lim = cols || unknown ? job->n : m;
-    OOC_RETURN_ERROR_IF(job->ranged && (job->r0 < 0 || job->r0 >= job->r1 || job->r1 > lim), err, OOC_ERR_ROW_RANGE,
-                        "ooc_gemm_files: %s [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
-                        " %s of C (%s): give 0 <= row_begin < row_end <= %" PRId64 ", or 0, 0 for all%s",
-                        cols ? "columns" : unknown ? "rows or columns" : "rows", job->r0, job->r1, lim,
-                        cols || unknown ? "columns" : "rows", C->path, lim,
-                        cols ? " (the plan keeps op(A) resident: its blocks are columns of C)" : "");
+    OOC_FORWARD(range_fits(err, opts, C->path, job->ranged, job->ranged && !job->scale && !job->empty, job->r0,
+                           job->r1, m, job->n, "row", "column", "blocks"));
     /* the columns: C's (its rows with a plan that keeps op(A) resident,
      * given or, unknown until a journal is read, resumed); panel boundaries
      * are checked with the plan (files_plan.c range_blocks()) */
     job->c0 = opts ? opts->col_begin : 0;
     job->c1 = opts ? opts->col_end : 0;
     job->cranged = job->c0 != 0 || job->c1 != 0;
-    int crows = job->cranged && opts->plan && opts->plan->a_resident;
-    int cunknown = job->cranged && !opts->plan && opts->resume && m > job->n;
-    int64_t clim = crows || cunknown ? m : job->n;
-    OOC_RETURN_ERROR_IF(job->cranged && (job->c0 < 0 || job->c0 >= job->c1 || job->c1 > clim), err, OOC_ERR_ROW_RANGE,
-                        "ooc_gemm_files: %s [%" PRId64 ", %" PRId64 ") are not a range of the %" PRId64
-                        " %s of C (%s): give 0 <= col_begin < col_end <= %" PRId64 ", or 0, 0 for all%s",
-                        crows ? "rows" : cunknown ? "columns or rows" : "columns", job->c0, job->c1, clim,
-                        crows || cunknown ? "rows" : "columns", C->path, clim,
-                        crows ? " (the plan keeps op(A) resident: its panels are rows of C)" : "");
+    OOC_FORWARD(range_fits(err, opts, C->path, job->cranged, job->cranged, job->c0, job->c1, job->n, m, "column",
+                           "row", "panels"));
     OOC_RETURN_ERROR_IF(job->cranged && (job->scale || job->empty), err, OOC_ERR_ROW_RANGE,
                         "ooc_gemm_files: columns [%" PRId64 ", %" PRId64 ") given, but this job multiplies nothing "
                         "(%s): C = beta C0 is split by rows only; give col_begin = col_end = 0",

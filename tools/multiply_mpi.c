@@ -135,7 +135,6 @@ typedef struct {
     mpi_start_t s;
     int idle;          /* no blocks for this rank */
     int64_t units;     /* its blocks times its panels: what its journal records */
-    int verifies;      /* --verify: it checks its part (rank 0 of a job with no blocks: all of C) */
     ooc_files_opts_t fo;
     mul_rank_t me;
     int own_failure;   /* its failure is its own, not a stop asked by another rank */
@@ -319,16 +318,18 @@ static int grid_parts(const ooc_files_plan_t *p, int P, int Pc, part_t *part)
  * its part of C, and of C0 when read), of Pc = 1 (the ranks split the
  * blocks, each reading all of op(B)) to the panels there are (at most 64,
  * at most P); a tie goes to the fewest ranks left without blocks, then to
- * fewer groups. Every rank computes the same. */
-static void split_grid(const ooc_files_plan_t *p, int P, int64_t k, int c_read, int rank, part_t *mine)
+ * fewer groups. Every rank computes the same. Returns the Pc taken, 0 when
+ * out of host memory (the rank then fails: another split than the other
+ * ranks' could leave blocks to no rank). */
+static int split_grid(const ooc_files_plan_t *p, int P, int64_t k, int c_read, int rank, part_t *mine)
 {
     int64_t NP = col_panels(p);
     int max_pc = NP < P ? (int)NP : P;
     if (max_pc > 64) max_pc = 64;
     part_t *part = calloc((size_t)P, sizeof *part), *best = calloc((size_t)P, sizeof *best);
     double best_cost = -1;
-    int best_idle = 0;
-    for (int Pc = 1; part && best && Pc <= max_pc && grid_parts(p, P, Pc, part); Pc++) {
+    int best_idle = 0, best_pc = 1, ok = part && best;
+    for (int Pc = 1; ok && Pc <= max_pc && (ok = grid_parts(p, P, Pc, part)); Pc++) {
         double cost = 0;
         int idle = 0;
         for (int r = 0; r < P; r++) {
@@ -343,21 +344,14 @@ static void split_grid(const ooc_files_plan_t *p, int P, int64_t k, int c_read, 
         if (best_cost < 0 || cost < best_cost || (cost == best_cost && idle < best_idle)) {
             best_cost = cost;
             best_idle = idle;
+            best_pc = Pc;
             memcpy(best, part, (size_t)P * sizeof *part);
         }
     }
-    if (best_cost >= 0) *mine = best[rank];
-    else { /* out of host memory: blocks alone */
-        int64_t *cut = calloc((size_t)P + 1, sizeof *cut);
-        *mine = (part_t){0, rank == 0 ? p->blocks : 0, 0, NP};
-        if (cut) {
-            split_blocks(p, P, cut);
-            *mine = (part_t){cut[rank], cut[rank + 1], 0, NP};
-        }
-        free(cut);
-    }
+    if (ok) *mine = best[rank];
     free(part);
     free(best);
+    return ok ? best_pc : 0;
 }
 
 /* Rank 0, --resume: is the job finished already (its journal records it
@@ -431,12 +425,14 @@ static int mpi_join(mpi_job_t *x)
     /* a plan that keeps op(A) resident (one process's, as planned or as its
      * journal records) is split by C's columns: its blocks are C^T's rows */
     j->split_cols = p->a_resident;
-    if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it, and checks it */
+    if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it */
         x->idle = x->rank != 0;
-        x->verifies = x->rank == 0;
     } else {
         part_t me;
-        split_grid(p, x->size, j->k, o->c_in && !scalar_zero(&j->beta), x->rank, &me);
+        /* (every rank takes the same split: a grid for all, or none) */
+        int pc = split_grid(p, x->size, j->k, o->c_in && !scalar_zero(&j->beta), x->rank, &me);
+        if (pc == 0) return fail(RC_RUNTIME, "out of host memory");
+        j->split_grid = pc > 1;
         int64_t NP = col_panels(p);
         x->idle = me.b0 == me.b1;
         x->me.row_begin = block_row(p, me.b0);
@@ -447,11 +443,7 @@ static int mpi_join(mpi_job_t *x)
             x->me.col_begin = panel_col(p, me.q0);
             x->me.col_end = panel_col(p, me.q1);
         }
-        x->verifies = !x->idle;
     }
-    int64_t grid = x->me.col_end > 0;
-    cli_mpi_allreduce_i64(&grid, 1, CLI_MPI_MAX);
-    j->split_grid = grid > 0;
     ooc_status_t st;
     if (x->rank != 0 &&
         (st = ooc_file_join(j->h, o->out, &j->cspec, x->s.resumed ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
@@ -606,7 +598,7 @@ static int mpi_verify(mpi_job_t *x)
     ooc_verify_result_t *v = &j->vr;
     memset(v, 0, sizeof *v);
     v->passed = 1;
-    if (x->verifies) {
+    if (!x->idle) {
         j->Cv = (operand_t){.name = "C", .arg = o->out, .path = strdup(o->out), .shaped = 1, .spec = j->cspec};
         if (j->cspec.format == OOC_FORMAT_NPY) j->Cv.spec.format = OOC_FORMAT_AUTO;
         if (j->Cv.path == NULL) rc = fail(RC_RUNTIME, "out of host memory");
