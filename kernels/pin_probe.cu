@@ -4,23 +4,87 @@
 // pinning host memory takes (cudaHostAlloc, as the pipeline's staging is
 // allocated, per device, in ooc_api_prepare) and freeing it, by size, and
 // whether pinning one total in several threads at once is faster
-// (docs/PERFORMANCE.md, session 21: "one process on two GPUs").
+// (docs/PERFORMANCE.md, session 21: "one process on two GPUs"); and
+// (`./pin_probe register`) whether memory mapped by us and registered with
+// cudaHostRegister pins faster, with or without transparent huge pages, and
+// copies as fast (session 22).
 //
 // Build: nvcc -O2 -std=c++17 -o pin_probe kernels/pin_probe.cu
-// Run:   ./pin_probe
+// Run:   ./pin_probe [register]
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include <cuda_runtime.h>
 
 static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-int main()
+/* Pin s bytes by one method, copy 1 GiB of it to the device and back, free
+ * it; print each step's time. */
+static void register_case(const char *how, size_t s, void *dev)
+{
+    const size_t gib = (size_t)1 << 30;
+    void *p = nullptr;
+    double t0 = now(), t1 = t0, t2 = t0;
+    cudaError_t e = cudaSuccess;
+    if (strcmp(how, "cudaHostAlloc") == 0) {
+        e = cudaHostAlloc(&p, s, cudaHostAllocPortable);
+        t1 = t2 = now();
+    } else {
+        p = mmap(nullptr, s, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | (strstr(how, "populate") ? MAP_POPULATE : 0), -1, 0);
+        if (p == MAP_FAILED) {
+            printf("%s: mmap failed\n", how);
+            return;
+        }
+        if (strstr(how, "huge")) madvise(p, s, MADV_HUGEPAGE);
+        if (strstr(how, "touch")) memset(p, 0, s);
+        t1 = now();
+        e = cudaHostRegister(p, s, cudaHostRegisterPortable);
+        t2 = now();
+    }
+    double up = 0, down = 0;
+    if (e == cudaSuccess) {
+        size_t n = s < gib ? s : gib;
+        memset(p, 1, n);
+        double c0 = now();
+        cudaMemcpy(dev, p, n, cudaMemcpyHostToDevice);
+        double c1 = now();
+        cudaMemcpy(p, dev, n, cudaMemcpyDeviceToHost);
+        double c2 = now();
+        up = (double)n / (c1 - c0) / 1e9;
+        down = (double)n / (c2 - c1) / 1e9;
+    }
+    double f0 = now();
+    if (strcmp(how, "cudaHostAlloc") == 0) {
+        cudaFreeHost(p);
+    } else {
+        cudaHostUnregister(p);
+        munmap(p, s);
+    }
+    double f1 = now();
+    printf("%-22s %.2f GiB: map+touch %.3f s, pin %.3f s, all %.3f s (%s); H2D %.1f GB/s, D2H %.1f GB/s; free %.3f s\n",
+           how, (double)s / gib, t1 - t0, t2 - t1, t2 - t0, cudaGetErrorString(e), up, down, f1 - f0);
+}
+
+int main(int argc, char **argv)
 {
     cudaFree(0);
+    if (argc > 1 && strcmp(argv[1], "register") == 0) {
+        const size_t gib = (size_t)1 << 30;
+        void *dev = nullptr;
+        cudaMalloc(&dev, gib);
+        const char *hows[] = {"cudaHostAlloc", "register", "register-touch", "register-populate",
+                              "register-huge", "register-huge-touch"};
+        for (int rep = 0; rep < 2; rep++)
+            for (const char *how : hows) register_case(how, 9 * gib / 4, dev);
+        cudaFree(dev);
+        return 0;
+    }
     const size_t gib = (size_t)1 << 30, sizes[] = {gib, 9 * gib / 4, 9 * gib / 2};
     for (size_t s : sizes)
         for (int rep = 0; rep < 2; rep++) {

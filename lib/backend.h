@@ -61,8 +61,10 @@ typedef struct {
     ooc_status_t (*dev_alloc)(ooc_be_t *be, size_t bytes, void **ptr, ooc_err_t *err);
     void (*dev_free)(ooc_be_t *be, void *ptr);
     /* pinned host memory; host_free: 0, or -1 (nothing done) when ptr is not
-     * a block host_alloc gave (of this kind of backend) */
-    ooc_status_t (*host_alloc)(ooc_be_t *be, size_t bytes, void **ptr, ooc_err_t *err);
+     * a block host_alloc gave (of this kind of backend). `staging`: the
+     * library's own (staging rings, probes), which a forked child never
+     * needs; else the caller's (ooc_host_alloc), which a child may read */
+    ooc_status_t (*host_alloc)(ooc_be_t *be, size_t bytes, int staging, void **ptr, ooc_err_t *err);
     int (*host_free)(ooc_be_t *be, void *ptr);
     /* where host memory the user passed lives: 1 pinned (copy in place), 0 pageable
      * (stage it); OOC_ERR_NOT_SUPPORTED for device memory */

@@ -387,9 +387,10 @@ static void h_dev_free(ooc_be_t *b, void *ptr)
     free(ptr);
 }
 
-static ooc_status_t h_host_alloc(ooc_be_t *b, size_t bytes, void **ptr, ooc_err_t *err)
+static ooc_status_t h_host_alloc(ooc_be_t *b, size_t bytes, int staging, void **ptr, ooc_err_t *err)
 {
     (void)b;
+    (void)staging; /* one kind of memory here */
     void *p = ooc_fault_hit(OOC_FAULT_HOST_ALLOC) ? NULL : malloc(bytes ? bytes : 1);
     OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY,
                         "malloc: cannot allocate %zu bytes of pinned host memory", bytes);

@@ -310,7 +310,7 @@ ooc_status_t ooc_host_alloc(ooc_handle_t *h, size_t bytes, void **ptr)
     ooc_err_clear(&h->err);
     if (ptr == NULL) return OOC_ERR(&h->err, OOC_ERR_NULL_ARG, "ooc_host_alloc: ptr is NULL");
     OOC_FORWARD(ooc_handle_backend(h));
-    return h->dev[0].be->ops->host_alloc(h->dev[0].be, bytes, ptr, &h->err);
+    return h->dev[0].be->ops->host_alloc(h->dev[0].be, bytes, 0, ptr, &h->err);
 }
 
 ooc_status_t ooc_host_free(ooc_handle_t *h, void *ptr)

@@ -65,7 +65,7 @@ static ooc_status_t measure(ooc_handle_t *h, int *ok, ooc_err_t *err)
     for (int d = 0; d < h->ndev && st == OOC_SUCCESS; d++) {
         ooc_be_t *be = h->dev[d].be;
         st = be->ops->activate(be, err);
-        if (st == OOC_SUCCESS) st = be->ops->host_alloc(be, PROBE_BYTES, &pd[d].host, err);
+        if (st == OOC_SUCCESS) st = be->ops->host_alloc(be, PROBE_BYTES, 1, &pd[d].host, err);
         if (st == OOC_SUCCESS) st = be->ops->dev_alloc(be, PROBE_BYTES, &pd[d].src, err);
         if (st == OOC_SUCCESS) st = be->ops->dev_alloc(be, PROBE_BYTES, &pd[d].dst, err);
         if (st == OOC_SUCCESS) st = be->ops->stream_create(be, &pd[d].s, err);

@@ -86,7 +86,7 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         if (res->pin) o->host_free(be, res->pin);
         res->pin = NULL;
         res->pin_bytes = 0;
-        if (pin) OOC_FORWARD(o->host_alloc(be, pin, &res->pin, err));
+        if (pin) OOC_FORWARD(o->host_alloc(be, pin, 1, &res->pin, err));
         res->pin_bytes = pin;
     }
     while (res->nstreams < pl->streams) {

@@ -135,7 +135,15 @@ static int64_t even_split(int64_t total, int64_t most)
  *    mb x e bytes, lines far apart, at 39 GB/s for 5 KiB, 48 GB/s for 8-16
  *    KiB and 55 GB/s (full rate) from 32 KiB, measured on an H200
  *    (kernels/copy_probe.cu; docs/PERFORMANCE.md "Copy lines"); slower still
- *    while the other direction copies too. */
+ *    while the other direction copies too. Not when the streamed operand and
+ *    C are both staged (`packed`): their slots are packed, each copy one
+ *    contiguous line, and the staging the ring pins grows with the rows
+ *    (pinning ~5 GiB/s, once per handle: a one-shot job pays it). Measured
+ *    on an H200, `oocgemm multiply` on .npy files in /dev/shm, time_s of two
+ *    runs (docs/PERFORMANCE.md session 22): A 4096 x 8192 times B 8192 x
+ *    65536 (op(A) resident) 3.32 / 2.17 s with 8192 rows (2.25 GiB pinned),
+ *    1.78 / 1.64 with 4096; 131072 x 4096 x 4096 2.75 / 2.21 against 2.02 /
+ *    2.00. */
 #define FLOP_PER_BYTE 1000
 #define WIDE_LINE_BYTES ((int64_t)64 << 10)
 /* The multiply's time over the copies' of a block row: (complex ? 8 : 2) n k
@@ -145,7 +153,8 @@ static double math_over_copy(int64_t n, int64_t k, uint64_t e, int complex_type,
     if (fpb <= 0) fpb = FLOP_PER_BYTE;
     return (complex_type ? 8.0 : 2.0) * (double)n * (double)k / (((double)k + (double)n) * (double)e * fpb);
 }
-static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int complex_type, double fpb)
+static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int complex_type, double fpb,
+                               int packed)
 {
     if (fpb <= 0) fpb = FLOP_PER_BYTE;
     int64_t t = ceil_div(m, TARGET_BLOCKS);
@@ -156,7 +165,7 @@ static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int 
     head = min64(head, ceil_div(m, 8)); /* but keep at least ~8 blocks to pipeline */
     head = ceil_div(head, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
     t = max64(t, head);
-    if (math_over_copy(n, k, e, complex_type, fpb) < 2.0) t = max64(t, min64(WIDE_LINE_BYTES / (int64_t)e, ceil_div(m, 8))); /* ~8 blocks still */
+    if (!packed && math_over_copy(n, k, e, complex_type, fpb) < 2.0) t = max64(t, min64(WIDE_LINE_BYTES / (int64_t)e, ceil_div(m, 8))); /* ~8 blocks still */
     t = min64(t, MAX_AUTO_BLOCK_ROWS);
     return min64(t, m);
 }
@@ -626,7 +635,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     ooc_plan_t best, alt;
     int cplx = in->complex_type != 0;
     c.out_bound = out_bound_shape(&c, cplx, in->flop_per_byte);
-    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte);
+    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte, c.sa && c.sc);
     uint64_t least = least_traffic(&c), least0 = least, least1 = UINT64_MAX;
     int have = plan_best(&c, target, in->ring != 0, least, &best);
     best.swap = 0;
@@ -634,7 +643,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     if (in->allow_swap) {
         ctx_t s = swapped(&c);
         s.out_bound = out_bound_shape(&s, cplx, in->flop_per_byte);
-        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx, in->flop_per_byte);
+        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx, in->flop_per_byte, s.sa && s.sc);
         uint64_t ls = least_traffic(&s);
         if (plan_best(&s, target, in->ring != 0, ls, &alt)) {
             alt.swap = 1;

@@ -53,7 +53,7 @@ static ooc_status_t probe_open(probe_t *p, ooc_be_t *be, size_t bytes, ooc_err_t
 {
     *p = (probe_t){be, NULL, NULL, NULL};
     OOC_FORWARD(be->ops->dev_alloc(be, bytes, &p->dev, err));
-    OOC_FORWARD(be->ops->host_alloc(be, bytes, &p->pin, err));
+    OOC_FORWARD(be->ops->host_alloc(be, bytes, 1, &p->pin, err));
     return be->ops->stream_create(be, &p->s, err);
 }
 
@@ -161,7 +161,7 @@ static ooc_status_t host_bandwidth(ooc_handle_t *h, size_t bytes, double *bw)
     char *src = malloc(bytes);
     OOC_RETURN_ERROR_IF(src == NULL, err, OOC_ERR_HOST_MEMORY, "malloc (%zu bytes): out of memory (host bandwidth probe)",
                         bytes);
-    ooc_status_t st = o->host_alloc(be, bytes, &pin, err);
+    ooc_status_t st = o->host_alloc(be, bytes, 1, &pin, err);
     if (st == OOC_SUCCESS) st = ooc_api_staging_pool(h, err);
     double best = 1e30;
     if (st == OOC_SUCCESS) {
@@ -209,7 +209,7 @@ static ooc_status_t rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, i
     size_t chunk = sa > sb ? sa : sb;
     chunk = chunk > ((size_t)256 << 20) ? ((size_t)256 << 20) : chunk;
     ooc_status_t st = o->dev_alloc(h->dev[0].be, total, &p.dev, err);
-    if (st == OOC_SUCCESS) st = o->host_alloc(h->dev[0].be, chunk, &p.pin, err);
+    if (st == OOC_SUCCESS) st = o->host_alloc(h->dev[0].be, chunk, 1, &p.pin, err);
     if (st == OOC_SUCCESS) st = o->stream_create(h->dev[0].be, &p.s, err);
     if (st == OOC_SUCCESS) {
         fill(t, p.pin, chunk);

@@ -558,6 +558,27 @@ static void test_auto_shape_rules(void)
     in = input(65536, 16384, 256, 8, (uint64_t)76 << 30);
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 8192);
+    /* the same with op(A) and C staged (packed: no short lines), and with
+     * either staged alone (the other's copies still strided) */
+    in.stage_a = in.stage_c = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 4096);
+    CU_ASSERT_EQUAL(p.host_bytes, 3 * (8ull * 4096 * 256 + 8ull * 4096 * 16384)); /* A and C blocks, a ring of 3 */
+    in.stage_c = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 8192);
+    in.stage_a = 0;
+    in.stage_c = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 8192);
+    /* a wide file job (op(A) resident, op(B) and C staged): 4096 rows, half
+     * the staging of 8192 */
+    in = input(4096, 65536, 8192, 8, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    in.stage_a = in.stage_b = in.stage_c = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.swap == 1 && p.mb == 4096);
     /* wide, equal traffic either way: the smaller operand stays resident */
     in = input(4096, 131072, 4096, 8, (uint64_t)76 << 30);
     in.allow_swap = 1;
