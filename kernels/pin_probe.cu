@@ -42,7 +42,14 @@ static void register_case(const char *how, size_t s, void *dev)
             return;
         }
         if (strstr(how, "huge")) madvise(p, s, MADV_HUGEPAGE);
-        if (strstr(how, "touch")) memset(p, 0, s);
+        if (strstr(how, "touch-mt")) { /* each of 8 threads writes a slice: the page faults in parallel */
+            std::vector<std::thread> th;
+            for (int i = 0; i < 8; i++)
+                th.emplace_back([=] { memset((char *)p + s / 8 * i, 0, i == 7 ? s - s / 8 * 7 : s / 8); });
+            for (auto &t : th) t.join();
+        } else if (strstr(how, "touch")) {
+            memset(p, 0, s);
+        }
         t1 = now();
         e = cudaHostRegister(p, s, cudaHostRegisterPortable);
         t2 = now();
@@ -79,7 +86,8 @@ int main(int argc, char **argv)
         void *dev = nullptr;
         cudaMalloc(&dev, gib);
         const char *hows[] = {"cudaHostAlloc", "register", "register-touch", "register-populate",
-                              "register-huge", "register-huge-touch"};
+                              "register-huge", "register-huge-touch", "register-huge-touch-mt",
+                              "register-touch-mt"};
         for (int rep = 0; rep < 2; rep++)
             for (const char *how : hows) register_case(how, 9 * gib / 4, dev);
         cudaFree(dev);
