@@ -138,12 +138,13 @@ static int64_t even_split(int64_t total, int64_t most)
  *    while the other direction copies too. Not when the streamed operand and
  *    C are both staged (`packed`): their slots are packed, each copy one
  *    contiguous line, and the staging the ring pins grows with the rows
- *    (pinning ~5 GiB/s, once per handle: a one-shot job pays it). Measured
- *    on an H200, `oocgemm multiply` on .npy files in /dev/shm, time_s of two
- *    runs (docs/PERFORMANCE.md session 22): A 4096 x 8192 times B 8192 x
- *    65536 (op(A) resident) 3.32 / 2.17 s with 8192 rows (2.25 GiB pinned),
- *    1.78 / 1.64 with 4096; 131072 x 4096 x 4096 2.75 / 2.21 against 2.02 /
- *    2.00. */
+ *    (pinned once per handle: a one-shot job pays it). Measured on an H200,
+ *    `oocgemm multiply` on .npy files in /dev/shm, time_s (docs/PERFORMANCE.md
+ *    session 22): A 4096 x 8192 times B 8192 x 65536 (op(A) resident), 8192
+ *    rows (2.25 GiB pinned) against 4096 (1.1 GiB): 3.32, 2.17 s against
+ *    1.78, 1.64 pinned by cudaHostAlloc; 1.27-1.32 against 1.15-1.18 pinned
+ *    as now (backend_cuda.c map_pinned); 131072 x 4096 x 4096: 2.75, 2.21
+ *    against 2.02, 2.00, then 1.53-1.68 against 1.51-1.61. */
 #define FLOP_PER_BYTE 1000
 #define WIDE_LINE_BYTES ((int64_t)64 << 10)
 /* The multiply's time over the copies' of a block row: (complex ? 8 : 2) n k
