@@ -311,27 +311,31 @@ static void *map_pinned(size_t bytes)
     (void)madvise(p, n, MADV_HUGEPAGE); /* advice: refused (no THP) is not an error */
     (void)madvise(p, n, MADV_DONTFORK);
     touch_pages(p, n);
+    if (cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) {
+        (void)cudaGetLastError(); /* cudaHostAlloc, tried next, says what is wrong */
+        munmap(p, n);
+        return NULL;
+    }
     pthread_mutex_lock(&map_mu);
-    int room = 1;
-    if (nmapped == map_cap) {
+    int room = nmapped < map_cap;
+    if (!room) {
         size_t cap = map_cap ? 2 * map_cap : 16;
         mapped_t *r = realloc(mapped, cap * sizeof *r);
-        if (r == NULL) {
-            room = 0;
-        } else {
+        if (r != NULL) {
             mapped = r;
             map_cap = cap;
+            room = 1;
         }
     }
-    if (room && cudaHostRegister(p, n, cudaHostRegisterPortable) == cudaSuccess) {
-        mapped[nmapped++] = (mapped_t){p, n};
-        pthread_mutex_unlock(&map_mu);
-        return p;
-    }
+    if (room) mapped[nmapped++] = (mapped_t){p, n};
     pthread_mutex_unlock(&map_mu);
-    (void)cudaGetLastError(); /* a failed registration: cudaHostAlloc says what is wrong */
-    munmap(p, n);
-    return NULL;
+    if (!room) {
+        (void)cudaHostUnregister(p);
+        (void)cudaGetLastError();
+        munmap(p, n);
+        return NULL;
+    }
+    return p;
 }
 
 /* Unregister and unmap p if we mapped it: 1, else 0. */
