@@ -401,14 +401,18 @@ OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
  * opts->plan the plan they all ran (opts->journal as for ooc_gemm_files():
  * NULL is "<C's path>.ooc-journal"; opts->resume, journals and progress are
  * not looked at; the range journals are neither read nor removed: the
- * caller removes them once C is committed).
+ * caller removes them once C is committed). opts->allow_mixed 1 says that
+ * the blocks were not all computed by one kind of computer (ranks that
+ * computed by other ids, or ranges that kept another's blocks): the
+ * journal is then marked mixed, as one process's resume that mixed them
+ * marks it.
  *
  * It flushes C and writes the whole job's journal at opts->journal exactly
  * as one process's ooc_gemm_files() with that plan would have left it: the
  * job's identity (inputs, ops, scalars, output shape, type, order and
  * format), the plan, every block recorded done, and the "complete" record
  * with the output's identity, size and modification time, which the commit
- * (a rename) keeps. Recorded before the commit, a job computed in place
+ * (a rename) keeps, and the mixed mark when opts->allow_mixed. Recorded before the commit, a job computed in place
  * (C0 the file C replaces) can never be computed again from its own output:
  * when recording fails, the caller does not commit, and a resume of the
  * uncommitted job finds every block done; killed between the two, a resume

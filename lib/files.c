@@ -195,13 +195,14 @@ static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc
 
 /* A finished job's journal at job->jpath (replacing one there), header
  * job->want: every block done, and complete with C as it is now. */
-static ooc_status_t journal_finished(ooc_files_job_t *job)
+static ooc_status_t journal_finished(ooc_files_job_t *job, int mixed)
 {
     ooc_err_t *err = &job->h->err;
     OOC_FORWARD(ooc_journal_remove(job->jpath, err)); /* only ever a journal */
     ooc_journal_t jr;
     OOC_FORWARD(ooc_journal_create(&jr, job->jpath, &job->want, err));
-    ooc_status_t st = ooc_journal_done_all(&jr, &job->want, err);
+    ooc_status_t st = mixed ? ooc_journal_mixed(&jr, err) : OOC_SUCCESS; /* before its blocks, as a run writes it */
+    if (st == OOC_SUCCESS) st = ooc_journal_done_all(&jr, &job->want, err);
     if (st == OOC_SUCCESS) st = journal_complete(&jr, job->C, err);
     ooc_journal_close(&jr, st != OOC_SUCCESS); /* never a journal that vouches for part of it */
     return st;
@@ -228,7 +229,7 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
     w->out_dev = (uint64_t)sb.st_dev;
     w->out_ino = (uint64_t)sb.st_ino;
     ooc_fd_birth(job->C->fd, &w->out_born_sec, &w->out_born_nsec);
-    return journal_finished(job);
+    return journal_finished(job, 0); /* no block multiplied: nothing to mix */
 }
 
 /* The blocks of this run's range that other journals recorded done (a
@@ -464,7 +465,7 @@ static ooc_status_t mark_run(ooc_files_job_t *job, const ooc_files_opts_t *opts)
     if (st == OOC_SUCCESS) st = ooc_files_start(job, opts, 1, &s); /* opts->plan, checked against the job */
     if (st == OOC_SUCCESS) st = journal_head(job, &s);               /* the whole job, out = C's file */
     ooc_files_start_free(&s);
-    return st == OOC_SUCCESS ? journal_finished(job) : st;
+    return st == OOC_SUCCESS ? journal_finished(job, opts->allow_mixed) : st;
 }
 
 ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,
@@ -494,7 +495,7 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
     view.writable = 1;
     view.committed = 0;
     if (C->committed) view.tmp_path = C->path;
-    ooc_files_opts_t o = {.journal = opts->journal, .plan = opts->plan};
+    ooc_files_opts_t o = {.journal = opts->journal, .plan = opts->plan, .allow_mixed = opts->allow_mixed != 0};
     ooc_files_job_t *job = malloc(sizeof *job);
     OOC_RETURN_ERROR_IF(job == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files_mark_finished: out of memory (job)");
     ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, &view, &o, job);

@@ -663,15 +663,28 @@ else
         fail "18 the same split resumed by other kernels: exit $rc then $rc2 (expected non-0, 6; rank 0 had ${r0:-?} blocks): $(head -c 300 err)"
     fi
     # ... and with --allow-mixed that resume keeps the blocks of ranks 1 and
-    # 2, computes rank 0's by the other kernels, says so, and C checks
+    # 2, computes rank 0's by the other kernels, says so, and C checks; the
+    # whole job's journal is marked mixed, as one process's would be (it was
+    # not: rank 0 recorded every block as its own kernels')
     rank0_killed_after_others
     OPENBLAS_CORETYPE=Prescott mpi 3 $P -o C.npy $S --resume --allow-mixed --verify
     rc=$?
     if [ $rc -eq 0 ] && grep -q "blocks of C kept from the journal were computed by $id0, the rest by $id1" err &&
-        grep -q "^verify: .*: PASS$" out && [ ! -e C.npy.ooc-tmp ]; then
-        pass "18 --allow-mixed: that resume keeps the others' blocks, computes the rest by other kernels, says so; C checks"
+        grep -q "^verify: .*: PASS$" out && [ ! -e C.npy.ooc-tmp ] && grep -q '^mixed ' C.npy.ooc-journal; then
+        pass "18 --allow-mixed: that resume keeps the others' blocks, computes the rest by other kernels, says so; C checks; the journal says mixed"
     else
-        fail "18 --allow-mixed resume of a split job: exit $rc (expected 0), not said, or the check failed: $(head -c 300 err)"
+        fail "18 --allow-mixed resume of a split job: exit $rc (expected 0), not said, the check failed, or the journal not marked mixed: $(head -c 300 err)"
+    fi
+    # ... as when the ranks themselves compute by other kernels
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=1:OPENBLAS_CORETYPE=Prescott
+    mpi 2 $P -o C.npy $S --allow-mixed --resume
+    rc=$?
+    RANK_ENV=
+    if [ $rc -eq 0 ] && grep -q '^mixed ' C.npy.ooc-journal && grep -q '^complete ' C.npy.ooc-journal; then
+        pass "18 --allow-mixed --resume, ranks computing by other kernels: the finished job's journal says mixed"
+    else
+        fail "18 --allow-mixed --resume, ranks computing by other kernels: exit $rc (expected 0) or the journal not marked mixed: $(head -c 300 err)"
     fi
     # ... and when only ranks 1 and 2 have the other kernels, their rows all
     # recorded (journals complete), rank 0 computing the rest as the job
@@ -696,7 +709,8 @@ else
     timeout 60 mpirun --oversubscribe -np 1 ./rank.sh $P -o C.npy $S --resume --allow-mixed : \
         -np 2 env OPENBLAS_CORETYPE=Prescott ./rank.sh $P -o C.npy $S --resume --allow-mixed >out 2>err
     rc=$?
-    if [ "$damaged" -eq 0 ] && [ $rc -eq 0 ] && ! grep -q 'note:.*allow-mixed' err && cmp -s C.npy ref.npy; then
+    if [ "$damaged" -eq 0 ] && [ $rc -eq 0 ] && ! grep -q 'note:.*allow-mixed' err && cmp -s C.npy ref.npy &&
+        ! grep -q '^mixed ' C.npy.ooc-journal; then
         pass "18 --allow-mixed, ranks of other kernels computing nothing: stopped, no journal damaged; resumed: no note, byte-identical"
     else
         fail "18 --allow-mixed, ranks of other kernels computing nothing: records after complete $damaged, exit $rc (expected 0), a note, or C differs: $(head -c 300 err)"

@@ -137,6 +137,7 @@ typedef struct {
     int64_t units;     /* its blocks times its panels: what its journal records */
     ooc_files_opts_t fo;
     mul_rank_t me;
+    int mixed;         /* rank 0, --resume --allow-mixed: C's blocks mix computers (the journal says so) */
     int own_failure;   /* its failure is its own, not a stop asked by another rank */
     ooc_status_t st;
     double secs;
@@ -551,6 +552,46 @@ static int mpi_multiply(mpi_job_t *x)
     return RC_OK;
 }
 
+static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P);
+
+/* Every rank, its multiply done: what computed its blocks and what it kept
+ * of another's (mpi_report gathers it; with --resume --allow-mixed, so does
+ * blocks_mixed, before the commit). */
+static void rank_me(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    x->me.rank = x->rank;
+    snprintf(x->me.host, sizeof x->me.host, "%s", cli_mpi_host());
+    snprintf(x->me.mixed_by, sizeof x->me.mixed_by, "%s", j->stats.mixed_by);
+    if (ooc_compute_id_for(j->h, j->t, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
+    x->me.blocks_mixed = j->stats.blocks_mixed;
+    x->me.computed = !x->idle && j->stats.blocks_resumed < x->units;
+}
+
+/* Every rank, with --resume --allow-mixed: rank 0 learns whether C's
+ * blocks mix computers (ranks_mixed(): ranks computing by other ids, or
+ * blocks of another's kept beside them), so that the whole job's journal
+ * says so as one process's would. Out of host memory: taken as mixed (the
+ * mark only keeps a later resume from taking the blocks for one
+ * computer's). */
+static void blocks_mixed(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    x->mixed = 0;
+    if (!j->o.resume || !j->o.allow_mixed) return;
+    mul_rank_t dummy, *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
+    if (cli_mpi_any(all == NULL)) {
+        x->mixed = 1;
+    } else {
+        cli_mpi_gather(&x->me, sizeof x->me, all);
+        if (x->rank == 0) {
+            ranks_mixed(j, all, x->size); /* (mpi_report does it again with the final figures) */
+            x->mixed = j->ranks_mixed != 0 || j->stats.blocks_mixed > 0;
+        }
+    }
+    if (x->rank == 0) free(all);
+}
+
 /* Rank 0, every rank done: with --resume (a batch job that may be
  * requeued) the whole job recorded finished in the journal JOURNAL against
  * the temporary file, as one process's run with --resume leaves it, so that
@@ -568,7 +609,7 @@ static int mpi_commit(mpi_job_t *x)
     mul_job_t *j = x->j;
     mul_opts_t *o = &j->o;
     if (o->resume) {
-        ooc_files_opts_t mo = {.journal = o->journal, .plan = &x->s.plan};
+        ooc_files_opts_t mo = {.journal = o->journal, .plan = &x->s.plan, .allow_mixed = x->mixed};
         ooc_status_t st = ooc_gemm_files_mark_finished(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file,
                                                        j->B.file, scalar_ptr(&j->beta, j->t),
                                                        o->c_in ? j->C0.file : NULL, j->C, &mo);
@@ -828,14 +869,8 @@ static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P)
 static void mpi_report(mpi_job_t *x, int rc)
 {
     mul_job_t *j = x->j;
-    x->me.rank = x->rank;
-    snprintf(x->me.host, sizeof x->me.host, "%s", cli_mpi_host());
-    x->me.bytes_read = j->prog.bytes_read;
+    x->me.bytes_read = j->prog.bytes_read; /* (the rest: rank_me) */
     x->me.bytes_written = j->prog.bytes_written;
-    snprintf(x->me.mixed_by, sizeof x->me.mixed_by, "%s", j->stats.mixed_by);
-    if (ooc_compute_id_for(j->h, j->t, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
-    x->me.blocks_mixed = j->stats.blocks_mixed;
-    x->me.computed = !x->idle && j->stats.blocks_resumed < x->units;
     mul_rank_t dummy;
     mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
     rank_floor_t part, dummy_part;
@@ -940,6 +975,8 @@ int mul_mpi(mul_job_t *j)
         goto failed;
     }
     j->multiplied = 1;
+    rank_me(x);
+    blocks_mixed(x);
     if ((rc = agreed(x, x->rank == 0 ? mpi_commit(x) : RC_OK, 1, "committing")) != RC_OK) goto failed;
     if (j->o.verify) rc = mpi_verify(x);
     if (rc == RC_OK || rc == RC_CHECK_FAILED) mpi_report(x, rc);
