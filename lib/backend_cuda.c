@@ -311,7 +311,7 @@ static void *map_pinned(size_t bytes)
     (void)madvise(p, n, MADV_HUGEPAGE); /* advice: refused (no THP) is not an error */
     (void)madvise(p, n, MADV_DONTFORK);
     touch_pages(p, n);
-    if (cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) {
+    if (ooc_fault_hit(OOC_FAULT_REGISTER) || cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) {
         (void)cudaGetLastError(); /* cudaHostAlloc, tried next, says what is wrong */
         munmap(p, n);
         return NULL;

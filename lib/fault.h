@@ -23,6 +23,9 @@
  *                          to start afresh (EPERM)
  *   birth                  reading a file's birth time: unknown, as where
  *                          statx is missing or refused
+ *   register               CUDA backend only: registering the library's own
+ *                          staging (cudaHostRegister) refused; it is then
+ *                          allocated by cudaHostAlloc (no failure)
  *
  * Nothing is read from the environment when OOC_FAULT is unset, and each
  * check is one atomic load. Knows nothing of CUDA.
@@ -43,6 +46,7 @@ typedef enum {
     OOC_FAULT_LOSE,
     OOC_FAULT_REMOVE,
     OOC_FAULT_BIRTH,
+    OOC_FAULT_REGISTER,
     OOC_FAULT_KINDS
 } ooc_fault_t;
 

@@ -303,6 +303,42 @@ static void test_in_memory_recovers(void)
     free(C0);
 }
 
+/* The library's staging that cannot be registered (mapped pages refused by
+ * cudaHostRegister) is allocated by cudaHostAlloc instead: the multiply
+ * succeeds and is right, and the handle frees it as such (CUDA backend; on
+ * the host backend nothing is registered and the fault is never hit). */
+static void test_register_fallback(void)
+{
+    enum { M = 1100, N = 70, K = 90 };
+    double *A = malloc(sizeof(double) * M * K), *B = malloc(sizeof(double) * K * N), *C = malloc(sizeof(double) * M * N),
+           *C0 = malloc(sizeof(double) * M * N);
+    CU_ASSERT_FATAL(A && B && C && C0);
+    tu_fill(OOC_R64, A, M * K, &seed);
+    tu_fill(OOC_R64, B, K * N, &seed);
+    tu_fill(OOC_R64, C0, M * N, &seed);
+    double alpha = -0.5, beta = 2.0, worst;
+    ooc_handle_t *h = new_handle();
+    ooc_set(h, OOC_PARAM_BLOCK_ROWS, 256);
+    fault("register:1");
+    for (int rep = 0; rep < 2; rep++) { /* the second on the staging kept: freed by ooc_destroy */
+        memcpy(C, C0, sizeof(double) * M * N);
+        CU_ASSERT_EQUAL(ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, alpha, A, M, B, K, beta, C, M),
+                        OOC_SUCCESS);
+        CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, &alpha, A, M, B, K, &beta, C0,
+                                 C, M, &worst),
+                        0);
+        ooc_stats_t st;
+        CU_ASSERT_EQUAL(ooc_get_stats(h, &st), OOC_SUCCESS);
+        CU_ASSERT(st.staged_a && st.staged_c && st.host_bytes > 0);
+    }
+    fault(NULL);
+    ooc_destroy(h);
+    free(A);
+    free(B);
+    free(C);
+    free(C0);
+}
+
 int main(void)
 {
     ooc_handle_t *h;
@@ -316,5 +352,6 @@ int main(void)
     CU_add_test(s, "cancelled before and part-way: resumable", test_cancel);
     CU_add_test(s, "killed after the last record, before the commit", test_killed_before_commit);
     CU_add_test(s, "in memory: the handle works after a failure", test_in_memory_recovers);
+    CU_add_test(s, "staging that cannot be registered: cudaHostAlloc's instead", test_register_fallback);
     return tu_run();
 }
