@@ -420,6 +420,10 @@ typedef struct {
                                  another compute id (or several) computed, so C mixes their roundings (0: none;
                                  also for a whole job that computes no block and keeps one id's) */
     char mixed_by[OOC_COMPUTE_ID_MAX]; /**< the first such id ("several" for a journal already mixed), "" when none */
+    char kept_by[OOC_COMPUTE_ID_MAX];  /**< file multiplies: what computed the blocks_resumed blocks kept as done:
+                                            one compute id, "several" when they are not all one's (or come from a
+                                            journal marked mixed), "" when none were kept. Processes that share a
+                                            job compare it with what the others computed and kept */
 } ooc_stats_t;
 
 /**

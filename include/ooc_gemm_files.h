@@ -265,7 +265,11 @@ typedef struct {
      * for byte what one run makes. 1 accepts it: the journal is then marked
      * mixed, so that no later resume without allow_mixed takes its blocks
      * for one computer's, and ooc_stats_t::blocks_mixed says how many blocks
-     * of another's were kept. */
+     * of another's were kept. For ooc_gemm_files_mark_finished() it means
+     * something else: 1 says the blocks did mix computers (the caller
+     * compared what every process computed and kept: ooc_compute_id(),
+     * ooc_stats_t::kept_by), and the journal is marked mixed; give 0 when
+     * they are all one computer's, even if the processes were allowed to mix. */
     int allow_mixed;
     /** With row_begin and row_end, a rectangle of C: compute only the
      * columns [col_begin, col_end) of C in those rows (0, 0: all of them);
@@ -412,8 +416,9 @@ OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
  * job's identity (inputs, ops, scalars, output shape, type, order and
  * format), the plan, every block recorded done, and the "complete" record
  * with the output's identity, size and modification time, which the commit
- * (a rename) keeps, and the mixed mark when opts->allow_mixed. Recorded before the commit, a job computed in place
- * (C0 the file C replaces) can never be computed again from its own output:
+ * (a rename) keeps; and the mixed mark when opts->allow_mixed. Recorded
+ * before the commit, a job computed in place (C0 the file C replaces) can
+ * never be computed again from its own output:
  * when recording fails, the caller does not commit, and a resume of the
  * uncommitted job finds every block done; killed between the two, a resume
  * only commits. A journal already at that path is replaced (a file there

@@ -345,6 +345,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     const ooc_plan_t *plan = &s.plan;
     h->stats.seconds = ooc_now() - t0;
     h->stats.blocks_resumed = s.ndone;
+    if (s.ndone > 0) snprintf(h->stats.kept_by, sizeof h->stats.kept_by, "%s", s.kept_differ ? "several" : s.first_by);
     /* a whole job that computes nothing mixes nothing unless the blocks it
      * keeps are of several ids (a range's blocks may sit beside the other
      * processes' it cannot see) */

@@ -686,6 +686,29 @@ else
     else
         fail "18 --allow-mixed --resume, ranks computing by other kernels: exit $rc (expected 0) or the journal not marked mixed: $(head -c 300 err)"
     fi
+    # ... and when rank 1, of other kernels, recorded its whole range before
+    # rank 0 was killed: resumed as started, rank 1 computes nothing, yet
+    # its blocks sit beside rank 0's: said, and the journal marked mixed
+    # (was: neither; each rank saw only its own range)
+    rm -f C.npy C.npy.ooc-* pid.*
+    RANK_ENV=0:OOC_HOST_JITTER_US=30000000
+    timeout 60 mpirun --oversubscribe -x OOC_HOST_JITTER_US -x RANK_ENV -x B_FOR -np 1 ./rank.sh $P -o C.npy $S --resume \
+        --allow-mixed : -np 1 env OPENBLAS_CORETYPE=Prescott ./rank.sh $P -o C.npy $S --resume --allow-mixed >out 2>err &
+    bgpid=$!
+    i=0
+    until grep -q '^complete' C.npy.ooc-journal.r1-of-2 2>/dev/null || [ $i -ge 400 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -9 "$(cat pid.0)" 2>/dev/null
+    bg_wait
+    RANK_ENV=
+    timeout 60 mpirun --oversubscribe -np 1 ./rank.sh $P -o C.npy $S --resume --allow-mixed : \
+        -np 1 env OPENBLAS_CORETYPE=Prescott ./rank.sh $P -o C.npy $S --resume --allow-mixed >out 2>err
+    rc=$?
+    if [ $i -lt 400 ] && [ $rc -eq 0 ] && grep -q "blocks of C kept from the journal were computed by $id1, the rest by $id0" err &&
+        grep -q '^mixed ' C.npy.ooc-journal; then
+        pass "18 --allow-mixed: a rank of other kernels whose range was all recorded, computing nothing: said, the journal says mixed"
+    else
+        fail "18 --allow-mixed, a rank of other kernels whose range was all recorded: waited $i, exit $rc (expected 0), not said or not marked: $(head -c 300 err)"
+    fi
     # ... and when only ranks 1 and 2 have the other kernels, their rows all
     # recorded (journals complete), rank 0 computing the rest as the job
     # started: --allow-mixed lets the ranks differ, but nothing mixes. That

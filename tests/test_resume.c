@@ -363,6 +363,7 @@ static void test_resume_computed_by(void)
         CU_ASSERT_EQUAL(by_run(OOC_BACKEND_CUSTOM, 1, 0, 1), OOC_SUCCESS);
         CU_ASSERT(by_stats.blocks_mixed == kept && by_stats.blocks_resumed == kept);
         CU_ASSERT_STRING_EQUAL(by_stats.mixed_by, id);
+        CU_ASSERT_STRING_EQUAL(by_stats.kept_by, id); /* what computed the blocks kept */
         CU_ASSERT_TRUE(exists(tu_path("by.npy")));
         /* afresh, then as it started: byte-identical to an uninterrupted run */
         unlink(tu_path("by.npy"));
@@ -370,6 +371,9 @@ static void test_resume_computed_by(void)
     }
     CU_ASSERT_EQUAL(by_run(OOC_TEST_BACKEND, 1, 0, 0), OOC_SUCCESS);
     CU_ASSERT(by_stats.blocks_mixed == 0 && by_stats.mixed_by[0] == '\0');
+    /* the blocks kept, this run's own kind: its id (blocks_resumed > 0) */
+    CU_ASSERT(by_stats.blocks_resumed > 0);
+    CU_ASSERT_STRING_EQUAL(by_stats.kept_by, id);
     CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("by.npy")));
     if (OOC_TEST_BACKEND == OOC_BACKEND_CUBLAS) {
         /* complex data: the custom backend multiplies its tiles with cuBLAS,

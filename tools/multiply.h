@@ -35,9 +35,9 @@ typedef struct {
     int64_t blocks;                /* its blocks */
     double time_s;                 /* its multiply */
     uint64_t bytes_read, bytes_written;
-    char mixed_by[OOC_COMPUTE_ID_MAX]; /* --allow-mixed: what computed the blocks it kept of another's ("": none) */
+    char kept_by[OOC_COMPUTE_ID_MAX]; /* what computed the blocks it kept as done (ooc_stats_t::kept_by) */
     char by[OOC_COMPUTE_ID_MAX];   /* what it computes with (ooc_compute_id) */
-    int64_t blocks_mixed;          /* the blocks of another's it kept (mixed_by's first) */
+    int64_t kept;                  /* the blocks it kept as done (kept_by's) */
     int32_t computed;              /* it computed some block (not all of its range was recorded) */
 } mul_rank_t;
 

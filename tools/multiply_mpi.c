@@ -562,23 +562,22 @@ static void rank_me(mpi_job_t *x)
     mul_job_t *j = x->j;
     x->me.rank = x->rank;
     snprintf(x->me.host, sizeof x->me.host, "%s", cli_mpi_host());
-    snprintf(x->me.mixed_by, sizeof x->me.mixed_by, "%s", j->stats.mixed_by);
+    snprintf(x->me.kept_by, sizeof x->me.kept_by, "%s", j->stats.kept_by);
     if (ooc_compute_id_for(j->h, j->t, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
-    x->me.blocks_mixed = j->stats.blocks_mixed;
+    x->me.kept = x->idle ? 0 : j->stats.blocks_resumed;
     x->me.computed = !x->idle && j->stats.blocks_resumed < x->units;
 }
 
-/* Every rank, with --resume --allow-mixed: rank 0 learns whether C's
- * blocks mix computers (ranks_mixed(): ranks computing by other ids, or
- * blocks of another's kept beside them), so that the whole job's journal
- * says so as one process's would. Out of host memory: taken as mixed (the
- * mark only keeps a later resume from taking the blocks for one
- * computer's). */
+/* Every rank (whatever its own options say: a collective): rank 0 learns
+ * whether C's blocks mix computers (ranks_mixed(): ranks computing by other
+ * ids, or blocks kept that another computed), so that with --resume the
+ * whole job's journal says so, as one process's would. Out of host memory:
+ * taken as mixed (the mark only keeps a later resume from taking the blocks
+ * for one computer's). */
 static void blocks_mixed(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
     x->mixed = 0;
-    if (!j->o.resume || !j->o.allow_mixed) return;
     mul_rank_t dummy, *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
     if (cli_mpi_any(all == NULL)) {
         x->mixed = 1;
@@ -833,12 +832,15 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
 }
 
 /* Rank 0: whether C mixes computers, from what each rank computed with
- * and kept: ranks that computed blocks by different ids (ranks_mixed), and
- * the blocks of another's that a rank kept (each rank counts them against
- * its own id) beside blocks computed now by another id than theirs, by it
- * or by another rank. A rank that computed nothing mixes nothing of its own
- * (a job whose ranks differ may be one computer's, the others' ranges all
- * recorded). */
+ * and what computed the blocks it kept: ranks that computed blocks by
+ * different ids (ranks_mixed), and the blocks kept (from this job's
+ * journals or others') that another id than the first computing rank's
+ * computed, or several ("several"), counted in blocks_mixed with the first
+ * such id. When no rank computes, the kept blocks are held against the
+ * first rank's that kept some: a job whose ranks differ may be one
+ * computer's, every range recorded by it (each rank, alone, sees only its
+ * own blocks: a rank that kept its whole range of another's computes
+ * nothing, yet sits beside the others' blocks). */
 static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P)
 {
     int ref = -1;
@@ -855,12 +857,13 @@ static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P)
             snprintf(j->ranks_ref_by, sizeof j->ranks_ref_by, "%s", all[ref].by);
         }
     }
-    for (int r = 0; r < P; r++) {
-        int beside = all[r].computed; /* its own blocks computed now, by another id than the kept ones' */
-        for (int q = 0; q < P && !beside; q++) beside = all[q].computed && strcmp(all[q].by, all[r].mixed_by) != 0;
-        if (all[r].blocks_mixed == 0 || !beside) continue;
-        if (!j->stats.mixed_by[0]) snprintf(j->stats.mixed_by, sizeof j->stats.mixed_by, "%s", all[r].mixed_by);
-        j->stats.blocks_mixed += all[r].blocks_mixed;
+    const char *id = ref >= 0 ? all[ref].by : NULL;
+    for (int r = 0; r < P && id == NULL; r++)
+        if (all[r].kept > 0) id = all[r].kept_by;
+    for (int r = 0; r < P && id != NULL; r++) {
+        if (all[r].kept == 0 || (strcmp(all[r].kept_by, "several") != 0 && strcmp(all[r].kept_by, id) == 0)) continue;
+        if (!j->stats.mixed_by[0]) snprintf(j->stats.mixed_by, sizeof j->stats.mixed_by, "%s", all[r].kept_by);
+        j->stats.blocks_mixed += all[r].kept;
     }
 }
 
@@ -895,7 +898,7 @@ static void mpi_report(mpi_job_t *x, int rc)
     j->prog.bytes_read = (uint64_t)sums[0];
     j->prog.bytes_written = (uint64_t)sums[1];
     j->stats.blocks_resumed = sums[2];
-    if (all) ranks_mixed(j, all, x->size); /* (else rank 0's own figures) */
+    if (all) ranks_mixed(j, all, x->size); /* (else blocks_mixed()'s, or rank 0's own figures) */
     j->stats.blocks = x->s.plan.blocks;
     j->stats.panels = x->s.plan.panels;
     mul_summary(j, rc);
