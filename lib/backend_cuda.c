@@ -248,7 +248,10 @@ static void c_dev_free(ooc_be_t *b, void *ptr)
  * (ooc_host_alloc), which a forked child may read, stay cudaHostAlloc's.
  * The blocks we mapped, the process's as cudaHostAlloc's are (portable),
  * are kept in a registry so that freeing finds their size and tells them
- * from cudaHostAlloc's. */
+ * from cudaHostAlloc's. Unlike cudaFreeHost, unregistering does not wait
+ * for the device: the staging is freed only when no copy uses it (the
+ * pipeline drains its streams before it returns, failed or not:
+ * pipeline_issue.c drain(); a handle's close frees device memory first). */
 #define HUGE_PAGE ((size_t)2 << 20)
 #define TOUCH_THREADS 8
 #define TOUCH_SLICE_MIN ((size_t)32 << 20) /* no thread for less */
