@@ -26,6 +26,7 @@
 #include "backend.h"
 #include "fault.h"
 #include "module.h"
+#include "regions.h"
 #include "../kernels/kernels.h"
 
 /* the two tables, defined at the end */
@@ -247,8 +248,8 @@ static void c_dev_free(ooc_be_t *b, void *ptr)
  * before 5.9 moved the parent off its pinned pages. The caller's blocks
  * (ooc_host_alloc), which a forked child may read, stay cudaHostAlloc's.
  * The blocks we mapped, the process's as cudaHostAlloc's are (portable),
- * are kept in a registry so that freeing finds their size and tells them
- * from cudaHostAlloc's. Unlike cudaFreeHost, unregistering does not wait
+ * are kept in a registry (regions.h) so that freeing finds their size and
+ * tells them from cudaHostAlloc's. Unlike cudaFreeHost, unregistering does not wait
  * for the device: the staging is freed only when no copy uses it (the
  * pipeline drains its streams before it returns, failed or not:
  * pipeline_issue.c drain(); a handle's close frees device memory first). */
@@ -290,14 +291,8 @@ static void touch_pages(char *p, size_t n)
         if (started[i]) pthread_join(th[i], NULL);
 }
 
-typedef struct {
-    void *p;
-    size_t n; /* bytes mapped at p (a multiple of HUGE_PAGE) */
-} mapped_t;
-
-static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
-static mapped_t *mapped;
-static size_t nmapped, map_cap;
+/* the blocks map_pinned gave: their bytes mapped (multiples of HUGE_PAGE) */
+static ooc_regions_t mapped = OOC_REGIONS_INIT;
 
 /* Map and register `bytes` (rounded up to huge pages) at a huge-page
  * boundary; NULL if any step fails (nothing is left mapped then). */
@@ -310,7 +305,7 @@ static void *map_pinned(size_t bytes)
     /* keep the huge-page-aligned n bytes within, unmap the rest */
     char *p = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
     if (p > raw) munmap(raw, (size_t)(p - raw));
-    if (raw + n + HUGE_PAGE > p + n) munmap(p + n, (size_t)(raw + n + HUGE_PAGE - (p + n)));
+    munmap(p + n, (size_t)(raw + HUGE_PAGE - p)); /* p - raw < HUGE_PAGE: a tail is always left */
     (void)madvise(p, n, MADV_HUGEPAGE); /* advice: refused (no THP) is not an error */
     (void)madvise(p, n, MADV_DONTFORK);
     touch_pages(p, n);
@@ -319,20 +314,7 @@ static void *map_pinned(size_t bytes)
         munmap(p, n);
         return NULL;
     }
-    pthread_mutex_lock(&map_mu);
-    int room = nmapped < map_cap;
-    if (!room) {
-        size_t cap = map_cap ? 2 * map_cap : 16;
-        mapped_t *r = realloc(mapped, cap * sizeof *r);
-        if (r != NULL) {
-            mapped = r;
-            map_cap = cap;
-            room = 1;
-        }
-    }
-    if (room) mapped[nmapped++] = (mapped_t){p, n};
-    pthread_mutex_unlock(&map_mu);
-    if (!room) {
+    if (ooc_regions_add(&mapped, p, n) != 0) {
         (void)cudaHostUnregister(p);
         (void)cudaGetLastError();
         munmap(p, n);
@@ -344,20 +326,7 @@ static void *map_pinned(size_t bytes)
 /* Unregister and unmap p if we mapped it: 1, else 0. */
 static int unmap_pinned(void *p)
 {
-    size_t n = 0;
-    pthread_mutex_lock(&map_mu);
-    for (size_t i = 0; i < nmapped && n == 0; i++) {
-        if (mapped[i].p == p) {
-            n = mapped[i].n;
-            mapped[i] = mapped[--nmapped];
-        }
-    }
-    if (nmapped == 0) { /* the registry itself, once empty (no leak at exit) */
-        free(mapped);
-        mapped = NULL;
-        map_cap = 0;
-    }
-    pthread_mutex_unlock(&map_mu);
+    size_t n = ooc_regions_take(&mapped, p);
     if (n == 0) return 0;
     (void)cudaHostUnregister(p);
     (void)cudaGetLastError();

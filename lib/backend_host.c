@@ -33,6 +33,7 @@
 #include "backend.h"
 #include "fault.h"
 #include "joblimits.h"
+#include "regions.h"
 
 typedef enum { OP_COPY, OP_GEMM, OP_WAIT, OP_STAMP } op_kind_t;
 
@@ -80,18 +81,11 @@ struct hevent {
     double stamp; /* seconds, when a timed event was reached */
 };
 
-typedef struct {
-    const char *p;
-    size_t n;
-} region_t;
-
 /* "Pinned" host memory (host_alloc): the process's, as cudaHostAlloc's
  * portable memory is, not one instance's: every device sees it pinned, and
  * it outlives the instance (a handle reopens its backend when its settings
  * change, and the caller's blocks must stay), until host_free. */
-static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
-static region_t *pinned;
-static size_t npinned, pin_cap;
+static ooc_regions_t pinned = OOC_REGIONS_INIT;
 
 struct hbe {
     ooc_be_t base;
@@ -347,7 +341,7 @@ static void h_close(ooc_be_t *b)
 {
     hbe_t *be = (hbe_t *)b;
     if (be == NULL) return;
-    free(be); /* not the pinned blocks: the process's (pin_mu) */
+    free(be); /* not the pinned blocks: the process's (pinned) */
 }
 
 static ooc_status_t h_activate(ooc_be_t *b, ooc_err_t *err)
@@ -394,20 +388,10 @@ static ooc_status_t h_host_alloc(ooc_be_t *b, size_t bytes, int staging, void **
     void *p = ooc_fault_hit(OOC_FAULT_HOST_ALLOC) ? NULL : malloc(bytes ? bytes : 1);
     OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY,
                         "malloc: cannot allocate %zu bytes of pinned host memory", bytes);
-    pthread_mutex_lock(&pin_mu);
-    if (npinned == pin_cap) {
-        size_t cap = pin_cap ? 2 * pin_cap : 16;
-        region_t *r = realloc(pinned, cap * sizeof *r);
-        if (r == NULL) {
-            pthread_mutex_unlock(&pin_mu);
-            free(p);
-            return OOC_ERR(err, OOC_ERR_HOST_MEMORY, "realloc: out of memory (pinned registry)");
-        }
-        pinned = r;
-        pin_cap = cap;
+    if (ooc_regions_add(&pinned, p, bytes ? bytes : 1) != 0) {
+        free(p);
+        return OOC_ERR(err, OOC_ERR_HOST_MEMORY, "realloc: out of memory (pinned registry)");
     }
-    pinned[npinned++] = (region_t){p, bytes ? bytes : 1};
-    pthread_mutex_unlock(&pin_mu);
     *ptr = p;
     return OOC_SUCCESS;
 }
@@ -416,33 +400,15 @@ static int h_host_free(ooc_be_t *b, void *ptr)
 {
     (void)b;
     if (ptr == NULL) return 0;
-    int found = 0;
-    pthread_mutex_lock(&pin_mu);
-    for (size_t i = 0; i < npinned && !found; i++) {
-        if (pinned[i].p == ptr) {
-            pinned[i] = pinned[--npinned];
-            free(ptr);
-            found = 1;
-        }
-    }
-    if (npinned == 0) { /* the registry itself, once empty (no leak at exit) */
-        free(pinned);
-        pinned = NULL;
-        pin_cap = 0;
-    }
-    pthread_mutex_unlock(&pin_mu);
-    return found ? 0 : -1;
+    if (ooc_regions_take(&pinned, ptr) == 0) return -1;
+    free(ptr);
+    return 0;
 }
 
 static ooc_status_t h_classify(ooc_be_t *b, const void *ptr, int *is_pinned, ooc_err_t *err)
 {
     (void)b, (void)err;
-    const char *p = ptr;
-    *is_pinned = 0;
-    pthread_mutex_lock(&pin_mu);
-    for (size_t i = 0; i < npinned; i++)
-        if (p >= pinned[i].p && p < pinned[i].p + pinned[i].n) *is_pinned = 1;
-    pthread_mutex_unlock(&pin_mu);
+    *is_pinned = ooc_regions_within(&pinned, ptr);
     return OOC_SUCCESS;
 }
 

@@ -552,11 +552,44 @@ static int mpi_multiply(mpi_job_t *x)
     return RC_OK;
 }
 
-static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P);
+/* Rank 0: whether C mixes computers, from what each rank computed with
+ * and what computed the blocks it kept: ranks that computed blocks by
+ * different ids (ranks_mixed), and the blocks kept (from this job's
+ * journals or others') that another id than the first computing rank's
+ * computed, or several ("several"), counted in blocks_mixed with the first
+ * such id. When no rank computes, the kept blocks are held against the
+ * first rank's that kept some: a job whose ranks differ may be one
+ * computer's, every range recorded by it (each rank, alone, sees only its
+ * own blocks: a rank that kept its whole range of another's computes
+ * nothing, yet sits beside the others' blocks). */
+static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P)
+{
+    int ref = -1;
+    j->ranks_mixed = 0;
+    j->stats.blocks_mixed = 0;
+    j->stats.mixed_by[0] = '\0';
+    for (int r = 0; r < P; r++) {
+        if (!all[r].computed) continue;
+        if (ref < 0) ref = r;
+        else if (!j->ranks_mixed && strcmp(all[r].by, all[ref].by) != 0) {
+            j->ranks_mixed = r;
+            j->ranks_mixed_ref = ref;
+            snprintf(j->ranks_mixed_by, sizeof j->ranks_mixed_by, "%s", all[r].by);
+            snprintf(j->ranks_ref_by, sizeof j->ranks_ref_by, "%s", all[ref].by);
+        }
+    }
+    const char *id = ref >= 0 ? all[ref].by : NULL;
+    for (int r = 0; r < P && id == NULL; r++)
+        if (all[r].kept > 0) id = all[r].kept_by;
+    for (int r = 0; r < P && id != NULL; r++) {
+        if (all[r].kept == 0 || (strcmp(all[r].kept_by, "several") != 0 && strcmp(all[r].kept_by, id) == 0)) continue;
+        if (!j->stats.mixed_by[0]) snprintf(j->stats.mixed_by, sizeof j->stats.mixed_by, "%s", all[r].kept_by);
+        j->stats.blocks_mixed += all[r].kept;
+    }
+}
 
-/* Every rank, its multiply done: what computed its blocks and what it kept
- * of another's (mpi_report gathers it; with --resume --allow-mixed, so does
- * blocks_mixed, before the commit). */
+/* Every rank, its multiply done: what computed its blocks and what computed
+ * the blocks it kept (blocks_mixed and mpi_report gather it). */
 static void rank_me(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
@@ -570,10 +603,11 @@ static void rank_me(mpi_job_t *x)
 
 /* Every rank (whatever its own options say: a collective): rank 0 learns
  * whether C's blocks mix computers (ranks_mixed(): ranks computing by other
- * ids, or blocks kept that another computed), so that with --resume the
- * whole job's journal says so, as one process's would. Out of host memory:
- * taken as mixed (the mark only keeps a later resume from taking the blocks
- * for one computer's). */
+ * ids, or blocks kept that another computed), before the commit, so that
+ * with --resume the whole job's journal says so, as one process's would;
+ * the summary says it too. Out of host memory: taken as mixed for the
+ * journal (the mark only keeps a later resume from taking the blocks for
+ * one computer's), and the summary has rank 0's own figures. */
 static void blocks_mixed(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
@@ -584,7 +618,7 @@ static void blocks_mixed(mpi_job_t *x)
     } else {
         cli_mpi_gather(&x->me, sizeof x->me, all);
         if (x->rank == 0) {
-            ranks_mixed(j, all, x->size); /* (mpi_report does it again with the final figures) */
+            ranks_mixed(j, all, x->size);
             x->mixed = j->ranks_mixed != 0 || j->stats.blocks_mixed > 0;
         }
     }
@@ -831,42 +865,6 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
     fl->nranks = n;
 }
 
-/* Rank 0: whether C mixes computers, from what each rank computed with
- * and what computed the blocks it kept: ranks that computed blocks by
- * different ids (ranks_mixed), and the blocks kept (from this job's
- * journals or others') that another id than the first computing rank's
- * computed, or several ("several"), counted in blocks_mixed with the first
- * such id. When no rank computes, the kept blocks are held against the
- * first rank's that kept some: a job whose ranks differ may be one
- * computer's, every range recorded by it (each rank, alone, sees only its
- * own blocks: a rank that kept its whole range of another's computes
- * nothing, yet sits beside the others' blocks). */
-static void ranks_mixed(mul_job_t *j, const mul_rank_t *all, int P)
-{
-    int ref = -1;
-    j->ranks_mixed = 0;
-    j->stats.blocks_mixed = 0;
-    j->stats.mixed_by[0] = '\0';
-    for (int r = 0; r < P; r++) {
-        if (!all[r].computed) continue;
-        if (ref < 0) ref = r;
-        else if (!j->ranks_mixed && strcmp(all[r].by, all[ref].by) != 0) {
-            j->ranks_mixed = r;
-            j->ranks_mixed_ref = ref;
-            snprintf(j->ranks_mixed_by, sizeof j->ranks_mixed_by, "%s", all[r].by);
-            snprintf(j->ranks_ref_by, sizeof j->ranks_ref_by, "%s", all[ref].by);
-        }
-    }
-    const char *id = ref >= 0 ? all[ref].by : NULL;
-    for (int r = 0; r < P && id == NULL; r++)
-        if (all[r].kept > 0) id = all[r].kept_by;
-    for (int r = 0; r < P && id != NULL; r++) {
-        if (all[r].kept == 0 || (strcmp(all[r].kept_by, "several") != 0 && strcmp(all[r].kept_by, id) == 0)) continue;
-        if (!j->stats.mixed_by[0]) snprintf(j->stats.mixed_by, sizeof j->stats.mixed_by, "%s", all[r].kept_by);
-        j->stats.blocks_mixed += all[r].kept;
-    }
-}
-
 /* The summary from rank 0: the ranks' figures gathered, bytes summed, the
  * floor measured by every rank at once. */
 static void mpi_report(mpi_job_t *x, int rc)
@@ -898,7 +896,6 @@ static void mpi_report(mpi_job_t *x, int rc)
     j->prog.bytes_read = (uint64_t)sums[0];
     j->prog.bytes_written = (uint64_t)sums[1];
     j->stats.blocks_resumed = sums[2];
-    if (all) ranks_mixed(j, all, x->size); /* (else blocks_mixed()'s, or rank 0's own figures) */
     j->stats.blocks = x->s.plan.blocks;
     j->stats.panels = x->s.plan.panels;
     mul_summary(j, rc);
