@@ -495,6 +495,7 @@ typedef struct {
     int multiprocessors;
     int compute_major, compute_minor;
     uint64_t memory_total, memory_free; /**< bytes */
+    int numa_node; /**< the host NUMA node the GPU's PCIe link hangs off (-1 when unknown or the host has one) */
 } ooc_device_info_t;
 
 /** @brief Number of CUDA devices (0 without a GPU or without CUDA support).

@@ -26,6 +26,7 @@
 #include "backend.h"
 #include "fault.h"
 #include "module.h"
+#include "numa.h"
 #include "regions.h"
 #include "../kernels/kernels.h"
 
@@ -38,6 +39,7 @@ static const ooc_be_ops_t ooc_backend_custom_ops;
 typedef struct {
     ooc_be_t base;
     int device;
+    int numa_node; /* the host NUMA node of the device (numa.h), -1 unknown */
     cublasHandle_t blas;
     void *workspace;
 } cbe_t;
@@ -169,6 +171,10 @@ static ooc_status_t c_open_into(cbe_t *be, int device, int math, ooc_err_t *err)
     OOC_RETURN_ERROR_IF(device < 0 || device >= n, err, OOC_ERR_NO_DEVICE,
                         "device %d requested but only %d CUDA device(s) present", device, n);
     be->device = device;
+    char bus[32];
+    be->numa_node = cudaDeviceGetPCIBusId(bus, (int)sizeof bus, device) == cudaSuccess
+                        ? ooc_numa_node_of_pci(ooc_numa_root(), bus)
+                        : -1;
     CU(err, "cudaSetDevice", cudaSetDevice(device));
     CUBLAS(err, "cublasCreate", cublasCreate(&be->blas));
     CU(err, "cudaMalloc (cuBLAS workspace)", cudaMalloc(&be->workspace, CUBLAS_WORKSPACE_BYTES));
@@ -252,7 +258,10 @@ static void c_dev_free(ooc_be_t *b, void *ptr)
  * tells them from cudaHostAlloc's. Unlike cudaFreeHost, unregistering does not wait
  * for the device: the staging is freed only when no copy uses it (the
  * pipeline drains its streams before it returns, failed or not:
- * pipeline_issue.c drain(); a handle's close frees device memory first). */
+ * pipeline_issue.c drain(); a handle's close frees device memory first).
+ * On a host of several NUMA nodes the pages are asked of the device's node
+ * (numa.h) before they are first written, so the copy engines reach them
+ * without crossing sockets. */
 #define HUGE_PAGE ((size_t)2 << 20)
 #define TOUCH_THREADS 8
 #define TOUCH_SLICE_MIN ((size_t)32 << 20) /* no thread for less */
@@ -295,8 +304,10 @@ static void touch_pages(char *p, size_t n)
 static ooc_regions_t mapped = OOC_REGIONS_INIT;
 
 /* Map and register `bytes` (rounded up to huge pages) at a huge-page
- * boundary; NULL if any step fails (nothing is left mapped then). */
-static void *map_pinned(size_t bytes)
+ * boundary, its pages on NUMA node `node` where the kernel can (-1: where
+ * the threads writing them first run); NULL if any step fails (nothing is
+ * left mapped then). */
+static void *map_pinned(size_t bytes, int node)
 {
     size_t n = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     if (n < bytes || n + HUGE_PAGE < n) return NULL;
@@ -308,6 +319,7 @@ static void *map_pinned(size_t bytes)
     munmap(p + n, (size_t)(raw + HUGE_PAGE - p)); /* p - raw < HUGE_PAGE: a tail is always left */
     (void)madvise(p, n, MADV_HUGEPAGE); /* advice: refused (no THP) is not an error */
     (void)madvise(p, n, MADV_DONTFORK);
+    if (node >= 0) (void)ooc_numa_prefer(p, n, node); /* advice too: refused leaves the default */
     touch_pages(p, n);
     if (ooc_fault_hit(OOC_FAULT_REGISTER) || cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) {
         (void)cudaGetLastError(); /* cudaHostAlloc, tried next, says what is wrong */
@@ -336,10 +348,9 @@ static int unmap_pinned(void *p)
 
 static ooc_status_t c_host_alloc(ooc_be_t *b, size_t bytes, int staging, void **ptr, ooc_err_t *err)
 {
-    (void)b;
     OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_HOST_ALLOC), err, OOC_ERR_HOST_MEMORY,
                         "cudaHostAlloc (%zu bytes): out of memory, injected by OOC_FAULT=host_alloc", bytes);
-    *ptr = staging ? map_pinned(bytes ? bytes : 1) : NULL;
+    *ptr = staging ? map_pinned(bytes ? bytes : 1, b ? ((cbe_t *)b)->numa_node : -1) : NULL;
     if (*ptr == NULL)
         CU_AS(err, OOC_ERR_HOST_MEMORY, "cudaHostAlloc", cudaHostAlloc(ptr, bytes ? bytes : 1, cudaHostAllocPortable));
     return OOC_SUCCESS;

@@ -2,7 +2,8 @@
 /*
  * device.c: ooc_device_count and ooc_device_info: what `oocgemm info`
  * prints. The CUDA queries live in the CUDA module (module.h); the PCIe link's current
- * generation and width come from Linux's sysfs, which CUDA does not report.
+ * generation and width, and the NUMA node, come from Linux's sysfs, which
+ * CUDA does not report.
  */
 #include "config.h"
 
@@ -13,6 +14,7 @@
 
 #include "handle.h"
 #include "module.h"
+#include "numa.h"
 
 ooc_status_t ooc_device_count(ooc_handle_t *h, int *count)
 {
@@ -61,6 +63,7 @@ ooc_status_t ooc_device_info(ooc_handle_t *h, int device, ooc_device_info_t *inf
     d.pcie_gen = pcie_gen(buf);
     sysfs_read(d.pci_bus_id, "current_link_width", buf, sizeof buf);
     d.pcie_width = atoi(buf);
+    d.numa_node = ooc_numa_node_of_pci(ooc_numa_root(), d.pci_bus_id);
     *info = d;
     return OOC_SUCCESS;
 }

@@ -15,6 +15,8 @@
 
 #include "handle.h"
 #include "joblimits.h"
+#include "module.h"
+#include "numa.h"
 
 #define DEVICE_MARGIN_MIN ((uint64_t)256 << 20) /* left free on the device for others */
 
@@ -311,16 +313,54 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     return OOC_SUCCESS;
 }
 
+/* The NUMA node of every GPU of the handle (numa.h; asked once per device
+ * opened): -1 on the host backend, when one is unknown, or when they differ. */
+static int devices_node(ooc_handle_t *h)
+{
+    if (h->be_kind == OOC_BACKEND_HOST) return -1;
+    const ooc_cuda_module_t *mod = ooc_cuda_state()->mod;
+    int node = -1;
+    for (int d = 0; d < h->ndev; d++) {
+        ooc_dev_t *dev = &h->dev[d];
+        if (!dev->numa_asked) {
+            ooc_device_info_t info;
+            ooc_err_t ignored;
+            memset(&info, 0, sizeof info);
+            dev->numa_node = mod && mod->device(dev->index, &info, &ignored) == OOC_SUCCESS
+                                 ? ooc_numa_node_of_pci(ooc_numa_root(), info.pci_bus_id)
+                                 : -1;
+            dev->numa_asked = 1;
+        }
+        if (dev->numa_node < 0 || (d > 0 && dev->numa_node != node)) return -1;
+        node = dev->numa_node;
+    }
+    return node;
+}
+
+/* The node the staging threads keep to: the GPUs' (devices_node), when it
+ * has at least `threads` CPUs this process may run on and they are not all
+ * of them; else -1. So binding never costs a thread, and does nothing on a
+ * host of one node or where a launcher already bound the process. */
+static int staging_node(ooc_handle_t *h, int threads)
+{
+    int node = devices_node(h);
+    if (node < 0) return -1;
+    unsigned long mask[8192 / (8 * sizeof(unsigned long))];
+    int all = 0, cpus = ooc_numa_node_cpus(ooc_numa_root(), node, mask, 8192, &all);
+    return cpus >= threads && !all ? node : -1;
+}
+
 ooc_status_t ooc_api_staging_pool(ooc_handle_t *h, ooc_err_t *err)
 {
     int threads = h->param[OOC_PARAM_STAGING_THREADS] ? (int)h->param[OOC_PARAM_STAGING_THREADS]
                                                       : default_staging_threads();
+    int node = staging_node(h, threads);
     /* the submitting thread copies too: threads - 1 helpers */
-    if (h->pool && ooc_pool_threads(h->pool) != threads - 1) {
+    if (h->pool && (ooc_pool_threads(h->pool) != threads - 1 || ooc_pool_node(h->pool) != node)) {
         ooc_pool_destroy(h->pool);
         h->pool = NULL;
     }
-    if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, &h->pool, err));
+    if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, node, &h->pool, err));
     return OOC_SUCCESS;
 }
 

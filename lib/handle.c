@@ -227,6 +227,7 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
             return st;
         }
         h->dev[d].index = list[d];
+        h->dev[d].numa_asked = 0;
         h->ndev = d + 1;
     }
     h->be_kind = kind;

@@ -16,6 +16,7 @@ typedef struct {
     ooc_be_t *be;
     ooc_res_t res;
     int index; /* the device's number (CUDA's, or the host backend's) */
+    int numa_asked, numa_node; /* its NUMA node (numa.h), once asked; -1 unknown */
 } ooc_dev_t;
 
 typedef struct {

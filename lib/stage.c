@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fault.h"
+#include "numa.h"
 #include "stage.h"
 
 #if defined(__x86_64__) || defined(__SSE2__)
@@ -48,6 +49,9 @@ struct ooc_pool {
     job_t *jobs;         /* jobs with pieces not yet taken */
     pthread_t *threads;
     int nthreads, stop;
+    int node;         /* the NUMA node the helpers keep to (-1: none) */
+    const char *root; /* numa.h's sysfs root */
+    int bound;        /* helpers whose affinity the node set */
 };
 
 /* Move len bytes between memory and the file at off (kind PREAD or PWRITE). */
@@ -172,6 +176,11 @@ static void finish(ooc_pool_t *p, job_t *j, int error)
 static void *worker(void *arg)
 {
     ooc_pool_t *p = arg;
+    if (p->node >= 0 && ooc_numa_bind_thread(p->root, p->node)) {
+        pthread_mutex_lock(&p->mu);
+        p->bound++;
+        pthread_mutex_unlock(&p->mu);
+    }
     for (;;) {
         size_t piece;
         pthread_mutex_lock(&p->mu);
@@ -183,10 +192,12 @@ static void *worker(void *arg)
     }
 }
 
-ooc_status_t ooc_pool_create(int nthreads, ooc_pool_t **out, ooc_err_t *err)
+ooc_status_t ooc_pool_create(int nthreads, int node, ooc_pool_t **out, ooc_err_t *err)
 {
     ooc_pool_t *p = calloc(1, sizeof *p);
     OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (staging pool)");
+    p->node = node < 0 ? -1 : node;
+    p->root = ooc_numa_root();
     p->threads = calloc(nthreads > 0 ? (size_t)nthreads : 1, sizeof *p->threads);
     if (p->threads == NULL) {
         free(p);
@@ -223,6 +234,17 @@ void ooc_pool_destroy(ooc_pool_t *p)
 }
 
 int ooc_pool_threads(const ooc_pool_t *p) { return p ? p->nthreads : 0; }
+
+int ooc_pool_node(const ooc_pool_t *p) { return p ? p->node : -1; }
+
+int ooc_pool_bound(ooc_pool_t *p)
+{
+    if (p == NULL) return 0;
+    pthread_mutex_lock(&p->mu);
+    int n = p->bound;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
 
 /* Run a job cut into pieces on the pool and the calling thread. */
 static int run_job(ooc_pool_t *p, job_t *j)

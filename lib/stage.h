@@ -15,10 +15,16 @@
 
 typedef struct ooc_pool ooc_pool_t;
 
-/* nthreads helper threads (>= 0; 0: the caller copies alone) */
-ooc_status_t ooc_pool_create(int nthreads, ooc_pool_t **pool, ooc_err_t *err);
+/* nthreads helper threads (>= 0; 0: the caller copies alone). node >= 0:
+ * each helper keeps to that NUMA node's CPUs, where it may run on them
+ * (numa.h ooc_numa_bind_thread); -1: the threads run where the kernel puts
+ * them. */
+ooc_status_t ooc_pool_create(int nthreads, int node, ooc_pool_t **pool, ooc_err_t *err);
 void ooc_pool_destroy(ooc_pool_t *pool); /* NULL is fine */
 int ooc_pool_threads(const ooc_pool_t *pool);
+int ooc_pool_node(const ooc_pool_t *pool); /* as created, -1 for none */
+/* helpers whose affinity the node changed so far (they set it as they start) */
+int ooc_pool_bound(ooc_pool_t *pool);
 
 /* height rows of width bytes from src (row pitch spitch) to dst (dpitch) */
 void ooc_pool_copy2d(ooc_pool_t *pool, void *dst, size_t dpitch, const void *src, size_t spitch,

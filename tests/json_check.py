@@ -36,7 +36,7 @@ DEVICE_KEYS = {"device", "blocks", "bytes_h2d", "bytes_d2h", "bytes_peer", "time
                "busy_d2h_s", "busy_read_s", "busy_write_s", "trace_wall_s", "overlap_efficiency"}
 RANK_KEYS = {"rank", "host", "devices", "blocks", "time_s", "bytes_read", "bytes_written"}  # + the range's two
 GPU_KEYS = {"device", "error", "name", "compute_capability", "multiprocessors", "memory_total", "memory_free",
-            "copy_engines", "pci_bus_id", "pcie_gen", "pcie_width", "bandwidth_bytes", "h2d_gbps", "d2h_gbps"}
+            "copy_engines", "pci_bus_id", "pcie_gen", "pcie_width", "numa_node", "bandwidth_bytes", "h2d_gbps", "d2h_gbps"}
 
 failures = 0
 

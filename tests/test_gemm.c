@@ -9,12 +9,17 @@
  * dimensions, pinned and pageable memory, and budgets small enough to force
  * many blocks, several column panels and several row panels of B. The typed
  * wrappers (ooc_sgemm, _dgemm, _cgemm, _zgemm) each against cblas_?gemm.
+ * The staging on the GPU's NUMA node, through a fake sysfs tree.
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -22,6 +27,8 @@
 
 #include <CUnit/Basic.h>
 
+#include "handle.h"
+#include "numa.h"
 #include "testutil.h"
 
 #ifndef OOC_TEST_BACKEND
@@ -711,6 +718,91 @@ static void test_buffers_shrink(void)
     free(A), free(B), free(C);
 }
 
+/* The staging on the GPU's NUMA node (lib/numa.h). A fake sysfs tree
+ * (OOC_NUMA_ROOT) puts device 0 on node 0 and gives node 0 two of the CPUs
+ * this process may run on; a pageable multiply with 2 staging threads then
+ * keeps its one helper to those CPUs and (CUDA) prefers node 0 for the
+ * ring's pages (get_mempolicy), and its C is right. The host backend has no
+ * PCI device: its pool stays unbound under the same tree. */
+static void test_numa_staging(void)
+{
+    cpu_set_t set;
+    CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof set, &set), 0);
+    int cpu[2], n = 0, allowed = CPU_COUNT(&set);
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &set)) cpu[n++] = c;
+    int cuda = OOC_TEST_BACKEND != OOC_BACKEND_HOST;
+    ooc_handle_t *h = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_TEST_BACKEND), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_STAGING_THREADS, 2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 8 << 20), OOC_SUCCESS);
+    char bus[64] = "0000:00:00.0";
+    if (cuda) {
+        ooc_device_info_t di;
+        CU_ASSERT_EQUAL_FATAL(ooc_device_info(h, 0, &di), OOC_SUCCESS);
+        size_t i = 0;
+        for (; di.pci_bus_id[i] && i + 1 < sizeof bus; i++) bus[i] = (char)tolower((unsigned char)di.pci_bus_id[i]);
+        bus[i] = '\0';
+    }
+    char root[64] = "/tmp/ooc_test_numa_XXXXXX", cmd[256], list[64];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+    snprintf(list, sizeof list, "%d,%d", cpu[0], n > 1 ? cpu[1] : cpu[0]);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/sys/bus/pci/devices/%s %s/sys/devices/system/node/node0 && echo 0 > %s/sys/bus/pci/devices/%s/numa_node"
+             " && echo %s > %s/sys/devices/system/node/node0/cpulist",
+             root, bus, root, root, bus, list, root);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    CU_ASSERT_EQUAL(setenv("OOC_NUMA_ROOT", root, 1), 0);
+
+    const int64_t m = 1501, nn = 307, k = 203;
+    double *A = malloc((size_t)(m * k) * sizeof(double)), *B = malloc((size_t)(k * nn) * sizeof(double));
+    double *C = malloc((size_t)(m * nn) * sizeof(double)), *C0 = malloc((size_t)(m * nn) * sizeof(double));
+    CU_ASSERT_FATAL(A && B && C && C0);
+    tu_fill(OOC_R64, A, (size_t)(m * k), &seed);
+    tu_fill(OOC_R64, B, (size_t)(k * nn), &seed);
+    tu_fill(OOC_R64, C0, (size_t)(m * nn), &seed);
+    memcpy(C, C0, (size_t)(m * nn) * sizeof(double));
+    double alpha = 0.75, beta = -0.5, worst = 0;
+    ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, alpha, A, m, B, k, beta, C, m);
+    unsetenv("OOC_NUMA_ROOT");
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    %s\n", ooc_last_error(h));
+    CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, &alpha, A, m, B, k, &beta, C0, C,
+                             m, &worst),
+                    0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h->pool);
+    CU_ASSERT_EQUAL(ooc_pool_threads(h->pool), 1);
+    /* bound only when the node's CPUs are some, not all, of those allowed */
+    int bind = cuda && allowed > 2;
+    CU_ASSERT_EQUAL(ooc_pool_node(h->pool), bind ? 0 : -1);
+    for (int i = 0; i < 2000 && ooc_pool_bound(h->pool) < bind; i++) usleep(1000);
+    CU_ASSERT_EQUAL(ooc_pool_bound(h->pool), bind);
+    if (cuda && !bind) printf("\n    %d CPU(s) allowed: the staging threads' binding not checked here\n", allowed);
+#ifdef SYS_get_mempolicy
+    if (cuda) {
+        const ooc_res_t *res = &h->dev[0].res;
+        CU_ASSERT_FATAL(res->pin != NULL && res->pin_bytes > 0);
+        int mode = -1;
+        unsigned long nodes[16] = {0};
+        long rc = syscall(SYS_get_mempolicy, &mode, nodes, 16 * 8 * sizeof(unsigned long),
+                          (char *)res->pin + res->pin_bytes / 2, 2UL /* MPOL_F_ADDR */);
+        if (rc != 0 && (errno == EPERM || errno == ENOSYS)) {
+            printf("\n    get_mempolicy refused (%s): the ring's placement not checked here\n", strerror(errno));
+        } else {
+            CU_ASSERT_EQUAL(rc, 0);
+            CU_ASSERT_EQUAL(mode, 1 /* MPOL_PREFERRED */);
+            CU_ASSERT_EQUAL(nodes[0], 1UL);
+        }
+    }
+#endif
+    ooc_destroy(h);
+    free(A), free(B), free(C), free(C0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -743,6 +835,7 @@ int main(void)
     CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
     CU_add_test(s, "C overlapping A or B", test_overlap);
     CU_add_test(s, "lowered budgets give the buffers back (host backend)", test_buffers_shrink);
+    CU_add_test(s, "the staging on the GPU's NUMA node", test_numa_staging);
     int rc = tu_run();
     ooc_destroy(H);
     return rc;

@@ -105,6 +105,7 @@ static void info_json_gpu(json_t *js, const info_gpu_t *g, int64_t bytes)
     json_string(js, "pci_bus_id", ok ? di->pci_bus_id : NULL);
     json_int(js, "pcie_gen", di->pcie_gen);
     json_int(js, "pcie_width", di->pcie_width);
+    json_int(js, "numa_node", ok ? di->numa_node : -1);
     json_int(js, "bandwidth_bytes", bytes);
     json_real(js, "h2d_gbps", g->h2d / 1e9, g->have_bw);
     json_real(js, "d2h_gbps", g->d2h / 1e9, g->have_bw);
@@ -127,6 +128,8 @@ static void info_print_gpu(const info_gpu_t *g, int64_t bytes, int measure)
            di->copy_engines >= 2 ? " (copies both ways at once)" : " (one copy at a time)");
     if (di->pcie_gen > 0) printf("  PCI bus id %s, PCIe Gen%d x%d\n", di->pci_bus_id, di->pcie_gen, di->pcie_width);
     else printf("  PCI bus id %s, PCIe link unknown\n", di->pci_bus_id);
+    if (di->numa_node >= 0) printf("  host NUMA node %d (its pinned staging is placed there)\n", di->numa_node);
+    else printf("  host NUMA node unknown (one node, or not reported)\n");
     if (g->have_bw)
         printf("  pinned bandwidth (%s each way): H2D %.1f GB/s, D2H %.1f GB/s\n",
                human_bytes((uint64_t)bytes, b1, sizeof b1), g->h2d / 1e9, g->d2h / 1e9);
