@@ -746,13 +746,14 @@ static void test_numa_staging(void)
         for (; di.pci_bus_id[i] && i + 1 < sizeof bus; i++) bus[i] = (char)tolower((unsigned char)di.pci_bus_id[i]);
         bus[i] = '\0';
     }
-    char root[64] = "/tmp/ooc_test_numa_XXXXXX", cmd[256], list[64];
+    char root[64] = "/tmp/ooc_test_numa_XXXXXX", cmd[1024], list[64];
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
     snprintf(list, sizeof list, "%d,%d", cpu[0], n > 1 ? cpu[1] : cpu[0]);
-    snprintf(cmd, sizeof cmd,
+    int len = snprintf(cmd, sizeof cmd,
              "mkdir -p %s/sys/bus/pci/devices/%s %s/sys/devices/system/node/node0 && echo 0 > %s/sys/bus/pci/devices/%s/numa_node"
              " && echo %s > %s/sys/devices/system/node/node0/cpulist",
              root, bus, root, root, bus, list, root);
+    CU_ASSERT_FATAL(len > 0 && (size_t)len < sizeof cmd);
     CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
     CU_ASSERT_EQUAL(setenv("OOC_NUMA_ROOT", root, 1), 0);
 
@@ -774,6 +775,11 @@ static void test_numa_staging(void)
                     0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h->pool);
     CU_ASSERT_EQUAL(ooc_pool_threads(h->pool), 1);
+    /* the tree as the library read it: the device's node, two CPUs there */
+    unsigned long mask[8192 / (8 * sizeof(unsigned long))];
+    int all = -1;
+    CU_ASSERT_EQUAL(ooc_numa_node_of_pci(root, bus), 0);
+    CU_ASSERT_EQUAL(ooc_numa_node_cpus(root, 0, mask, 8192, &all), n);
     /* bound only when the node's CPUs are some, not all, of those allowed */
     int bind = cuda && allowed > 2;
     CU_ASSERT_EQUAL(ooc_pool_node(h->pool), bind ? 0 : -1);
