@@ -47,6 +47,7 @@
 #  21. a grid: 4 ranks on 2's job (2 panels of op(B)) take 2 x 2 rectangles,
 #      each reading half of op(B): byte-identical, verified; a rank killed,
 #      resumed by rows with 3, and rows killed, resumed as a grid;
+#  22. a resume's progress: its rate and ETA leave out the blocks kept;
 #  16. the floor: each GPU's and host's figures measured once and summed,
 #      over the bytes every rank moved and staged (with a GPU: op(B) to each
 #      rank, the host memory term of the files' staging, one GPU's rates).
@@ -104,14 +105,16 @@ mpi() {
     np=$1
     shift
     rm -f pid.*
-    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x RANK_ENV -x B_FOR ./rank.sh "$@" >out 2>err
+    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x OOC_HOST_D2H_DELAY_US -x RANK_ENV -x B_FOR \
+        ./rank.sh "$@" >out 2>err
 }
 # bg NP ARGS...: the same in the background, once every rank wrote its pid
 bg() {
     np=$1
     shift
     rm -f pid.*
-    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x RANK_ENV -x B_FOR ./rank.sh "$@" >out 2>err &
+    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x OOC_HOST_D2H_DELAY_US -x RANK_ENV -x B_FOR \
+        ./rank.sh "$@" >out 2>err &
     bgpid=$!
     i=0
     while [ "$(ls pid.* 2>/dev/null | wc -l)" -lt "$np" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
@@ -162,7 +165,7 @@ rank1_killed_part_way() {
     kill -9 "$(cat pid.1)" 2>/dev/null
     bg_wait
 }
-export OOC_HOST_JITTER_US= RANK_ENV= B_FOR=
+export OOC_HOST_JITTER_US= OOC_HOST_D2H_DELAY_US= RANK_ENV= B_FOR=
 
 # odd shapes, 2 panels, 17 blocks of 64 rows with a shrinking tail
 S="--backend host --device-mem 256K --block-rows 64 --ring 3 --no-floor --no-progress"
@@ -197,6 +200,44 @@ if [ $rc -ne 0 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && [ "$had" -gt 0 ] &
     pass "3 rank 1 of 3 killed (mpirun exit $rc, $had of 34 blocks kept); --resume with 2 ranks: byte-identical, only the job's journal left, complete"
 else
     fail "3 rank 1 killed: mpirun exit $rc, $had blocks kept; the resume with 2 ranks failed or differs"
+fi
+
+# 22. a resume's progress leaves out the blocks kept: 3 ranks stopped
+# (SIGUSR1) once most blocks are recorded; 2 ranks resume, each copy of C
+# out held 50 ms, so no rank finishes more than a block per 50 ms; every
+# progress line's rate (blocks of this run per second) is within that. Rank
+# 0 had counted the ranks' kept blocks as computed in the first second: a
+# CPU job at TFLOP/s, its ETA too short.
+rm -f C.npy C.npy.ooc-*
+OOC_HOST_D2H_DELAY_US=100000
+bg 3 $P -o C.npy $S -q
+OOC_HOST_D2H_DELAY_US=
+wait_blocks 10
+kill -USR1 "$(cat pid.0)" 2>/dev/null
+bg_wait
+rc=$?
+had=$(recorded)
+OOC_HOST_D2H_DELAY_US=50000
+mpi 2 $P -o C.npy ${S%--no-progress} --resume
+rc2=$?
+OOC_HOST_D2H_DELAY_US=
+if [ $rc = 7 ] && [ "$had" -ge 8 ] && [ "$had" -lt 34 ] && [ $rc2 = 0 ] && cmp -s C.npy ref.npy &&
+    python3 -c '
+import re, sys
+flops, total, ranks, hold = 2.0 * 1001 * 97 * 83, 34, 2, 0.05
+lines = [l for l in open("err") if re.search(r"\(\d+/34 blocks\)", l)]
+assert lines, "no progress line"
+for l in lines:
+    m = re.search(r"\((\d+)/34 blocks\) ([\d.]+) s, [^,]*, ([\d.e+-]+) ([GT])FLOP/s", l)
+    assert m, l
+    el = max(float(m.group(2)) - 0.05, hold)  # printed to 0.1 s; no block before one hold
+    per_s = float(m.group(3)) * (1e9 if m.group(4) == "G" else 1e12) * total / flops
+    assert per_s <= 1.1 * (ranks / hold + ranks / el), (l, per_s, ranks / hold + ranks / el)
+print(len(lines), "lines")
+'; then
+    pass "22 a resume's progress (2 ranks, $had of 34 blocks kept): the rate and ETA count only this run's blocks"
+else
+    fail "22 a resume's progress: stop exit $rc (expected 7), $had blocks kept, resume exit $rc2, or a rate above what 2 ranks can compute: $(grep blocks err | head -5)"
 fi
 
 # 4. a write failure on rank 1 alone

@@ -577,6 +577,11 @@ typedef struct {
 } progress_t;
 
 void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written);
+/* mpirun's rank 0: the ranks' sums, ran of done blocks computed by this run
+ * (each rank's done - base: the blocks kept from an earlier run left out) */
+void progress_sum(progress_t *p, int64_t done, int64_t ran, int64_t total, uint64_t bytes_read,
+                  uint64_t bytes_written);
+
 void progress_end(progress_t *p);
 void measure_disk(const char *sample, const char *out, double *read_gbs, double *write_gbs, double *both_gbs);
 void stop_signals_install(ooc_handle_t *h);

@@ -9,24 +9,13 @@
 
 #include "cli.h"
 
-void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written)
+/* Show done of total blocks, ran of them by this run (the rest were kept
+ * from an earlier one: they count in the percentage, not in the rate or the
+ * ETA); with p->lock held. */
+static void show(progress_t *p, int64_t done, int64_t ran, int64_t total)
 {
-    progress_t *p = user;
-    pthread_mutex_lock(&p->lock);
     double now = now_seconds(), el = now - p->t0;
-    if (!p->have_base) { /* the first call follows this run's first block */
-        p->have_base = 1;
-        p->base = done > 0 ? done - 1 : 0;
-    }
-    p->calls++;
-    if (done > p->done) p->done = done;
-    p->total = total;
-    if (bytes_read > p->bytes_read) p->bytes_read = bytes_read;
-    if (bytes_written > p->bytes_written) p->bytes_written = bytes_written;
-    done = p->done;
-
     double frac = total > 0 ? (double)done / (double)total : 1.0;
-    int64_t ran = done - p->base; /* blocks finished by this run */
     double gbps = el > 0 ? (double)(p->bytes_read + p->bytes_written) / el / 1e9 : 0.0;
     double rate = el > 0 && total > 0 ? p->flops * (double)ran / (double)total / el : 0.0;
     double eta = ran > 0 ? el * (double)(total - done) / (double)ran : NAN;
@@ -53,6 +42,37 @@ void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, u
             while (p->next_pct <= pct) p->next_pct += 5;
         }
     }
+}
+
+/* the counts as they grow (calls from several threads may come out of order) */
+static void update(progress_t *p, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written)
+{
+    p->calls++;
+    if (done > p->done) p->done = done;
+    p->total = total;
+    if (bytes_read > p->bytes_read) p->bytes_read = bytes_read;
+    if (bytes_written > p->bytes_written) p->bytes_written = bytes_written;
+}
+
+void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written)
+{
+    progress_t *p = user;
+    pthread_mutex_lock(&p->lock);
+    if (!p->have_base) { /* the first call follows this run's first block */
+        p->have_base = 1;
+        p->base = done > 0 ? done - 1 : 0;
+    }
+    update(p, done, total, bytes_read, bytes_written);
+    show(p, p->done, p->done - p->base, total);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void progress_sum(progress_t *p, int64_t done, int64_t ran, int64_t total, uint64_t bytes_read,
+                  uint64_t bytes_written)
+{
+    pthread_mutex_lock(&p->lock);
+    update(p, done, total, bytes_read, bytes_written);
+    show(p, p->done, ran, total);
     pthread_mutex_unlock(&p->lock);
 }
 

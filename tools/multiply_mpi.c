@@ -492,7 +492,8 @@ static void sleep_ms(long ms)
 
 /* The multiply in a worker thread; the main thread polls: every 50 ms one
  * non-blocking sum over the ranks of (stop, running, blocks done, blocks,
- * bytes read, bytes written). A stop (a failure, a signal) anywhere cancels
+ * bytes read, bytes written, blocks this run computed: the rate and ETA
+ * leave out blocks a resume kept). A stop (a failure, a signal) anywhere cancels
  * every rank's multiply; rank 0 shows the whole job's progress. */
 static int mpi_multiply(mpi_job_t *x)
 {
@@ -516,18 +517,19 @@ static int mpi_multiply(mpi_job_t *x)
     for (;;) {
         int done = atomic_load(&x->done);
         pthread_mutex_lock(&j->prog.lock);
-        int64_t in[6] = {stop_signal_caught() != 0 || (done && x->st != OOC_SUCCESS), !done,
+        int64_t in[7] = {stop_signal_caught() != 0 || (done && x->st != OOC_SUCCESS), !done,
                          done && x->st == OOC_SUCCESS ? total : j->prog.done, total,
-                         (int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written}, out[6];
+                         (int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written,
+                         j->prog.have_base ? j->prog.done - j->prog.base : 0}, out[7];
         pthread_mutex_unlock(&j->prog.lock);
-        cli_mpi_isum_start(in, 6);
+        cli_mpi_isum_start(in, 7);
         while (!cli_mpi_isum_test(out)) sleep_ms(2);
         if (out[0] > 0 && !done && !peer_stop && !in[0]) {
             peer_stop = 1;
             ooc_cancel(j->h);
         }
         if (agg.mode != PROGRESS_NONE && out[2] != shown && out[3] > 0) {
-            progress_cb(&agg, out[2], out[3], (uint64_t)out[4], (uint64_t)out[5]);
+            progress_sum(&agg, out[2], out[6], out[3], (uint64_t)out[4], (uint64_t)out[5]);
             shown = out[2];
         }
         if (out[1] == 0) break;
