@@ -36,44 +36,7 @@
 #define MI_V1_MEM "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime shared:11 - cgroup cgroup rw,memory\n"
 #define MI_V1_UNIFIED "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:6 - cgroup2 cgroup2 rw\n"
 
-static char tree[512]; /* the current fake root */
-
-/* ---------- building trees ---------- */
-
-static void mkdirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) CU_FAIL_FATAL("mkdir");
-            *p = '/';
-        }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) CU_FAIL_FATAL("mkdir");
-}
-
-/* A new empty root for one case. */
-static void new_tree(const char *name)
-{
-    snprintf(tree, sizeof tree, "%s", tu_path(name));
-    mkdirs(tree);
-}
-
-/* root + rel := text, making the directories on the way */
-static void put(const char *rel, const char *text)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s%s", tree, rel);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    mkdirs(path);
-    *slash = '/';
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    CU_ASSERT_EQUAL(fclose(f), 0);
-}
+static const char *tree; /* the current fake root (tu_tree) */
 
 /* "%llu\n" of a byte count, for the value files */
 static const char *num(uint64_t v)
@@ -88,7 +51,7 @@ static const char *num(uint64_t v)
 /* 16 GiB of RAM, 8 GiB available */
 static void put_meminfo(void)
 {
-    put("/proc/meminfo", "MemTotal:       16777216 kB\n"
+    tu_put("/proc/meminfo", "MemTotal:       16777216 kB\n"
                          "MemFree:         1048576 kB\n"
                          "MemAvailable:    8388608 kB\n"
                          "Buffers:           12345 kB\n");
@@ -100,14 +63,14 @@ static void put_v2(const char *dir, const char *max, const char *high, uint64_t 
     char rel[512];
     if (max) {
         snprintf(rel, sizeof rel, "/sys/fs/cgroup%s/memory.max", dir);
-        put(rel, max);
+        tu_put(rel, max);
     }
     if (high) {
         snprintf(rel, sizeof rel, "/sys/fs/cgroup%s/memory.high", dir);
-        put(rel, high);
+        tu_put(rel, high);
     }
     snprintf(rel, sizeof rel, "/sys/fs/cgroup%s/memory.current", dir);
-    put(rel, num(current));
+    tu_put(rel, num(current));
 }
 
 static ooc_limits_t probe(void)
@@ -122,8 +85,8 @@ static ooc_limits_t probe(void)
 static void v2_job(void)
 {
     put_meminfo();
-    put("/proc/self/cgroup", "0::/job_1/step_0\n");
-    put("/proc/self/mountinfo", MI_ROOTFS MI_PROC MI_V2);
+    tu_put("/proc/self/cgroup", "0::/job_1/step_0\n");
+    tu_put("/proc/self/mountinfo", MI_ROOTFS MI_PROC MI_V2);
 }
 
 /* ---------- cgroup v2 ---------- */
@@ -173,7 +136,7 @@ static void test_v2_cases(void)
         const v2_case_t *c = &v2_cases[i];
         char name[32];
         snprintf(name, sizeof name, "v2_case_%zu", i);
-        new_tree(name);
+        tree = tu_tree(name);
         v2_job();
         put_v2("/job_1", c->job_max, c->job_high, c->job_current);
         if (c->step_max) put_v2("/job_1/step_0", c->step_max, c->step_high, c->step_current);
@@ -192,7 +155,7 @@ static void test_v2_cases(void)
 /* No limit anywhere: the cgroup says so. */
 static void test_v2_no_limit(void)
 {
-    new_tree("v2_max");
+    tree = tu_tree("v2_max");
     v2_job();
     put_v2("/job_1", "max\n", "max\n", 100 * MiB);
     ooc_limits_t L = probe();
@@ -204,10 +167,10 @@ static void test_v2_no_limit(void)
 /* Page cache the kernel would drop (inactive_file) is not counted as used. */
 static void test_v2_page_cache(void)
 {
-    new_tree("v2_cache");
+    tree = tu_tree("v2_cache");
     v2_job();
     put_v2("/job_1", num(1 * GiB), NULL, 300 * MiB);
-    put("/sys/fs/cgroup/job_1/memory.stat", "anon 1234\nfile 999\nactive_anon 5\ninactive_file 104857600\n"
+    tu_put("/sys/fs/cgroup/job_1/memory.stat", "anon 1234\nfile 999\nactive_anon 5\ninactive_file 104857600\n"
                                             "active_file 7\n");
     put_v2("/job_1/step_0", "max\n", NULL, 300 * MiB);
     ooc_limits_t L = probe();
@@ -219,10 +182,10 @@ static void test_v2_page_cache(void)
  * limit is on the job. */
 static void test_v2_slurm(void)
 {
-    new_tree("v2_slurm");
+    tree = tu_tree("v2_slurm");
     put_meminfo();
-    put("/proc/self/cgroup", "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n");
-    put("/proc/self/mountinfo", MI_ROOTFS MI_V2 MI_PROC);
+    tu_put("/proc/self/cgroup", "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n");
+    tu_put("/proc/self/mountinfo", MI_ROOTFS MI_V2 MI_PROC);
     put_v2("/system.slice", "max\n", "max\n", 3 * GiB);
     put_v2("/system.slice/slurmstepd.scope", "max\n", "max\n", 3 * GiB);
     put_v2("/system.slice/slurmstepd.scope/job_42", num(2 * GiB), "max\n", 768 * MiB);
@@ -240,15 +203,15 @@ static void test_v2_slurm(void)
  * a tmpfs at the usual one; nothing is read above the mount point. */
 static void test_v2_odd_mount(void)
 {
-    new_tree("v2_mount");
+    tree = tu_tree("v2_mount");
     put_meminfo();
-    put("/proc/self/cgroup", "0::/batch/job_7\n");
-    put("/proc/self/mountinfo", MI_ROOTFS "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    tu_put("/proc/self/cgroup", "0::/batch/job_7\n");
+    tu_put("/proc/self/mountinfo", MI_ROOTFS "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
                                           "47 22 0:40 / /run/my\\040cgroups rw,relatime shared:30 - cgroup2 none rw\n");
-    put("/run/my cgroups/batch/job_7/memory.max", num(3 * GiB));
-    put("/run/my cgroups/batch/job_7/memory.current", num(1 * GiB));
-    put("/run/memory.max", num(1 * MiB)); /* above the mount: never read */
-    put("/sys/fs/cgroup/batch/job_7/memory.max", num(2 * MiB)); /* not the cgroup2 mount */
+    tu_put("/run/my cgroups/batch/job_7/memory.max", num(3 * GiB));
+    tu_put("/run/my cgroups/batch/job_7/memory.current", num(1 * GiB));
+    tu_put("/run/memory.max", num(1 * MiB)); /* above the mount: never read */
+    tu_put("/sys/fs/cgroup/batch/job_7/memory.max", num(2 * MiB)); /* not the cgroup2 mount */
     ooc_limits_t L = probe();
     CU_ASSERT_EQUAL(L.cgroup, 2);
     CU_ASSERT_EQUAL(L.mem_limit, 3 * GiB);
@@ -260,13 +223,13 @@ static void test_v2_odd_mount(void)
  * root field), which is the top of the mount point. */
 static void test_v2_container(void)
 {
-    new_tree("v2_container");
+    tree = tu_tree("v2_container");
     put_meminfo();
-    put("/proc/self/cgroup", "0::/docker/abc\n");
-    put("/proc/self/mountinfo", MI_ROOTFS
+    tu_put("/proc/self/cgroup", "0::/docker/abc\n");
+    tu_put("/proc/self/mountinfo", MI_ROOTFS
         "30 25 0:26 /docker/abc /sys/fs/cgroup ro,nosuid,nodev,noexec,relatime - cgroup2 cgroup rw\n");
-    put("/sys/fs/cgroup/memory.max", num(4 * GiB));
-    put("/sys/fs/cgroup/memory.current", num(1 * GiB));
+    tu_put("/sys/fs/cgroup/memory.max", num(4 * GiB));
+    tu_put("/sys/fs/cgroup/memory.current", num(1 * GiB));
     ooc_limits_t L = probe();
     CU_ASSERT_EQUAL(L.mem_available, 3 * GiB);
     CU_ASSERT_STRING_EQUAL(L.available_source, "cgroup v2 memory.max at /sys/fs/cgroup");
@@ -278,33 +241,33 @@ static void test_v2_container(void)
 static void v1_job(void)
 {
     put_meminfo();
-    put("/proc/self/cgroup", "12:pids:/slurm/uid_1000/job_5/step_0/task_0\n"
+    tu_put("/proc/self/cgroup", "12:pids:/slurm/uid_1000/job_5/step_0/task_0\n"
                              "5:cpu,cpuacct:/slurm/uid_1000/job_5/step_0/task_0\n"
                              "4:memory:/slurm/uid_1000/job_5/step_0/task_0\n"
                              "1:name=systemd:/user.slice\n"
                              "0::/user.slice\n");
-    put("/proc/self/mountinfo", MI_ROOTFS MI_PROC MI_V1_CPU MI_V1_MEM MI_V1_UNIFIED);
-    put("/sys/fs/cgroup/unified/user.slice/memory.max", num(1 * MiB)); /* v2 without memory: never read */
+    tu_put("/proc/self/mountinfo", MI_ROOTFS MI_PROC MI_V1_CPU MI_V1_MEM MI_V1_UNIFIED);
+    tu_put("/sys/fs/cgroup/unified/user.slice/memory.max", num(1 * MiB)); /* v2 without memory: never read */
 }
 
 static void put_v1(const char *dir, const char *limit, uint64_t usage)
 {
     char rel[512];
     snprintf(rel, sizeof rel, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", dir);
-    put(rel, limit);
+    tu_put(rel, limit);
     snprintf(rel, sizeof rel, "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", dir);
-    put(rel, num(usage));
+    tu_put(rel, num(usage));
 }
 
 static void test_v1_limit(void)
 {
-    new_tree("v1_limit");
+    tree = tu_tree("v1_limit");
     v1_job();
     put_v1("", V1_NONE, 5 * GiB);
     put_v1("/slurm", V1_NONE, 5 * GiB);
     put_v1("/slurm/uid_1000", V1_NONE, 5 * GiB);
     put_v1("/slurm/uid_1000/job_5", num(2 * GiB), 612 * MiB);
-    put("/sys/fs/cgroup/memory/slurm/uid_1000/job_5/memory.stat",
+    tu_put("/sys/fs/cgroup/memory/slurm/uid_1000/job_5/memory.stat",
         "cache 104857600\nrss 1\ninactive_file 5\ntotal_cache 104857600\ntotal_inactive_file 104857600\n");
     put_v1("/slurm/uid_1000/job_5/step_0", num(3 * GiB), 600 * MiB);
     put_v1("/slurm/uid_1000/job_5/step_0/task_0", V1_NONE, 600 * MiB);
@@ -322,7 +285,7 @@ static void test_v1_limit(void)
 /* v1's "no limit": the page-rounded LONG_MAX, or anything from 2^62 up */
 static void test_v1_no_limit(void)
 {
-    new_tree("v1_none");
+    tree = tu_tree("v1_none");
     v1_job();
     put_v1("/slurm/uid_1000/job_5", "4611686018427387904\n", 600 * MiB);
     put_v1("/slurm/uid_1000/job_5/step_0", V1_NONE, 600 * MiB);
@@ -338,10 +301,10 @@ static void test_v1_no_limit(void)
 /* A v1 memory line whose hierarchy is not mounted: v2 decides. */
 static void test_v1_unmounted(void)
 {
-    new_tree("v1_unmounted");
+    tree = tu_tree("v1_unmounted");
     put_meminfo();
-    put("/proc/self/cgroup", "4:memory:/job_9\n0::/job_9\n");
-    put("/proc/self/mountinfo", MI_ROOTFS MI_V2);
+    tu_put("/proc/self/cgroup", "4:memory:/job_9\n0::/job_9\n");
+    tu_put("/proc/self/mountinfo", MI_ROOTFS MI_V2);
     put_v2("/job_9", num(1 * GiB), NULL, 24 * MiB);
     ooc_limits_t L = probe();
     CU_ASSERT_EQUAL(L.cgroup, 2);
@@ -353,7 +316,7 @@ static void test_v1_unmounted(void)
 static void test_missing(void)
 {
     /* nothing at all: sysconf's physical memory */
-    new_tree("empty");
+    tree = tu_tree("empty");
     ooc_limits_t L = probe();
     CU_ASSERT_EQUAL(L.cgroup, 0);
     CU_ASSERT(L.phys_total > 0 && L.mem_limit == L.phys_total);
@@ -362,18 +325,18 @@ static void test_missing(void)
     CU_ASSERT_STRING_EQUAL(L.available_source, "physical memory (sysconf)");
 
     /* no /proc/self/cgroup */
-    new_tree("no_cgroup");
+    tree = tu_tree("no_cgroup");
     put_meminfo();
-    put("/proc/self/mountinfo", MI_ROOTFS MI_V2);
+    tu_put("/proc/self/mountinfo", MI_ROOTFS MI_V2);
     put_v2("", num(1 * GiB), NULL, 0);
     L = probe();
     CU_ASSERT_EQUAL(L.cgroup, 0);
     CU_ASSERT_EQUAL(L.mem_available, 8 * GiB);
 
     /* no mountinfo */
-    new_tree("no_mountinfo");
+    tree = tu_tree("no_mountinfo");
     put_meminfo();
-    put("/proc/self/cgroup", "0::/job_1\n");
+    tu_put("/proc/self/cgroup", "0::/job_1\n");
     put_v2("/job_1", num(1 * GiB), NULL, 0);
     L = probe();
     CU_ASSERT_EQUAL(L.cgroup, 0);
@@ -382,7 +345,7 @@ static void test_missing(void)
 
     /* no files in the cgroup's own directory (or no directory): its
      * parent's limit still counts */
-    new_tree("no_leaf_files");
+    tree = tu_tree("no_leaf_files");
     v2_job();
     put_v2("/job_1", num(1 * GiB), NULL, 100 * MiB);
     L = probe();
@@ -390,17 +353,17 @@ static void test_missing(void)
     CU_ASSERT_STRING_EQUAL(L.available_source, "cgroup v2 memory.max at /sys/fs/cgroup/job_1");
 
     /* a limit without a usage to read: the usage of the cgroup below */
-    new_tree("no_current");
+    tree = tu_tree("no_current");
     v2_job();
-    put("/sys/fs/cgroup/job_1/memory.max", num(1 * GiB));
+    tu_put("/sys/fs/cgroup/job_1/memory.max", num(1 * GiB));
     put_v2("/job_1/step_0", NULL, NULL, 50 * MiB);
     L = probe();
     CU_ASSERT_EQUAL(L.mem_available, 974 * MiB);
 
     /* a cgroup but no meminfo: the cgroup against sysconf's RAM */
-    new_tree("no_meminfo");
-    put("/proc/self/cgroup", "0::/job_1\n");
-    put("/proc/self/mountinfo", MI_V2);
+    tree = tu_tree("no_meminfo");
+    tu_put("/proc/self/cgroup", "0::/job_1\n");
+    tu_put("/proc/self/mountinfo", MI_V2);
     put_v2("/job_1", num(64 * MiB), NULL, 0);
     L = probe();
     CU_ASSERT_EQUAL(L.mem_limit, 64 * MiB);
@@ -416,7 +379,7 @@ static void test_malformed(void)
         char name[32];
         snprintf(name, sizeof name, "bad_%zu", i);
         /* alone: as if there were no limit */
-        new_tree(name);
+        tree = tu_tree(name);
         v2_job();
         put_v2("/job_1", bad[i], NULL, 10 * MiB);
         ooc_limits_t L = probe();
@@ -431,35 +394,35 @@ static void test_malformed(void)
     }
 
     /* a malformed usage: the one below it */
-    new_tree("bad_current");
+    tree = tu_tree("bad_current");
     v2_job();
-    put("/sys/fs/cgroup/job_1/memory.max", num(1 * GiB));
-    put("/sys/fs/cgroup/job_1/memory.current", "lots\n");
+    tu_put("/sys/fs/cgroup/job_1/memory.max", num(1 * GiB));
+    tu_put("/sys/fs/cgroup/job_1/memory.current", "lots\n");
     put_v2("/job_1/step_0", NULL, NULL, 50 * MiB);
     ooc_limits_t L = probe();
     CU_ASSERT_EQUAL(L.mem_available, 974 * MiB);
 
     /* a malformed memory.stat: the usage as it is */
-    new_tree("bad_stat");
+    tree = tu_tree("bad_stat");
     v2_job();
     put_v2("/job_1", num(1 * GiB), NULL, 300 * MiB);
-    put("/sys/fs/cgroup/job_1/memory.stat", "inactive_file many\n");
+    tu_put("/sys/fs/cgroup/job_1/memory.stat", "inactive_file many\n");
     L = probe();
     CU_ASSERT_EQUAL(L.mem_available, 724 * MiB);
 
     /* garbage in /proc/self/cgroup and mountinfo: no cgroup */
-    new_tree("bad_proc");
+    tree = tu_tree("bad_proc");
     put_meminfo();
-    put("/proc/self/cgroup", "garbage\n0:\n::\n0::relative/path\n");
-    put("/proc/self/mountinfo", "nonsense\n30 25 0:26 / /sys/fs/cgroup\n- cgroup2\n");
+    tu_put("/proc/self/cgroup", "garbage\n0:\n::\n0::relative/path\n");
+    tu_put("/proc/self/mountinfo", "nonsense\n30 25 0:26 / /sys/fs/cgroup\n- cgroup2\n");
     put_v2("", num(1 * GiB), NULL, 0);
     L = probe();
     CU_ASSERT_EQUAL(L.cgroup, 0);
     CU_ASSERT_EQUAL(L.mem_available, 8 * GiB);
 
     /* a malformed MemAvailable: sysconf's; MemTotal still read */
-    new_tree("bad_meminfo");
-    put("/proc/meminfo", "MemTotal:       16777216 kB\nMemAvailable:   lots kB\n");
+    tree = tu_tree("bad_meminfo");
+    tu_put("/proc/meminfo", "MemTotal:       16777216 kB\nMemAvailable:   lots kB\n");
     L = probe();
     CU_ASSERT_EQUAL(L.mem_limit, 16 * GiB);
     CU_ASSERT_STRING_EQUAL(L.limit_source, "physical memory (/proc/meminfo MemTotal)");
@@ -537,9 +500,9 @@ static uint64_t planned_host_bytes(ooc_handle_t *h)
 /* a cgroup v2 job limited to 256 MiB, 16 MiB in use, on a 64 GiB machine */
 static void put_256m_job(void)
 {
-    put("/proc/meminfo", "MemTotal:       67108864 kB\nMemAvailable:   33554432 kB\n");
-    put("/proc/self/cgroup", "0::/job_256m\n");
-    put("/proc/self/mountinfo", MI_ROOTFS MI_V2);
+    tu_put("/proc/meminfo", "MemTotal:       67108864 kB\nMemAvailable:   33554432 kB\n");
+    tu_put("/proc/self/cgroup", "0::/job_256m\n");
+    tu_put("/proc/self/mountinfo", MI_ROOTFS MI_V2);
     put_v2("/job_256m", num(256 * MiB), "max\n", 16 * MiB);
 }
 
@@ -553,14 +516,14 @@ static void test_budget_follows_cgroup(void)
     CU_ASSERT_EQUAL_FATAL(ooc_handle_backend(h), OOC_SUCCESS);
 
     /* no limit, 64 GiB: the plan takes more than 32 MiB of staging */
-    new_tree("budget_free");
-    put("/proc/meminfo", "MemTotal:       67108864 kB\nMemAvailable:   33554432 kB\n");
+    tree = tu_tree("budget_free");
+    tu_put("/proc/meminfo", "MemTotal:       67108864 kB\nMemAvailable:   33554432 kB\n");
     CU_ASSERT_EQUAL_FATAL(setenv("OOC_LIMITS_ROOT", tree, 1), 0);
     uint64_t free_bytes = planned_host_bytes(h);
     CU_ASSERT(free_bytes > 32 * MiB && free_bytes != UINT64_MAX);
 
     /* 256 MiB: at most an eighth of it */
-    new_tree("budget_256m");
+    tree = tu_tree("budget_256m");
     put_256m_job();
     CU_ASSERT_EQUAL_FATAL(setenv("OOC_LIMITS_ROOT", tree, 1), 0);
     CU_ASSERT_EQUAL(ooc_limit_mem_available(), 240 * MiB);

@@ -33,41 +33,7 @@
 #define BITS 8192
 #define WORDS (BITS / (8 * sizeof(unsigned long)))
 
-static char tree[512]; /* the current fake root */
-
-static void mkdirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) CU_FAIL_FATAL("mkdir");
-            *p = '/';
-        }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) CU_FAIL_FATAL("mkdir");
-}
-
-static void new_tree(const char *name)
-{
-    snprintf(tree, sizeof tree, "%s", tu_path(name));
-    mkdirs(tree);
-}
-
-/* tree + rel := text */
-static void put(const char *rel, const char *text)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s%s", tree, rel);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    mkdirs(path);
-    *slash = '/';
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    CU_ASSERT_EQUAL(fclose(f), 0);
-}
+static const char *tree; /* the current fake root (tu_tree) */
 
 static int has(const unsigned long *mask, size_t c)
 {
@@ -105,13 +71,13 @@ static void test_parse_list(void)
 
 static void test_node_of_pci(void)
 {
-    new_tree("pci");
-    put("/sys/bus/pci/devices/0000:1b:00.0/numa_node", "1\n");
-    put("/sys/bus/pci/devices/0000:3b:00.0/numa_node", "-1\n");
-    put("/sys/bus/pci/devices/0000:5b:00.0/numa_node", "x\n");
-    put("/sys/bus/pci/devices/0000:6b:00.0/numa_node", "2 3\n");
-    put("/sys/bus/pci/devices/0000:7b:00.0/numa_node", "");
-    put("/sys/bus/pci/devices/0000:8b:00.0/numa_node", "3");
+    tree = tu_tree("pci");
+    tu_put("/sys/bus/pci/devices/0000:1b:00.0/numa_node", "1\n");
+    tu_put("/sys/bus/pci/devices/0000:3b:00.0/numa_node", "-1\n");
+    tu_put("/sys/bus/pci/devices/0000:5b:00.0/numa_node", "x\n");
+    tu_put("/sys/bus/pci/devices/0000:6b:00.0/numa_node", "2 3\n");
+    tu_put("/sys/bus/pci/devices/0000:7b:00.0/numa_node", "");
+    tu_put("/sys/bus/pci/devices/0000:8b:00.0/numa_node", "3");
     CU_ASSERT_EQUAL(ooc_numa_node_of_pci(tree, "0000:1B:00.0"), 1); /* CUDA writes capitals */
     CU_ASSERT_EQUAL(ooc_numa_node_of_pci(tree, "0000:1b:00.0"), 1);
     CU_ASSERT_EQUAL(ooc_numa_node_of_pci(tree, "0000:3B:00.0"), -1);
@@ -136,22 +102,22 @@ static int cpu_tree(const char *name, int *cpu, int cap)
 {
     int n = allowed(cpu, cap);
     CU_ASSERT_FATAL(n >= 1);
-    new_tree(name);
+    tree = tu_tree(name);
     char list[4096] = "", one[32];
     snprintf(one, sizeof one, "%d\n", cpu[0]);
-    put("/sys/devices/system/node/node0/cpulist", one);
+    tu_put("/sys/devices/system/node/node0/cpulist", one);
     for (int i = 0; i < n; i++) {
         snprintf(one, sizeof one, "%s%d", i ? "," : "", cpu[i]);
         strcat(list, one);
     }
     strcat(list, ",8000\n");
-    put("/sys/devices/system/node/node1/cpulist", list);
+    tu_put("/sys/devices/system/node/node1/cpulist", list);
     int other = 0;
     while (other < n && cpu[other] == other) other++;
     snprintf(one, sizeof one, "%d\n", other < n ? other : cpu[n - 1] + 1);
-    put("/sys/devices/system/node/node2/cpulist", one);
-    put("/sys/devices/system/node/node3/cpulist", "\n");
-    put("/sys/devices/system/node/node4/cpulist", "0-\n");
+    tu_put("/sys/devices/system/node/node2/cpulist", one);
+    tu_put("/sys/devices/system/node/node3/cpulist", "\n");
+    tu_put("/sys/devices/system/node/node4/cpulist", "0-\n");
     return n;
 }
 

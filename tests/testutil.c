@@ -5,11 +5,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <CUnit/Basic.h>
 #include <cblas.h>
@@ -217,4 +219,41 @@ int tu_same_file(const char *p, const char *q)
     if (f) fclose(f);
     if (g) fclose(g);
     return same;
+}
+
+static char tree[1024];
+
+/* mkdir -p path (a failure fails the test) */
+static void mkdirs(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST) CU_FAIL_FATAL("mkdir");
+            *p = '/';
+        }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) CU_FAIL_FATAL("mkdir");
+}
+
+const char *tu_tree(const char *name)
+{
+    snprintf(tree, sizeof tree, "%s", tu_path(name));
+    mkdirs(tree);
+    return tree;
+}
+
+void tu_put(const char *rel, const char *text)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s%s", tree, rel);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    mkdirs(path);
+    *slash = '/';
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    CU_ASSERT_EQUAL(fclose(f), 0);
 }

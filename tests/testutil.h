@@ -46,6 +46,12 @@ int tu_dir_remove(void);
 /* That directory's path to `name` (one of 8 rotating buffers: several may
  * be used in one call). */
 const char *tu_path(const char *name);
+/* A new empty directory tu_path(name) for a fake file tree (a /proc, a
+ * /sys): its path, which stays the current tree until the next call. */
+const char *tu_tree(const char *name);
+/* The current tree's path + rel := text, making the directories on the way
+ * (a failure fails the test). */
+void tu_put(const char *rel, const char *text);
 /* 1 when the two files hold the same bytes (both readable), else 0. */
 int tu_same_file(const char *p, const char *q);
 
