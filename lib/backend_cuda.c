@@ -172,7 +172,7 @@ static ooc_status_t c_open_into(cbe_t *be, int device, int math, ooc_err_t *err)
                         "device %d requested but only %d CUDA device(s) present", device, n);
     be->device = device;
     char bus[32];
-    be->numa_node = cudaDeviceGetPCIBusId(bus, (int)sizeof bus, device) == cudaSuccess
+    be->numa_node = ooc_numa_wanted() && cudaDeviceGetPCIBusId(bus, (int)sizeof bus, device) == cudaSuccess
                         ? ooc_numa_node_of_pci(ooc_numa_root(), bus)
                         : -1;
     CU(err, "cudaSetDevice", cudaSetDevice(device));

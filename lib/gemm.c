@@ -338,16 +338,18 @@ static int devices_node(ooc_handle_t *h)
 }
 
 /* The node the staging threads keep to: the GPUs' (devices_node), when it
- * has at least `threads` CPUs this process may run on and they are not all
- * of them; else -1. So binding never costs a thread, and does nothing on a
- * host of one node or where a launcher already bound the process. */
+ * has at least `threads` CPUs this process may run on for each process of
+ * the job on this host (the launcher's count: ranks that share one mask do
+ * not crowd one socket) and they are not all of them; else -1 (and with
+ * OOC_NUMA=0). So binding never costs a thread, and does nothing on a host
+ * of one node or where a launcher already bound the process. */
 static int staging_node(ooc_handle_t *h, int threads)
 {
-    int node = devices_node(h);
+    int node = ooc_numa_wanted() ? devices_node(h) : -1;
     if (node < 0) return -1;
-    unsigned long mask[8192 / (8 * sizeof(unsigned long))];
-    int all = 0, cpus = ooc_numa_node_cpus(ooc_numa_root(), node, mask, 8192, &all);
-    return cpus >= threads && !all ? node : -1;
+    unsigned long mask[OOC_NUMA_MASK_WORDS];
+    int all = 0, cpus = ooc_numa_node_cpus(ooc_numa_root(), node, mask, OOC_NUMA_MAX_CPUS, &all);
+    return cpus >= threads * ooc_numa_local_procs() && !all ? node : -1;
 }
 
 ooc_status_t ooc_api_staging_pool(ooc_handle_t *h, ooc_err_t *err)

@@ -19,7 +19,7 @@
 #include "numa.h"
 
 #define WORD_BITS (8 * sizeof(unsigned long))
-#define MAX_CPUS 8192 /* CPUs a list may name; a larger one: unknown */
+#define MAX_CPUS OOC_NUMA_MAX_CPUS
 #define MAX_NODES 1024
 #define MPOL_PREFERRED_ 1 /* <linux/mempolicy.h>'s MPOL_PREFERRED */
 
@@ -27,6 +27,23 @@ const char *ooc_numa_root(void)
 {
     const char *r = getenv("OOC_NUMA_ROOT");
     return r ? r : "";
+}
+
+int ooc_numa_wanted(void)
+{
+    const char *v = getenv("OOC_NUMA");
+    return !(v && strcmp(v, "0") == 0);
+}
+
+int ooc_numa_local_procs(void)
+{
+    static const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_STEP_TASKS_PER_NODE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        long n = v ? strtol(v, NULL, 10) : 0;
+        if (n >= 1) return n > 1 << 20 ? 1 << 20 : (int)n;
+    }
+    return 1;
 }
 
 /* The file's first line (at most cap - 1 bytes) into buf: 0, or -1. */
@@ -125,20 +142,25 @@ int ooc_numa_node_cpus(const char *root, int node, unsigned long *mask, size_t b
     return count;
 }
 
-int ooc_numa_bind_thread(const char *root, int node)
+int ooc_numa_bind_mask(const unsigned long *mask)
 {
-    unsigned long mask[MAX_CPUS / WORD_BITS];
-    int all = 0;
-    if (ooc_numa_node_cpus(root, node, mask, MAX_CPUS, &all) == 0 || all) return 0;
     cpu_set_t *set = CPU_ALLOC(MAX_CPUS);
     if (set == NULL) return 0;
     size_t size = CPU_ALLOC_SIZE(MAX_CPUS);
     CPU_ZERO_S(size, set);
     for (size_t c = 0; c < MAX_CPUS; c++)
         if (mask[c / WORD_BITS] & (1UL << (c % WORD_BITS))) CPU_SET_S(c, size, set);
-    int rc = sched_setaffinity(0, size, set); /* 0: the calling thread */
+    int rc = CPU_COUNT_S(size, set) > 0 ? sched_setaffinity(0, size, set) : -1; /* 0: the calling thread */
     CPU_FREE(set);
     return rc == 0;
+}
+
+int ooc_numa_bind_thread(const char *root, int node)
+{
+    unsigned long mask[OOC_NUMA_MASK_WORDS];
+    int all = 0;
+    if (ooc_numa_node_cpus(root, node, mask, MAX_CPUS, &all) == 0 || all) return 0;
+    return ooc_numa_bind_mask(mask);
 }
 
 int ooc_numa_prefer(void *p, size_t n, int node)

@@ -49,9 +49,10 @@ struct ooc_pool {
     job_t *jobs;         /* jobs with pieces not yet taken */
     pthread_t *threads;
     int nthreads, stop;
-    int node;         /* the NUMA node the helpers keep to (-1: none) */
-    const char *root; /* numa.h's sysfs root */
-    int bound;        /* helpers whose affinity the node set */
+    int node;  /* the NUMA node the helpers keep to (-1: none) */
+    int bind;  /* its CPUs are some of those allowed: helpers keep to mask */
+    unsigned long mask[OOC_NUMA_MASK_WORDS];
+    int bound; /* helpers whose affinity the node set */
 };
 
 /* Move len bytes between memory and the file at off (kind PREAD or PWRITE). */
@@ -176,7 +177,7 @@ static void finish(ooc_pool_t *p, job_t *j, int error)
 static void *worker(void *arg)
 {
     ooc_pool_t *p = arg;
-    if (p->node >= 0 && ooc_numa_bind_thread(p->root, p->node)) {
+    if (p->bind && ooc_numa_bind_mask(p->mask)) {
         pthread_mutex_lock(&p->mu);
         p->bound++;
         pthread_mutex_unlock(&p->mu);
@@ -197,7 +198,8 @@ ooc_status_t ooc_pool_create(int nthreads, int node, ooc_pool_t **out, ooc_err_t
     ooc_pool_t *p = calloc(1, sizeof *p);
     OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (staging pool)");
     p->node = node < 0 ? -1 : node;
-    p->root = ooc_numa_root();
+    int all = 0; /* the node's CPUs, read here, once: the helpers only apply them */
+    p->bind = p->node >= 0 && ooc_numa_node_cpus(ooc_numa_root(), p->node, p->mask, OOC_NUMA_MAX_CPUS, &all) > 0 && !all;
     p->threads = calloc(nthreads > 0 ? (size_t)nthreads : 1, sizeof *p->threads);
     if (p->threads == NULL) {
         free(p);

@@ -6,8 +6,8 @@
  * numa_node in any case of its bus id, missing and malformed files. The
  * node's CPUs are made of the real affinity mask, so binding a thread (and
  * the pool's helpers) is checked against the kernel's own answer. mbind is
- * checked on real memory with get_mempolicy, on node 0 (every Linux host
- * has it). The GPU end (the module's ring on the node) is in test_gemm.
+ * checked on real memory with get_mempolicy, on the first node this process
+ * may take memory from. The GPU end (the module's ring on the node) is in test_gemm.
  */
 #include "config.h"
 
@@ -253,7 +253,8 @@ static void test_prefer(void)
     size_t len = (size_t)4 << 20;
     char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CU_ASSERT_FATAL(p != MAP_FAILED);
-    int rc = ooc_numa_prefer(p, len, 0);
+    int want = tu_mem_node(); /* a node this process may take memory from */
+    int rc = ooc_numa_prefer(p, len, want);
     if (rc == EPERM || rc == ENOSYS) {
         /* a container's seccomp may forbid mbind: the library then leaves
          * the default placement, which the pipeline tolerates */
@@ -268,11 +269,11 @@ static void test_prefer(void)
     CU_ASSERT_EQUAL(syscall(SYS_get_mempolicy, &mode, nodes, 16 * 8 * sizeof(unsigned long), p + len / 2,
                             (unsigned long)MPOL_F_ADDR_), 0);
     CU_ASSERT_EQUAL(mode, MPOL_PREFERRED_);
-    CU_ASSERT_EQUAL(nodes[0], 1UL);
-    memset(p, 1, len); /* placed now: on node 0 */
+    if (want < 64) CU_ASSERT_EQUAL(nodes[0], 1UL << want);
+    memset(p, 1, len); /* placed now: on that node, which has room */
     int node = -1;
     CU_ASSERT_EQUAL(syscall(SYS_get_mempolicy, &node, NULL, 0UL, p + len - 1, (unsigned long)(MPOL_F_NODE_ | MPOL_F_ADDR_)), 0);
-    CU_ASSERT_EQUAL(node, 0);
+    CU_ASSERT_EQUAL(node, want);
     /* a node the host lacks, and no node */
     CU_ASSERT_EQUAL(ooc_numa_prefer(p, len, 1000), EINVAL);
     CU_ASSERT_EQUAL(ooc_numa_prefer(p, len, 1024), EINVAL);
@@ -280,6 +281,37 @@ static void test_prefer(void)
     munmap(p, len);
 }
 #endif
+
+/* the switch and the launcher's count of this host's processes */
+static void test_wanted_local(void)
+{
+    const char *vars[] = {"OOC_NUMA", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_STEP_TASKS_PER_NODE"};
+    char *saved[4];
+    for (int i = 0; i < 4; i++) {
+        const char *v = getenv(vars[i]);
+        saved[i] = v ? strdup(v) : NULL;
+        unsetenv(vars[i]);
+    }
+    CU_ASSERT_EQUAL(ooc_numa_wanted(), 1);
+    CU_ASSERT_EQUAL(ooc_numa_local_procs(), 1);
+    setenv("OOC_NUMA", "0", 1);
+    CU_ASSERT_EQUAL(ooc_numa_wanted(), 0);
+    setenv("OOC_NUMA", "1", 1);
+    CU_ASSERT_EQUAL(ooc_numa_wanted(), 1);
+    setenv("SLURM_STEP_TASKS_PER_NODE", "3(x2),1", 1);
+    CU_ASSERT_EQUAL(ooc_numa_local_procs(), 3);
+    setenv("MPI_LOCALNRANKS", "2", 1);
+    CU_ASSERT_EQUAL(ooc_numa_local_procs(), 2);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "4", 1);
+    CU_ASSERT_EQUAL(ooc_numa_local_procs(), 4);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "x", 1);
+    CU_ASSERT_EQUAL(ooc_numa_local_procs(), 2); /* malformed: the next that says */
+    for (int i = 0; i < 4; i++) {
+        if (saved[i]) setenv(vars[i], saved[i], 1);
+        else unsetenv(vars[i]);
+        free(saved[i]);
+    }
+}
 
 static int suite_init(void) { return tu_dir_make("numa"); }
 static int suite_clean(void) { return tu_dir_remove(); }
@@ -294,6 +326,7 @@ int main(void)
     CU_add_test(s, "a node's CPUs within the affinity mask", test_node_cpus);
     CU_add_test(s, "binding a thread to its node's CPUs", test_bind_thread);
     CU_add_test(s, "the staging pool's helpers on the node", test_pool_bound);
+    CU_add_test(s, "OOC_NUMA=0, and the processes of this host", test_wanted_local);
 #ifdef SYS_get_mempolicy
     CU_add_test(s, "pages preferred on a node (mbind)", test_prefer);
 #endif

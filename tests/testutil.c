@@ -257,3 +257,14 @@ void tu_put(const char *rel, const char *text)
     fputs(text, f);
     CU_ASSERT_EQUAL(fclose(f), 0);
 }
+
+int tu_mem_node(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[4096];
+    int node = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Mems_allowed_list: %d", &node) == 1) break;
+    if (f) fclose(f);
+    return node;
+}

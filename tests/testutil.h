@@ -52,6 +52,9 @@ const char *tu_tree(const char *name);
 /* The current tree's path + rel := text, making the directories on the way
  * (a failure fails the test). */
 void tu_put(const char *rel, const char *text);
+/* The first NUMA node this process may take memory from
+ * (/proc/self/status Mems_allowed_list; 0 when unreadable). */
+int tu_mem_node(void);
 /* 1 when the two files hold the same bytes (both readable), else 0. */
 int tu_same_file(const char *p, const char *q);
 

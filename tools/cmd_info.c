@@ -128,7 +128,7 @@ static void info_print_gpu(const info_gpu_t *g, int64_t bytes, int measure)
            di->copy_engines >= 2 ? " (copies both ways at once)" : " (one copy at a time)");
     if (di->pcie_gen > 0) printf("  PCI bus id %s, PCIe Gen%d x%d\n", di->pci_bus_id, di->pcie_gen, di->pcie_width);
     else printf("  PCI bus id %s, PCIe link unknown\n", di->pci_bus_id);
-    if (di->numa_node >= 0) printf("  host NUMA node %d (its pinned staging is placed there)\n", di->numa_node);
+    if (di->numa_node >= 0) printf("  host NUMA node %d (its pinned staging is preferred there)\n", di->numa_node);
     else printf("  host NUMA node unknown (one node, or not reported)\n");
     if (g->have_bw)
         printf("  pinned bandwidth (%s each way): H2D %.1f GB/s, D2H %.1f GB/s\n",
