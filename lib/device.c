@@ -7,8 +7,6 @@
  */
 #include "config.h"
 
-#include <ctype.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,21 +21,6 @@ ooc_status_t ooc_device_count(ooc_handle_t *h, int *count)
     OOC_RETURN_ERROR_IF(count == NULL, &h->err, OOC_ERR_NULL_ARG, "ooc_device_count: count is NULL");
     *count = ooc_cuda_state()->gpus;
     return OOC_SUCCESS;
-}
-
-/* First line of a sysfs file of the GPU's PCI function, or "" */
-static void sysfs_read(const char *bus_id, const char *what, char *out, size_t cap)
-{
-    char path[256], id[64];
-    size_t i = 0;
-    for (; bus_id[i] && i + 1 < sizeof id; i++) id[i] = (char)tolower((unsigned char)bus_id[i]);
-    id[i] = '\0';
-    out[0] = '\0';
-    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s", id, what);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return;
-    if (fgets(out, (int)cap, f) == NULL) out[0] = '\0';
-    fclose(f);
 }
 
 /* "32.0 GT/s PCIe" -> 5 */
@@ -59,9 +42,9 @@ ooc_status_t ooc_device_info(ooc_handle_t *h, int device, ooc_device_info_t *inf
     memset(&d, 0, sizeof d);
     OOC_FORWARD(cuda->mod->device(device, &d, &h->err));
     char buf[64];
-    sysfs_read(d.pci_bus_id, "current_link_speed", buf, sizeof buf);
+    (void)ooc_numa_pci_line("", d.pci_bus_id, "current_link_speed", buf, sizeof buf); /* "" when unknown */
     d.pcie_gen = pcie_gen(buf);
-    sysfs_read(d.pci_bus_id, "current_link_width", buf, sizeof buf);
+    (void)ooc_numa_pci_line("", d.pci_bus_id, "current_link_width", buf, sizeof buf);
     d.pcie_width = atoi(buf);
     d.numa_node = ooc_numa_node_of_pci(ooc_numa_root(), d.pci_bus_id);
     *info = d;

@@ -337,32 +337,33 @@ static int devices_node(ooc_handle_t *h)
     return node;
 }
 
-/* The node the staging threads keep to: the GPUs' (devices_node), when it
+/* The node the staging threads keep to, and its CPUs into cpus: the GPUs'
+ * (devices_node), when it
  * has at least `threads` CPUs this process may run on for each process of
  * the job on this host (the launcher's count: ranks that share one mask do
  * not crowd one socket) and they are not all of them; else -1 (and with
  * OOC_NUMA=0). So binding never costs a thread, and does nothing on a host
  * of one node or where a launcher already bound the process. */
-static int staging_node(ooc_handle_t *h, int threads)
+static int staging_node(ooc_handle_t *h, int threads, unsigned long cpus[OOC_NUMA_MASK_WORDS])
 {
     int node = ooc_numa_wanted() ? devices_node(h) : -1;
     if (node < 0) return -1;
-    unsigned long mask[OOC_NUMA_MASK_WORDS];
-    int all = 0, cpus = ooc_numa_node_cpus(ooc_numa_root(), node, mask, OOC_NUMA_MAX_CPUS, &all);
-    return cpus >= threads * ooc_numa_local_procs() && !all ? node : -1;
+    int all = 0, n = ooc_numa_node_cpus(ooc_numa_root(), node, cpus, OOC_NUMA_MAX_CPUS, &all);
+    return n >= threads * ooc_numa_local_procs() && !all ? node : -1;
 }
 
 ooc_status_t ooc_api_staging_pool(ooc_handle_t *h, ooc_err_t *err)
 {
     int threads = h->param[OOC_PARAM_STAGING_THREADS] ? (int)h->param[OOC_PARAM_STAGING_THREADS]
                                                       : default_staging_threads();
-    int node = staging_node(h, threads);
+    unsigned long cpus[OOC_NUMA_MASK_WORDS];
+    int node = staging_node(h, threads, cpus);
     /* the submitting thread copies too: threads - 1 helpers */
     if (h->pool && (ooc_pool_threads(h->pool) != threads - 1 || ooc_pool_node(h->pool) != node)) {
         ooc_pool_destroy(h->pool);
         h->pool = NULL;
     }
-    if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, node, &h->pool, err));
+    if (h->pool == NULL) OOC_FORWARD(ooc_pool_create(threads - 1, node, node >= 0 ? cpus : NULL, &h->pool, err));
     return OOC_SUCCESS;
 }
 

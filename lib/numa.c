@@ -77,15 +77,26 @@ static long number(const char **s, long max)
     return v;
 }
 
-int ooc_numa_node_of_pci(const char *root, const char *bus_id)
+int ooc_numa_pci_line(const char *root, const char *bus_id, const char *what, char *out, size_t cap)
 {
-    char id[64], path[4096], buf[32];
+    char id[64], path[4096];
     size_t i = 0;
+    out[0] = '\0';
     for (; bus_id[i] && i + 1 < sizeof id; i++) id[i] = (char)tolower((unsigned char)bus_id[i]);
     id[i] = '\0';
     if (bus_id[i] || i == 0 || strchr(id, '/')) return -1;
-    int n = snprintf(path, sizeof path, "%s/sys/bus/pci/devices/%s/numa_node", root, id);
-    if (n < 0 || (size_t)n >= sizeof path || read_line(path, buf, sizeof buf) != 0) return -1;
+    int n = snprintf(path, sizeof path, "%s/sys/bus/pci/devices/%s/%s", root, id, what);
+    if (n < 0 || (size_t)n >= sizeof path || read_line(path, out, cap) != 0) {
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+int ooc_numa_node_of_pci(const char *root, const char *bus_id)
+{
+    char buf[32];
+    if (ooc_numa_pci_line(root, bus_id, "numa_node", buf, sizeof buf) != 0) return -1;
     const char *s = buf;
     long node = number(&s, MAX_NODES - 1);
     return node >= 0 && *s == '\0' ? (int)node : -1;

@@ -37,6 +37,11 @@ int ooc_numa_wanted(void);
  * first count): >= 1 (1 when none says). */
 int ooc_numa_local_procs(void);
 
+/* The first line of ROOT/sys/bus/pci/devices/<bus_id, lower case>/<what>
+ * (no newline) into out: 0, or -1 with out "" (no such file, a bus id
+ * that names no device, a line longer than cap - 1). */
+int ooc_numa_pci_line(const char *root, const char *bus_id, const char *what, char *out, size_t cap);
+
 /* The node of the PCI device bus_id ("0000:1B:00.0", any case), from
  * ROOT/sys/bus/pci/devices/<id>/numa_node: >= 0, or -1 when unknown (no
  * such file, "-1" as on hosts of one node, malformed). */

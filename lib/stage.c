@@ -50,7 +50,7 @@ struct ooc_pool {
     pthread_t *threads;
     int nthreads, stop;
     int node;  /* the NUMA node the helpers keep to (-1: none) */
-    int bind;  /* its CPUs are some of those allowed: helpers keep to mask */
+    int bind;  /* helpers keep to mask, the node's CPUs (given) */
     unsigned long mask[OOC_NUMA_MASK_WORDS];
     int bound; /* helpers whose affinity the node set */
 };
@@ -193,13 +193,13 @@ static void *worker(void *arg)
     }
 }
 
-ooc_status_t ooc_pool_create(int nthreads, int node, ooc_pool_t **out, ooc_err_t *err)
+ooc_status_t ooc_pool_create(int nthreads, int node, const unsigned long *cpus, ooc_pool_t **out, ooc_err_t *err)
 {
     ooc_pool_t *p = calloc(1, sizeof *p);
     OOC_RETURN_ERROR_IF(p == NULL, err, OOC_ERR_HOST_MEMORY, "malloc: out of memory (staging pool)");
     p->node = node < 0 ? -1 : node;
-    int all = 0; /* the node's CPUs, read here, once: the helpers only apply them */
-    p->bind = p->node >= 0 && ooc_numa_node_cpus(ooc_numa_root(), p->node, p->mask, OOC_NUMA_MAX_CPUS, &all) > 0 && !all;
+    p->bind = p->node >= 0 && cpus != NULL;
+    if (p->bind) memcpy(p->mask, cpus, sizeof p->mask);
     p->threads = calloc(nthreads > 0 ? (size_t)nthreads : 1, sizeof *p->threads);
     if (p->threads == NULL) {
         free(p);

@@ -15,11 +15,12 @@
 
 typedef struct ooc_pool ooc_pool_t;
 
-/* nthreads helper threads (>= 0; 0: the caller copies alone). node >= 0:
- * each helper keeps to that NUMA node's CPUs, where it may run on them
- * (numa.h ooc_numa_bind_thread); -1: the threads run where the kernel puts
- * them. */
-ooc_status_t ooc_pool_create(int nthreads, int node, ooc_pool_t **pool, ooc_err_t *err);
+/* nthreads helper threads (>= 0; 0: the caller copies alone), for NUMA
+ * node `node` (-1: none; ooc_pool_node says it). With node >= 0 and cpus
+ * (OOC_NUMA_MASK_WORDS words, as ooc_numa_node_cpus gave them) each helper
+ * keeps to those CPUs (numa.h ooc_numa_bind_mask); else the threads run
+ * where the kernel puts them. */
+ooc_status_t ooc_pool_create(int nthreads, int node, const unsigned long *cpus, ooc_pool_t **pool, ooc_err_t *err);
 void ooc_pool_destroy(ooc_pool_t *pool); /* NULL is fine */
 int ooc_pool_threads(const ooc_pool_t *pool);
 int ooc_pool_node(const ooc_pool_t *pool); /* as created, -1 for none */
