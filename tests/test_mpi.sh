@@ -48,6 +48,8 @@
 #      each reading half of op(B): byte-identical, verified; a rank killed,
 #      resumed by rows with 3, and rows killed, resumed as a grid;
 #  22. a resume's progress: its rate and ETA leave out the blocks kept;
+#  23. SIGUSR1 to a rank waiting in MPI_Init: recorded, every rank stops
+#      (exit 7), resumable: byte-identical;
 #  16. the floor: each GPU's and host's figures measured once and summed,
 #      over the bytes every rank moved and staged (with a GPU: op(B) to each
 #      rank, the host memory term of the files' staging, one GPU's rates).
@@ -88,11 +90,13 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechan
 export HYDRA_LAUNCHER=fork
 # Each rank runs through this wrapper: it writes its pid (pid.RANK) and, for
 # the rank named by RANK_ENV=R:VAR=VALUE, sets VAR; B_FOR=R:FILE gives rank R
-# another B (what one node may see). The tool's own test environment is kept.
+# another B (what one node may see); DELAY_FOR=R:S starts rank R S seconds
+# late (the others wait in MPI_Init). The tool's own test environment is kept.
 cat >rank.sh <<EOF
 #!/bin/sh
 r=\${OMPI_COMM_WORLD_RANK:-\${PMI_RANK:-0}}
 echo \$\$ >pid.\$r
+if [ -n "\${DELAY_FOR:-}" ] && [ "\$r" = "\${DELAY_FOR%%:*}" ]; then sleep "\${DELAY_FOR#*:}"; fi
 if [ -n "\${RANK_ENV:-}" ] && [ "\$r" = "\${RANK_ENV%%:*}" ]; then export "\${RANK_ENV#*:}"; fi
 if [ -n "\${B_FOR:-}" ] && [ "\$r" = "\${B_FOR%%:*}" ]; then
     a=\$1; shift 2; set -- "\$a" "\${B_FOR#*:}" "\$@"
@@ -105,7 +109,7 @@ mpi() {
     np=$1
     shift
     rm -f pid.*
-    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x OOC_HOST_D2H_DELAY_US -x RANK_ENV -x B_FOR \
+    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x OOC_HOST_D2H_DELAY_US -x RANK_ENV -x B_FOR -x DELAY_FOR \
         ./rank.sh "$@" >out 2>err
 }
 # bg NP ARGS...: the same in the background, once every rank wrote its pid
@@ -113,7 +117,7 @@ bg() {
     np=$1
     shift
     rm -f pid.*
-    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x OOC_HOST_D2H_DELAY_US -x RANK_ENV -x B_FOR \
+    timeout 60 mpirun --oversubscribe -np "$np" -x OOC_HOST_JITTER_US -x OOC_HOST_D2H_DELAY_US -x RANK_ENV -x B_FOR -x DELAY_FOR \
         ./rank.sh "$@" >out 2>err &
     bgpid=$!
     i=0
@@ -165,7 +169,7 @@ rank1_killed_part_way() {
     kill -9 "$(cat pid.1)" 2>/dev/null
     bg_wait
 }
-export OOC_HOST_JITTER_US= OOC_HOST_D2H_DELAY_US= RANK_ENV= B_FOR=
+export OOC_HOST_JITTER_US= OOC_HOST_D2H_DELAY_US= RANK_ENV= B_FOR= DELAY_FOR=
 
 # odd shapes, 2 panels, 17 blocks of 64 rows with a shrinking tail
 S="--backend host --device-mem 256K --block-rows 64 --ring 3 --no-floor --no-progress"
@@ -238,6 +242,26 @@ print(len(lines), "lines")
     pass "22 a resume's progress (2 ranks, $had of 34 blocks kept): the rate and ETA count only this run's blocks"
 else
     fail "22 a resume's progress: stop exit $rc (expected 7), $had blocks kept, resume exit $rc2, or a rate above what 2 ranks can compute: $(grep blocks err | head -5)"
+fi
+
+# 23. a stop signal while MPI starts: rank 1 starts 4 s late, so rank 0
+# waits in MPI_Init when SIGUSR1 comes (1 s after the launch). It is
+# recorded, not fatal: every rank stops with exit 7, the job resumable by 2
+# ranks, byte-identical. The handlers came after MPI_Init: the signal killed
+# rank 0, and mpirun the job, with no exit 7 for a batch script to requeue.
+rm -f C.npy C.npy.ooc-*
+DELAY_FOR=1:4
+bg 3 $P -o C.npy $S
+DELAY_FOR=
+sleep 1
+kill -USR1 "$(cat pid.0)" 2>/dev/null
+bg_wait
+rc=$?
+if [ $rc = 7 ] && [ ! -e C.npy ] && grep -q "rank 0 of 3.*interrupted by SIGUSR1" err && mpi 2 $P -o C.npy $S --resume &&
+    cmp -s C.npy ref.npy; then
+    pass "23 SIGUSR1 to rank 0 in MPI_Init (rank 1 late): every rank stops, exit 7; --resume with 2 ranks: byte-identical"
+else
+    fail "23 SIGUSR1 to rank 0 in MPI_Init: exit $rc (expected 7), or the resume failed: $(head -c 300 err)"
 fi
 
 # 4. a write failure on rank 1 alone

@@ -309,14 +309,14 @@ static int journal_apart(const char *cmd, const char *journal, const char *out, 
 
 
 /* The operands parsed, the paths of the temporary file and the journal,
- * the handle with every option, and the signals that stop the job. */
+ * the handle with every option, which the stop signals (recorded since
+ * cmd_multiply began) now cancel: at once if one came already. */
 int mul_prepare(mul_job_t *j)
 {
     const char *cmd = "multiply";
     mul_opts_t *o = &j->o;
     int rc;
     ooc_status_t st;
-    stop_signals_install(NULL); /* now, not after ooc_create (~100 ms): a stop then cancels j->h */
     if ((rc = operand_parse(cmd, "A", o->a, &o->raw, &j->A)) != RC_OK ||
         (rc = operand_parse(cmd, "B", o->b, &o->raw, &j->B)) != RC_OK ||
         (o->c_in && (rc = operand_parse(cmd, "C0", o->c_in, &o->raw, &j->C0)) != RC_OK))
@@ -591,6 +591,12 @@ int cmd_multiply(int argc, char **argv)
     mul_job_t *j = calloc(1, sizeof *j);
     if (j == NULL) return fail(RC_RUNTIME, "out of host memory");
     pthread_mutex_init(&j->prog.lock, NULL);
+    /* the stop signals are recorded from the start, before MPI starts (a
+     * rank waits in MPI_Init until every rank has started: seconds on a busy
+     * cluster) and before ooc_create (~100 ms); mul_prepare then cancels the
+     * handle at once. Left at their default, a Slurm warning then killed the
+     * rank (no exit 7: the batch script does not requeue the job) */
+    stop_signals_install(NULL);
     char why[512];
     int who, rc = multiply_parse(argc, argv, &j->o);
     if (rc < 0) {
