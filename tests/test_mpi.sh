@@ -244,16 +244,16 @@ else
     fail "22 a resume's progress: stop exit $rc (expected 7), $had blocks kept, resume exit $rc2, or a rate above what 2 ranks can compute: $(grep blocks err | head -5)"
 fi
 
-# 23. a stop signal while MPI starts: rank 1 starts 4 s late, so rank 0
-# waits in MPI_Init when SIGUSR1 comes (1 s after the launch). It is
+# 23. a stop signal while MPI starts: rank 1 starts 6 s late, so rank 0
+# waits in MPI_Init when SIGUSR1 comes (2 s after the launch). It is
 # recorded, not fatal: every rank stops with exit 7, the job resumable by 2
 # ranks, byte-identical. The handlers came after MPI_Init: the signal killed
 # rank 0, and mpirun the job, with no exit 7 for a batch script to requeue.
 rm -f C.npy C.npy.ooc-*
-DELAY_FOR=1:4
+DELAY_FOR=1:6
 bg 3 $P -o C.npy $S
 DELAY_FOR=
-sleep 1
+sleep 2
 kill -USR1 "$(cat pid.0)" 2>/dev/null
 bg_wait
 rc=$?
