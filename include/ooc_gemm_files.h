@@ -369,11 +369,15 @@ OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, 
  * output shape, type, order and format) as complete, and the file at @p c_path
  * is the output it committed, unchanged since. A resumed batch job calls this
  * first and does nothing when *finished is 1. *finished is 0 when there is no
- * journal, or it is of another job, incomplete, or the output has changed.
+ * journal, or it is of another job, incomplete, or the output has changed,
+ * except for a job in place (C0 is the file at @p c_path): when its journal
+ * records it complete and that file has changed since the commit, the file
+ * may hold the result, which a run would take for C0: OOC_ERR_JOURNAL (start
+ * afresh without resume, or remove the journal).
  * @param[in] c_spec the output as ooc_file_create() would be given it
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_NULL_A, OOC_ERR_NULL_B,
- *         OOC_ERR_INVALID_DTYPE, OOC_ERR_JOURNAL (the journal is damaged), OOC_ERR_IO,
- *         OOC_ERR_HOST_MEMORY
+ *         OOC_ERR_INVALID_DTYPE, OOC_ERR_JOURNAL (the journal is damaged; an in-place job's C
+ *         changed since its commit), OOC_ERR_IO, OOC_ERR_HOST_MEMORY
  */
 OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb,
                                              const void *alpha, ooc_file_t *A, ooc_file_t *B,

@@ -408,17 +408,27 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
                     (uint64_t)sb.st_size == have.out_size && (int64_t)sb.st_mtim.tv_sec == have.out_mtime_sec &&
                     sb.st_mtim.tv_nsec == have.out_mtime_nsec;
     int same_job = is_output && strcmp(have.head.job, job) == 0;
-    if (is_output && !same_job && C0 != NULL && fstat(C0->fd, &s0) == 0 && s0.st_dev == sb.st_dev &&
-        s0.st_ino == sb.st_ino) {
-        /* in place (C0 was the file C replaced): C0 is now this job's own
-         * output, so its identity differs from the one recorded; the rest
-         * of the job must match (C0's identity ends the line) */
-        char *a = strstr(have.head.job, " C0="), *b = strstr(job, " C0=");
-        same_job = a && b && a - have.head.job == b - job &&
-                   strncmp(have.head.job, job, (size_t)(a - have.head.job)) == 0;
-    }
-    *finished = same_job; /* (written on success alone, as every output) */
+    /* in place: C0 is the file now at c_path */
+    int in_place = C0 != NULL && lstat(c_path, &sb) == 0 && fstat(C0->fd, &s0) == 0 && s0.st_dev == sb.st_dev &&
+                   s0.st_ino == sb.st_ino;
+    /* the job but C0's identity (C0's identity ends the line) */
+    char *a = strstr(have.head.job, " C0="), *b = strstr(job, " C0=");
+    int same_but_c0 = exists && a && b && a - have.head.job == b - job &&
+                      strncmp(have.head.job, job, (size_t)(a - have.head.job)) == 0;
+    /* in place, C0 is now this job's own output, so its identity differs
+     * from the one recorded; the rest of the job must match */
+    if (is_output && !same_job && in_place) same_job = same_but_c0;
+    /* this in-place job committed, and C changed since (touched, rewritten,
+     * replaced): C may hold the result, which a run now would take for C0
+     * (the result computed again from itself): neither finished nor to start */
+    int changed = !is_output && in_place && have.complete && have.head.range_m == 0 && same_but_c0;
     ooc_journal_info_free(&have);
+    OOC_RETURN_ERROR_IF(changed, err, OOC_ERR_JOURNAL,
+                        "the journal %s records this in-place job as complete, but %s has changed since it was "
+                        "committed (written, touched or replaced): it may hold the result, and computing again "
+                        "would take that for C0; nothing done (start afresh from %s as it is now without resume, "
+                        "or remove %s)", jpath, c_path, c_path, jpath);
+    *finished = same_job; /* (written on success alone, as every output) */
     return OOC_SUCCESS;
 }
 

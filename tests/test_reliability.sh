@@ -803,6 +803,21 @@ if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && grep -q '"already_finished":true' out
 else
     fail "12b in place, --resume again: exit $rc1/$rc2, C changed or not reported finished"
 fi
+# 12c. the same once C was touched (or rewritten) after the commit: C may
+# hold the result, so --resume refuses (exit 6, C untouched, the journal
+# named) instead of multiplying the result again; a fresh run (no --resume)
+# computes from C as it is. It ran again, from its own result, with exit 0.
+touch IP.npy
+oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" --resume
+rc1=$?
+if [ "$rc1" -eq 6 ] && cmp -s IP.npy IP1.npy && grep -q 'IP.npy.ooc-journal records this in-place job as complete' err &&
+    grep -q 'IP.npy has changed since it was committed' err &&
+    oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" && ! cmp -s IP.npy IP1.npy; then
+    pass "12c in place, C touched after the commit: --resume refuses (exit 6, C untouched); a fresh run computes"
+else
+    fail "12c in place, C touched after the commit: exit $rc1 (expected 6), C changed, or the fresh run failed: $(e1)"
+fi
+rm -f IP.npy IP1.npy IP.npy.ooc-*
 
 # 14. a block of C lost silently: in float32 with k = 65536 its stale (run,
 # beta 1: C0's) or staging buffer's values lie within 4 (k + 2) eps of the
