@@ -22,7 +22,9 @@
 #       directory as -o, matrices with a zero dimension (a valid, empty or
 #       zero product);
 #   12. SIGTERM, SIGINT, SIGHUP, SIGUSR1: exit 7, --json, resume, and a resume
-#       of the finished job does nothing;
+#       of the finished job does nothing (nor in place, and an in-place job
+#       whose C changed since is refused); a signal with the last block in
+#       hand: exit 0, a note;
 #   13. fault injection (OOC_FAULT) of every kind, and resume after it;
 #   14. a copy to the host lost silently (OOC_FAULT=lose) in float32 with k =
 #       65536, where the block's stale or zero values lie within the
@@ -677,8 +679,9 @@ for sig in TERM INT HUP USR1; do
     after=$(stat -c '%y %s %i' "$c")
     if [ "$rc" -ne 0 ]; then
         fail "12 SIG$sig: the second --resume: exit $rc, expected 0"
-    elif ! json_ok "assert o['already_finished'] is True and o['exit_status'] == 0" '"already_finished":true'; then
-        fail "12 SIG$sig: the second --resume's JSON lacks \"already_finished\":true"
+    elif ! json_ok "assert o['already_finished'] is True and o['exit_status'] == 0 and o['backend'] is None and o['time_s'] is None and o['tflops'] is None and o['floor'] is None" \
+        '"already_finished":true' '"backend":null' '"tflops":null'; then
+        fail "12 SIG$sig: the second --resume's JSON lacks \"already_finished\":true, or has a backend or a time (nothing ran)"
     elif [ "$before" != "$after" ] || ! cmp -s "$c" C.before; then
         fail "12 SIG$sig: the second --resume changed C ($before -> $after)"
     else
@@ -696,6 +699,25 @@ else
     fail "12 --resume of a finished job: exit $rc, or no \"finished already...nothing to do\""
 fi
 rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
+# 12d. a stop signal once the last block is in hand (one block, its copy
+# out held 2 s, SIGTERM at 1 s): the job completes, exit 0, C committed and
+# an uninterrupted run's, a note on stderr; the JSON's rate measured (signal
+# SIGTERM, interrupted false). The summary had a rate of 0 and no note.
+c=SGL.npy
+rm -f "$c" "$c".ooc-* SGL0.npy
+oc multiply A.npy B.npy -o SGL0.npy "${H[@]}" --block-rows 2048 -q
+OOC_HOST_D2H_DELAY_US=2000000 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${H[@]}" --block-rows 2048 --json >out 2>err &
+bgpid=$!
+sleep 1
+bg_kill TERM
+if [ "$bgrc" -eq 0 ] && cmp -s "$c" SGL0.npy && grep -q "note: SIGTERM came after the last block: $c is complete and committed" err &&
+    json_ok "assert o['signal'] == 'SIGTERM' and o['interrupted'] is False and o['tflops'] > 0 and o['time_s'] > 0.5 and o['exit_status'] == 0" \
+        '"interrupted":false' '"signal":"SIGTERM"'; then
+    pass "12d SIGTERM with the last block in hand: exit 0, C complete and committed, a note; the JSON's rate measured"
+else
+    fail "12d SIGTERM with the last block in hand: exit $bgrc (expected 0), C differs, no note or the JSON's rate not measured: $(e1)"
+fi
+rm -f "$c" "$c".ooc-* SGL0.npy
 # a finished scaling job (alpha 0: C = 2 C0) computed in place, run again
 # with --resume: finished, not C = 4 C0 (it kept no journal before)
 c=SGS.npy

@@ -18,7 +18,10 @@ typedef struct {
     double io_bound, bound;
 } mul_bounds_t;
 
-static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
+/* The job's figures; the floor's measured only with `measure` (not after
+ * a stop signal that came too late to stop the job: the user asked it to
+ * end, and the probes take seconds). */
+static void mul_bounds(mul_job_t *j, mul_bounds_t *b, int measure)
 {
     mul_opts_t *o = &j->o;
     memset(b, 0, sizeof *b);
@@ -35,8 +38,11 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b)
             snprintf(b->fl.note, sizeof b->fl.note,
                      "a resumed run: %lld of %lld blocks were done before; the floor is a whole job's",
                      (long long)j->stats.blocks_resumed, (long long)(j->stats.blocks * j->stats.panels));
-        if (!j->split_floor) floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
+        if (!j->split_floor && measure) floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
         floor_compute(&b->fl, j->t, j->m, j->n, j->k, o->c_in != NULL && o->beta != 0.0);
+        if (!b->fl.have && !b->fl.note[0])
+            snprintf(b->fl.note, sizeof b->fl.note, "not measured: %s came after the last block",
+                     signal_name(stop_signal_caught()));
     }
     b->br = (double)j->prog.bytes_read;
     b->bw = (double)j->prog.bytes_written;
@@ -118,8 +124,10 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     if (j->have_shape) json_shape(&js, "shape", j->m, j->n, j->k);
     else json_null(&js, "shape");
     json_problem(&js, j->have_shape ? &j->t : NULL, o->ta, o->tb, o->alpha, o->beta);
-    json_string(&js, "backend", j->h ? ooc_backend_name(j->h) : NULL);
-    json_string(&js, "backend_reason", j->h ? backend_reason(ooc_backend_name(j->h)) : NULL);
+    const char *backend = j->h ? ooc_backend_name(j->h) : NULL; /* "none": nothing ran (finished already) */
+    if (backend && strcmp(backend, "none") == 0) backend = NULL;
+    json_string(&js, "backend", backend);
+    json_string(&js, "backend_reason", backend ? backend_reason(backend) : NULL);
     json_bool(&js, "multiplied", j->multiplied);
     json_bool(&js, "already_finished", j->already);
     json_bool(&js, "resumed", b && b->resumed > 0);
@@ -255,12 +263,19 @@ void mul_summary(mul_job_t *j, int rc)
 {
     mul_opts_t *o = &j->o;
     mul_bounds_t b;
-    int report = (o->json || !o->quiet) && !j->already && !stop_signal_caught();
+    /* a stop signal the multiply finished despite: its last block was in
+     * hand (C is complete and committed: exit 0, nothing to resume) */
+    int late = stop_signal_caught() != 0;
+    int report = (o->json || !o->quiet) && !j->already;
     memset(&b, 0, sizeof b);
-    if (report) mul_bounds(j, &b);
-    if (o->json) mul_print_json(j, &b, rc);
+    if (report) mul_bounds(j, &b, !late);
+    if (o->json) mul_print_json(j, j->already ? NULL : &b, rc); /* finished already: nothing ran, nothing measured */
     else if (!o->quiet && !j->already) mul_print_text(j, &b);
     if (!j->already) mixed_note(j);
+    if (late && j->multiplied && !j->already)
+        fprintf(stderr, "%s: note: %s came after the last block: %s is complete and committed%s\n", progname,
+                signal_name(stop_signal_caught()), o->out,
+                report && !o->floor.no_floor && !b.fl.have ? " (the floor was not measured)" : "");
     if (!o->json && !o->quiet && j->verified)
         print_verify(stdout, &j->vr, j->m, j->n, j->split_cols && !j->split_grid);
 }
