@@ -60,7 +60,7 @@ static void *flusher_main(void *arg)
         ooc_err_t e;
         ooc_err_clear(&e);
         ooc_status_t st = ooc_io_sync(x->C->fd, x->C->tmp_path, &e);
-        for (size_t i = 0; st == OOC_SUCCESS && i < n; i++) st = ooc_journal_done(&x->journal, batch[i], &e);
+        if (st == OOC_SUCCESS) st = ooc_journal_done_list(&x->journal, batch, n, &e);
         pthread_mutex_lock(&x->mu);
         x->spare = batch;
         x->spare_cap = cap;
@@ -236,12 +236,26 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
  * split job resumed with another split: s->skip has them, this journal not):
  * recorded in this journal too, first, so that it holds every block of its
  * range when it says complete (its parser takes nothing less). */
+#define TAKEN_BATCH 16384 /* records written (and flushed) at once */
 static ooc_status_t record_taken(ooc_journal_t *jr, const ooc_files_start_t *s, ooc_err_t *err)
 {
+    if (!s->skip) return OOC_SUCCESS;
+    int64_t *list = malloc(TAKEN_BATCH * sizeof *list);
+    OOC_RETURN_ERROR_IF(list == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files: out of memory (%zu bytes)",
+                        TAKEN_BATCH * sizeof *list);
     ooc_status_t st = OOC_SUCCESS;
-    for (int64_t g = 0; st == OOC_SUCCESS && s->skip && g < s->total; g++)
-        if (ooc_files_mine(s, g) && ooc_block_done(s->skip, g) && !(s->usable && ooc_block_done(s->have.done, g)))
-            st = ooc_journal_done(jr, g, err);
+    size_t n = 0;
+    for (int64_t g = 0; st == OOC_SUCCESS && g < s->total; g++) {
+        if (!ooc_files_mine(s, g) || !ooc_block_done(s->skip, g) || (s->usable && ooc_block_done(s->have.done, g)))
+            continue;
+        list[n++] = g;
+        if (n == TAKEN_BATCH) {
+            st = ooc_journal_done_list(jr, list, n, err);
+            n = 0;
+        }
+    }
+    if (st == OOC_SUCCESS) st = ooc_journal_done_list(jr, list, n, err);
+    free(list);
     return st;
 }
 

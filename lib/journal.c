@@ -470,25 +470,41 @@ ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err)
     return write_all(j->fd, line, (size_t)len, j->path, err);
 }
 
-ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *head, ooc_err_t *err)
+/* Records of blocks g(0), g(1), ... g(n - 1) as ooc_journal_done writes
+ * them, a megabyte at a time: one flush per megabyte, not one per block (a
+ * write cut short by a kill leaves a torn last record, which a resume cuts
+ * off: that block is redone). g(i) is list[i], or i's i-th block in
+ * head's range when list is NULL. */
+static ooc_status_t done_many(ooc_journal_t *j, const int64_t *list, size_t n_list, const ooc_journal_head_t *head,
+                              ooc_err_t *err)
 {
-    /* the records as ooc_journal_done writes them, a megabyte at a time:
-     * one flush per megabyte, not one per block */
     size_t cap = (size_t)1 << 20, n = 0;
     char *buf = malloc(cap);
     OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory (1 MiB)", j->path);
     ooc_status_t st = OOC_SUCCESS;
-    for (int64_t g = 0; st == OOC_SUCCESS && g < head->total; g++) {
-        if (!ooc_journal_in_range(head, g)) continue;
+    int64_t end = list ? (int64_t)n_list : head->total;
+    for (int64_t i = 0; st == OOC_SUCCESS && i < end; i++) {
+        if (!list && !ooc_journal_in_range(head, i)) continue;
         if (cap - n < 64) {
             st = write_all(j->fd, buf, n, j->path, err);
             n = 0;
         }
-        n += (size_t)format_done(j->digest, g, buf + n, cap - n);
+        n += (size_t)format_done(j->digest, list ? list[i] : i, buf + n, cap - n);
     }
     if (st == OOC_SUCCESS && n > 0) st = write_all(j->fd, buf, n, j->path, err);
     free(buf);
     return st;
+}
+
+ooc_status_t ooc_journal_done_list(ooc_journal_t *j, const int64_t *g, size_t n, ooc_err_t *err)
+{
+    if (n == 1) return ooc_journal_done(j, g[0], err);
+    return n == 0 ? OOC_SUCCESS : done_many(j, g, n, NULL, err);
+}
+
+ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *head, ooc_err_t *err)
+{
+    return done_many(j, NULL, 0, head, err);
 }
 
 ooc_status_t ooc_journal_mixed(ooc_journal_t *j, ooc_err_t *err)

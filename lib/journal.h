@@ -107,6 +107,10 @@ ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const o
 /* Record block g as finished (flushed to disk before returning). */
 ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err);
 
+/* Record blocks g[0..n) as finished, one flush for up to a megabyte of
+ * records (the flusher's batch: not a flush per block). */
+ooc_status_t ooc_journal_done_list(ooc_journal_t *j, const int64_t *g, size_t n, ooc_err_t *err);
+
 /* Record every block of head's range (the head j was created with) as
  * finished, in order: the blocks of a job known to be done. */
 ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *head, ooc_err_t *err);

@@ -114,6 +114,39 @@ static void forged_refused(const char *p, const char *add)
     free(text);
 }
 
+/* The flusher's batch (ooc_journal_done_list): 60000 records of blocks in
+ * a scrambled order, over a megabyte, so written in several flushes;
+ * read back, exactly those blocks are done (the others not). */
+static void test_batch_roundtrip(void)
+{
+    const char *p = tu_path("jbatch");
+    enum { TOTAL = 120001, N = 60000 };
+    int64_t *list = malloc(N * sizeof *list);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+    for (int64_t i = 0; i < N; i++) list[i] = (i * 7919) % N * 2; /* the even blocks, 7919 prime to N */
+    unlink(p);
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_head_t h = head_of(TOTAL);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done_list(&j, list, 0, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done_list(&j, list, N - 1, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done_list(&j, list + N - 1, 1, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    struct stat sb;
+    CU_ASSERT(stat(p, &sb) == 0 && sb.st_size > (1 << 20));
+    ooc_journal_info_t info;
+    int exists = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(info.ndone, N);
+    int wrong = 0;
+    for (int64_t g = 0; g < TOTAL; g++) wrong += ((info.done[g / 8] >> (g % 8)) & 1) != (g % 2 == 0 && g < 2 * N);
+    CU_ASSERT_EQUAL(wrong, 0);
+    ooc_journal_info_free(&info);
+    free(list);
+}
+
 static void test_roundtrip(void)
 {
     const char *p = tu_path("j1");
@@ -601,6 +634,7 @@ int main(void)
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "what is written is read back, any order", test_roundtrip);
+    CU_add_test(s, "a batch of records, several flushes: read back", test_batch_roundtrip);
     CU_add_test(s, "several devices: lead and tail repeat in the plan line", test_lead_and_rep);
     CU_add_test(s, "what computed the blocks ends the plan line", test_by);
     CU_add_test(s, "a rectangle of C: panels in the plan line", test_panels);
