@@ -199,6 +199,15 @@ if [ $? -eq 0 ] && grep -q '^verify: Freivalds with 4 random vectors.*: PASS$' o
 else
     fail "verify: Freivalds mode"
 fi
+# more rows asked than the budget holds: fewer recomputed, and a note says so
+oc verify A_big.npy B_big.npy C6.npy --c-in C0_big.npy --beta -1 --host-mem 256K --vectors 4 --check-rows 100000
+rc=$?
+got=$(sed -n 's/^verify: Freivalds with 4 random vectors + \([0-9]*\) rows* recomputed exactly.*: PASS$/\1/p' out)
+if [ $rc -eq 0 ] && [ -n "$got" ] && grep -q "note: $got rows* of C recomputed exactly, not the [0-9]* asked (--check-rows)" err; then
+    pass "verify: --check-rows above the budget: $got rows recomputed, and a note"
+else
+    fail "verify: --check-rows above the budget: no note ($(head -c 200 err))"
+fi
 
 # ---- verify of a corrupted C fails with exit 1 ----
 cp C1.npy Cbad.npy

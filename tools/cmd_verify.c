@@ -46,7 +46,8 @@ void verify_usage(FILE *f)
             "\n"
             "Check and output:\n"
             "  --vectors V           Freivalds vectors (default 3)\n"
-            "  --check-rows N        rows of C recomputed exactly (default 16)\n"
+            "  --check-rows N        rows of C recomputed exactly (default 16; fewer, with\n"
+            "                        a note, when --host-mem holds fewer)\n"
             "  --host-mem BYTES      host-memory budget of the check (default: automatic)\n"
             "  --tf32                C was computed with TF32 (multiply --tf32): single\n"
             "                        precision's tolerance allows the inputs' rounding to\n"
@@ -182,6 +183,11 @@ static int verify_run(verify_job_t *j)
                           j->c_in ? j->C0.file : NULL, j->C.file, (int)j->vectors, j->check_rows, &j->vr);
     j->secs = now_seconds() - t0;
     if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
+    int64_t asked = j->check_rows < j->m ? j->check_rows : j->m;
+    if (!j->vr.exact && j->vr.rows_checked < asked) /* the library cuts the sample to its budget */
+        fprintf(stderr, "%s: note: %lld row%s of C recomputed exactly, not the %lld asked (--check-rows): the "
+                "host-memory budget holds no more (--host-mem)\n", progname, (long long)j->vr.rows_checked,
+                j->vr.rows_checked == 1 ? "" : "s", (long long)asked);
     return j->vr.passed ? RC_OK : RC_CHECK_FAILED;
 }
 
