@@ -36,6 +36,18 @@ static inline size_t ooc_dtype_size(ooc_dtype_t t)
     return t == OOC_R32 ? 4 : t == OOC_R64 ? 8 : t == OOC_C32 ? 8 : 16;
 }
 
+/* NumPy's name of a dtype, for messages */
+static inline const char *ooc_dtype_word(ooc_dtype_t t)
+{
+    switch (t) {
+    case OOC_R32: return "float32";
+    case OOC_R64: return "float64";
+    case OOC_C32: return "complex64";
+    case OOC_C64: return "complex128";
+    }
+    return "an unknown type";
+}
+
 /* One tile multiply: C = alpha*op(A)*op(B) + beta*C on device pointers,
  * BLAS semantics in the given layout. Dimensions fit in int. */
 typedef struct {

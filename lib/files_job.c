@@ -17,10 +17,6 @@
 
 #include "files.h"
 
-static const char *dtype_name(ooc_dtype_t t)
-{
-    return t == OOC_R32 ? "float32" : t == OOC_R64 ? "float64" : t == OOC_C32 ? "complex64" : "complex128";
-}
 
 /* op(X) of a file X: rows x cols after the op */
 static void op_shape(const ooc_file_t *f, ooc_op_t op, int64_t *rows, int64_t *cols)
@@ -200,7 +196,7 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
     for (int i = 0; i < 3; i++)
         OOC_RETURN_ERROR_IF(ins[i] && ins[i]->spec.dtype != t, err, OOC_ERR_SHAPE,
                             "%s holds %s but the output %s is %s: all operands need one element type",
-                            ins[i]->path, dtype_name(ins[i]->spec.dtype), C->path, dtype_name(t));
+                            ins[i]->path, ooc_dtype_word(ins[i]->spec.dtype), C->path, ooc_dtype_word(t));
     int64_t am, ak, bk, bn;
     op_shape(A, ta, &am, &ak);
     op_shape(B, tb, &bk, &bn);

@@ -173,9 +173,15 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
     if (st != OOC_SUCCESS) goto fail;
     int npy = s.format == OOC_FORMAT_NPY;
     if (size < off + bytes) {
-        st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: truncated: %llu bytes, %s says %llu", path,
-                     (unsigned long long)size, npy ? "the header" : "the raw shape",
-                     (unsigned long long)(off + bytes));
+        if (npy)
+            st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path, "%s: truncated: %llu bytes, the header says %llu", path,
+                              (unsigned long long)size, (unsigned long long)(off + bytes));
+        else /* (the type may be the one assumed: say which) */
+            st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
+                              "%s: truncated: %llu bytes, the raw shape says %lld x %lld elements of %s (%zu bytes "
+                              "each) are %llu",
+                              path, (unsigned long long)size, (long long)s.rows, (long long)s.cols,
+                              ooc_dtype_word(s.dtype), ooc_dtype_size(s.dtype), (unsigned long long)bytes);
         goto fail;
     }
     if (size > off + bytes) {
@@ -185,10 +191,10 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
                          (unsigned long long)(off + bytes));
         else
             st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
-                         "%s: shape mismatch: the file has %llu bytes, %lld x %lld elements of %zu "
-                         "bytes are %llu",
+                         "%s: shape mismatch: the file has %llu bytes, %lld x %lld elements of %s (%zu "
+                         "bytes each) are %llu",
                          path, (unsigned long long)size, (long long)s.rows, (long long)s.cols,
-                         ooc_dtype_size(s.dtype), (unsigned long long)bytes);
+                         ooc_dtype_word(s.dtype), ooc_dtype_size(s.dtype), (unsigned long long)bytes);
         goto fail;
     }
     f = calloc(1, sizeof *f);

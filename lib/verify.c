@@ -111,16 +111,6 @@
 #define EXACT_MAX_MNK ((unsigned __int128)1 << 33) /* multiply-adds of an exact check */
 #define SEED 0x6f6f632d76657269ULL                 /* fixed: a check is reproducible */
 
-static const char *dtype_name(ooc_dtype_t t)
-{
-    switch (t) {
-    case OOC_R32: return "float32";
-    case OOC_R64: return "float64";
-    case OOC_C32: return "complex64";
-    case OOC_C64: return "complex128";
-    }
-    return "an unknown type";
-}
 
 /* one scalar of dtype t as (re, im) doubles */
 static void scalar(ooc_dtype_t t, const void *x, double s[2])
@@ -175,11 +165,11 @@ static ooc_status_t check_args(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const 
 
     ooc_dtype_t t = A->spec.dtype;
     OOC_RETURN_ERROR_IF(B->spec.dtype != t, err, OOC_ERR_SHAPE, "%s: A is %s but B is %s", fn,
-                        dtype_name(t), dtype_name(B->spec.dtype));
+                        ooc_dtype_word(t), ooc_dtype_word(B->spec.dtype));
     OOC_RETURN_ERROR_IF(C->spec.dtype != t, err, OOC_ERR_SHAPE, "%s: A is %s but C is %s", fn,
-                        dtype_name(t), dtype_name(C->spec.dtype));
+                        ooc_dtype_word(t), ooc_dtype_word(C->spec.dtype));
     OOC_RETURN_ERROR_IF(C0 && C0->spec.dtype != t, err, OOC_ERR_SHAPE, "%s: A is %s but C0 is %s", fn,
-                        dtype_name(t), dtype_name(C0->spec.dtype));
+                        ooc_dtype_word(t), ooc_dtype_word(C0->spec.dtype));
 
     int64_t m, k, kb, n;
     op_shape(A, ta, &m, &k);

@@ -262,6 +262,13 @@ bad "<i4 .npy" 4 X5.npy multiply A_d.npy int32.npy -o X5.npy --backend host
 bad "malformed header" 4 X6.npy multiply A_d.npy malformed.npy -o X6.npy --backend host
 bad "header longer than the file" 4 X7.npy multiply short_header.npy B_dF.npy -o X7.npy --backend host
 bad "raw shorter than its shape" 4 X8.npy multiply short.bin:100x100:d B_dF.npy -o X8.npy --backend host
+# no type given: the message says the one assumed (float64) and its size
+bad "raw shorter than its shape, no type" 4 X8.npy multiply short.bin:25x10 B_dF.npy -o X8.npy --backend host
+if grep -q 'truncated: 1000 bytes, the raw shape says 25 x 10 elements of float64 (8 bytes each) are 2000' err; then
+    pass "raw shorter than its shape, no type: the message names float64"
+else
+    fail "raw shorter than its shape, no type: the message does not name the type assumed: $(head -n 1 err)"
+fi
 bad "k mismatch" 5 X9.npy multiply A_d.npy A_d.npy -o X9.npy --backend host
 bad "dtype mismatch (float32 A, float64 B)" 5 X10.npy multiply AT_sF.npy B_dF.npy -o X10.npy --backend host --transa T
 bad "C0 shape mismatch" 5 X11.npy multiply A_d.npy B_dF.npy --c-in C0_big.npy -o X11.npy --backend host
