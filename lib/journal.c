@@ -327,12 +327,19 @@ ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *e
     return st;
 }
 
-static ooc_status_t write_all(int fd, const char *s, size_t len, const char *path, ooc_err_t *err)
+/* OOC_FAULT=journal:N: the N-th record (or header) written fails */
+static ooc_status_t injected_failure(const char *path, ooc_err_t *err)
 {
     int injected = ooc_fault_errno(OOC_FAULT_JOURNAL);
     if (injected)
         return OOC_ERR_FILE(err, ooc_errno_status(injected), path, "write %s: %s (injected by OOC_FAULT)", path,
                             strerror(injected));
+    return OOC_SUCCESS;
+}
+
+/* Write and flush s (records already counted by injected_failure). */
+static ooc_status_t write_flush(int fd, const char *s, size_t len, const char *path, ooc_err_t *err)
+{
     while (len > 0) {
         ssize_t w = write(fd, s, len);
         if (w < 0 && errno == EINTR) continue;
@@ -344,6 +351,12 @@ static ooc_status_t write_all(int fd, const char *s, size_t len, const char *pat
         len -= (size_t)w;
     }
     return ooc_io_sync(fd, path, err);
+}
+
+static ooc_status_t write_all(int fd, const char *s, size_t len, const char *path, ooc_err_t *err)
+{
+    OOC_FORWARD(injected_failure(path, err));
+    return write_flush(fd, s, len, path, err);
 }
 
 ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
@@ -474,7 +487,8 @@ ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err)
  * them, a megabyte at a time: one flush per megabyte, not one per block (a
  * write cut short by a kill leaves a torn last record, which a resume cuts
  * off: that block is redone). g(i) is list[i], or i's i-th block in
- * head's range when list is NULL. */
+ * head's range when list is NULL. OOC_FAULT=journal counts a list's records
+ * one by one (as written one by one before), head's range by megabytes. */
 static ooc_status_t done_many(ooc_journal_t *j, const int64_t *list, size_t n_list, const ooc_journal_head_t *head,
                               ooc_err_t *err)
 {
@@ -486,12 +500,24 @@ static ooc_status_t done_many(ooc_journal_t *j, const int64_t *list, size_t n_li
     for (int64_t i = 0; st == OOC_SUCCESS && i < end; i++) {
         if (!list && !ooc_journal_in_range(head, i)) continue;
         if (cap - n < 64) {
-            st = write_all(j->fd, buf, n, j->path, err);
+            st = list ? write_flush(j->fd, buf, n, j->path, err) : write_all(j->fd, buf, n, j->path, err);
             n = 0;
         }
-        n += (size_t)format_done(j->digest, list ? list[i] : i, buf + n, cap - n);
+        /* a fault injected at this record: the ones before it are written, as one by one */
+        ooc_status_t fault = st == OOC_SUCCESS && list ? injected_failure(j->path, err) : OOC_SUCCESS;
+        if (fault != OOC_SUCCESS) {
+            if (n > 0) {
+                ooc_err_t ignored;
+                ooc_err_clear(&ignored);
+                (void)write_flush(j->fd, buf, n, j->path, &ignored);
+            }
+            free(buf);
+            return fault;
+        }
+        if (st == OOC_SUCCESS) n += (size_t)format_done(j->digest, list ? list[i] : i, buf + n, cap - n);
     }
-    if (st == OOC_SUCCESS && n > 0) st = write_all(j->fd, buf, n, j->path, err);
+    if (st == OOC_SUCCESS && n > 0)
+        st = list ? write_flush(j->fd, buf, n, j->path, err) : write_all(j->fd, buf, n, j->path, err);
     free(buf);
     return st;
 }

@@ -302,14 +302,21 @@ kill -USR1 "$(cat pid.2)" 2>/dev/null
 bg_wait
 rc=$?
 had=$(recorded)
+grep -q "rank 2 of 3.*interrupted by SIGUSR1" err
+said=$?
 # (its journal then holds the ranks' blocks too, complete: the same command
 # again finds the job finished; it held only its own and was "damaged")
-if [ $rc -eq 7 ] && [ ! -e C.npy ] && grep -q "rank 2 of 3.*interrupted by SIGUSR1" err && [ "$had" -lt 34 ] &&
+# (first another job's --resume, refused: the message names the ranks' journals it left alone)
+oc multiply $P --alpha 2 -o C.npy $S --resume
+rc2=$?
+grep -q "C.npy.ooc-tmp and the journals of a split run (C.npy.ooc-journal.r\*-of-\*) are left as they were" err
+named=$?
+if [ $rc -eq 7 ] && [ ! -e C.npy ] && [ $said -eq 0 ] && [ $rc2 -eq 6 ] && [ $named -eq 0 ] && [ "$had" -lt 34 ] &&
     oc multiply $P -o C.npy $S --resume && cmp -s C.npy ref.npy && [ -z "$(ls C.npy.ooc-journal.r* 2>/dev/null)" ] &&
     oc multiply $P -o C.npy $S --resume && grep -q 'finished already' out && cmp -s C.npy ref.npy; then
-    pass "6 SIGUSR1 to rank 2: every rank stops, exit 7 ($had of 34 blocks); one process --resume: byte-identical; again: finished already"
+    pass "6 SIGUSR1 to rank 2: every rank stops, exit 7 ($had of 34 blocks); another job's --resume refused, naming the ranks' journals; one process --resume: byte-identical; again: finished already"
 else
-    fail "6 SIGUSR1 to rank 2: exit $rc (expected 7), $had blocks, or the resume by one process (or the same command again) failed: $(head -c 300 err)"
+    fail "6 SIGUSR1 to rank 2: exit $rc (expected 7), $had blocks, another job's resume exit $rc2 (expected 6, naming the ranks' journals: $named), or the resume by one process (or the same command again) failed: $(head -c 300 err)"
 fi
 
 # 7. --verify and --json

@@ -446,7 +446,11 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     int keep = refused ? j->o.resume : is_journal(j->journal_path);
     ooc_file_close(j->C, !keep);
     j->C = NULL;
-    if (refused && j->o.resume)
+    if (refused && j->o.resume && j->old_journals && j->old_journals[0]) /* a split run's: name them */
+        fprintf(stderr, "%s: %s and the journals of a split run (%s.r*-of-*%s) are left as they were: check the "
+                "command, or run it without --resume to start over\n", progname, j->tmp_path, j->journal_path,
+                is_journal(j->journal_path) ? ", and the job's own" : "");
+    else if (refused && j->o.resume)
         fprintf(stderr, "%s: %s and %s are left as they were: check the command, or run it without --resume to "
                 "start over\n", progname, j->tmp_path, j->journal_path);
     else if (keep && keeps)
