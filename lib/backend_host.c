@@ -295,8 +295,8 @@ int ooc_backend_host_devices(void)
     if (v == NULL || *v == '\0') return 1;
     char *end;
     long n = strtol(v, &end, 10);
-    if (*end != '\0' || n < 1) return 0; /* nonsense: no device, and opening one says why */
-    return n > OOC_MAX_DEVICES ? OOC_MAX_DEVICES : (int)n;
+    if (*end != '\0' || n < 1 || n > OOC_MAX_DEVICES) return 0; /* nonsense: no device, and opening one says why */
+    return (int)n;
 }
 
 /* Device d's jitter from OOC_HOST_JITTER_US: one value for every device, or

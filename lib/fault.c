@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ static atomic_llong target[OOC_FAULT_KINDS];   /* 0: none */
 static atomic_int err_of[OOC_FAULT_KINDS];
 static atomic_llong count[OOC_FAULT_KINDS];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char bad[200]; /* what is wrong with the specification, "" when nothing */
 
 static int errno_named(const char *s)
 {
@@ -44,9 +46,15 @@ static void parse(void)
         atomic_store(&count[k], 0);
         atomic_store(&err_of[k], default_errno[k]);
     }
+    bad[0] = '\0';
     const char *spec = getenv("OOC_FAULT");
     char buf[256];
-    if (spec == NULL || strlen(spec) >= sizeof buf) {
+    if (spec == NULL || *spec == '\0') {
+        atomic_store(&enabled, 0);
+        return;
+    }
+    if (strlen(spec) >= sizeof buf) {
+        snprintf(bad, sizeof bad, "longer than %zu characters", sizeof buf - 1);
         atomic_store(&enabled, 0);
         return;
     }
@@ -54,22 +62,41 @@ static void parse(void)
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *n = strchr(item, ':');
-        if (n == NULL) continue;
-        *n++ = '\0';
-        char *e = strchr(n, ':');
-        if (e) *e++ = '\0';
-        long long at = strtoll(n, NULL, 10);
-        for (int k = 0; k < OOC_FAULT_KINDS; k++) {
-            if (strcmp(item, names[k]) != 0 || at < 1) continue;
-            atomic_store(&target[k], at);
-            if (e && errno_named(e)) atomic_store(&err_of[k], errno_named(e));
-            any = 1;
+        if (n == NULL) {
+            if (!bad[0]) snprintf(bad, sizeof bad, "'%.40s' is not KIND:N", item);
+            continue;
         }
+        *n++ = '\0';
+        char *e = strchr(n, ':'), *end;
+        if (e) *e++ = '\0';
+        long long at = strtoll(n, &end, 10);
+        int k = 0;
+        while (k < OOC_FAULT_KINDS && strcmp(item, names[k]) != 0) k++;
+        if (k == OOC_FAULT_KINDS || end == n || *end != '\0' || at < 1 || (e && !errno_named(e))) {
+            if (bad[0]) continue;
+            if (k == OOC_FAULT_KINDS)
+                snprintf(bad, sizeof bad, "unknown kind '%.40s'", item);
+            else if (e && !errno_named(e))
+                snprintf(bad, sizeof bad, "%s: '%.20s' is not EIO, ENOSPC, EDQUOT or EFBIG", item, e);
+            else
+                snprintf(bad, sizeof bad, "%s: '%.20s' is not a count from 1", item, n);
+            continue;
+        }
+        atomic_store(&target[k], at);
+        if (e) atomic_store(&err_of[k], errno_named(e));
+        any = 1;
     }
     atomic_store(&enabled, any);
 }
 
+
 static void init(void) { parse(); }
+
+const char *ooc_fault_bad(void)
+{
+    pthread_once(&once, init);
+    return bad[0] ? bad : NULL;
+}
 
 void ooc_fault_reset(void)
 {

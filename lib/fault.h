@@ -59,4 +59,9 @@ int ooc_fault_errno(ooc_fault_t kind);
 /* Read OOC_FAULT again and restart every count (tests that set it). */
 void ooc_fault_reset(void);
 
+/* What is wrong with OOC_FAULT (an unknown kind, a count or errno that is
+ * none), NULL when nothing: a backend does not open with such a spec, so a
+ * test's typo cannot pass for a fault that never comes. */
+const char *ooc_fault_bad(void);
+
 #endif

@@ -775,6 +775,25 @@ fault exec:1000 3 kept
 fault read:400 4 kept
 fault reserve:1 6 gone
 fault journal:3 6 kept
+# a fault spec that names nothing (a typo) is refused, so that a test can
+# not pass for a fault that never comes; so is a count of simulated devices
+# beyond 16 (it was taken as 16)
+for spec in bogus:1 write:1:EPERM write:x journal; do
+    OOC_FAULT=$spec oc multiply A.npy B.npy -o FI.npy "${S[@]}"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "OOC_FAULT='$spec' (for tests only)" err && nothing_left FI.npy; then
+        pass "13 OOC_FAULT=$spec: refused (exit 2): $(e1)"
+    else
+        fail "13 OOC_FAULT=$spec: exit $rc (expected 2, refused), or files left: $(e1)"
+    fi
+done
+OOC_HOST_DEVICES=17 oc multiply A.npy B.npy -o FI.npy "${S[@]}"
+rc=$?
+if [ "$rc" -eq 3 ] && grep -q "OOC_HOST_DEVICES='17' is not a number of devices (1 to 16)" err; then
+    pass "13 OOC_HOST_DEVICES=17: refused (exit 3)"
+else
+    fail "13 OOC_HOST_DEVICES=17: exit $rc (expected 3): $(e1)"
+fi
 # a fresh run where an earlier one left its temporary file, which cannot be
 # removed (EPERM injected; a fresh run makes a new file, so that no journal
 # of the old one matches it): exit 6 naming the file, not "another job";
