@@ -19,12 +19,14 @@ static const struct {
     const char *meaning;
 } exit_codes[] = {
     {RC_OK, "success"},
-    {RC_CHECK_FAILED, "verification failed: C does not match OpenBLAS within the tolerance"},
+    {RC_CHECK_FAILED, "verification failed: C does not match OpenBLAS within the tolerance\n"
+                      "     (multiply --verify: C is committed all the same; do not use it)"},
     {RC_USAGE, "bad command line (unknown command or option, missing or bad value)"},
     {RC_RUNTIME, "run-time failure: a libooc_gemm error (GPU, memory budget) or no host memory"},
     {RC_INPUT, "input file error: cannot open or read, malformed, truncated, big-endian or\n"
                "     unsupported element type"},
-    {RC_SHAPE, "the operands' shapes or element types do not match"},
+    {RC_SHAPE, "the operands' shapes, element types or storage orders do not match\n"
+               "     (C0 in another order than C; an op C operand stored in the other order)"},
     {RC_OUTPUT, "output error: cannot write the output or its journal (a full disk too), the\n"
                 "     output is not a regular file or another job is writing it, or the\n"
                 "     journal does not match the job or is damaged (resume impossible)"},
