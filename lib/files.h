@@ -50,6 +50,10 @@ ooc_status_t ooc_files_journal_path(ooc_err_t *err, const char *c_path, const oo
  * output's shape and format, each input's identity, and TF32 when h's math
  * mode makes a single-precision job's bytes TF32's (" tf32=1": a resume in
  * another math mode is another job). */
+/* What differs between two job lines (a journal's and this job's), in
+ * words ("A was modified (its modification time), alpha"), into out. */
+void ooc_files_job_difference(const char *was, const char *now, char *out, size_t cap);
+
 ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                 const ooc_file_t *A, const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
                                 const ooc_file_spec_t *cs, char *job, size_t cap);

@@ -99,6 +99,80 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
     return OOC_SUCCESS;
 }
 
+/* The value of key in a job line (" key=value" or at its start), its
+ * length in *len; NULL when the line has none. */
+static const char *job_value(const char *line, const char *key, size_t *len)
+{
+    size_t k = strlen(key);
+    for (const char *p = line; p && *p; p = strchr(p, ' ')) {
+        while (*p == ' ') p++;
+        if (strncmp(p, key, k) == 0 && p[k] == '=') {
+            p += k + 1;
+            *len = strcspn(p, " ");
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Field i (':'-separated) of v[0..len): its start and length. */
+static const char *field(const char *v, size_t len, int i, size_t *flen)
+{
+    const char *end = v + len;
+    for (; i > 0 && v < end; i--) {
+        const char *c = memchr(v, ':', (size_t)(end - v));
+        if (c == NULL) return NULL;
+        v = c + 1;
+    }
+    const char *c = memchr(v, ':', (size_t)(end - v));
+    *flen = (size_t)((c ? c : end) - v);
+    return v;
+}
+
+static int field_differs(const char *a, size_t al, const char *b, size_t bl, int i)
+{
+    size_t fa = 0, fb = 0;
+    const char *x = field(a, al, i, &fa), *y = field(b, bl, i, &fb);
+    return !x || !y || fa != fb || memcmp(x, y, fa) != 0;
+}
+
+void ooc_files_job_difference(const char *was, const char *now, char *out, size_t cap)
+{
+    static const struct {
+        const char *key, *what;
+    } plain[] = {{"dtype", "the element type"}, {"ta", "op(A)"},          {"tb", "op(B)"},
+                 {"alpha", "alpha"},           {"beta", "beta"},         {"C", "C's shape, order or format"},
+                 {"tf32", "the math mode (TF32)"}};
+    size_t used = 0;
+    out[0] = '\0';
+#define SAY(...) (used < cap ? (void)(used += (size_t)snprintf(out + used, cap - used, __VA_ARGS__)) : (void)0)
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        size_t la = 0, lb = 0;
+        const char *a = job_value(was, plain[i].key, &la), *b = job_value(now, plain[i].key, &lb);
+        if ((a == NULL) != (b == NULL) || (a && (la != lb || memcmp(a, b, la) != 0)))
+            SAY("%s%s", used ? ", " : "", plain[i].what);
+    }
+    static const char *const roles[] = {"A", "B", "C0"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t la = 0, lb = 0;
+        const char *a = job_value(was, roles[i], &la), *b = job_value(now, roles[i], &lb);
+        if (a && b && la == lb && memcmp(a, b, la) == 0) continue;
+        int none_a = !a || (la == 4 && memcmp(a, "none", 4) == 0), none_b = !b || (lb == 4 && memcmp(b, "none", 4) == 0);
+        const char *r = roles[i];
+        if (none_a || none_b) /* (identity: dev:ino:size:mtime:shape:layout) */
+            SAY("%s%s %s", used ? ", " : "", r, none_b ? "given then, not now" : "not given then");
+        else if (field_differs(a, la, b, lb, 0) || field_differs(a, la, b, lb, 1))
+            SAY("%s%s is another file (replaced)", used ? ", " : "", r);
+        else if (field_differs(a, la, b, lb, 4) || field_differs(a, la, b, lb, 5))
+            SAY("%s%s's shape or order", used ? ", " : "", r);
+        else
+            SAY("%s%s was modified (%s)", used ? ", " : "", r,
+                field_differs(a, la, b, lb, 2) ? "its size" : "its modification time");
+    }
+#undef SAY
+    if (!out[0]) snprintf(out, cap, "the job's description");
+}
+
 ooc_status_t ooc_files_journal_path(ooc_err_t *err, const char *c_path, const ooc_files_opts_t *opts, char *buf,
                                  size_t cap)
 {

@@ -148,11 +148,13 @@ static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_jou
     ooc_err_t *err = &job->h->err;
     OOC_FORWARD(ooc_journal_read(path, info, exists, err));
     if (*exists && strcmp(info->head.job, job->want.job) != 0) {
+        char what[400];
+        ooc_files_job_difference(info->head.job, job->want.job, what, sizeof what);
         ooc_journal_info_free(info);
         *exists = 0;
         return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path,
-                            "journal %s describes another job (an input file, a shape, alpha, beta or the math "
-                            "mode (TF32) changed since it was written): remove it, or run without resuming", path);
+                            "journal %s describes another job (changed since it was written: %s): remove it, or "
+                            "run without resuming", path, what);
     }
     return OOC_SUCCESS;
 }

@@ -569,10 +569,18 @@ bgpid=
 gen RA.npy --rows 2000 --cols 300 --seed 23
 oc multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor --resume
 rc=$?
-if [ "$rc" -eq 6 ] && [ -f RD.npy.ooc-tmp ] && [ -f RD.npy.ooc-journal ] && [ ! -e RD.npy ]; then
-    pass "resume: changed input refused with exit 6, files kept: $(head -n 1 err | cut -c1-100)"
+# the refusal says what changed (a new RA.npy: another file; then alpha too)
+grep -q 'describes another job (changed since it was written: A is another file (replaced))' err
+said=$?
+oc multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor --resume --alpha 2
+rc2=$?
+grep -q 'describes another job (changed since it was written: alpha, A is another file (replaced))' err
+said2=$?
+if [ "$rc" -eq 6 ] && [ "$rc2" -eq 6 ] && [ $said -eq 0 ] && [ $said2 -eq 0 ] && [ -f RD.npy.ooc-tmp ] &&
+    [ -f RD.npy.ooc-journal ] && [ ! -e RD.npy ]; then
+    pass "resume: changed input refused with exit 6, naming what changed, files kept: $(head -n 1 err | cut -c1-160)"
 else
-    fail "resume: changed input: exit $rc, expected 6 with the files kept"
+    fail "resume: changed input: exit $rc/$rc2, expected 6 with the files kept and what changed named ($said/$said2): $(head -n 1 err)"
 fi
 oc multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor --verify
 rc=$?
