@@ -17,22 +17,22 @@
 
 static const char *const names[OOC_FAULT_KINDS] = {"dev_alloc", "host_alloc", "copy",    "gemm",    "exec",
                                                    "read",      "write",      "reserve", "journal", "lose",
-                                                   "remove", "birth",     "register"};
-static const int default_errno[OOC_FAULT_KINDS] = {0, 0, 0, 0, 0, EIO, ENOSPC, ENOSPC, ENOSPC, 0, EPERM, 0, 0};
+                                                   "remove", "birth",     "register", "commit"};
+static const int default_errno[OOC_FAULT_KINDS] = {0, 0, 0, 0, 0, EIO, ENOSPC, ENOSPC, ENOSPC, 0, EPERM, 0, 0, EIO};
 
 static atomic_int enabled;                     /* any fault armed */
 static atomic_llong target[OOC_FAULT_KINDS];   /* 0: none */
 static atomic_int err_of[OOC_FAULT_KINDS];
 static atomic_llong count[OOC_FAULT_KINDS];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char bad[200]; /* what is wrong with the specification, "" when nothing */
+static char bad[320]; /* what is wrong with the specification, "" when nothing */
 
 static int errno_named(const char *s)
 {
     static const struct {
         const char *name;
         int value;
-    } known[] = {{"EIO", EIO}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EFBIG", EFBIG}};
+    } known[] = {{"EIO", EIO}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EFBIG", EFBIG}, {"EPERM", EPERM}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(s, known[i].name) == 0) return known[i].value;
     return 0;
@@ -54,7 +54,8 @@ static void parse(void)
         return;
     }
     if (strlen(spec) >= sizeof buf) {
-        snprintf(bad, sizeof bad, "longer than %zu characters", sizeof buf - 1);
+        snprintf(bad, sizeof bad, "OOC_FAULT='%.60s...' (for tests only): longer than %zu characters", spec,
+                 sizeof buf - 1);
         atomic_store(&enabled, 0);
         return;
     }
@@ -77,7 +78,7 @@ static void parse(void)
             if (k == OOC_FAULT_KINDS)
                 snprintf(bad, sizeof bad, "unknown kind '%.40s'", item);
             else if (e && !errno_named(e))
-                snprintf(bad, sizeof bad, "%s: '%.20s' is not EIO, ENOSPC, EDQUOT or EFBIG", item, e);
+                snprintf(bad, sizeof bad, "%s: '%.20s' is not EIO, ENOSPC, EDQUOT, EFBIG or EPERM", item, e);
             else
                 snprintf(bad, sizeof bad, "%s: '%.20s' is not a count from 1", item, n);
             continue;
@@ -86,9 +87,13 @@ static void parse(void)
         if (e) atomic_store(&err_of[k], errno_named(e));
         any = 1;
     }
-    atomic_store(&enabled, any);
+    if (bad[0]) { /* the whole message, with the spec as parsed (the environment may change later) */
+        char why[200];
+        snprintf(why, sizeof why, "%s", bad);
+        snprintf(bad, sizeof bad, "OOC_FAULT='%.60s' (for tests only): %.199s", spec, why);
+    }
+    atomic_store(&enabled, any && !bad[0]); /* (a spec with a mistake arms nothing) */
 }
-
 
 static void init(void) { parse(); }
 

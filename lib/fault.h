@@ -47,6 +47,7 @@ typedef enum {
     OOC_FAULT_REMOVE,
     OOC_FAULT_BIRTH,
     OOC_FAULT_REGISTER,
+    OOC_FAULT_COMMIT,
     OOC_FAULT_KINDS
 } ooc_fault_t;
 

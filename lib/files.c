@@ -411,7 +411,9 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     if (cs.format == OOC_FORMAT_AUTO) cs.format = OOC_FORMAT_NPY; /* as ooc_file_create resolves it */
     char jpath[4096], job[OOC_JOURNAL_JOB_MAX];
     OOC_FORWARD(ooc_files_journal_path(err, c_path, opts, jpath, sizeof jpath));
-    OOC_FORWARD(ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &cs, job, sizeof job));
+    /* in place: C0 is the file now at c_path */
+    int in_place = ooc_files_in_place(C0, c_path);
+    OOC_FORWARD(ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &cs, in_place, job, sizeof job));
     ooc_journal_info_t have;
     int exists = 0;
     OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
@@ -422,10 +424,8 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
                     (uint64_t)sb.st_size == have.out_size && (int64_t)sb.st_mtim.tv_sec == have.out_mtime_sec &&
                     sb.st_mtim.tv_nsec == have.out_mtime_nsec;
     int same_job = is_output && strcmp(have.head.job, job) == 0;
-    /* in place: C0 is the file now at c_path */
-    int in_place = C0 != NULL && lstat(c_path, &sb) == 0 && fstat(C0->fd, &s0) == 0 && s0.st_dev == sb.st_dev &&
-                   s0.st_ino == sb.st_ino;
-    /* the job but C0's identity (C0's identity ends the line) */
+    /* the job but C0's identity (C0's identity ends the line; " inplace=1"
+     * comes before it: a job of another C0 never matches an in-place one) */
     char *a = strstr(have.head.job, " C0="), *b = strstr(job, " C0=");
     int same_but_c0 = exists && a && b && a - have.head.job == b - job &&
                       strncmp(have.head.job, job, (size_t)(a - have.head.job)) == 0;
@@ -434,8 +434,17 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     if (is_output && !same_job && in_place) same_job = same_but_c0;
     /* this in-place job committed, and C changed since (touched, rewritten,
      * replaced): C may hold the result, which a run now would take for C0
-     * (the result computed again from itself): neither finished nor to start */
-    int changed = !is_output && in_place && have.complete && have.head.range_m == 0 && same_but_c0;
+     * (the result computed again from itself): neither finished nor to start.
+     * Not when the output is still at its temporary path (recorded complete,
+     * the commit cut short: C is C0 as it was, and a resume commits) */
+    char tmp[4096 + sizeof OOC_TMP_SUFFIX];
+    int uncommitted = 0;
+    if (exists && have.complete && (size_t)snprintf(tmp, sizeof tmp, "%s" OOC_TMP_SUFFIX, c_path) < sizeof tmp &&
+        lstat(tmp, &s0) == 0)
+        uncommitted = S_ISREG(s0.st_mode) && (uint64_t)s0.st_dev == have.head.out_dev &&
+                      (uint64_t)s0.st_ino == have.head.out_ino && (uint64_t)s0.st_size == have.out_size &&
+                      (int64_t)s0.st_mtim.tv_sec == have.out_mtime_sec && s0.st_mtim.tv_nsec == have.out_mtime_nsec;
+    int changed = !is_output && !uncommitted && in_place && have.complete && have.head.range_m == 0 && same_but_c0;
     ooc_journal_info_free(&have);
     OOC_RETURN_ERROR_IF(changed, err, OOC_ERR_JOURNAL,
                         "the journal %s records this in-place job as complete, but %s has changed since it was "

@@ -46,17 +46,22 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
 ooc_status_t ooc_files_journal_path(ooc_err_t *err, const char *c_path, const ooc_files_opts_t *opts, char *buf,
                                     size_t cap);
 
-/* (files_job.c) The identity line of a job: types, ops, scalars, the
- * output's shape and format, each input's identity, and TF32 when h's math
- * mode makes a single-precision job's bytes TF32's (" tf32=1": a resume in
- * another math mode is another job). */
-/* What differs between two job lines (a journal's and this job's), in
- * words ("A was modified (its modification time), alpha"), into out. */
+/* (files_job.c) What differs between two job lines (a journal's and this
+ * job's), in words ("A was modified (its modification time), alpha"). */
 void ooc_files_job_difference(const char *was, const char *now, char *out, size_t cap);
 
+/* (files_job.c) Whether C0 is the file now at c_path: the job runs in place. */
+int ooc_files_in_place(const ooc_file_t *C0, const char *c_path);
+
+/* (files_job.c) The identity line of a job: types, ops, scalars, the
+ * output's shape and format, each input's identity, TF32 when h's math
+ * mode makes a single-precision job's bytes TF32's (" tf32=1": a resume in
+ * another math mode is another job), and " inplace=1" for a job whose C0 is
+ * its output's file (its C0 is then its own result once committed: the
+ * line says so, so that it is never taken for a job of another C0). */
 ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                 const ooc_file_t *A, const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
-                                const ooc_file_spec_t *cs, char *job, size_t cap);
+                                const ooc_file_spec_t *cs, int in_place, char *job, size_t cap);
 
 /* What a run starts from: its plan, the blocks it skips, its own journal. */
 typedef struct {

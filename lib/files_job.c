@@ -73,9 +73,16 @@ static void hex(const void *x, size_t n, char *out)
     for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", ((const unsigned char *)x)[i]);
 }
 
+int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
+{
+    struct stat s0, sc;
+    return C0 != NULL && lstat(c_path, &sc) == 0 && fstat(C0->fd, &s0) == 0 && s0.st_dev == sc.st_dev &&
+           s0.st_ino == sc.st_ino;
+}
+
 ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                 const ooc_file_t *A, const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
-                                const ooc_file_spec_t *cs, char *job, size_t cap)
+                                const ooc_file_spec_t *cs, int in_place, char *job, size_t cap)
 {
     size_t e = ooc_dtype_size(cs->dtype), used = 0;
     char a[40] = "", b[40] = "";
@@ -83,9 +90,9 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
     hex(beta, e, b);
     /* (strict jobs' lines as before: their journals stay valid) */
     int tf32 = (cs->dtype == OOC_R32 || cs->dtype == OOC_C32) && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
-    int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d%s",
+    int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d%s%s",
                      (int)cs->dtype, (int)ta, (int)tb, a, b, cs->rows, cs->cols, (int)cs->layout, (int)cs->format,
-                     tf32 ? " tf32=1" : "");
+                     tf32 ? " tf32=1" : "", in_place ? " inplace=1" : "");
     const ooc_file_t *in[3] = {A, B, C0};
     const char *roles[3] = {"A", "B", "C0"};
     for (int i = 0; n >= 0 && i < 3; i++) {
@@ -142,7 +149,7 @@ void ooc_files_job_difference(const char *was, const char *now, char *out, size_
         const char *key, *what;
     } plain[] = {{"dtype", "the element type"}, {"ta", "op(A)"},          {"tb", "op(B)"},
                  {"alpha", "alpha"},           {"beta", "beta"},         {"C", "C's shape, order or format"},
-                 {"tf32", "the math mode (TF32)"}};
+                 {"tf32", "the math mode (TF32)"}, {"inplace", "C0 the output itself (in place) or not"}};
     size_t used = 0;
     out[0] = '\0';
 #define SAY(...) (used < cap ? (void)(used += (size_t)snprintf(out + used, cap - used, __VA_ARGS__)) : (void)0)
@@ -380,5 +387,6 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     job->p = p;
     OOC_FORWARD(ooc_files_journal_path(err, C->path, opts, job->jpath, sizeof job->jpath));
     OOC_FORWARD(journal_apart(err, job->jpath, A, B, C0, C));
-    return ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &C->spec, job->want.job, sizeof job->want.job);
+    return ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &C->spec, ooc_files_in_place(C0, C->path),
+                              job->want.job, sizeof job->want.job);
 }

@@ -186,8 +186,7 @@ static int device_list(const ooc_handle_t *h, int visible, int *list)
 ooc_status_t ooc_handle_backend(ooc_handle_t *h)
 {
     const char *fault = ooc_fault_bad();
-    OOC_RETURN_ERROR_IF(fault != NULL, &h->err, OOC_ERR_PARAM_RANGE, "OOC_FAULT='%.100s' (for tests only): %s",
-                        getenv("OOC_FAULT"), fault);
+    OOC_RETURN_ERROR_IF(fault != NULL, &h->err, OOC_ERR_PARAM_RANGE, "%s", fault);
     int kind = (int)h->param[OOC_PARAM_BACKEND];
     int math = (int)h->param[OOC_PARAM_MATH_MODE];
     const ooc_be_ops_t *ops = NULL;

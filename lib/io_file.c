@@ -456,9 +456,11 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
                         "commit %s: the temporary file %s was removed or replaced meanwhile", f->path, f->tmp_path);
     OOC_FORWARD(check_target(err, f->path)); /* a device or directory may have appeared there since */
-    if (rename(f->tmp_path, f->path) != 0)
-        return OOC_ERR_FILE(err, OOC_ERR_IO, f->path, "rename %s to %s: %s", f->tmp_path, f->path,
-                            ooc_io_errtext(errno, eb, sizeof eb));
+    int injected = ooc_fault_errno(OOC_FAULT_COMMIT); /* (a commit cut short, for the tests) */
+    if (injected) errno = injected;
+    if (injected || rename(f->tmp_path, f->path) != 0)
+        return OOC_ERR_FILE(err, OOC_ERR_IO, f->path, "rename %s to %s: %s%s", f->tmp_path, f->path,
+                            ooc_io_errtext(errno, eb, sizeof eb), injected ? " (injected by OOC_FAULT)" : "");
     /* the target exists now: the file is committed even if the directory sync fails */
     free(f->tmp_path);
     f->tmp_path = NULL;

@@ -718,6 +718,16 @@ else
     fail "12d SIGTERM with the last block in hand: exit $bgrc (expected 0), C differs, no note or the JSON's rate not measured: $(e1)"
 fi
 rm -f "$c" "$c".ooc-* SGL0.npy
+# ... and a floor that could not be measured, with no signal, does not say
+# that a signal came (its probe's memory refused)
+OOC_FAULT=host_alloc:2 oc multiply A.npy B.npy -o SGL.npy --backend host --no-progress
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^floor: n/a' out && ! grep -q 'signal' out err; then
+    pass "12d a floor not measured for want of memory: floor n/a, no word of a signal"
+else
+    fail "12d a floor not measured for want of memory: exit $rc, or it speaks of a signal: $(grep '^floor' out)"
+fi
+rm -f SGL.npy SGL.npy.ooc-*
 # a finished scaling job (alpha 0: C = 2 C0) computed in place, run again
 # with --resume: finished, not C = 4 C0 (it kept no journal before)
 c=SGS.npy
@@ -778,7 +788,7 @@ fault journal:3 6 kept
 # a fault spec that names nothing (a typo) is refused, so that a test can
 # not pass for a fault that never comes; so is a count of simulated devices
 # beyond 16 (it was taken as 16)
-for spec in bogus:1 write:1:EPERM write:x journal; do
+for spec in bogus:1 write:1:EACCES write:x journal; do
     OOC_FAULT=$spec oc multiply A.npy B.npy -o FI.npy "${S[@]}"
     rc=$?
     if [ "$rc" -eq 2 ] && grep -q "OOC_FAULT='$spec' (for tests only)" err && nothing_left FI.npy; then
@@ -858,7 +868,40 @@ if [ "$rc1" -eq 6 ] && cmp -s IP.npy IP1.npy && grep -q 'IP.npy.ooc-journal reco
 else
     fail "12c in place, C touched after the commit: exit $rc1 (expected 6), C changed, or the fresh run failed: $(e1)"
 fi
-rm -f IP.npy IP1.npy IP.npy.ooc-*
+# 12e. in place, the commit cut short (OOC_FAULT=commit:1, after the journal
+# recorded the job complete): exit 6, C untouched; --resume commits, C is the
+# result of one run; again: finished already. (12c's refusal took this for a
+# C changed since its commit.)
+gen IP.npy --rows 2000 --cols 200 --seed 41
+cp IP.npy IP0.npy
+oc multiply A.npy B.npy --c-in IP0.npy --beta 0.5 -o IP1.npy "${H[@]}" -q
+OOC_FAULT=commit:1 oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" --resume
+rc1=$?
+cmp -s IP.npy IP0.npy && [ -f IP.npy.ooc-tmp ]
+same=$?
+oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" --resume
+rc2=$?
+if [ "$rc1" -eq 6 ] && [ $same -eq 0 ] && [ "$rc2" -eq 0 ] && cmp -s IP.npy IP1.npy &&
+    oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" --resume && grep -q 'finished already' out &&
+    cmp -s IP.npy IP1.npy; then
+    pass "12e in place, the commit cut short: exit 6, C untouched; --resume commits the one result; again: finished"
+else
+    fail "12e in place, the commit cut short: exit $rc1/$rc2 (expected 6, 0), C touched or its temporary file gone ($same), or not the one result: $(e1)"
+fi
+# 12f. a job of another C0 recorded complete, then the same product in place
+# (--c-in C -o C): a new job, computed from C as it is (it was taken for the
+# in-place job, finished already, C unchanged)
+rm -f IP.npy IP.npy.ooc-*
+oc multiply A.npy B.npy --c-in IP0.npy --beta 0.5 -o IP.npy "${H[@]}" --resume
+cp IP.npy IPa.npy
+oc multiply A.npy B.npy --c-in IP.npy --beta 0.5 -o IP.npy "${H[@]}" --resume
+rc=$?
+if [ "$rc" -eq 0 ] && ! grep -q 'finished already' out && ! cmp -s IP.npy IPa.npy; then
+    pass "12f a job of another C0 recorded, then in place: computed afresh (exit 0), not finished already"
+else
+    fail "12f a job of another C0 recorded, then in place: exit $rc, taken for finished or C unchanged"
+fi
+rm -f IP.npy IP0.npy IP1.npy IPa.npy IP.npy.ooc-*
 
 # 14. a block of C lost silently: in float32 with k = 65536 its stale (run,
 # beta 1: C0's) or staging buffer's values lie within 4 (k + 2) eps of the

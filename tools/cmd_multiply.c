@@ -433,8 +433,8 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     int rc;
     j->interrupted = st == OOC_ERR_CANCELLED;
     int keeps = journal_keeps_blocks(j->journal_path);
-    if (j->interrupted && j->prog.total == 0) /* before the plan's first progress: no count yet */
-        rc = fail(RC_INTERRUPTED, "interrupted by %s before its first block: stopped cleanly, %s",
+    if (j->interrupted && j->prog.total == 0) /* before this run's first block: no count yet */
+        rc = fail(RC_INTERRUPTED, "interrupted by %s before this run finished a block: stopped cleanly, %s",
                   signal_name(stop_signal_caught()), resume_words(j->journal_path));
     else if (j->interrupted)
         rc = fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld blocks: stopped cleanly, %s",

@@ -40,7 +40,7 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b, int measure)
                      (long long)j->stats.blocks_resumed, (long long)(j->stats.blocks * j->stats.panels));
         if (!j->split_floor && measure) floor_measure(j->h, j->t, j->m, j->n, j->k, o->quiet || o->json, &b->fl);
         floor_compute(&b->fl, j->t, j->m, j->n, j->k, o->c_in != NULL && o->beta != 0.0);
-        if (!b->fl.have && !b->fl.note[0])
+        if (!measure && !b->fl.have && !b->fl.note[0])
             snprintf(b->fl.note, sizeof b->fl.note, "not measured: %s came after the last block",
                      signal_name(stop_signal_caught()));
     }
