@@ -24,8 +24,12 @@
  * mixed: a resume allowed to mix computers (ooc_files_opts_t::allow_mixed)
  * kept blocks another compute id recorded: the journal's blocks are not all
  * "by"'s, so no later resume may take them for one computer's.
- * hashes as 16 lower-case hex digits. Every write is followed by fdatasync: a
- * record in the journal means the block is on disk. The parser accepts only
+ * job: files_job.c's identity line (types, ops, scalars, C's shape and format,
+ * " tf32=1", " inplace=1" for a job whose C0 is its output's file, then each
+ * input's identity).
+ * hashes as 16 lower-case hex digits. Every write is followed by fdatasync (a
+ * batch of done records by one: the flusher's): a record in the journal means
+ * the block is on disk. The parser accepts only
  * the exact bytes the writer produces (each record is re-formatted and
  * compared), so a stray NUL, a sign, a leading zero or an edited number is
  * damage, never a different block.
