@@ -89,7 +89,7 @@ static void parse(void)
     }
     if (bad[0]) { /* the whole message, with the spec as parsed (the environment may change later) */
         char why[200];
-        snprintf(why, sizeof why, "%s", bad);
+        snprintf(why, sizeof why, "%.199s", bad);
         snprintf(bad, sizeof bad, "OOC_FAULT='%.60s' (for tests only): %.199s", spec, why);
     }
     atomic_store(&enabled, any && !bad[0]); /* (a spec with a mistake arms nothing) */
