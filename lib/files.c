@@ -393,6 +393,17 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
     return ooc_handle_done(h, st); /* every return consumes an ooc_cancel() request */
 }
 
+/* The file at path is the output a complete whole-job journal recorded,
+ * unchanged since (the same file, size and modification time). */
+static int recorded_output(const ooc_journal_info_t *have, const char *path)
+{
+    struct stat sb;
+    return have->complete && have->head.range_m == 0 && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+           (uint64_t)sb.st_dev == have->head.out_dev && (uint64_t)sb.st_ino == have->head.out_ino &&
+           (uint64_t)sb.st_size == have->out_size && (int64_t)sb.st_mtim.tv_sec == have->out_mtime_sec &&
+           sb.st_mtim.tv_nsec == have->out_mtime_nsec;
+}
+
 ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                      ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0,
                                      const char *c_path, const ooc_file_spec_t *c_spec,
@@ -417,12 +428,8 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     ooc_journal_info_t have;
     int exists = 0;
     OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
-    struct stat sb, s0;
     /* the output the journal completed, at c_path, unchanged */
-    int is_output = exists && have.complete && have.head.range_m == 0 && lstat(c_path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-                    (uint64_t)sb.st_dev == have.head.out_dev && (uint64_t)sb.st_ino == have.head.out_ino &&
-                    (uint64_t)sb.st_size == have.out_size && (int64_t)sb.st_mtim.tv_sec == have.out_mtime_sec &&
-                    sb.st_mtim.tv_nsec == have.out_mtime_nsec;
+    int is_output = exists && recorded_output(&have, c_path);
     int same_job = is_output && strcmp(have.head.job, job) == 0;
     /* the job but C0's identity (C0's identity ends the line; " inplace=1"
      * comes before it: a job of another C0 never matches an in-place one) */
@@ -438,12 +445,8 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
      * Not when the output is still at its temporary path (recorded complete,
      * the commit cut short: C is C0 as it was, and a resume commits) */
     char tmp[4096 + sizeof OOC_TMP_SUFFIX];
-    int uncommitted = 0;
-    if (exists && have.complete && (size_t)snprintf(tmp, sizeof tmp, "%s" OOC_TMP_SUFFIX, c_path) < sizeof tmp &&
-        lstat(tmp, &s0) == 0)
-        uncommitted = S_ISREG(s0.st_mode) && (uint64_t)s0.st_dev == have.head.out_dev &&
-                      (uint64_t)s0.st_ino == have.head.out_ino && (uint64_t)s0.st_size == have.out_size &&
-                      (int64_t)s0.st_mtim.tv_sec == have.out_mtime_sec && s0.st_mtim.tv_nsec == have.out_mtime_nsec;
+    int uncommitted = exists && (size_t)snprintf(tmp, sizeof tmp, "%s" OOC_TMP_SUFFIX, c_path) < sizeof tmp &&
+                      recorded_output(&have, tmp);
     int changed = !is_output && !uncommitted && in_place && have.complete && have.head.range_m == 0 && same_but_c0;
     ooc_journal_info_free(&have);
     OOC_RETURN_ERROR_IF(changed, err, OOC_ERR_JOURNAL,

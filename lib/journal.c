@@ -497,31 +497,29 @@ static ooc_status_t done_many(ooc_journal_t *j, const int64_t *list, size_t n_li
                               ooc_err_t *err)
 {
     size_t cap = (size_t)1 << 20, n = 0;
+    if (list && n_list < cap / 64) cap = 64 * n_list + 64; /* a batch: no more than its records need */
     char *buf = malloc(cap);
-    OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory (1 MiB)", j->path);
+    OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory (%zu bytes)", j->path, cap);
+    /* a list's records were counted one by one (injected_failure below) */
+    ooc_status_t (*flush)(int, const char *, size_t, const char *, ooc_err_t *) = list ? write_flush : write_all;
     ooc_status_t st = OOC_SUCCESS;
     int64_t end = list ? (int64_t)n_list : head->total;
-    for (int64_t i = 0; st == OOC_SUCCESS && i < end; i++) {
+    for (int64_t i = 0; i < end; i++) {
         if (!list && !ooc_journal_in_range(head, i)) continue;
+        if (list && (st = injected_failure(j->path, err)) != OOC_SUCCESS) break; /* those before it still go */
         if (cap - n < 64) {
-            st = list ? write_flush(j->fd, buf, n, j->path, err) : write_all(j->fd, buf, n, j->path, err);
+            st = flush(j->fd, buf, n, j->path, err);
             n = 0;
+            if (st != OOC_SUCCESS) break;
         }
-        /* a fault injected at this record: the ones before it are written, as one by one */
-        ooc_status_t fault = st == OOC_SUCCESS && list ? injected_failure(j->path, err) : OOC_SUCCESS;
-        if (fault != OOC_SUCCESS) {
-            if (n > 0) {
-                ooc_err_t ignored;
-                ooc_err_clear(&ignored);
-                (void)write_flush(j->fd, buf, n, j->path, &ignored);
-            }
-            free(buf);
-            return fault;
-        }
-        if (st == OOC_SUCCESS) n += (size_t)format_done(j->digest, list ? list[i] : i, buf + n, cap - n);
+        n += (size_t)format_done(j->digest, list ? list[i] : i, buf + n, cap - n);
     }
-    if (st == OOC_SUCCESS && n > 0)
-        st = list ? write_flush(j->fd, buf, n, j->path, err) : write_all(j->fd, buf, n, j->path, err);
+    if (n > 0) { /* (after an injected fault, its own failure is the one reported) */
+        ooc_err_t other;
+        ooc_err_clear(&other);
+        ooc_status_t w = flush(j->fd, buf, n, j->path, st == OOC_SUCCESS ? err : &other);
+        if (st == OOC_SUCCESS) st = w;
+    }
     free(buf);
     return st;
 }
