@@ -61,8 +61,9 @@ int ooc_fault_errno(ooc_fault_t kind);
 void ooc_fault_reset(void);
 
 /* What is wrong with OOC_FAULT (an unknown kind, a count or errno that is
- * none), NULL when nothing: a backend does not open with such a spec, so a
- * test's typo cannot pass for a fault that never comes. */
+ * none), NULL when nothing: no multiply starts with such a spec (also one
+ * that opens no backend: ooc_handle_fault_spec), so a test's typo cannot pass
+ * for a fault that never comes. */
 const char *ooc_fault_bad(void);
 
 #endif

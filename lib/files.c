@@ -418,6 +418,7 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     OOC_RETURN_ERROR_IF(B == NULL, err, OOC_ERR_NULL_B, "ooc_gemm_files_finished: B is NULL");
     OOC_RETURN_ERROR_IF(c_spec->dtype < OOC_R32 || c_spec->dtype > OOC_C64, err, OOC_ERR_INVALID_DTYPE,
                         "ooc_gemm_files_finished: unknown dtype %d", (int)c_spec->dtype);
+    OOC_FORWARD(ooc_handle_fault_spec(err)); /* (a job found finished opens no backend) */
     ooc_file_spec_t cs = *c_spec;
     if (cs.format == OOC_FORMAT_AUTO) cs.format = OOC_FORMAT_NPY; /* as ooc_file_create resolves it */
     char jpath[4096], job[OOC_JOURNAL_JOB_MAX];

@@ -334,6 +334,7 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
 {
     ooc_err_t *err = &h->err;
     memset(job, 0, sizeof *job);
+    OOC_FORWARD(ooc_handle_fault_spec(err)); /* (scaling C opens no backend) */
     job->h = h;
     job->ta = ta;
     job->tb = tb;

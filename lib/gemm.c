@@ -502,6 +502,7 @@ static ooc_status_t gemm_call(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t l
     ooc_err_clear(&h->err);
     h->have_stats = 0;
     OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+    OOC_FORWARD(ooc_handle_fault_spec(&h->err)); /* (scaling C opens no backend) */
     double t0 = ooc_now();
     memset(&h->stats, 0, sizeof h->stats);
     if (m == 0 || n == 0) {

@@ -303,6 +303,30 @@ static void test_in_memory_recovers(void)
     free(C0);
 }
 
+/* A fault spec with a mistake is refused by the in-memory paths too, also
+ * the one that opens no backend (alpha 0: C = beta*C), and C is untouched:
+ * a test of a typo must not pass for a fault that never came. */
+static void test_bad_spec_refused(void)
+{
+    enum { M = 37, N = 11, K = 5 };
+    double A[M * K], B[K * N], C[M * N], C0[M * N];
+    tu_fill(OOC_R64, A, M * K, &seed);
+    tu_fill(OOC_R64, B, K * N, &seed);
+    tu_fill(OOC_R64, C0, M * N, &seed);
+    for (int zero = 0; zero < 2; zero++) {
+        ooc_handle_t *h = new_handle();
+        memcpy(C, C0, sizeof C);
+        fault("copy:0");
+        ooc_status_t st =
+            ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, zero ? 0.0 : 1.5, A, M, B, K, 0.5, C, M);
+        fault(NULL);
+        CU_ASSERT_EQUAL(st, OOC_ERR_PARAM_RANGE);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(h), "OOC_FAULT='copy:0'"));
+        CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
+        ooc_destroy(h);
+    }
+}
+
 /* The library's staging that cannot be registered (mapped pages refused by
  * cudaHostRegister) is allocated by cudaHostAlloc instead: the multiply
  * succeeds and is right, and the handle frees it as such (CUDA backend; on
@@ -352,6 +376,7 @@ int main(void)
     CU_add_test(s, "cancelled before and part-way: resumable", test_cancel);
     CU_add_test(s, "killed after the last record, before the commit", test_killed_before_commit);
     CU_add_test(s, "in memory: the handle works after a failure", test_in_memory_recovers);
+    CU_add_test(s, "a fault spec with a mistake: refused, also with alpha 0", test_bad_spec_refused);
     CU_add_test(s, "staging that cannot be registered: cudaHostAlloc's instead", test_register_fallback);
     return tu_run();
 }

@@ -797,6 +797,25 @@ for spec in bogus:1 write:1:EACCES write:x journal; do
         fail "13 OOC_FAULT=$spec: exit $rc (expected 2, refused), or files left: $(e1)"
     fi
 done
+# the same on the paths that open no backend: alpha 0 (C = beta*C0, scaled on
+# the host) and a job found finished by --resume (they passed a typo unseen)
+OOC_FAULT=bogus:1 oc multiply A.npy B.npy --alpha 0 -o FI.npy "${S[@]}"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "OOC_FAULT='bogus:1' (for tests only)" err && nothing_left FI.npy; then
+    pass "13 OOC_FAULT=bogus:1 with alpha 0 (nothing multiplied): refused (exit 2)"
+else
+    fail "13 OOC_FAULT=bogus:1 with alpha 0: exit $rc (expected 2, refused), or files left: $(e1)"
+fi
+oc multiply A.npy B.npy -o FI.npy "${S[@]}" --resume
+cp FI.npy FI.before
+OOC_FAULT=bogus:1 oc multiply A.npy B.npy -o FI.npy "${S[@]}" --resume
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "OOC_FAULT='bogus:1' (for tests only)" err && cmp -s FI.npy FI.before; then
+    pass "13 OOC_FAULT=bogus:1 on a finished job's --resume: refused (exit 2), C untouched"
+else
+    fail "13 OOC_FAULT=bogus:1 on a finished job's --resume: exit $rc (expected 2), or C changed: $(e1)"
+fi
+rm -f FI.npy FI.before FI.npy.ooc-journal
 OOC_HOST_DEVICES=17 oc multiply A.npy B.npy -o FI.npy "${S[@]}"
 rc=$?
 if [ "$rc" -eq 3 ] && grep -q "OOC_HOST_DEVICES='17' is not a number of devices (1 to 16)" err; then
