@@ -69,7 +69,10 @@ typedef enum {
     OOC_ERR_INVALID_PARAM = 16,  /**< unknown ::ooc_param_t */
     OOC_ERR_PARAM_RANGE = 17,    /**< parameter value outside ooc_param_bounds() */
     OOC_ERR_INVALID_DTYPE = 18,  /**< unknown ::ooc_dtype_t */
-    OOC_ERR_BUDGET_TOO_SMALL = 19, /**< the device or host memory budget cannot hold even the smallest plan */
+    OOC_ERR_BUDGET_TOO_SMALL = 19, /**< the device or host memory budget cannot hold even the smallest plan,
+                                        or holds only tiles too many and small to be worth running (over 2^20
+                                        tiles of under 2^24 multiply-adds on average: their overheads would
+                                        take the time); the message names the least budget that does */
     OOC_ERR_DEVICE_MEMORY = 20,  /**< a device allocation failed */
     OOC_ERR_HOST_MEMORY = 21,    /**< a host (or pinned host) allocation failed */
     OOC_ERR_NO_DEVICE = 22,      /**< the CUDA backend was asked for and there is no usable GPU (or the device index is out of range) */

@@ -94,7 +94,7 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_INVALID_PARAM: return "unknown parameter";
     case OOC_ERR_PARAM_RANGE: return "parameter value out of range";
     case OOC_ERR_INVALID_DTYPE: return "unknown element type";
-    case OOC_ERR_BUDGET_TOO_SMALL: return "memory budget too small for any plan";
+    case OOC_ERR_BUDGET_TOO_SMALL: return "memory budget too small for any plan, or for a useful one";
     case OOC_ERR_DEVICE_MEMORY: return "out of device memory";
     case OOC_ERR_HOST_MEMORY: return "out of host memory";
     case OOC_ERR_NO_DEVICE: return "no usable GPU";

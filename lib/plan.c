@@ -670,3 +670,44 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     *plan = best;
     return OOC_SUCCESS;
 }
+
+int ooc_plan_useful(const ooc_plan_t *plan, int64_t m, int64_t n, int64_t k)
+{
+    double tiles = (double)plan->m_blocks * (double)plan->n_panels * (double)plan->k_panels;
+    return tiles <= (double)OOC_PLAN_USEFUL_TILES || (double)m * (double)n * (double)k / tiles >= OOC_PLAN_USEFUL_VOLUME;
+}
+
+static uint64_t twice(uint64_t x) { return x > UINT64_MAX / 2 ? UINT64_MAX : 2 * x; }
+
+static int useful_at(const ooc_plan_input_t *in, uint64_t dev, uint64_t host)
+{
+    ooc_plan_input_t x = *in;
+    x.device_budget = dev;
+    x.host_budget = host;
+    ooc_plan_t p;
+    return ooc_plan_make(&x, &p) == OOC_SUCCESS && ooc_plan_useful(&p, in->m, in->n, in->k);
+}
+
+void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host)
+{
+    *dev = *host = 0;
+    for (int both = 0; both < 2; both++) {
+        /* double until useful, then halve the step 20 times (to 1 part in 10^6) */
+        uint64_t lo = in->device_budget, hi = lo, h = in->host_budget;
+        int ok = 0;
+        while (!(ok = useful_at(in, hi, h)) && hi < UINT64_MAX) {
+            lo = hi;
+            hi = twice(hi ? hi : 1);
+            if (both) h = twice(h ? h : 1);
+        }
+        if (!ok) continue;
+        for (int i = 0; i < 20 && hi - lo > 1 && !both; i++) { /* (both: within a factor of 2) */
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (useful_at(in, mid, h)) hi = mid;
+            else lo = mid;
+        }
+        *dev = hi;
+        *host = h;
+        return;
+    }
+}

@@ -128,6 +128,23 @@ ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, 
  * returned OOC_ERR_BUDGET_TOO_SMALL. */
 void ooc_plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, uint64_t *dev, uint64_t *host);
 
+/* A plan useful to run: at most OOC_PLAN_USEFUL_TILES tiles (row blocks
+ * times panels), or tiles of OOC_PLAN_USEFUL_VOLUME multiply-adds on average
+ * (m n k / tiles). Else the tiles are so many and so small that their
+ * overheads (a few copies and a launch each) take the time, hours for a
+ * multiply of seconds: a budget too small for the problem, most often one
+ * given in the wrong unit (4096 meant as MiB). */
+#define OOC_PLAN_USEFUL_TILES ((int64_t)1 << 20)
+#define OOC_PLAN_USEFUL_VOLUME ((double)(1 << 24))
+int ooc_plan_useful(const ooc_plan_t *plan, int64_t m, int64_t n, int64_t k);
+
+/* The least device budget (from in->device_budget, doubled until enough,
+ * then bisected to 1 part in 10^6) and pinned staging budget
+ * (in->host_budget, doubled with the device's only when that alone does not
+ * do; then both within a factor of 2) with which ooc_plan_make(in) makes a
+ * useful plan (ooc_plan_useful); 0 and 0 when none does. */
+void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host);
+
 /* OOC_SUCCESS when the plan is consistent: sizes in range, and its blocks
  * tile rows [0, m) exactly with none empty; else OOC_ERR_INTERNAL. */
 ooc_status_t ooc_plan_check(const ooc_plan_t *plan);

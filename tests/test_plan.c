@@ -210,6 +210,44 @@ static void test_too_small(void)
     CU_ASSERT(check_invariants(&in, &p));
 }
 
+/* A plan of tiles too many and small to be worth running (a budget in the
+ * wrong unit) is told apart, and the least budget that plans a useful one
+ * is found: the plan at it is useful, at 1% less it is not (pageable A and
+ * C: the staging budget too, ample here). */
+static void test_useful(void)
+{
+    ooc_plan_t p;
+    ooc_plan_input_t in = input(2000, 2000, 2000, 8, 2088); /* 2088 meant as MiB */
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(!ooc_plan_useful(&p, in.m, in.n, in.k));
+    uint64_t dev, host;
+    ooc_plan_least_useful(&in, &dev, &host);
+    CU_ASSERT(dev > 2088 && host == in.host_budget);
+    in.device_budget = dev;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && ooc_plan_useful(&p, in.m, in.n, in.k));
+    in.device_budget = dev - dev / 100;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && !ooc_plan_useful(&p, in.m, in.n, in.k));
+    /* few tiles (a small problem in a small budget), or many large ones (a
+     * huge problem), are useful; the budgets of the suite's shapes too */
+    in = input(100, 100, 100, 8, 8 * 7);
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && ooc_plan_useful(&p, in.m, in.n, in.k));
+    p.m_blocks = 1 << 11, p.n_panels = 1 << 10, p.k_panels = 1;
+    CU_ASSERT(ooc_plan_useful(&p, (int64_t)1 << 22, (int64_t)1 << 18, (int64_t)1 << 10));
+    CU_ASSERT(!ooc_plan_useful(&p, (int64_t)1 << 22, (int64_t)1 << 18, (int64_t)1 << 4));
+    in = input(65536, 16384, 16384, 8, (uint64_t)1 << 30); /* panels */
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && ooc_plan_useful(&p, in.m, in.n, in.k));
+    /* pageable operands with a tiny staging budget: staging doubled too */
+    in = input(2000, 2000, 2000, 8, (uint64_t)1 << 30);
+    in.stage_a = in.stage_c = 1;
+    in.host_budget = 1024; /* 1-row blocks 16 x 32 (15.75M tiles) */
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && !ooc_plan_useful(&p, in.m, in.n, in.k));
+    ooc_plan_least_useful(&in, &dev, &host);
+    CU_ASSERT(host > 1024);
+    in.device_budget = dev;
+    in.host_budget = host;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && ooc_plan_useful(&p, in.m, in.n, in.k));
+}
+
 /* Nonsense input is a bug in the caller: a status, not a crash. */
 static void test_bad_input(void)
 {
@@ -832,6 +870,7 @@ int main(void)
     CU_add_test(s, "row panels when a column does not fit", test_row_panels);
     CU_add_test(s, "budgets too small", test_too_small);
     CU_add_test(s, "the least a plan needs is exact", test_least_need);
+    CU_add_test(s, "a plan worth running, and the least budget for one", test_useful);
     CU_add_test(s, "the least traffic with op(B) to each device", test_least_each);
     CU_add_test(s, "bad input", test_bad_input);
     CU_add_test(s, "more memory, no more traffic", test_monotone_traffic);

@@ -155,7 +155,9 @@ typedef struct {
     "                        rates with every device copying at once and shares\n"                    \
     "                        when a peer is faster; C is the same bytes either way\n"                 \
     "  --device-mem BYTES    device-memory budget (default: the free memory less a\n"                 \
-    "                        margin)\n"                                                               \
+    "                        margin); one that fits only tiles too small to be\n"                    \
+    "                        worth running (over 2^20 of them) is refused with\n"                    \
+    "                        the least budget that does (exit 3)\n"                                  \
     "  --host-mem BYTES      host staging budget, through which pageable operands\n"                  \
     "                        and files are copied, shared by the devices\n"                           \
     "                        (default: automatic)\n"                                                  \
