@@ -118,7 +118,7 @@ typedef enum {
 typedef struct ooc_handle_s ooc_handle_t;
 
 /**
- * @brief Create a handle with default options (backend auto, device 0, budgets auto).
+ * @brief Create a handle with default options (backend auto, every visible device, budgets auto).
  *
  * No device work happens here; the backend is opened at the first multiply.
  * @param[out] handle receives the new handle (unchanged on failure)
@@ -156,14 +156,17 @@ typedef enum {
                                        (each has its own ring of a share); 0: automatic */
     OOC_PARAM_BLOCK_ROWS = 5,     /**< rows of op(A) per streamed block, at most (from 64 on rounded down to a
                                        multiple of 32 unless all of m; fewer when the budgets hold fewer);
-                                       0: planner's choice */
+                                       0: planner's choice. When the planner keeps op(A) resident
+                                       (ooc_stats_t::a_resident) the streamed blocks are of op(B)'s columns:
+                                       this bounds those (C's columns) */
     OOC_PARAM_RING_DEPTH = 6,     /**< device buffers in the ring (>= 2); 0: planner's choice */
     OOC_PARAM_STAGING_THREADS = 7, /**< host threads copying pageable memory; 0: automatic */
     OOC_PARAM_MATH_MODE = 8,      /**< ::ooc_math_t (default STRICT) */
     OOC_PARAM_STREAMS = 9,        /**< CUDA streams used by the pipeline (>= 3); 0: planner's choice */
-    OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for t of them; 0: planner's choice
-                                       (none when copying C out bounds the pipeline or A's blocks go in
-                                       k-pieces, one device) */
+    OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for at most t of them
+                                       (fewer where the last would be under 32 rows, none where m is under 4
+                                       blocks); 0: planner's choice (none when copying C out bounds the
+                                       pipeline or A's blocks go in k-pieces, one device) */
     OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); with A's
                                        blocks in k-pieces (whose first piece needs all of op(B)), also chunks of
                                        C's columns each block's last piece is multiplied and copied out in; 0:
@@ -209,7 +212,9 @@ OOC_API ooc_status_t ooc_set(ooc_handle_t *handle, ooc_param_t param, int64_t va
 OOC_API ooc_status_t ooc_get(const ooc_handle_t *handle, ooc_param_t param, int64_t *value);
 
 /**
- * @brief Inclusive bounds accepted by ooc_set() for a parameter.
+ * @brief Inclusive bounds of the values other than 0 that ooc_set() accepts
+ * for a parameter; 0 (automatic: the default, the library chooses) is
+ * accepted by every parameter, in or out of these bounds.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_PARAM, OOC_ERR_NULL_ARG
  */
 OOC_API ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t *upper);
@@ -257,7 +262,7 @@ OOC_API ooc_status_t ooc_cancel(ooc_handle_t *handle);
  * @brief Name of the backend the handle has open ("cublas", "custom", "host"),
  * the one its last multiply ran on, or "none" when none is: no call has needed
  * one yet (a multiply with nothing to compute opens none; ooc_host_alloc(),
- * ooc_gemm_files_plan() and the measurements open it too), or a CUDA failure
+ * ooc_gemm_files_plan(), ooc_compute_id() and the measurements open it too), or a CUDA failure
  * closed it until the next call. Leaves ooc_last_error() unchanged.
  */
 OOC_API const char *ooc_backend_name(const ooc_handle_t *handle);
@@ -377,7 +382,7 @@ typedef struct {
  * With several devices the totals (bytes, busy times) are sums over them.
  */
 typedef struct {
-    int64_t block_rows;    /**< rows of op(A) per streamed block */
+    int64_t block_rows;    /**< rows of op(A) per streamed block (with a_resident: columns of op(B), of C) */
     int64_t panel_cols;    /**< columns of op(B) per resident panel */
     int64_t panel_depth;   /**< rows of op(B) (k) per resident panel */
     int64_t blocks;        /**< row blocks per panel */
@@ -483,6 +488,7 @@ OOC_API ooc_status_t ooc_measure_host_bandwidth(ooc_handle_t *handle, size_t byt
  * m x n x k problem held entirely in device memory (random data, column-major
  * NN, beta = 0): best of @p reps after one warm-up, in (real) flop per second,
  * counting 2mnk for real and 8mnk for complex types (the floor's R_incore).
+ * @p reps below 1 is taken as 1.
  * @return as ooc_measure_bandwidth(), plus OOC_ERR_INVALID_DTYPE, _M, _N, _K (not positive),
  *         OOC_ERR_PARAM_RANGE (a dimension above 2^31 - 1), OOC_ERR_OVERFLOW
  */

@@ -19,7 +19,8 @@
 /** @name File-backed operands
  * Matrices stored in files (NumPy .npy or raw binary), possibly larger than
  * host memory: they are streamed through the pinned staging ring, never held
- * whole. A file is 2-D, C order (row-major) or Fortran order (column-major).
+ * whole. A file is 2-D, C order (row-major) or Fortran order (column-major);
+ * a 1-D .npy array of n elements is read as an n x 1 column.
  * @{ */
 
 /** A matrix in a file, opened for reading or created for writing. */
@@ -27,7 +28,8 @@ typedef struct ooc_file_s ooc_file_t;
 
 /** File formats. */
 typedef enum {
-    OOC_FORMAT_AUTO = 0, /**< open: .npy if the file starts with the NumPy magic, else an error */
+    OOC_FORMAT_AUTO = 0, /**< open: .npy if the file starts with the NumPy magic, else an error;
+                              create: .npy if the name ends in ".npy", else an error (OOC_ERR_FORMAT) */
     OOC_FORMAT_NPY = 1,  /**< NumPy .npy, header versions 1.0, 2.0 and 3.0, little-endian */
     OOC_FORMAT_RAW = 2   /**< raw little-endian elements, shape given by the caller */
 } ooc_format_t;
@@ -77,7 +79,11 @@ enum {
  * this process commits it when they are all done. Without
  * OOC_FILE_RESUME, or when the temporary file left there does not match, it is
  * started afresh, as a new file (a temporary file left by an earlier run is
- * removed first), and the default journal ("PATH.ooc-journal") is removed. A
+ * removed first), and the default journal ("PATH.ooc-journal") is removed
+ * (with OOC_FILE_RESUME, not one that records a finished job: it vouches for
+ * the output committed, not for the temporary file, and it makes a resume of
+ * a finished job in place, whose C0 is now its own result, refused rather
+ * than computed again: see ooc_files_opts_t::resume). A
  * journal at another path (opts->journal) is removed by the fresh
  * ooc_gemm_files() itself; until then it names the old temporary file (its
  * inode and, where the file system keeps it, its birth time), so a resume
@@ -162,7 +168,8 @@ OOC_API ooc_status_t ooc_file_write(ooc_handle_t *handle, ooc_file_t *file, uint
                                     const void *buf, uint64_t count);
 
 /** Progress of a file multiply, called from a library thread after each row
- * block of C is on disk. Must return quickly and must not call the library. */
+ * block of C is on disk. Must return quickly and must not call the library,
+ * but for ooc_cancel() (on the handle running the multiply, or another). */
 typedef void (*ooc_progress_fn)(void *user, int64_t blocks_done, int64_t blocks_total,
                                 uint64_t bytes_read, uint64_t bytes_written);
 
@@ -221,7 +228,10 @@ OOC_API ooc_status_t ooc_files_plan_cols(const ooc_files_plan_t *plan, int64_t p
  * by the library, with the default journal. */
 typedef struct {
     const char *journal;     /**< resume journal path; NULL: "<C's path>.ooc-journal" */
-    int resume;              /**< 1: continue the job the journal records (its plan is reused) */
+    int resume;              /**< 1: continue the job the journal records (its plan is reused). A job in
+                                  place (C0 the file at C's path) whose journal records it complete and
+                                  committed is refused (OOC_ERR_JOURNAL, nothing done): C0 may now be its
+                                  own result. Call ooc_gemm_files_finished() first to tell a finished job */
     ooc_progress_fn progress; /**< blocks_done and blocks_total count this run's range only */
     void *progress_user;
     /** The plan to run (every process of a split job passes the same); NULL:
@@ -308,14 +318,16 @@ typedef struct {
  * (opts->resume) with a byte-identical result: every block is computed the
  * same way whichever run computes it. A resume refuses (OOC_ERR_JOURNAL) a
  * journal of another job or one that is damaged or edited; it starts afresh
- * when there is no journal or the temporary file is not the one the journal
- * recorded. A plan that splits k into panels leaves partial sums in C, so its
+ * when there is no journal, the temporary file is not the one the journal
+ * recorded, or the journal records a job complete and committed (any job;
+ * but this job in place is refused: see ooc_files_opts_t::resume). A plan that splits k into panels leaves partial sums in C, so its
  * blocks are not kept: a resume of such a job starts over, with the plan its
  * journal (or a journal in opts->journals) records when that still fits, so
  * that C comes out byte for byte as the interrupted run would have made it
  * on any number of devices. On success the journal is kept, marked complete with the
  * output's identity, so that ooc_gemm_files_finished() can tell a resumed
  * batch job that there is nothing left to do; a fresh run replaces it.
+ * opts NULL is the all-zero options.
  *
  * Split jobs: with opts->row_begin and row_end only those rows of C (its
  * columns with a plan that keeps op(A) resident), and with col_begin and
@@ -375,7 +387,8 @@ OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, 
  * may hold the result, which a run would take for C0: OOC_ERR_JOURNAL (start
  * afresh without resume, or remove the journal).
  * @param[in] c_spec the output as ooc_file_create() would be given it
- * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_NULL_A, OOC_ERR_NULL_B,
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG (also beta != 0 without C0),
+ *         OOC_ERR_NULL_A, OOC_ERR_NULL_B, OOC_ERR_INVALID_TRANSA, OOC_ERR_INVALID_TRANSB,
  *         OOC_ERR_INVALID_DTYPE, OOC_ERR_JOURNAL (the journal is damaged; an in-place job's C
  *         changed since its commit), OOC_ERR_IO, OOC_ERR_HOST_MEMORY
  */
@@ -407,7 +420,7 @@ OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
  * (ooc_file_commit()) and while C is open. The arguments are those of the
  * ranks' ooc_gemm_files(), C the output this process created and
  * opts->plan the plan they all ran (opts->journal as for ooc_gemm_files():
- * NULL is "<C's path>.ooc-journal"; opts->resume, journals and progress are
+ * NULL is "<C's path>.ooc-journal"; opts must not be NULL; opts->resume, journals and progress are
  * not looked at; the range journals are neither read nor removed: the
  * caller removes them once C is committed). opts->allow_mixed 1 says that
  * the blocks were not all computed by one kind of computer (ranks that

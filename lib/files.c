@@ -393,17 +393,6 @@ ooc_status_t ooc_gemm_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const voi
     return ooc_handle_done(h, st); /* every return consumes an ooc_cancel() request */
 }
 
-/* The file at path is the output a complete whole-job journal recorded,
- * unchanged since (the same file, size and modification time). */
-static int recorded_output(const ooc_journal_info_t *have, const char *path)
-{
-    struct stat sb;
-    return have->complete && have->head.range_m == 0 && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-           (uint64_t)sb.st_dev == have->head.out_dev && (uint64_t)sb.st_ino == have->head.out_ino &&
-           (uint64_t)sb.st_size == have->out_size && (int64_t)sb.st_mtim.tv_sec == have->out_mtime_sec &&
-           sb.st_mtim.tv_nsec == have->out_mtime_nsec;
-}
-
 ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                      ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0,
                                      const char *c_path, const ooc_file_spec_t *c_spec,
@@ -418,6 +407,13 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     OOC_RETURN_ERROR_IF(B == NULL, err, OOC_ERR_NULL_B, "ooc_gemm_files_finished: B is NULL");
     OOC_RETURN_ERROR_IF(c_spec->dtype < OOC_R32 || c_spec->dtype > OOC_C64, err, OOC_ERR_INVALID_DTYPE,
                         "ooc_gemm_files_finished: unknown dtype %d", (int)c_spec->dtype);
+    /* (the argument errors ooc_gemm_files() would give, not "not finished") */
+    OOC_RETURN_ERROR_IF(ta != OOC_OP_N && ta != OOC_OP_T && ta != OOC_OP_C, err, OOC_ERR_INVALID_TRANSA,
+                        "ooc_gemm_files_finished: transa %d is not N, T or C", (int)ta);
+    OOC_RETURN_ERROR_IF(tb != OOC_OP_N && tb != OOC_OP_T && tb != OOC_OP_C, err, OOC_ERR_INVALID_TRANSB,
+                        "ooc_gemm_files_finished: transb %d is not N, T or C", (int)tb);
+    OOC_RETURN_ERROR_IF(!ooc_is_zero(c_spec->dtype, beta) && C0 == NULL, err, OOC_ERR_NULL_ARG,
+                        "ooc_gemm_files_finished: beta != 0 needs C0, the matrix to add");
     OOC_FORWARD(ooc_handle_fault_spec(err)); /* (a job found finished opens no backend) */
     ooc_file_spec_t cs = *c_spec;
     if (cs.format == OOC_FORMAT_AUTO) cs.format = OOC_FORMAT_NPY; /* as ooc_file_create resolves it */
@@ -430,13 +426,9 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     int exists = 0;
     OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
     /* the output the journal completed, at c_path, unchanged */
-    int is_output = exists && recorded_output(&have, c_path);
+    int is_output = exists && ooc_journal_output_is(&have, c_path);
     int same_job = is_output && strcmp(have.head.job, job) == 0;
-    /* the job but C0's identity (C0's identity ends the line; " inplace=1"
-     * comes before it: a job of another C0 never matches an in-place one) */
-    char *a = strstr(have.head.job, " C0="), *b = strstr(job, " C0=");
-    int same_but_c0 = exists && a && b && a - have.head.job == b - job &&
-                      strncmp(have.head.job, job, (size_t)(a - have.head.job)) == 0;
+    int same_but_c0 = exists && ooc_files_same_but_c0(have.head.job, job);
     /* in place, C0 is now this job's own output, so its identity differs
      * from the one recorded; the rest of the job must match */
     if (is_output && !same_job && in_place) same_job = same_but_c0;
@@ -447,7 +439,7 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
      * the commit cut short: C is C0 as it was, and a resume commits) */
     char tmp[4096 + sizeof OOC_TMP_SUFFIX];
     int uncommitted = exists && (size_t)snprintf(tmp, sizeof tmp, "%s" OOC_TMP_SUFFIX, c_path) < sizeof tmp &&
-                      recorded_output(&have, tmp);
+                      ooc_journal_output_is(&have, tmp);
     int changed = !is_output && !uncommitted && in_place && have.complete && have.head.range_m == 0 && same_but_c0;
     ooc_journal_info_free(&have);
     OOC_RETURN_ERROR_IF(changed, err, OOC_ERR_JOURNAL,

@@ -53,6 +53,12 @@ void ooc_files_job_difference(const char *was, const char *now, char *out, size_
 /* (files_job.c) Whether C0 is the file now at c_path: the job runs in place. */
 int ooc_files_in_place(const ooc_file_t *C0, const char *c_path);
 
+/* (files_job.c) Two job lines (ooc_files_job_line) of one job but for C0's
+ * identity: an in-place job is such a pair with its committed self (C0's
+ * identity ends the line; " inplace=1" comes before it, so a job of another
+ * C0 never matches an in-place one). */
+int ooc_files_same_but_c0(const char *was, const char *now);
+
 /* (files_job.c) The identity line of a job: types, ops, scalars, the
  * output's shape and format, each input's identity, TF32 when h's math
  * mode makes a single-precision job's bytes TF32's (" tf32=1": a resume in

@@ -73,11 +73,28 @@ static void hex(const void *x, size_t n, char *out)
     for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", ((const unsigned char *)x)[i]);
 }
 
+/* x (one element of t) into out; a zero (-0 too, each part) made +0: the
+ * multiply treats every zero scalar alike (C0 not read, nothing multiplied),
+ * so they are one job. (A complex scalar with one part -0 stays as it is:
+ * it can change the sign of a zero in C.) */
+static void unsigned_zero(ooc_dtype_t t, const void *x, unsigned char out[16])
+{
+    size_t e = ooc_dtype_size(t);
+    if (ooc_is_zero(t, x)) memset(out, 0, e);
+    else memcpy(out, x, e);
+}
+
 int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
 {
     struct stat s0, sc;
     return C0 != NULL && lstat(c_path, &sc) == 0 && fstat(C0->fd, &s0) == 0 && s0.st_dev == sc.st_dev &&
            s0.st_ino == sc.st_ino;
+}
+
+int ooc_files_same_but_c0(const char *was, const char *now)
+{
+    const char *a = strstr(was, " C0="), *b = strstr(now, " C0=");
+    return a && b && a - was == b - now && strncmp(was, now, (size_t)(a - was)) == 0;
 }
 
 ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
@@ -86,8 +103,12 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
 {
     size_t e = ooc_dtype_size(cs->dtype), used = 0;
     char a[40] = "", b[40] = "";
-    hex(alpha, e, a);
-    hex(beta, e, b);
+    /* -0 is 0: the same job */
+    unsigned char sa[16], sb[16];
+    unsigned_zero(cs->dtype, alpha, sa);
+    unsigned_zero(cs->dtype, beta, sb);
+    hex(sa, e, a);
+    hex(sb, e, b);
     /* (strict jobs' lines as before: their journals stay valid) */
     int tf32 = (cs->dtype == OOC_R32 || cs->dtype == OOC_C32) && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
     int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d%s%s",

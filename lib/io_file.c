@@ -145,7 +145,7 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
                             spec->format != OOC_FORMAT_RAW,
                         err, OOC_ERR_FORMAT, "%s: unknown file format %d", path, (int)spec->format);
     ooc_file_spec_t s = *spec;
-    if (s.format == OOC_FORMAT_RAW) OOC_FORWARD(check_spec(err, path, &s, "the raw format needs", 1));
+    if (s.format == OOC_FORMAT_RAW) OOC_FORWARD(check_spec(err, path, &s, "the raw format needs", 0));
 
     unsigned mode = 0;
     int fd = ooc_open_regular(path, O_RDONLY, &mode);
@@ -324,13 +324,25 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsi
 }
 
 /* Remove the default journal of path (PATH.ooc-journal): the data it
- * vouched for is being overwritten. */
-static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path)
+ * vouched for is being overwritten. keep_complete: not one that records a
+ * finished job (it vouches for no data of the temporary file). */
+static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path, int keep_complete)
 {
     char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
     OOC_RETURN_ERROR_IF(journal == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
     strcpy(journal, path);
     strcat(journal, OOC_JOURNAL_SUFFIX);
+    ooc_journal_info_t have;
+    int exists = 0;
+    ooc_err_t ignored; /* (one that cannot be read is removed, or refused, as before) */
+    if (keep_complete && ooc_journal_read(journal, &have, &exists, &ignored) == OOC_SUCCESS && exists) {
+        int complete = have.complete;
+        ooc_journal_info_free(&have);
+        if (complete) {
+            free(journal);
+            return OOC_SUCCESS;
+        }
+    }
     ooc_status_t st = ooc_journal_remove(journal, err);
     free(journal);
     return st;
@@ -413,8 +425,11 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
         if (st != OOC_SUCCESS) goto fail;
     }
     if (!f->resumed) {
-        /* starting over: the data a default journal vouched for is about to go */
-        st = drop_default_journal(err, path);
+        /* starting over: the data a default journal vouched for is about to
+         * go (but not a complete one's on a resume: it vouches for the
+         * output committed, and tells a resume of an in-place job that it
+         * was committed: files_plan.c finished_journal) */
+        st = drop_default_journal(err, path, (flags & OOC_FILE_RESUME) != 0);
         if (st == OOC_SUCCESS) st = init_tmp(err, fd, tmp, hdr, hlen, hlen + bytes);
     }
     /* made: the ranks of this job may join it now (another job still may not) */

@@ -80,6 +80,10 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
 ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *exists, ooc_err_t *err);
 void ooc_journal_info_free(ooc_journal_info_t *info);
 
+/* The file at path is the output a complete whole-job journal recorded,
+ * unchanged since (the same file, size and modification time). */
+int ooc_journal_output_is(const ooc_journal_info_t *have, const char *path);
+
 /* An open journal, locked against other jobs, for appending. */
 typedef struct {
     int fd;

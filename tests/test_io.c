@@ -658,8 +658,26 @@ static void test_open_errors(void)
     CU_ASSERT(contains(ooc_last_error(H), "read-only"));
     ooc_file_close(f, 1);
     CU_ASSERT(exists(bad)); /* discard only removes a created temporary */
-    rs.rows = 0;
+    rs.rows = -1;
     open_fails(bad, &rs, OOC_ERR_FORMAT, "rows");
+    rs.rows = 0; /* an empty matrix is 0 bytes, not these 160 */
+    open_fails(bad, &rs, OOC_ERR_FORMAT, "shape mismatch");
+    rs.rows = 5;
+    /* an empty raw matrix written reads back (it was refused: "rows >= 1") */
+    char empty[256];
+    in_dir(empty, sizeof empty, "empty.bin");
+    for (int zero_rows = 0; zero_rows < 2; zero_rows++) {
+        ooc_file_spec_t es = {OOC_FORMAT_RAW, zero_rows ? 0 : 3, zero_rows ? 3 : 0, OOC_R64, OOC_ROW_MAJOR};
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, empty, &es, 0, &f), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_file_commit(H, f), OOC_SUCCESS);
+        ooc_file_close(f, 0);
+        f = NULL;
+        CU_ASSERT_EQUAL(ooc_file_open(H, empty, &es, &f), OOC_SUCCESS);
+        ooc_file_spec_t ed;
+        CU_ASSERT(f != NULL && ooc_file_describe(f, &ed) == OOC_SUCCESS && ed.rows == es.rows && ed.cols == es.cols);
+        ooc_file_close(f, 0);
+        unlink(empty);
+    }
     rs.rows = 5, rs.cols = -1;
     open_fails(bad, &rs, OOC_ERR_FORMAT, "cols");
     rs.cols = 4, rs.dtype = (ooc_dtype_t)0;

@@ -165,6 +165,69 @@ static void test_resume_after_kill(void)
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
 }
 
+/* C = A B + C0/2 in place (C0 the file at name) as a requeued batch job
+ * runs it: ooc_file_create with OOC_FILE_RESUME when resume, and resume. */
+static ooc_status_t in_place_run(const char *name, int resume)
+{
+    double one = 1, half = 0.5;
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *c0 = open_file(name, OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    ooc_status_t st = ooc_file_create(H, tu_path(name), &cs, resume ? OOC_FILE_RESUME : 0, &c);
+    if (st == OOC_SUCCESS) {
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
+        ooc_files_opts_t o = {.resume = resume};
+        st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &half, c0, c, &o);
+        snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
+        ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
+        if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
+    }
+    ooc_file_close(c, st != OOC_SUCCESS);
+    ooc_file_close(c0, 0);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    return st;
+}
+
+/* A job in place, finished and committed, then resumed through the library
+ * as a requeued batch job would (without asking ooc_gemm_files_finished()
+ * first): refused, C untouched. It was computed again from its own result
+ * (C = A B + (A B + C0/2)/2): ooc_file_create removed the complete journal,
+ * and the resume, finding none, started afresh. */
+static void test_in_place_finished(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    free(make_file("ip.npy", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RN));
+    CU_ASSERT_EQUAL_FATAL(in_place_run("ip.npy", 0), OOC_SUCCESS);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", tu_path("ip.npy"), tu_path("ip_copy.npy"));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    CU_ASSERT_EQUAL(in_place_run("ip.npy", 1), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(last_msg, "in-place job as complete") != NULL);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("ip.npy"), tu_path("ip_copy.npy")));
+    CU_ASSERT_FALSE(exists(tu_path("ip.npy.ooc-tmp")));
+    /* the journal is kept: the job still reads as finished */
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_t *c0 = open_file("ip.npy", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    double one = 1, half = 0.5;
+    int fin = -1;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &half, c0, tu_path("ip.npy"), &cs,
+                                            NULL, &fin),
+                    OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 1);
+    ooc_file_close(c0, 0);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    /* run afresh (no resume) it computes from C as it is now, as asked */
+    CU_ASSERT_EQUAL(in_place_run("ip.npy", 0), OOC_SUCCESS);
+    CU_ASSERT_FALSE(tu_same_file(tu_path("ip.npy"), tu_path("ip_copy.npy")));
+}
+
 /* A journal at a path of the caller's names the temporary file it was
  * written for: a crash between a fresh ooc_file_create (which cannot remove
  * that journal) and the multiply (which does) leaves it beside a new,
@@ -224,6 +287,20 @@ static void test_resume_chunked(void)
     CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &two, a, b, &zero, NULL, tu_path("cut8_3.npy"),
                                             &cs, NULL, &fin), OOC_SUCCESS);
     CU_ASSERT_EQUAL(fin, 0); /* another alpha: another job */
+    double minus_zero = -0.0;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &minus_zero, NULL,
+                                            tu_path("cut8_3.npy"), &cs, NULL, &fin), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(fin, 1); /* beta -0 is 0: the same job (it read as another) */
+    /* argument errors are errors, not "not finished" (they were OOC_SUCCESS) */
+    fin = 7;
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, (ooc_op_t)999, OOC_OP_N, &one, a, b, &zero, NULL,
+                                            tu_path("cut8_3.npy"), &cs, NULL, &fin), OOC_ERR_INVALID_TRANSA);
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, (ooc_op_t)0, &one, a, b, &zero, NULL,
+                                            tu_path("cut8_3.npy"), &cs, NULL, &fin), OOC_ERR_INVALID_TRANSB);
+    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &two, NULL, tu_path("cut8_3.npy"),
+                                            &cs, NULL, &fin), OOC_ERR_NULL_ARG);
+    CU_ASSERT(strstr(ooc_last_error(H), "needs C0") != NULL);
+    CU_ASSERT_EQUAL(fin, 7);
     CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, tu_path("nothing.npy"),
                                             &cs, NULL, &fin), OOC_SUCCESS);
     CU_ASSERT_EQUAL(fin, 0); /* no journal */
@@ -566,6 +643,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("resume", NULL, NULL);
     CU_add_test(s, "a resume computes as the run it resumes", test_resume_computed_by);
     CU_add_test(s, "ooc_journal_forget: only a journal nobody holds", test_journal_forget);
+    CU_add_test(s, "a finished job in place is not resumed from its result", test_in_place_finished);
     /* fork() after CUDA is initialised is not allowed: the host build tests the kill */
     if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) {
         CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
