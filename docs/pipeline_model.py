@@ -95,6 +95,12 @@ def main():
         cases += [('head and tail 4096', [4096] + [8192] * (m // 8192 - 1) + [4096]),
                   ('head 2048, 2048, 4096; tail 4096, 2048, 2048',
                    [2048, 2048, 4096] + [8192] * (m // 8192 - 2) + [4096, 2048, 2048])]
+        # session 25: a short head for an early copy-out, then long lines
+        def body(head, tail):  # 16384-row blocks between, the rest in one block before the tail
+            rest = m - sum(head) - sum(tail)
+            return head + [16384] * (rest // 16384) + ([rest % 16384] if rest % 16384 else []) + tail
+        cases += [('head %s, then 16384%s' % (', '.join(map(str, head)), ', tail 8192' if tail else ''),
+                   body(head, tail)) for head, tail in (([8192], []), ([4096, 4096, 8192], [8192]))]
         print('\n%s (floor %.4f s, the suite\'s)\n' % (shape, floor))
         print('| blocks | model (ms) | floor/time | in busy | multiply busy | out busy |')
         print('| --- | --- | --- | --- | --- | --- |')
