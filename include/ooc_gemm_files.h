@@ -80,10 +80,10 @@ enum {
  * OOC_FILE_RESUME, or when the temporary file left there does not match, it is
  * started afresh, as a new file (a temporary file left by an earlier run is
  * removed first), and the default journal ("PATH.ooc-journal") is removed
- * (with OOC_FILE_RESUME, not one that records a finished job: it vouches for
- * the output committed, not for the temporary file, and it makes a resume of
- * a finished job in place, whose C0 is now its own result, refused rather
- * than computed again: see ooc_files_opts_t::resume). A
+ * (with OOC_FILE_RESUME, not one of a job in place that committed the file
+ * now at PATH: ooc_gemm_files() then refuses a resume of that job, whose C0
+ * is now its own result, and removes the journal for any other job or
+ * run: see ooc_files_opts_t::resume). A
  * journal at another path (opts->journal) is removed by the fresh
  * ooc_gemm_files() itself; until then it names the old temporary file (its
  * inode and, where the file system keeps it, its birth time), so a resume
@@ -229,9 +229,10 @@ OOC_API ooc_status_t ooc_files_plan_cols(const ooc_files_plan_t *plan, int64_t p
 typedef struct {
     const char *journal;     /**< resume journal path; NULL: "<C's path>.ooc-journal" */
     int resume;              /**< 1: continue the job the journal records (its plan is reused). A job in
-                                  place (C0 the file at C's path) whose journal records it complete and
-                                  committed is refused (OOC_ERR_JOURNAL, nothing done): C0 may now be its
-                                  own result. Call ooc_gemm_files_finished() first to tell a finished job */
+                                  place (C0 the file at C's path, created with OOC_FILE_RESUME) whose
+                                  default journal records it complete and committed is refused
+                                  (OOC_ERR_JOURNAL, nothing done): C0 may now be its own result. Call
+                                  ooc_gemm_files_finished() first to tell a finished job */
     ooc_progress_fn progress; /**< blocks_done and blocks_total count this run's range only */
     void *progress_user;
     /** The plan to run (every process of a split job passes the same); NULL:
@@ -318,9 +319,9 @@ typedef struct {
  * (opts->resume) with a byte-identical result: every block is computed the
  * same way whichever run computes it. A resume refuses (OOC_ERR_JOURNAL) a
  * journal of another job or one that is damaged or edited; it starts afresh
- * when there is no journal, the temporary file is not the one the journal
- * recorded, or the journal records a job complete and committed (any job;
- * but this job in place is refused: see ooc_files_opts_t::resume). A plan that splits k into panels leaves partial sums in C, so its
+ * when there is no journal or the temporary file is not the one the journal
+ * recorded (but a job in place that committed is refused: see
+ * ooc_files_opts_t::resume). A plan that splits k into panels leaves partial sums in C, so its
  * blocks are not kept: a resume of such a job starts over, with the plan its
  * journal (or a journal in opts->journals) records when that still fits, so
  * that C comes out byte for byte as the interrupted run would have made it

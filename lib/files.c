@@ -325,12 +325,50 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
     return st;
 }
 
+/* The journal at path, when it records a job whose output was committed as
+ * the file now at C's path (ooc_files_committed_journal; ooc_file_create
+ * with OOC_FILE_RESUME keeps such a default journal of a job in place): for
+ * this same job in place, resumed (or recorded finished again), refused: C0
+ * is that file, which may hold the job's result, and computing again would
+ * take it for C0 (C = f(f(C0))); ooc_gemm_files_finished() tells such a job
+ * finished. Else it vouches for nothing this run keeps, and goes (by the
+ * process that created C: the ranks that joined it leave it, and read_journal
+ * passes it by), as ooc_file_create() removes any other default journal. */
+static ooc_status_t committed_journal(ooc_files_job_t *job, const char *path, int resume)
+{
+    ooc_err_t *err = &job->h->err;
+    ooc_journal_info_t have;
+    int exists = 0;
+    OOC_FORWARD(ooc_journal_read(path, &have, &exists, err));
+    if (!exists) return OOC_SUCCESS;
+    int committed = ooc_files_committed_journal(&have, job->C);
+    int same = committed && resume && ooc_files_in_place(job->C0, job->C->path) &&
+               ooc_files_same_but_c0(have.head.job, job->want.job);
+    ooc_journal_info_free(&have);
+    OOC_RETURN_ERROR_IF(same, err, OOC_ERR_JOURNAL,
+                        "the journal %s records this in-place job as complete and committed: %s may hold its "
+                        "result, which computing again would take for C0; nothing done (ooc_gemm_files_finished() "
+                        "tells a finished job; to compute afresh from %s as it is now, run without resume)",
+                        path, job->C->path, job->C->path);
+    return committed && !job->C->joined ? ooc_journal_remove(path, err) : OOC_SUCCESS;
+}
+
+/* committed_journal() of this run's journal and of C's default one. */
+static ooc_status_t committed_journals(ooc_files_job_t *job, int resume)
+{
+    char def[4096];
+    OOC_FORWARD(ooc_files_journal_path(&job->h->err, job->C->path, NULL, def, sizeof def));
+    OOC_FORWARD(committed_journal(job, job->jpath, resume));
+    return strcmp(def, job->jpath) != 0 ? committed_journal(job, def, resume) : OOC_SUCCESS;
+}
+
 static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts)
 {
     ooc_handle_t *h = job->h;
     ooc_err_t *err = &h->err;
     double t0 = ooc_now();
     memset(&h->stats, 0, sizeof h->stats);
+    OOC_FORWARD(committed_journals(job, opts && opts->resume));
     if (job->empty) {
         h->have_stats = 1;
         return OOC_SUCCESS;
@@ -490,7 +528,8 @@ static ooc_status_t mark_run(ooc_files_job_t *job, const ooc_files_opts_t *opts)
     ooc_err_t *err = &h->err;
     ooc_files_start_t s;
     memset(&s, 0, sizeof s);
-    ooc_status_t st = ooc_handle_backend(h);
+    ooc_status_t st = committed_journals(job, 1);
+    if (st == OOC_SUCCESS) st = ooc_handle_backend(h);
     if (st == OOC_SUCCESS) st = h->dev[0].be->ops->activate(h->dev[0].be, err);
     if (st == OOC_SUCCESS) st = ooc_files_start(job, opts, 1, &s); /* opts->plan, checked against the job */
     if (st == OOC_SUCCESS) st = journal_head(job, &s);               /* the whole job, out = C's file */

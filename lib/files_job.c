@@ -91,6 +91,13 @@ int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
            s0.st_ino == sc.st_ino;
 }
 
+int ooc_files_committed_journal(const ooc_journal_info_t *have, const ooc_file_t *C)
+{
+    struct stat sb;
+    return have->complete && have->head.range_m == 0 && lstat(C->path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+           (uint64_t)sb.st_dev == have->head.out_dev && (uint64_t)sb.st_ino == have->head.out_ino;
+}
+
 int ooc_files_same_but_c0(const char *was, const char *now)
 {
     const char *a = strstr(was, " C0="), *b = strstr(now, " C0=");

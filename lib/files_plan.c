@@ -147,6 +147,11 @@ static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_jou
 {
     ooc_err_t *err = &job->h->err;
     OOC_FORWARD(ooc_journal_read(path, info, exists, err));
+    if (*exists && ooc_files_committed_journal(info, job->C)) { /* (files.c committed_journals) */
+        ooc_journal_info_free(info);
+        *exists = 0;
+        return OOC_SUCCESS;
+    }
     if (*exists && strcmp(info->head.job, job->want.job) != 0) {
         char what[400];
         ooc_files_job_difference(info->head.job, job->want.job, what, sizeof what);
@@ -157,33 +162,6 @@ static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_jou
                             "run without resuming", path, what);
     }
     return OOC_SUCCESS;
-}
-
-/* A resume whose journal records a job complete, not in this temporary
- * file (that would be a commit cut short, which the resume commits): the
- * job was committed, and the journal vouches for no block of this file.
- * For this job in place (C0 the file at C's path) C0 may now be its result,
- * which computing again would take for C0 (C = f(f(C0))): refused
- * (ooc_gemm_files_finished() tells such a job finished). Else the journal
- * goes and the job starts afresh, as with no journal (ooc_file_create()
- * with OOC_FILE_RESUME keeps such a journal for this test). */
-static ooc_status_t finished_journal(ooc_files_job_t *job)
-{
-    ooc_err_t *err = &job->h->err;
-    ooc_journal_info_t have;
-    int exists = 0;
-    OOC_FORWARD(ooc_journal_read(job->jpath, &have, &exists, err));
-    if (!exists) return OOC_SUCCESS;
-    int finished = have.complete && !journal_usable(&have, job->C);
-    int in_place = finished && !job->ranged && !job->cranged && have.head.range_m == 0 &&
-                   ooc_files_in_place(job->C0, job->C->path) && ooc_files_same_but_c0(have.head.job, job->want.job);
-    ooc_journal_info_free(&have);
-    OOC_RETURN_ERROR_IF(in_place, err, OOC_ERR_JOURNAL,
-                        "the journal %s records this in-place job as complete and committed: %s may hold its "
-                        "result, which computing again would take for C0; nothing done (ooc_gemm_files_finished() "
-                        "tells a finished job; to compute afresh from %s as it is now, run without resume)",
-                        job->jpath, job->C->path, job->C->path);
-    return finished ? ooc_journal_remove(job->jpath, err) : OOC_SUCCESS;
 }
 
 /* Plan with the sizes of `fixed` (from `what`: a journal's path, or NULL for opts->plan). */
@@ -466,7 +444,6 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     int cplx = job->p.dtype == OOC_C32 || job->p.dtype == OOC_C64;
     OOC_FORWARD(ooc_handle_id(job->h, cplx, job->want.by)); /* (the backend is open) */
     /* a journal that cannot be trusted is refused, never used or removed */
-    if (resume) OOC_FORWARD(finished_journal(job));
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);
     if (s->usable) s->have_other = note_computer(job, &s->have, job->jpath, s);

@@ -315,20 +315,26 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     if (!fixed && in.block_rows == 0 && !ooc_plan_useful(plan, p->m, p->n, p->k)) {
         uint64_t need_dev, need_host;
         ooc_plan_least_useful(&in, &need_dev, &need_host);
-        char need[160] = "";
-        if (need_dev && need_host != host)
-            snprintf(need, sizeof need, "; it needs a device memory budget of at least %llu bytes and a staging "
-                     "budget of at least %llu bytes", (unsigned long long)need_dev, (unsigned long long)need_host);
+        /* (as set: OOC_PARAM_DEVICE_MEM is each device's, OOC_PARAM_HOST_MEM the job's) */
+        const char *each = h->ndev > 1 ? " per device" : "", *all = h->ndev > 1 ? " for all the devices" : "";
+        unsigned long long job_host = need_host > UINT64_MAX / (uint64_t)h->ndev ? UINT64_MAX
+                                                                                 : need_host * (uint64_t)h->ndev;
+        char need[200] = "";
+        if (need_dev && need_dev != dev && need_host != host)
+            snprintf(need, sizeof need, "; it needs a device memory budget of at least %llu bytes%s and a staging "
+                     "budget of at least %llu bytes%s", (unsigned long long)need_dev, each, job_host, all);
+        else if (need_dev && need_host != host)
+            snprintf(need, sizeof need, "; it needs a staging budget of at least %llu bytes%s", job_host, all);
         else if (need_dev)
             snprintf(need, sizeof need, "; it needs a device memory budget of at least %llu bytes%s",
-                     (unsigned long long)need_dev, h->ndev > 1 ? " per device" : "");
+                     (unsigned long long)need_dev, each);
         double tiles = (double)plan->m_blocks * (double)plan->n_panels * (double)plan->k_panels;
         return OOC_ERR(&h->err, OOC_ERR_BUDGET_TOO_SMALL,
-                       "planner: %llu bytes of device memory%s and %llu bytes of pinned staging fit only tiles of "
+                       "planner: %llu bytes of device memory%s and %llu bytes of pinned staging%s fit only tiles of "
                        "%lld x %lld x %lld for m=%lld n=%lld k=%lld, %.0f of them, whose overheads (copies and a "
                        "launch each) would take far longer than the multiply (a useful plan has at most %lld "
                        "tiles, or tiles of %.0f multiply-adds)%s (a budget is in bytes)",
-                       (unsigned long long)dev, h->ndev > 1 ? " per device" : "", (unsigned long long)host,
+                       (unsigned long long)dev, each, (unsigned long long)host, each,
                        (long long)plan->mb, (long long)plan->nb, (long long)plan->kb, (long long)p->m,
                        (long long)p->n, (long long)p->k, tiles, (long long)OOC_PLAN_USEFUL_TILES,
                        OOC_PLAN_USEFUL_VOLUME, need);

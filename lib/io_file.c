@@ -324,26 +324,28 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsi
 }
 
 /* Remove the default journal of path (PATH.ooc-journal): the data it
- * vouched for is being overwritten. keep_complete: not one that records a
- * finished job (it vouches for no data of the temporary file). */
-static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path, int keep_complete)
+ * vouched for is being overwritten. With keep_in_place, not one of a job in
+ * place that committed its output, the file now at path (its inode: a
+ * touch keeps it): ooc_gemm_files() refuses a resume of that job and removes
+ * the journal for any other (files.c committed_journal). */
+static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path, int keep_in_place)
 {
+    int kept = 0;
     char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
     OOC_RETURN_ERROR_IF(journal == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
     strcpy(journal, path);
     strcat(journal, OOC_JOURNAL_SUFFIX);
     ooc_journal_info_t have;
     int exists = 0;
-    ooc_err_t ignored; /* (one that cannot be read is removed, or refused, as before) */
-    if (keep_complete && ooc_journal_read(journal, &have, &exists, &ignored) == OOC_SUCCESS && exists) {
-        int complete = have.complete;
+    ooc_err_t ignored; /* (one that cannot be read is removed, or refused, as any other) */
+    struct stat sb;
+    if (keep_in_place && ooc_journal_read(journal, &have, &exists, &ignored) == OOC_SUCCESS && exists) {
+        kept = have.complete && have.head.range_m == 0 && strstr(have.head.job, " inplace=1") != NULL &&
+                lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_dev == have.head.out_dev &&
+                (uint64_t)sb.st_ino == have.head.out_ino;
         ooc_journal_info_free(&have);
-        if (complete) {
-            free(journal);
-            return OOC_SUCCESS;
-        }
     }
-    ooc_status_t st = ooc_journal_remove(journal, err);
+    ooc_status_t st = kept ? OOC_SUCCESS : ooc_journal_remove(journal, err);
     free(journal);
     return st;
 }
@@ -382,6 +384,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
                         "ooc_file_create: path, spec or file is NULL");
     OOC_RETURN_ERROR_IF((flags & ~(unsigned)(OOC_FILE_RESUME | OOC_FILE_SHARED)) != 0, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_create: unknown flags 0x%x", flags);
+    OOC_FORWARD(ooc_handle_fault_spec(err)); /* (its reserve and remove are fault sites) */
     ooc_file_spec_t s;
     unsigned char hdr[OOC_FILE_HEADER_CAP];
     size_t hlen = 0;
@@ -426,9 +429,8 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     }
     if (!f->resumed) {
         /* starting over: the data a default journal vouched for is about to
-         * go (but not a complete one's on a resume: it vouches for the
-         * output committed, and tells a resume of an in-place job that it
-         * was committed: files_plan.c finished_journal) */
+         * go (on a resume, a journal of a job in place that committed stays
+         * until ooc_gemm_files() knows the job: files.c committed_journal) */
         st = drop_default_journal(err, path, (flags & OOC_FILE_RESUME) != 0);
         if (st == OOC_SUCCESS) st = init_tmp(err, fd, tmp, hdr, hlen, hlen + bytes);
     }

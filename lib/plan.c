@@ -691,23 +691,25 @@ static int useful_at(const ooc_plan_input_t *in, uint64_t dev, uint64_t host)
 void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host)
 {
     *dev = *host = 0;
-    for (int both = 0; both < 2; both++) {
-        /* double until useful, then halve the step 20 times (to 1 part in 10^6) */
-        uint64_t lo = in->device_budget, hi = lo, h = in->host_budget;
+    /* the device budget alone, then the staging alone, then both: doubled
+     * until useful, then bisected (both at once, within 1 part in 10^6) */
+    for (int pass = 0; pass < 3; pass++) {
+        int grow_dev = pass != 1, grow_host = pass != 0;
+        uint64_t lo_d = in->device_budget, lo_h = in->host_budget, hi_d = lo_d, hi_h = lo_h;
         int ok = 0;
-        while (!(ok = useful_at(in, hi, h)) && hi < UINT64_MAX) {
-            lo = hi;
-            hi = twice(hi ? hi : 1);
-            if (both) h = twice(h ? h : 1);
+        while (!(ok = useful_at(in, hi_d, hi_h)) && (grow_dev ? hi_d : hi_h) < UINT64_MAX) {
+            lo_d = hi_d, lo_h = hi_h;
+            if (grow_dev) hi_d = twice(hi_d ? hi_d : 1);
+            if (grow_host) hi_h = twice(hi_h ? hi_h : 1);
         }
         if (!ok) continue;
-        for (int i = 0; i < 20 && hi - lo > 1 && !both; i++) { /* (both: within a factor of 2) */
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (useful_at(in, mid, h)) hi = mid;
-            else lo = mid;
+        for (int i = 0; i < 20 && (hi_d - lo_d > 1 || hi_h - lo_h > 1); i++) {
+            uint64_t mid_d = lo_d + (hi_d - lo_d) / 2, mid_h = lo_h + (hi_h - lo_h) / 2;
+            if (useful_at(in, mid_d, mid_h)) hi_d = mid_d, hi_h = mid_h;
+            else lo_d = mid_d, lo_h = mid_h;
         }
-        *dev = hi;
-        *host = h;
+        *dev = hi_d;
+        *host = hi_h;
         return;
     }
 }

@@ -138,11 +138,11 @@ void ooc_plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, uin
 #define OOC_PLAN_USEFUL_VOLUME ((double)(1 << 24))
 int ooc_plan_useful(const ooc_plan_t *plan, int64_t m, int64_t n, int64_t k);
 
-/* The least device budget (from in->device_budget, doubled until enough,
- * then bisected to 1 part in 10^6) and pinned staging budget
- * (in->host_budget, doubled with the device's only when that alone does not
- * do; then both within a factor of 2) with which ooc_plan_make(in) makes a
- * useful plan (ooc_plan_useful); 0 and 0 when none does. */
+/* The least device budget and pinned staging budget (each device's) with
+ * which ooc_plan_make(in) makes a useful plan (ooc_plan_useful): the device
+ * budget raised alone when that does, else the staging alone, else both
+ * (each doubled from in's until useful, then bisected to 1 part in 10^6);
+ * 0 and 0 when none does. */
 void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host);
 
 /* OOC_SUCCESS when the plan is consistent: sizes in range, and its blocks

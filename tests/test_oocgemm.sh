@@ -470,5 +470,17 @@ else
     fail "a budget fitting only tiny tiles: exit $rc (expected 3 at once with the least budget): $(head -c 300 "$tmp/err")"
 fi
 
+# the same limited by the staging of 4 devices: the staging named for all of
+# them, above what was given (it named a device's share: 8192 for 16384 given)
+OOC_HOST_DEVICES=4 timeout 60 "$OOCGEMM" run --backend host -m 2000 -n 2000 -k 2000 --memory pageable \
+    --host-mem 16384 --device-mem 1G --no-floor >"$tmp/out" 2>"$tmp/err"
+rc=$?
+need_host=$(sed -n 's/.*staging budget of at least \([0-9]*\) bytes for all the devices.*/\1/p' "$tmp/err")
+if [ "$rc" -eq 3 ] && [ -n "$need_host" ] && [ "$need_host" -gt 16384 ] && ! grep -q "device memory budget of at least" "$tmp/err"; then
+    pass "staging of 4 devices fitting only tiny tiles: exit 3, needs $need_host bytes for all the devices"
+else
+    fail "staging of 4 devices fitting only tiny tiles: exit $rc, expected 3 naming the staging for all: $(head -c 400 "$tmp/err")"
+fi
+
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

@@ -816,6 +816,14 @@ else
     fail "13 OOC_FAULT=bogus:1 on a finished job's --resume: exit $rc (expected 2), or C changed: $(e1)"
 fi
 rm -f FI.npy FI.before FI.npy.ooc-journal
+# and by gen, whose output's create and commit are fault sites (it passed)
+OOC_FAULT=reserve:1:ENOSPc oc gen FI.npy --rows 10 --cols 10
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "OOC_FAULT='reserve:1:ENOSPc' (for tests only)" err && nothing_left FI.npy; then
+    pass "13 OOC_FAULT=reserve:1:ENOSPc on gen: refused (exit 2), nothing written"
+else
+    fail "13 OOC_FAULT=reserve:1:ENOSPc on gen: exit $rc (expected 2), or files left: $(e1)"
+fi
 OOC_HOST_DEVICES=17 oc multiply A.npy B.npy -o FI.npy "${S[@]}"
 rc=$?
 if [ "$rc" -eq 3 ] && grep -q "OOC_HOST_DEVICES='17' is not a number of devices (1 to 16)" err; then
@@ -921,6 +929,34 @@ else
     fail "12f a job of another C0 recorded, then in place: exit $rc, taken for finished or C unchanged"
 fi
 rm -f IP.npy IP0.npy IP1.npy IPa.npy IP.npy.ooc-*
+# 12g. 12e with op(B) in k-panels (a plan no resume keeps blocks of: it starts
+# over with the recorded plan): the commit cut short, in place and not, then
+# --resume (under another budget: the recorded plan still) commits the one
+# result. (A broader keeping of complete journals took the in-place one for
+# committed, exit 6 for good, and let the other restart with a new plan.)
+gen KA.npy --rows 200 --cols 20000 --seed 61
+gen KB.npy --rows 20000 --cols 100 --seed 62
+gen KC.npy --rows 200 --cols 100 --seed 63
+K=(--backend host --no-floor --no-progress --device-mem 256K)
+cp KC.npy KC0.npy
+oc multiply KA.npy KB.npy --c-in KC0.npy --beta 0.5 -o KC1.npy "${K[@]}"
+oc multiply KA.npy KB.npy -o KN1.npy "${K[@]}"
+kpanels=$(sed -n 's/.*panel \([0-9]*\) x 100 (\([0-9]*\) panels.*/\2/p' out)
+OOC_FAULT=commit:1 oc multiply KA.npy KB.npy --c-in KC.npy --beta 0.5 -o KC.npy "${K[@]}" --resume
+rc1=$?
+oc multiply KA.npy KB.npy --c-in KC.npy --beta 0.5 -o KC.npy "${K[@]}" --resume
+rc2=$?
+OOC_FAULT=commit:1 oc multiply KA.npy KB.npy -o KN.npy "${K[@]}" --resume
+rc3=$?
+oc multiply KA.npy KB.npy -o KN.npy --backend host --no-floor --no-progress --device-mem 1M --resume
+rc4=$?
+if [ "${kpanels:-1}" -gt 1 ] && [ "$rc1" -eq 6 ] && [ "$rc2" -eq 0 ] && cmp -s KC.npy KC1.npy && [ "$rc3" -eq 6 ] &&
+    [ "$rc4" -eq 0 ] && cmp -s KN.npy KN1.npy; then
+    pass "12g k-panels ($kpanels), the commit cut short: --resume commits the one result, in place and not"
+else
+    fail "12g k-panels (${kpanels:-?}), the commit cut short: exits $rc1 $rc2 $rc3 $rc4 (expected 6 0 6 0), or C not the one result: $(e1)"
+fi
+rm -f KA.npy KB.npy KC*.npy KN*.npy
 
 # 14. a block of C lost silently: in float32 with k = 65536 its stale (run,
 # beta 1: C0's) or staging buffer's values lie within 4 (k + 2) eps of the

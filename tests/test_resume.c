@@ -165,11 +165,11 @@ static void test_resume_after_kill(void)
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
 }
 
-/* C = A B + C0/2 in place (C0 the file at name) as a requeued batch job
- * runs it: ooc_file_create with OOC_FILE_RESUME when resume, and resume. */
-static ooc_status_t in_place_run(const char *name, int resume)
+/* C = alpha A B + C0/2 in place (C0 the file at name) as a requeued batch
+ * job runs it: ooc_file_create with OOC_FILE_RESUME when resume, and resume. */
+static ooc_status_t in_place_run(const char *name, double alpha, int resume)
 {
-    double one = 1, half = 0.5;
+    double half = 0.5;
     ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
     ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
     ooc_file_t *c0 = open_file(name, OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
@@ -179,7 +179,7 @@ static ooc_status_t in_place_run(const char *name, int resume)
     if (st == OOC_SUCCESS) {
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 96 << 10);
         ooc_files_opts_t o = {.resume = resume};
-        st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &one, a, b, &half, c0, c, &o);
+        st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &alpha, a, b, &half, c0, c, &o);
         snprintf(last_msg, sizeof last_msg, "%s", ooc_last_error(H));
         ooc_set(H, OOC_PARAM_DEVICE_MEM, 0);
         if (st == OOC_SUCCESS) st = ooc_file_commit(H, c);
@@ -193,38 +193,81 @@ static ooc_status_t in_place_run(const char *name, int resume)
 
 /* A job in place, finished and committed, then resumed through the library
  * as a requeued batch job would (without asking ooc_gemm_files_finished()
- * first): refused, C untouched. It was computed again from its own result
- * (C = A B + (A B + C0/2)/2): ooc_file_create removed the complete journal,
- * and the resume, finding none, started afresh. */
+ * first): refused, C untouched, for a multiply and for a scaling job (alpha
+ * 0). It was computed again from its own result (C = A B + (A B + C0/2)/2):
+ * ooc_file_create removed the complete journal, and the resume, finding
+ * none, started afresh. Another job in place on that C then runs (from C
+ * as it is: a chain of jobs), and so does a fresh run. */
 static void test_in_place_finished(void)
 {
     free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
     free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
-    free(make_file("ip.npy", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RN));
-    CU_ASSERT_EQUAL_FATAL(in_place_run("ip.npy", 0), OOC_SUCCESS);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", tu_path("ip.npy"), tu_path("ip_copy.npy"));
-    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
-    CU_ASSERT_EQUAL(in_place_run("ip.npy", 1), OOC_ERR_JOURNAL);
-    CU_ASSERT(strstr(last_msg, "in-place job as complete") != NULL);
-    CU_ASSERT_TRUE(tu_same_file(tu_path("ip.npy"), tu_path("ip_copy.npy")));
-    CU_ASSERT_FALSE(exists(tu_path("ip.npy.ooc-tmp")));
-    /* the journal is kept: the job still reads as finished */
-    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
-    ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
-    ooc_file_t *c0 = open_file("ip.npy", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    for (int scaling = 0; scaling < 2; scaling++) {
+        double alpha = scaling ? 0.0 : 1.0;
+        free(make_file("ip.npy", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RN));
+        CU_ASSERT_EQUAL_FATAL(in_place_run("ip.npy", alpha, 0), OOC_SUCCESS);
+        CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+        CU_ASSERT_EQUAL(in_place_run("ip.npy", alpha, 1), OOC_ERR_JOURNAL);
+        CU_ASSERT(strstr(last_msg, "in-place job as complete") != NULL);
+        CU_ASSERT_TRUE(tu_same_file(tu_path("ip.npy"), tu_path("ip_copy.npy")));
+        CU_ASSERT_FALSE(exists(tu_path("ip.npy.ooc-tmp")));
+        /* the journal is kept: the job still reads as finished */
+        ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+        ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+        ooc_file_t *c0 = open_file("ip.npy", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+        ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+        double half = 0.5;
+        int fin = -1;
+        CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &alpha, a, b, &half, c0, tu_path("ip.npy"),
+                                                &cs, NULL, &fin),
+                        OOC_SUCCESS);
+        CU_ASSERT_EQUAL(fin, 1);
+        ooc_file_close(c0, 0);
+        ooc_file_close(a, 0);
+        ooc_file_close(b, 0);
+    }
+    /* another job in place (alpha 2) with resume: computed from C as it is,
+     * also when the process died between its create (which kept the first
+     * job's journal) and its multiply, and the resume is given that journal
+     * among the old ones (as mpirun's ranks are): it vouches for nothing of
+     * the temporary file, which the resume keeps (a broader keeping refused
+     * such a resume for good, as another job's journal) */
     ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
-    double one = 1, half = 0.5;
-    int fin = -1;
-    CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, OOC_OP_N, OOC_OP_N, &one, a, b, &half, c0, tu_path("ip.npy"), &cs,
-                                            NULL, &fin),
-                    OOC_SUCCESS);
-    CU_ASSERT_EQUAL(fin, 1);
-    ooc_file_close(c0, 0);
-    ooc_file_close(a, 0);
-    ooc_file_close(b, 0);
-    /* run afresh (no resume) it computes from C as it is now, as asked */
-    CU_ASSERT_EQUAL(in_place_run("ip.npy", 0), OOC_SUCCESS);
+    ooc_file_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("ip.npy"), &cs, OOC_FILE_RESUME, &c), OOC_SUCCESS);
+    ooc_file_close(c, 0); /* "killed": the temporary file stays, the first job's journal too */
+    CU_ASSERT_TRUE(exists(tu_path("ip.npy.ooc-tmp")) && exists(tu_path("ip.npy.ooc-journal")));
+    {
+        double two = 2.0, half = 0.5;
+        ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+        ooc_file_t *b = open_file("rb", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+        ooc_file_t *c0 = open_file("ip.npy", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+        char jp[300];
+        snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path("ip.npy"));
+        const char *old[] = {jp, NULL};
+        ooc_status_t st = ooc_file_create(H, tu_path("ip.npy"), &cs, OOC_FILE_RESUME, &c);
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_file_resumed(c), 1);
+        ooc_files_opts_t o = {.resume = 1, .journals = old};
+        if (st == OOC_SUCCESS) st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &two, a, b, &half, c0, c, &o);
+        if (st != OOC_SUCCESS) fprintf(stderr, "\n    %s\n", ooc_last_error(H));
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        if (st == OOC_SUCCESS) CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
+        ooc_file_close(c, st != OOC_SUCCESS);
+        ooc_file_close(c0, 0);
+        ooc_file_close(a, 0);
+        ooc_file_close(b, 0);
+    }
+    CU_ASSERT_FALSE(tu_same_file(tu_path("ip.npy"), tu_path("ip_copy.npy")));
+    /* the same once more, whole: computed afresh from C as it is now */
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    CU_ASSERT_EQUAL(in_place_run("ip.npy", 3.0, 1), OOC_SUCCESS);
+    CU_ASSERT_FALSE(tu_same_file(tu_path("ip.npy"), tu_path("ip_copy.npy")));
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    /* run afresh (no resume) the job computes from C as it is now, as asked */
+    CU_ASSERT_EQUAL(in_place_run("ip.npy", 2.0, 0), OOC_SUCCESS);
     CU_ASSERT_FALSE(tu_same_file(tu_path("ip.npy"), tu_path("ip_copy.npy")));
 }
 

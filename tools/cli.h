@@ -155,12 +155,14 @@ typedef struct {
     "                        rates with every device copying at once and shares\n"                    \
     "                        when a peer is faster; C is the same bytes either way\n"                 \
     "  --device-mem BYTES    device-memory budget (default: the free memory less a\n"                 \
-    "                        margin); one that fits only tiles too small to be\n"                    \
-    "                        worth running (over 2^20 of them) is refused with\n"                    \
-    "                        the least budget that does (exit 3)\n"                                  \
+    "                        margin); budgets that fit only tiles too small to\n"                    \
+    "                        be worth running (over 2^20 tiles of under 2^24\n"                      \
+    "                        multiply-adds each on average) are refused with the\n"                  \
+    "                        least that do (exit 3)\n"                                               \
     "  --host-mem BYTES      host staging budget, through which pageable operands\n"                  \
     "                        and files are copied, shared by the devices\n"                           \
-    "                        (default: automatic)\n"                                                  \
+    "                        (default: automatic; refused as --device-mem is when\n"                 \
+    "                        it fits only tiles too small)\n"                                        \
     "  --block-rows N        rows of op(A) per streamed block (at most; from 64\n"                    \
     "                        on a multiple of 32)\n"                                                  \
     "  --ring N              buffers of blocks in the ring\n"                                         \
