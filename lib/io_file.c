@@ -384,7 +384,8 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
                         "ooc_file_create: path, spec or file is NULL");
     OOC_RETURN_ERROR_IF((flags & ~(unsigned)(OOC_FILE_RESUME | OOC_FILE_SHARED)) != 0, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_create: unknown flags 0x%x", flags);
-    OOC_FORWARD(ooc_handle_fault_spec(err)); /* (its reserve and remove are fault sites) */
+    const char *bad_fault = ooc_fault_bad(); /* (its reserve and remove are fault sites: handle.c ooc_handle_fault_spec) */
+    OOC_RETURN_ERROR_IF(bad_fault != NULL, err, OOC_ERR_PARAM_RANGE, "%s", bad_fault);
     ooc_file_spec_t s;
     unsigned char hdr[OOC_FILE_HEADER_CAP];
     size_t hlen = 0;
