@@ -97,10 +97,11 @@ static void parse(void)
 
 static void init(void) { parse(); }
 
-const char *ooc_fault_bad(void)
+ooc_status_t ooc_fault_check(ooc_err_t *err)
 {
     pthread_once(&once, init);
-    return bad[0] ? bad : NULL;
+    OOC_RETURN_ERROR_IF(bad[0] != '\0', err, OOC_ERR_PARAM_RANGE, "%s", bad);
+    return OOC_SUCCESS;
 }
 
 void ooc_fault_reset(void)

@@ -33,6 +33,8 @@
 #ifndef OOC_FAULT_H
 #define OOC_FAULT_H
 
+#include "error.h"
+
 typedef enum {
     OOC_FAULT_DEV_ALLOC,
     OOC_FAULT_HOST_ALLOC,
@@ -60,10 +62,11 @@ int ooc_fault_errno(ooc_fault_t kind);
 /* Read OOC_FAULT again and restart every count (tests that set it). */
 void ooc_fault_reset(void);
 
-/* What is wrong with OOC_FAULT (an unknown kind, a count or errno that is
- * none), NULL when nothing: no multiply starts with such a spec (also one
- * that opens no backend: ooc_handle_fault_spec), so a test's typo cannot pass
- * for a fault that never comes. */
-const char *ooc_fault_bad(void);
+/* OOC_FAULT with a mistake in it (an unknown kind, a count or errno that is
+ * none) refused: OOC_ERR_PARAM_RANGE naming it, else OOC_SUCCESS. Every
+ * entry that may write checks it before it writes (also the ones that open
+ * no backend: scaling C, a finished job, creating a file), so a test's typo
+ * cannot pass for a fault that never comes. */
+ooc_status_t ooc_fault_check(ooc_err_t *err);
 
 #endif

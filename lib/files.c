@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "files.h"
 
 /* Making finished blocks durable. The writer threads (one per device) hand
@@ -326,7 +327,7 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
 }
 
 /* The journal at path, when it records a job whose output was committed as
- * the file now at C's path (ooc_files_committed_journal; ooc_file_create
+ * the file now at C's path (ooc_journal_output_at; ooc_file_create
  * with OOC_FILE_RESUME keeps such a default journal of a job in place): for
  * this same job in place, resumed (or recorded finished again), refused: C0
  * is that file, which may hold the job's result, and computing again would
@@ -341,7 +342,7 @@ static ooc_status_t committed_journal(ooc_files_job_t *job, const char *path, in
     int exists = 0;
     OOC_FORWARD(ooc_journal_read(path, &have, &exists, err));
     if (!exists) return OOC_SUCCESS;
-    int committed = ooc_files_committed_journal(&have, job->C);
+    int committed = ooc_journal_output_at(&have, job->C->path);
     int same = committed && resume && ooc_files_in_place(job->C0, job->C->path) &&
                ooc_files_same_but_c0(have.head.job, job->want.job);
     ooc_journal_info_free(&have);
@@ -452,7 +453,7 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
                         "ooc_gemm_files_finished: transb %d is not N, T or C", (int)tb);
     OOC_RETURN_ERROR_IF(!ooc_is_zero(c_spec->dtype, beta) && C0 == NULL, err, OOC_ERR_NULL_ARG,
                         "ooc_gemm_files_finished: beta != 0 needs C0, the matrix to add");
-    OOC_FORWARD(ooc_handle_fault_spec(err)); /* (a job found finished opens no backend) */
+    OOC_FORWARD(ooc_fault_check(err)); /* (a job found finished opens no backend) */
     ooc_file_spec_t cs = *c_spec;
     if (cs.format == OOC_FORMAT_AUTO) cs.format = OOC_FORMAT_NPY; /* as ooc_file_create resolves it */
     char jpath[4096], job[OOC_JOURNAL_JOB_MAX];

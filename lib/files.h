@@ -53,13 +53,6 @@ void ooc_files_job_difference(const char *was, const char *now, char *out, size_
 /* (files_job.c) Whether C0 is the file now at c_path: the job runs in place. */
 int ooc_files_in_place(const ooc_file_t *C0, const char *c_path);
 
-/* (files_job.c) The journal records a whole job complete whose output was
- * committed: it is the file now at C's path (its inode; touched or not). Such
- * a journal vouches for no block of C's temporary file (a commit cut short
- * records that file, at its temporary path still): no resume takes blocks
- * or a plan from it. */
-int ooc_files_committed_journal(const ooc_journal_info_t *have, const ooc_file_t *C);
-
 /* (files_job.c) Two job lines (ooc_files_job_line) of one job but for C0's
  * identity: an in-place job is such a pair with its committed self (C0's
  * identity ends the line; " inplace=1" comes before it, so a job of another

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fault.h"
 #include "files.h"
 
 
@@ -91,13 +92,6 @@ int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
            s0.st_ino == sc.st_ino;
 }
 
-int ooc_files_committed_journal(const ooc_journal_info_t *have, const ooc_file_t *C)
-{
-    struct stat sb;
-    return have->complete && have->head.range_m == 0 && lstat(C->path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-           (uint64_t)sb.st_dev == have->head.out_dev && (uint64_t)sb.st_ino == have->head.out_ino;
-}
-
 int ooc_files_same_but_c0(const char *was, const char *now)
 {
     const char *a = strstr(was, " C0="), *b = strstr(now, " C0=");
@@ -120,7 +114,7 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
     int tf32 = (cs->dtype == OOC_R32 || cs->dtype == OOC_C32) && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
     int n = snprintf(job, cap, "dtype=%d ta=%d tb=%d alpha=%s beta=%s C=%" PRId64 "x%" PRId64 ":%d:%d%s%s",
                      (int)cs->dtype, (int)ta, (int)tb, a, b, cs->rows, cs->cols, (int)cs->layout, (int)cs->format,
-                     tf32 ? " tf32=1" : "", in_place ? " inplace=1" : "");
+                     tf32 ? " tf32=1" : "", in_place ? OOC_JOURNAL_IN_PLACE : "");
     const ooc_file_t *in[3] = {A, B, C0};
     const char *roles[3] = {"A", "B", "C0"};
     for (int i = 0; n >= 0 && i < 3; i++) {
@@ -362,7 +356,7 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
 {
     ooc_err_t *err = &h->err;
     memset(job, 0, sizeof *job);
-    OOC_FORWARD(ooc_handle_fault_spec(err)); /* (scaling C opens no backend) */
+    OOC_FORWARD(ooc_fault_check(err)); /* (scaling C opens no backend) */
     job->h = h;
     job->ta = ta;
     job->tb = tb;

@@ -147,7 +147,10 @@ static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_jou
 {
     ooc_err_t *err = &job->h->err;
     OOC_FORWARD(ooc_journal_read(path, info, exists, err));
-    if (*exists && ooc_files_committed_journal(info, job->C)) { /* (files.c committed_journals) */
+    /* a journal whose output was committed as the file at C's path vouches
+     * for no block of C's temporary file (a commit cut short records that
+     * file, at its temporary path still): passed by (files.c committed_journal) */
+    if (*exists && ooc_journal_output_at(info, job->C->path)) {
         ooc_journal_info_free(info);
         *exists = 0;
         return OOC_SUCCESS;

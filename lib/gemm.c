@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "handle.h"
 #include "joblimits.h"
 #include "module.h"
@@ -531,7 +532,7 @@ static ooc_status_t gemm_call(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t l
     ooc_err_clear(&h->err);
     h->have_stats = 0;
     OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
-    OOC_FORWARD(ooc_handle_fault_spec(&h->err)); /* (scaling C opens no backend) */
+    OOC_FORWARD(ooc_fault_check(&h->err)); /* (scaling C opens no backend) */
     double t0 = ooc_now();
     memset(&h->stats, 0, sizeof h->stats);
     if (m == 0 || n == 0) {

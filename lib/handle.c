@@ -183,16 +183,9 @@ static int device_list(const ooc_handle_t *h, int visible, int *list)
     return n;
 }
 
-ooc_status_t ooc_handle_fault_spec(ooc_err_t *err)
-{
-    const char *fault = ooc_fault_bad();
-    OOC_RETURN_ERROR_IF(fault != NULL, err, OOC_ERR_PARAM_RANGE, "%s", fault);
-    return OOC_SUCCESS;
-}
-
 ooc_status_t ooc_handle_backend(ooc_handle_t *h)
 {
-    OOC_FORWARD(ooc_handle_fault_spec(&h->err));
+    OOC_FORWARD(ooc_fault_check(&h->err));
     int kind = (int)h->param[OOC_PARAM_BACKEND];
     int math = (int)h->param[OOC_PARAM_MATH_MODE];
     const ooc_be_ops_t *ops = NULL;

@@ -60,10 +60,6 @@ static inline ooc_status_t ooc_handle_done(ooc_handle_t *h, ooc_status_t st)
 /* Open (or keep) the backend the options ask for, on every device they
  * name (OOC_PARAM_DEVICES, else OOC_PARAM_DEVICE, else all visible). */
 ooc_status_t ooc_handle_backend(ooc_handle_t *h);
-/* OOC_FAULT (tests only) with a mistake in it refused (OOC_ERR_PARAM_RANGE),
- * by every entry that may write, before it writes: also the ones that open
- * no backend (scaling C, a finished job), where a typo would pass unseen. */
-ooc_status_t ooc_handle_fault_spec(ooc_err_t *err);
 /* ooc_compute_id() of the backend the options ask for (opened if need be),
  * leaving h->err alone on success; cplx: of a complex multiply's blocks,
  * which the custom backend computes with cuBLAS (so its id is cuBLAS's) */

@@ -338,11 +338,8 @@ static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path, int k
     ooc_journal_info_t have;
     int exists = 0;
     ooc_err_t ignored; /* (one that cannot be read is removed, or refused, as any other) */
-    struct stat sb;
     if (keep_in_place && ooc_journal_read(journal, &have, &exists, &ignored) == OOC_SUCCESS && exists) {
-        kept = have.complete && have.head.range_m == 0 && strstr(have.head.job, " inplace=1") != NULL &&
-                lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_dev == have.head.out_dev &&
-                (uint64_t)sb.st_ino == have.head.out_ino;
+        kept = strstr(have.head.job, OOC_JOURNAL_IN_PLACE) != NULL && ooc_journal_output_at(&have, path);
         ooc_journal_info_free(&have);
     }
     ooc_status_t st = kept ? OOC_SUCCESS : ooc_journal_remove(journal, err);
@@ -384,8 +381,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
                         "ooc_file_create: path, spec or file is NULL");
     OOC_RETURN_ERROR_IF((flags & ~(unsigned)(OOC_FILE_RESUME | OOC_FILE_SHARED)) != 0, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_create: unknown flags 0x%x", flags);
-    const char *bad_fault = ooc_fault_bad(); /* (its reserve and remove are fault sites: handle.c ooc_handle_fault_spec) */
-    OOC_RETURN_ERROR_IF(bad_fault != NULL, err, OOC_ERR_PARAM_RANGE, "%s", bad_fault);
+    OOC_FORWARD(ooc_fault_check(err)); /* (its reserve and remove are fault sites) */
     ooc_file_spec_t s;
     unsigned char hdr[OOC_FILE_HEADER_CAP];
     size_t hlen = 0;

@@ -141,15 +141,23 @@ void ooc_journal_info_free(ooc_journal_info_t *info)
     info->done = NULL;
 }
 
-/* The file at path is the output a complete whole-job journal recorded,
- * unchanged since (the same file, size and modification time). */
+static int output_stat(const ooc_journal_info_t *have, const char *path, struct stat *sb)
+{
+    return have->complete && have->head.range_m == 0 && lstat(path, sb) == 0 && S_ISREG(sb->st_mode) &&
+           (uint64_t)sb->st_dev == have->head.out_dev && (uint64_t)sb->st_ino == have->head.out_ino;
+}
+
+int ooc_journal_output_at(const ooc_journal_info_t *have, const char *path)
+{
+    struct stat sb;
+    return output_stat(have, path, &sb);
+}
+
 int ooc_journal_output_is(const ooc_journal_info_t *have, const char *path)
 {
     struct stat sb;
-    return have->complete && have->head.range_m == 0 && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-           (uint64_t)sb.st_dev == have->head.out_dev && (uint64_t)sb.st_ino == have->head.out_ino &&
-           (uint64_t)sb.st_size == have->out_size && (int64_t)sb.st_mtim.tv_sec == have->out_mtime_sec &&
-           sb.st_mtim.tv_nsec == have->out_mtime_nsec;
+    return output_stat(have, path, &sb) && (uint64_t)sb.st_size == have->out_size &&
+           (int64_t)sb.st_mtim.tv_sec == have->out_mtime_sec && sb.st_mtim.tv_nsec == have->out_mtime_nsec;
 }
 
 /* The next line of buf from *at: a NUL-terminated copy in line (cap bytes,

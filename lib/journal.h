@@ -80,9 +80,14 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
 ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *exists, ooc_err_t *err);
 void ooc_journal_info_free(ooc_journal_info_t *info);
 
-/* The file at path is the output a complete whole-job journal recorded,
- * unchanged since (the same file, size and modification time). */
+/* The file at path is the output a complete whole-job journal recorded:
+ * the same file (its inode: a rename, a commit, keeps it; touched or not). */
+int ooc_journal_output_at(const ooc_journal_info_t *have, const char *path);
+/* ... and unchanged since (its size and modification time too). */
 int ooc_journal_output_is(const ooc_journal_info_t *have, const char *path);
+
+/* The mark a job line (files_job.c) has when the job runs in place. */
+#define OOC_JOURNAL_IN_PLACE " inplace=1"
 
 /* An open journal, locked against other jobs, for appending. */
 typedef struct {
