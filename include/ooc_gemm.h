@@ -473,12 +473,18 @@ OOC_API ooc_status_t ooc_measure_bandwidth(ooc_handle_t *handle, size_t bytes, d
 OOC_API ooc_status_t ooc_measure_bandwidth_both(ooc_handle_t *handle, size_t bytes, double *both);
 
 /**
- * @brief Measure the host's memory bandwidth as staging uses it: the
- * handle's staging threads (::OOC_PARAM_STAGING_THREADS) copy @p bytes from
- * ordinary memory into memory from ooc_host_alloc(), best of eight after a
- * warm-up; @p bw is 2 x bytes copied per second (each byte is read once and
- * written once), in bytes per second (the floor's host memory bandwidth: a
- * pageable operand passes through host memory three times).
+ * @brief Measure the host's memory bandwidth as staging uses it (the
+ * floor's host memory bandwidth: a pageable operand passes through host
+ * memory three times, read and written by the staging threads and read or
+ * written by a copy engine, all at once). The handle's staging threads
+ * (::OOC_PARAM_STAGING_THREADS) copy @p bytes from ordinary memory into
+ * memory from ooc_host_alloc(), alone (2 x bytes per second: each byte is
+ * read once and written once) and, on a GPU backend, while the first
+ * device's copy engines move @p bytes of pinned memory each way (the
+ * traffic of all three in the time all three ran); best of eight after a
+ * warm-up each. @p bw is the larger, in bytes per second. On a GPU backend
+ * it allocates 2 x @p bytes of device memory and 3 x @p bytes of pinned
+ * memory besides @p bytes of ordinary memory.
  * @return as ooc_measure_bandwidth()
  */
 OOC_API ooc_status_t ooc_measure_host_bandwidth(ooc_handle_t *handle, size_t bytes, double *bw);

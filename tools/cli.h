@@ -219,7 +219,8 @@ typedef struct {
     "pinned copies of 1 GiB each way, then both ways at once, the in-core multiply\n"                \
     "rate on min(m,16384) x min(n,16384) x min(k,16384), and when operands were\n"                   \
     "staged the host's memory bandwidth (the staging threads' copy of 1 GiB, 2\n"                    \
-    "bytes of memory traffic per byte copied). With the bytes the plan moved in\n"                   \
+    "bytes of memory traffic per byte copied, alone and while the GPU copies 1 GiB\n"               \
+    "each way: the larger traffic). With the bytes the plan moved in\n"                              \
     "(A once per panel of op(B), op(B), C0 when read) and out (C), and staged:\n"                    \
     "  T_in = bytes in / bw-h2d, T_out = bytes out / bw-d2h,\n"                                       \
     "  T_bus = (bytes in + bytes out) / bw-both, T_host = 3 * staged / host-bw,\n"                   \
