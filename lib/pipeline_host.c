@@ -81,20 +81,25 @@ void *ooc_pipe_reader_main(void *arg)
     if (P->o->activate(P->be, &err) != OOC_SUCCESS) goto failed;
     for (int64_t t = 0;; t++) {
         int s = slot_of(P, t);
-        /* the first turn is staged at once; the others after op(B)'s chunks,
-         * which go through the same slots */
+        /* the first turn is staged at once (unless b_first, below); the
+         * others after op(B)'s chunks, which go through the same slots */
         if (t > 0 && !ooc_pipe_await(P, &P->b_staged, 1)) return NULL;
-        /* the block is claimed only once turn t - CLAIM_LAG is multiplied
-         * (see claim_when_free), which also frees slot s of turn t - R */
-        if (t >= CLAIM_LAG) {
+        /* with several devices the block is claimed only once turn t -
+         * CLAIM_LAG is multiplied (see claim_when_free), so that no device
+         * takes blocks the others could start sooner; one device stages
+         * ahead as soon as slot s is free */
+        if (t >= CLAIM_LAG && P->q->devices > 1) {
             if (!ooc_pipe_await(P, &P->issued, t - CLAIM_LAG + 1)) return NULL;
             if (P->o->event_sync(P->be, P->ev_gemm[slot_of(P, t - CLAIM_LAG)], &err) != OOC_SUCCESS) goto failed;
         }
-        /* A in k-pieces: the first block's pieces leave the slot only after
-         * op(B)'s upload (which they wait for), so op(B) goes through the
-         * slots first (pipeline_issue.c): once the panel has a block for
-         * this device (else op(B) is not uploaded in the loop), wait for it */
-        if (t == 0 && P->pl->a_pieces > 1) {
+        /* slot s is free once turn t - R's copies in are done: wait until
+         * they are issued (ev_in[s] recorded after them), then for them */
+        if (reuses_slot(P, t) && !ooc_pipe_await(P, &P->issued_in, t - P->R + 1)) return NULL;
+        /* op(B) first (b_first: A in k-pieces, whose first needs all of it,
+         * or op(B) staged through these slots): once the panel has a block
+         * for this device (else op(B) is not uploaded in the loop), wait
+         * for it */
+        if (t == 0 && P->b_first) {
             if (ooc_pipe_block_of(P, t) < 0) break;
             if (!ooc_pipe_await(P, &P->b_staged, 1)) return NULL;
         }

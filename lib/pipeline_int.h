@@ -108,6 +108,7 @@ typedef struct {
     int c_read;          /* C blocks are read in for this panel */
     const void *beta;    /* beta for this panel */
     int stage_a, stage_cin, stage_cout;
+    int b_first;         /* op(B)'s panel is uploaded before the first turn's copy-in (issue order) */
     int64_t *turn;       /* turn t runs block turn[t] of the panel (m_blocks entries) */
     int64_t pieces;      /* A in k-pieces: pieces of the panel issued so far */
     int out_left;        /* >= 0: the previous panel was left with its copies out running (not

@@ -415,6 +415,11 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
     ooc_err_clear(&err);
     P->claimed = P->staged = P->issued_in = P->issued = P->written = P->b_staged = P->pieces = 0;
     P->no_more = P->issuer_done = 0;
+    /* op(B) first when its chunks go through the pinned slots (pageable or
+     * a file), so that they need not wait for the first turn's copy-in on
+     * the same stream, nor the reader for them (A staged meanwhile only
+     * after), or when A goes in k-pieces (whose first needs all of op(B)) */
+    P->b_first = P->pl->a_pieces > 1 || !P->p->B.pinned;
     pthread_t reader, writer;
     int have_reader = 0, have_writer = 0;
 
@@ -430,12 +435,12 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
         have_writer = rc == 0;
     }
     /* the first turn's copy-in, then op(B) in chunks, the first turn's
-     * multiply, then the other turns (A in k-pieces: op(B) first, which the
-     * first piece needs whole); a device that gets no block of the panel
+     * multiply, then the other turns (b_first: op(B) before the first
+     * turn's copy-in); a device that gets no block of the panel
      * does not upload op(B), unless op(B) is shared: then its chunks are
      * uploaded all the same, for the others */
     int64_t i;
-    int stopped = 0, b_first = P->pl->a_pieces > 1;
+    int stopped = 0, b_first = P->b_first;
     for (int64_t t = 0; st == OOC_SUCCESS && !stopped && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0;
          t++) {
         st = check_cancel(P, i, &err);

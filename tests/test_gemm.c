@@ -444,6 +444,38 @@ static void test_last_piece_cols(void)
     H = saved;
 }
 
+/* Staged operands on one device: the reader stages each block as soon as
+ * its pinned slot's copies in are done, ahead of the multiplies (it once
+ * waited for the multiply two turns back), and op(B) staged through the
+ * same slots goes up before the first block. The host backend delays each
+ * op at random, so that a copy in is often still queued when the reader
+ * comes back to its slot: staging over it shows as wrong elements. Pageable
+ * A, B and C (C0 read in or C NaN), rings of 2 and 3, op(B) in 1 or 4
+ * chunks, A whole or in k-pieces, several column panels. */
+static void test_staged_ahead(void)
+{
+    ooc_handle_t *saved = H;
+    setenv("OOC_HOST_JITTER_US", "1500", 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
+    unsetenv("OOC_HOST_JITTER_US");
+    CU_ASSERT_EQUAL(tu_backend_runs(H, OOC_TEST_BACKEND), 1);
+    for (int i = 0; i < 12; i++) {
+        int ring = 2 + i % 2, chunks = i % 3 == 0 ? 1 : 4, pieces = i % 4 == 3 ? 2 : 1;
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, chunks), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, pieces), OOC_SUCCESS);
+        case_t c = {i % 2 ? OOC_R64 : OOC_C32, LAYOUTS[i / 6], OPS[i % 3 == 1], OPS[i % 5 == 2], 1237 + 101 * i,
+                    71 + 13 * i, 301 + 37 * i, i % 4, 1.25, i % 3 == 2 ? 0.0 : -0.5, MEM_PAGEABLE, MEM_PAGEABLE,
+                    MEM_PAGEABLE, i >= 9 ? 96 << 10 : 0, 64 + 32 * (i % 4), ring, 0, 0};
+        ooc_stats_t st = run_case(&c);
+        CU_ASSERT(st.staged_a && st.staged_c && st.blocks >= 8 && st.ring_depth == ring);
+        if (i >= 9) CU_ASSERT(st.panels > 1);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 0), OOC_SUCCESS);
+    ooc_destroy(H);
+    H = saved;
+}
+
 /* Panels with C in pinned memory: a panel ends with its copies out still
  * running, and the next op(B) goes up meanwhile (pipeline_issue.c
  * leave_out_running()); the next panel's multiplies and copies of C in must
@@ -849,6 +881,7 @@ int main(void)
     CU_add_test(s, "chunked upload of B, shrinking tail", test_chunks_and_tail);
     CU_add_test(s, "A's blocks in k-pieces", test_a_pieces);
     CU_add_test(s, "panels: op(B) goes up while C goes out", test_panels_out_running);
+    CU_add_test(s, "staged operands: the reader stages ahead into free slots", test_staged_ahead);
     CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
     CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
     CU_add_test(s, "C overlapping A or B", test_overlap);
