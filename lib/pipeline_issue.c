@@ -440,13 +440,13 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
      * does not upload op(B), unless op(B) is shared: then its chunks are
      * uploaded all the same, for the others */
     int64_t i;
-    int stopped = 0, b_first = P->b_first;
+    int stopped = 0;
     for (int64_t t = 0; st == OOC_SUCCESS && !stopped && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0;
          t++) {
         st = check_cancel(P, i, &err);
-        if (st == OOC_SUCCESS && t == 0 && b_first) st = upload_b(P, 1, &stopped, &err);
+        if (st == OOC_SUCCESS && t == 0 && P->b_first) st = upload_b(P, 1, &stopped, &err);
         if (st == OOC_SUCCESS && !stopped) st = issue_in(P, t, &err);
-        if (st == OOC_SUCCESS && t == 0 && !b_first) st = upload_b(P, 1, &stopped, &err);
+        if (st == OOC_SUCCESS && t == 0 && !P->b_first) st = upload_b(P, 1, &stopped, &err);
         if (st == OOC_SUCCESS && !stopped) st = issue_rest(P, t, &err);
     }
     if (st != OOC_SUCCESS) {
