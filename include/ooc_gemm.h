@@ -177,10 +177,17 @@ typedef enum {
                                        OOC_HOST_DEVICES=N). 0: every visible device, unless ::OOC_PARAM_DEVICE
                                        names one (then that one alone) */
     OOC_PARAM_PEER_B = 13,        /**< how op(B) reaches several devices: ::ooc_peer_b_t (default AUTO) */
-    OOC_PARAM_A_PIECES = 14       /**< k-pieces each block of op(A) goes to the device in, multiplied one after
+    OOC_PARAM_A_PIECES = 14,      /**< k-pieces each block of op(A) goes to the device in, multiplied one after
                                        another into C (1..64; 1: whole); 0: planner's choice (pieces when the
                                        device budget would otherwise hold the blocks to short copy lines; 2 when
                                        copying C out bounds the pipeline, one device, k >= 2048) */
+    OOC_PARAM_STAGE_CHUNK = 15    /**< a pageable op(A) in memory (the streamed operand; not one in a file, nor
+                                       in k-pieces) goes to the device chunk after chunk through 3 pinned buffers
+                                       of this many bytes (rounded up to a multiple of 4096) that stay in the
+                                       CPU's cache: the copy engines read the chunk from the cache, so a staged
+                                       byte costs one pass over host memory, not three. 1: never (whole blocks
+                                       through the pinned ring). 0: 32 MiB with a GPU backend where the CPU's
+                                       last-level cache holds 192 MiB or more, else never */
 } ooc_param_t;
 
 /** Ways op(B) reaches several devices (::OOC_PARAM_PEER_B). The result is
@@ -432,6 +439,11 @@ typedef struct {
                                             one compute id, "several" when they are not all one's (or come from a
                                             journal marked mixed), "" when none were kept. Processes that share a
                                             job compare it with what the others computed and kept */
+    int64_t stage_chunk;    /**< bytes of each pinned buffer staged op(A) went through chunk by chunk
+                                 (::OOC_PARAM_STAGE_CHUNK); 0: it went through the ring's slots, or was not staged */
+    int32_t stage_bufs;     /**< how many such buffers (0 with stage_chunk 0) */
+    uint64_t bytes_staged_cached; /**< of bytes_staged, those copied into those buffers (read once from host
+                                       memory: the floor's host-memory term counts them once, the others thrice) */
 } ooc_stats_t;
 
 /**

@@ -8,10 +8,12 @@
 // contiguous device tile (and the scatter kernel doing the reverse), what
 // such a kernel costs a DGEMM running beside it, the same kernels on SMs held
 // back from cuBLAS in a copy-bound pipeline's pattern, and the host's
-// parallel memcpy (pageable -> pinned) by threads and piece size.
+// parallel memcpy (pageable -> pinned) by threads and piece size; staging in
+// the pipeline's pattern by copy loop ("stage", not in "all") and through
+// small pinned buffers that stay in the CPU's cache ("bounce", not in "all").
 //
 // Build: nvcc -O2 -arch=sm_90 -o copy_probe kernels/copy_probe.cu -lcublas -lcuda -lpthread
-// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch reserve
+// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch reserve stage bounce
 //        (default all); "beside" with COPY_PROBE_PITCH=<bytes> uses that pitch (default 512 KiB) and
 //        with COPY_PROBE_QUICK=1 only DGEMM beside, one stream, 32 and 64 KiB lines and packed
 #include <cublas_v2.h>
@@ -1152,6 +1154,270 @@ static void section_reserve(void)
     beside_close(&b);
 }
 
+
+// ---------------------------------------------------------------------------
+// Staging in the pipeline's pattern: an 8 GiB pageable source (a column-major
+// matrix whose row blocks are lines of 32 KiB, pitch 256 KiB) copied block by
+// block into a ring of two pinned 1 GiB slots by T threads, each slot sent up
+// (H2D) while the threads fill the other. GB/s staged end to end, for several
+// copy loops: what the staging threads' rate beside the DMA depends on.
+
+#include <immintrin.h>
+
+static void copy_sse_pf(char *dst, const char *src, size_t n, size_t dist)
+{
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (head > n) head = n;
+    memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    const char *end = src + n;
+    for (size_t v = n / 64; v > 0; v--, dst += 64, src += 64) {
+        if (dist && src + dist < end) _mm_prefetch(src + dist, _MM_HINT_T0);
+        __m128i a = _mm_loadu_si128((const __m128i *)src), b2 = _mm_loadu_si128((const __m128i *)(src + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32)), d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b2);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+    }
+    memcpy(dst, src, n % 64);
+}
+
+__attribute__((target("avx2"))) static void copy_avx_pf(char *dst, const char *src, size_t n, size_t dist)
+{
+    size_t head = (32 - ((uintptr_t)dst & 31)) & 31;
+    if (head > n) head = n;
+    memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    const char *end = src + n;
+    for (size_t v = n / 128; v > 0; v--, dst += 128, src += 128) {
+        if (dist && src + dist < end) {
+            _mm_prefetch(src + dist, _MM_HINT_T0);
+            _mm_prefetch(src + dist + 64, _MM_HINT_T0);
+        }
+        __m256i a = _mm256_loadu_si256((const __m256i *)src), b2 = _mm256_loadu_si256((const __m256i *)(src + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(src + 64)), d = _mm256_loadu_si256((const __m256i *)(src + 96));
+        _mm256_stream_si256((__m256i *)dst, a);
+        _mm256_stream_si256((__m256i *)(dst + 32), b2);
+        _mm256_stream_si256((__m256i *)(dst + 64), c);
+        _mm256_stream_si256((__m256i *)(dst + 96), d);
+    }
+    memcpy(dst, src, n % 128);
+}
+
+static void copy_movsb(char *dst, const char *src, size_t n)
+{
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+struct sjob {
+    char *dst;
+    const char *src;
+    size_t pitch, width, l0, l1;
+    int kind;
+    size_t dist;
+};
+
+static void *scopy(void *arg)
+{
+    sjob *j = (sjob *)arg;
+    for (size_t l = j->l0; l < j->l1; l++) {
+        char *d = j->dst + l * j->width;
+        const char *s = j->src + l * j->pitch;
+        switch (j->kind) {
+        case 0: memcpy(d, s, j->width); break;
+        case 1: copy_sse_pf(d, s, j->width, j->dist); break;
+        case 2: copy_avx_pf(d, s, j->width, j->dist); break;
+        case 3: copy_movsb(d, s, j->width); break;
+        }
+    }
+    _mm_sfence();
+    return NULL;
+}
+
+static void section_stage(bufs &b)
+{
+    char line[64] = "?";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+    printf("\n# staging in the pipeline's pattern: 8 GiB pageable, 32 KiB lines (pitch 256 KiB), ring of 2 x 1 GiB "
+           "pinned, H2D beside; THP: %s", line);
+    printf("# avx2: %d\n", __builtin_cpu_supports("avx2"));
+    size_t W = (size_t)32 << 10, P = 8 * W, bytes = (size_t)8 << 30, lines = bytes / P, slot = lines * W;
+    char *ring;
+    CK(cudaMallocHost(&ring, 2 * slot));
+    memset(ring, 1, 2 * slot);
+    char *dev;
+    CK(cudaMalloc(&dev, slot));
+    cudaEvent_t sent[2];
+    CK(cudaEventCreateWithFlags(&sent[0], cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&sent[1], cudaEventDisableTiming));
+    for (int huge = 0; huge < 2; huge++) {
+        char *src = (char *)mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (src == MAP_FAILED) return;
+        madvise(src, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+        memset(src, 7, bytes);
+        printf("source pages: %s\n", huge ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE");
+        struct { int kind; size_t dist; const char *name; } vs[] = {
+            {0, 0, "glibc memcpy"}, {1, 0, "sse stream (ours)"}, {1, 512, "sse stream, prefetch +512"},
+            {1, 2048, "sse stream, prefetch +2K"}, {1, 4096, "sse stream, prefetch +4K"},
+            {2, 0, "avx2 stream"}, {2, 2048, "avx2 stream, prefetch +2K"}, {3, 0, "rep movsb"}};
+        const int ts[] = {8, 12, 16};
+        for (auto &v : vs) {
+            if (v.kind == 2 && !__builtin_cpu_supports("avx2")) continue;
+            printf("  %-28s", v.name);
+            for (int T : ts) {
+                // alone (no DMA), then the ring with H2D beside
+                double best_alone = 1e30, best = 1e30;
+                for (int rep = 0; rep < 2; rep++) {
+                    double t0 = now();
+                    for (int blk = 0; blk < 8; blk++) {
+                        pthread_t th[64];
+                        sjob jb[64];
+                        for (int i = 0; i < T; i++) {
+                            jb[i] = sjob{ring + (blk & 1) * slot, src + blk * W, P, W, lines * i / T,
+                                         lines * (i + 1) / T, v.kind, v.dist};
+                            pthread_create(&th[i], NULL, scopy, &jb[i]);
+                        }
+                        for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+                    }
+                    double ta = now() - t0;
+                    if (ta < best_alone) best_alone = ta;
+                    CK(cudaDeviceSynchronize());
+                    t0 = now();
+                    for (int blk = 0; blk < 8; blk++) {
+                        int s = blk & 1;
+                        if (blk >= 2) CK(cudaEventSynchronize(sent[s]));
+                        pthread_t th[64];
+                        sjob jb[64];
+                        for (int i = 0; i < T; i++) {
+                            jb[i] = sjob{ring + s * slot, src + blk * W, P, W, lines * i / T, lines * (i + 1) / T,
+                                         v.kind, v.dist};
+                            pthread_create(&th[i], NULL, scopy, &jb[i]);
+                        }
+                        for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+                        CK(cudaMemcpyAsync(dev, ring + s * slot, slot, cudaMemcpyHostToDevice, b.s[1]));
+                        CK(cudaEventRecord(sent[s], b.s[1]));
+                    }
+                    CK(cudaStreamSynchronize(b.s[1]));
+                    double t = now() - t0;
+                    if (t < best) best = t;
+                }
+                printf("  T%-2d alone %5.1f ring %5.1f", T, bytes / best_alone / 1e9, bytes / best / 1e9);
+                fflush(stdout);
+            }
+            printf("\n");
+        }
+        munmap(src, bytes);
+    }
+    CK(cudaFree(dev));
+    CK(cudaFreeHost(ring));
+}
+
+
+// ---------------------------------------------------------------------------
+// Staging through small pinned bounce buffers that stay in the CPU's cache:
+// each of T threads takes chunks of C bytes (whole 32 KiB lines of the same
+// 8 GiB pageable source as "stage"), copies one into the next of its own NB
+// pinned buffers (after that buffer's last H2D is done) and sends it to its
+// place in a device slot on its own stream. If the buffers stay in the last
+// level cache, a staged byte costs one pass over memory (the pageable read),
+// not three. GB/s staged end to end.
+
+struct bjob {
+    char *bounce;       // NB x chunk bytes, pinned
+    cudaStream_t st;
+    cudaEvent_t ev[8];
+    const char *src;
+    char *dev;
+    size_t pitch, width, chunk_lines, nchunks, dev_bytes;
+    int nb, nt_stores;
+    size_t *next;       // shared chunk counter
+    pthread_mutex_t *mu;
+};
+
+static void *bcopy(void *arg)
+{
+    bjob *j = (bjob *)arg;
+    for (size_t i = 0;; i++) {
+        pthread_mutex_lock(j->mu);
+        size_t c = (*j->next)++;
+        pthread_mutex_unlock(j->mu);
+        if (c >= j->nchunks) break;
+        int b = (int)(i % j->nb);
+        char *buf = j->bounce + b * j->chunk_lines * j->width;
+        if (i >= (size_t)j->nb) CK(cudaEventSynchronize(j->ev[b]));
+        for (size_t l = 0; l < j->chunk_lines; l++) {
+            size_t line = c * j->chunk_lines + l;  // line of the whole 8 GiB walk
+            const char *s = j->src + (line % (j->nchunks * j->chunk_lines / 8)) * j->pitch + (line / (j->nchunks * j->chunk_lines / 8)) * j->width;
+            if (j->nt_stores) copy_sse_pf(buf + l * j->width, s, j->width, 0);
+            else memcpy(buf + l * j->width, s, j->width);
+        }
+        if (j->nt_stores) _mm_sfence();
+        size_t bytes = j->chunk_lines * j->width, at = (c * bytes) % j->dev_bytes;
+        CK(cudaMemcpyAsync(j->dev + at, buf, bytes, cudaMemcpyHostToDevice, j->st));
+        CK(cudaEventRecord(j->ev[b], j->st));
+    }
+    CK(cudaStreamSynchronize(j->st));
+    return NULL;
+}
+
+static void section_bounce(void)
+{
+    size_t W = (size_t)32 << 10, P = 8 * W, bytes = (size_t)8 << 30, lines = bytes / P;
+    char *src = (char *)malloc(bytes);
+    memset(src, 7, bytes);
+    char *dev;
+    size_t dev_bytes = (size_t)1 << 30;
+    CK(cudaMalloc(&dev, dev_bytes));
+    printf("\n# staging through per-thread pinned bounce buffers (8 GiB pageable, malloc, 32 KiB lines), GB/s staged\n");
+    const int ts[] = {8, 12, 16};
+    const size_t chunks[] = {(size_t)256 << 10, (size_t)1 << 20, (size_t)4 << 20};
+    for (int nt = 0; nt < 2; nt++) for (int nb = 2; nb <= 4; nb += 2) for (size_t ch : chunks) {
+        printf("  %-10s NB %d chunk %4zu KiB:", nt ? "stream" : "memcpy", nb, ch >> 10);
+        for (int T : ts) {
+            bjob jb[16];
+            char *bounce;
+            CK(cudaMallocHost(&bounce, (size_t)T * nb * ch));
+            memset(bounce, 1, (size_t)T * nb * ch);
+            double best = 1e30;
+            for (int rep = 0; rep < 2; rep++) {
+                size_t next = 0;
+                pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+                pthread_t th[16];
+                for (int i = 0; i < T; i++) {
+                    jb[i].bounce = bounce + (size_t)i * nb * ch;
+                    if (rep == 0) {
+                        CK(cudaStreamCreateWithFlags(&jb[i].st, cudaStreamNonBlocking));
+                        for (int e = 0; e < nb; e++) CK(cudaEventCreateWithFlags(&jb[i].ev[e], cudaEventDisableTiming));
+                    }
+                    jb[i].src = src, jb[i].dev = dev, jb[i].pitch = P, jb[i].width = W;
+                    jb[i].chunk_lines = ch / W, jb[i].nchunks = lines * 8 / (ch / W), jb[i].dev_bytes = dev_bytes;
+                    jb[i].nb = nb, jb[i].nt_stores = nt, jb[i].next = &next, jb[i].mu = &mu;
+                }
+                double t0 = now();
+                for (int i = 0; i < T; i++) pthread_create(&th[i], NULL, bcopy, &jb[i]);
+                for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+                double t = now() - t0;
+                if (t < best) best = t;
+            }
+            for (int i = 0; i < T; i++) {
+                for (int e = 0; e < nb; e++) CK(cudaEventDestroy(jb[i].ev[e]));
+                CK(cudaStreamDestroy(jb[i].st));
+            }
+            CK(cudaFreeHost(bounce));
+            printf("  T%-2d %5.1f", T, bytes / best / 1e9);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    CK(cudaFree(dev));
+    free(src);
+}
+
 int main(int argc, char **argv)
 {
     size_t payload = (size_t)256 << 20;
@@ -1186,6 +1452,8 @@ int main(int argc, char **argv)
         if (every || strcmp(s, "gather") == 0) section_gather(b, payload);
         if (every || strcmp(s, "gemm") == 0) section_gemm(b, payload);
         if (every || strcmp(s, "host") == 0) section_host(b);
+        if (strcmp(s, "stage") == 0) section_stage(b);
+        if (strcmp(s, "bounce") == 0) section_bounce();
         if (every || strcmp(s, "alloc") == 0) section_alloc();
         if (every || strcmp(s, "beside") == 0) section_beside();
         if (every || strcmp(s, "batch") == 0) section_batch();

@@ -213,6 +213,35 @@ static uint64_t given_staging(const ooc_handle_t *h)
     return host ? host / (uint64_t)h->ndev : UINT64_MAX;
 }
 
+/* A staged op(A) in memory goes to the device through THROUGH_BUFS pinned
+ * buffers of this many bytes that stay in the CPU's cache
+ * (OOC_PARAM_STAGE_CHUNK; 0: never). The staging threads copy a chunk into
+ * one with plain stores while the copy engines read the last from the
+ * cache: host memory sees the pageable read alone, where a ring's slot (a
+ * whole block, far larger than the cache) is written to memory and read
+ * back by the copy engines, three passes. Automatic where the last-level
+ * cache holds twice the buffers. Measured on an H200 (16-core Xeon, 300
+ * MiB L3), DGEMM 100003x777x50001 beta -1 from pageable memory (A 40 GB),
+ * best of 2 (docs/PERFORMANCE.md session 27): the ring 0.915-1.00 s; 3 x 32
+ * MiB 0.788, 4 x 32 MiB 0.804-0.808, 4 x 16 MiB 0.787, 8 x 16 MiB 0.858
+ * (128 MiB: less of it stays cached), 3 x 64 MiB 1.30 (192 MiB); 8 MiB
+ * chunks 0.97 and 4 MiB 1.95 (the threads' hand-over for each chunk costs
+ * more than a small chunk's copy). Not automatic when the buffers would take
+ * over half of the staging budget (host, per device): that one is small on
+ * purpose, and the ring's slots then serve as before. */
+#define THROUGH_BUFS 3
+#define THROUGH_AUTO_CHUNK ((uint64_t)32 << 20)
+static uint64_t through_chunk(const ooc_handle_t *h, uint64_t host)
+{
+    int64_t v = h->param[OOC_PARAM_STAGE_CHUNK];
+    if (v == 1) return 0;
+    if (v > 1) return ((uint64_t)v + 4095) & ~(uint64_t)4095;
+    if (h->be_kind == OOC_BACKEND_HOST) return 0; /* no copy engines: not measured */
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    uint64_t bufs = THROUGH_BUFS * THROUGH_AUTO_CHUNK;
+    return l3 > 0 && (uint64_t)l3 >= 2 * bufs && bufs <= host / 2 ? THROUGH_AUTO_CHUNK : 0;
+}
+
 /* The planner's input for p on the open backend: budgets from the options,
  * else what the device with the least has free (counting our cached buffers
  * as free) minus a margin: every device runs the same plan, so that a block
@@ -265,13 +294,18 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
                           (int)h->param[OOC_PARAM_A_PIECES], {0, 0},
                           /* the planner counts the buffers' alignment for the ring it tries */
-                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0)};
+                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}};
     /* how the copies lie in each orientation: the problem, and its transpose
      * as the pipeline would run it */
     ooc_problem_t t = *p;
     ooc_problem_transpose(&t);
     x.lines[0] = copy_lines(p);
     x.lines[1] = copy_lines(&t);
+    /* the streamed operand of each orientation: A, or B when transposed */
+    x.through_chunk = through_chunk(h, host);
+    x.through_bufs = x.through_chunk ? THROUGH_BUFS : 0;
+    x.through_ok[0] = p->A.fd < 0;
+    x.through_ok[1] = p->B.fd < 0;
     /* TF32 multiplies single precision some 7 times faster than FP64/FP32
      * (373 against 52-56 TFLOP/s on an H200): a copied byte buys that much
      * more math, and copies bound shapes that FP32 would not */
@@ -446,6 +480,9 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->bytes_d2h = rs->sum.bytes_d2h;
     s->bytes_peer = rs->sum.bytes_peer;
     s->bytes_staged = rs->sum.bytes_staged_in + rs->sum.bytes_staged_out;
+    s->bytes_staged_cached = rs->sum.bytes_staged_cached;
+    s->stage_chunk = (int64_t)plan->through_chunk;
+    s->stage_bufs = plan->through_bufs;
     /* the resident operand goes up to each device, or once in all when they
      * share it */
     uint64_t least = rs->ndev > 1 && !share_b ? plan->least_traffic_each_bytes : plan->least_traffic_bytes;

@@ -43,6 +43,7 @@ static void add_stats(ooc_pipe_stats_t *to, const ooc_pipe_stats_t *s)
     to->bytes_d2h += s->bytes_d2h;
     to->bytes_peer += s->bytes_peer;
     to->bytes_staged_in += s->bytes_staged_in;
+    to->bytes_staged_cached += s->bytes_staged_cached;
     to->bytes_staged_out += s->bytes_staged_out;
     to->blocks += s->blocks;
     if (s->t_end > to->t_end) to->t_end = s->t_end;

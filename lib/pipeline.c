@@ -89,7 +89,9 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         if (pin) OOC_FORWARD(o->host_alloc(be, pin, 1, &res->pin, err));
         res->pin_bytes = pin;
     }
-    while (res->nstreams < pl->streams) {
+    OOC_RETURN_ERROR_IF(pl->through_chunk && (pl->through_bufs < 1 || pl->through_bufs > OOC_PLAN_MAX_THROUGH_BUFS),
+                        err, OOC_ERR_INTERNAL, "plan with %d staging buffers exceeds the limit", pl->through_bufs);
+    while (res->nstreams < PIPE_STREAMS(pl)) {
         OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
         res->nstreams++;
     }
@@ -203,7 +205,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.vc = make_view(&p->C, p->layout, OOC_OP_N, P.e);
     P.vcin = make_view(&p->c_in, p->layout, OOC_OP_N, P.e);
     ooc_status_t st = OOC_SUCCESS;
-    if (res->nstreams < pl->streams || res->nevents < PIPE_EVENTS(pl) || pl->streams < 3)
+    if (res->nstreams < PIPE_STREAMS(pl) || res->nevents < PIPE_EVENTS(pl) || pl->streams < 3)
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
     else if ((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL)
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
@@ -246,19 +248,29 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.pin_out[s] = h;
         h += align_up((size_t)pl->pin_out_slot_bytes);
     }
+    /* staged A through the cache-sized buffers (plan.h): after the slots */
+    P.th_n = pl->through_chunk && h ? pl->through_bufs : 0;
+    P.th_chunk = (size_t)pl->through_chunk;
+    for (int b = 0; b < P.th_n; b++) {
+        P.th_buf[b] = h;
+        h += align_up(P.th_chunk);
+        P.th_ev[b] = res->events[PIPE_EVENTS_BASE(pl) + P.R + b];
+    }
+    for (int s = 0; P.th_n && s < P.R; s++) P.ev_ain[s] = res->events[PIPE_EVENTS_BASE(pl) + s];
     P.s_in = res->streams[0];
     P.s_out = res->streams[1];
     P.ncomp = pl->streams - 2;
     for (int c = 0; c < P.ncomp; c++) P.s_comp[c] = res->streams[2 + c];
+    P.s_stage = P.th_n ? res->streams[pl->streams] : NULL;
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.cv, NULL);
-
     if (trace) {
         /* every block's three ops (two per piece of A, two more per chunk of the last piece's
-         * columns) and every chunk of B, within reason */
+         * columns, one per chunk of staged A through the cache) and every chunk of B, within reason */
         uint64_t lines_b = (uint64_t)(pl->kb > pl->nb ? pl->kb : pl->nb);
         uint64_t chunk = pl->pin_in_slot_bytes / (P.e * (uint64_t)(pl->kb < pl->nb ? pl->kb : pl->nb) + 1) + 1;
         uint64_t per_block = pl->a_pieces > 1 ? 2 + 2 * (uint64_t)(pl->a_pieces + pl->b_chunks - 1) : 3;
+        if (P.th_n) per_block += (uint64_t)pl->dev_a_slot_bytes / P.th_chunk + 2;
         uint64_t ops = per_block * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
                        (uint64_t)(pl->n_panels * pl->k_panels) * (lines_b / chunk + 2 + OOC_MAX_B_CHUNKS);
         if (ops > ((uint64_t)1 << 16)) ops = (uint64_t)1 << 16;
@@ -282,6 +294,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.c_read = kp > 0 || !p->beta_zero;
         P.vcin = make_view(kp == 0 ? &p->c_in : &p->C, p->layout, OOC_OP_N, P.e);
         P.stage_a = !p->A.pinned;
+        P.through = P.stage_a && P.th_n > 0;
         P.stage_cin = P.c_read && !(kp == 0 ? p->c_in.pinned : p->C.pinned);
         P.stage_cout = !p->C.pinned;
         for (int64_t np = 0; np < pl->n_panels && P.err.status == OOC_SUCCESS; np++) {

@@ -54,9 +54,10 @@ typedef struct {
     size_t dev_bytes;
     void *pin;
     size_t pin_bytes;
-    ooc_stream_t streams[OOC_MAX_STREAMS];
+    ooc_stream_t streams[OOC_MAX_STREAMS + 1]; /* + staged A's (pipeline_int.h PIPE_STREAMS) */
     int nstreams;
-    ooc_event_t events[5 * OOC_MAX_RING + 2 * OOC_MAX_B_CHUNKS]; /* at most 5 per slot, 2 per chunk of op(B) */
+    ooc_event_t events[6 * OOC_MAX_RING + 2 * OOC_MAX_B_CHUNKS + OOC_PLAN_MAX_THROUGH_BUFS]; /* at most 6 per
+                                               * slot, 2 per chunk of op(B), 1 per staging buffer */
     int nevents;
 } ooc_res_t;
 
@@ -75,6 +76,7 @@ void ooc_res_release(ooc_be_t *be, ooc_res_t *res);
 typedef struct {
     uint64_t bytes_h2d, bytes_d2h;     /* over the bus */
     uint64_t bytes_staged_in, bytes_staged_out; /* through the pinned ring (memcpy or file I/O) */
+    uint64_t bytes_staged_cached; /* of bytes_staged_in, those through the cache-sized buffers */
     uint64_t bytes_peer;               /* op(B) copied from other devices */
     int64_t blocks;                    /* row blocks this pipeline computed */
     double t_end;                      /* when its last block was done (ooc_now()) */

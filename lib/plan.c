@@ -37,6 +37,10 @@ typedef struct {
     int out_bound;      /* the shape is bound by copying C out (out_bound_shape(); copy_out_bound() adds the rest) */
     int lines, lines_t; /* how copies lie (plan.h ooc_plan_input_t.lines): this orientation, the other */
     uint64_t slack0, slack_ring; /* the buffers' alignment (plan.h) */
+    uint64_t th_chunk;  /* plan.h ooc_plan_input_t.through_chunk, 0 when this orientation's
+                         * streamed operand cannot go that way */
+    int th_bufs;
+    uint64_t th_chunk_t; /* the same for the other orientation */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -58,6 +62,7 @@ static uint64_t addu(uint64_t a, uint64_t b)
 typedef struct {
     uint64_t b, a_slot, c_slot, dev, pin_in, pin_out, host;
     int c_read;
+    uint64_t th_chunk; /* staged A goes through the cache-sized buffers (0: through the in-slots) */
 } need_t;
 
 static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
@@ -73,7 +78,9 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     r.c_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)nb));
     uint64_t RA = q > 1 ? OOC_PLAN_PIECE_SLOTS : R; /* pieces: a ring of their own */
     r.dev = addu(addu(r.b, mulu(R, r.c_slot)), mulu(RA, r.a_slot));
-    r.pin_in = addu(c->sa ? a_block : 0, (c->sc && r.c_read) ? r.c_slot : 0);
+    /* staged A, whole blocks: through the cache-sized buffers when asked, else in the in-slots */
+    r.th_chunk = c->sa && q == 1 ? c->th_chunk : 0;
+    r.pin_in = addu(c->sa && !r.th_chunk ? a_block : 0, (c->sc && r.c_read) ? r.c_slot : 0);
     if (c->sb) {
         /* B panels are staged in chunks through the in slots: room for one
          * row of the panel as stored, whichever way it is stored */
@@ -82,6 +89,7 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     }
     r.pin_out = c->sc ? r.c_slot : 0;
     r.host = mulu(R, addu(r.pin_in, r.pin_out));
+    if (r.th_chunk) r.host = addu(r.host, mulu((uint64_t)c->th_bufs, r.th_chunk));
     return r;
 }
 
@@ -265,6 +273,8 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     p->pin_in_slot_bytes = r.pin_in;
     p->pin_out_slot_bytes = r.pin_out;
     p->host_bytes = r.host;
+    p->through_chunk = r.th_chunk;
+    p->through_bufs = r.th_chunk ? c->th_bufs : 0;
     p->traffic_bytes = traffic(c, nb, kb);
     /* a shrinking tail shortens the drain (the last copy-out); only when the
      * blocks stay large and there are enough of them. Several devices: each
@@ -410,6 +420,8 @@ static ctx_t swapped(const ctx_t *c)
     s.sb = c->sa;
     s.lines = c->lines_t;
     s.lines_t = c->lines;
+    s.th_chunk = c->th_chunk_t;
+    s.th_chunk_t = c->th_chunk;
     return s;
 }
 
@@ -521,7 +533,13 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
                in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1],
-               in->slack0, in->slack_ring};
+               in->slack0, in->slack_ring, 0, 0, 0};
+    int bufs = in->through_bufs;
+    if (in->through_chunk && bufs >= 1 && bufs <= OOC_PLAN_MAX_THROUGH_BUFS) {
+        c.th_bufs = bufs;
+        c.th_chunk = in->through_ok[0] ? in->through_chunk : 0;
+        c.th_chunk_t = in->through_ok[1] ? in->through_chunk : 0;
+    }
     return c;
 }
 

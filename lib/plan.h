@@ -51,6 +51,12 @@ typedef struct {
     uint64_t slack0, slack_ring; /* what aligning the buffers may add to a plan with a ring of R, in device
                                * memory and in staging (when there is any): slack0 + R slack_ring bytes
                                * within the budgets (pipeline.h ooc_res_slack()) */
+    uint64_t through_chunk;   /* a staged streamed operand in memory goes to the device through
+                               * through_bufs pinned buffers of this many bytes (a multiple of 4096)
+                               * that stay in the CPU's cache, not through the ring's slots; 0: never */
+    int through_bufs;         /* (1 .. OOC_PLAN_MAX_THROUGH_BUFS when through_chunk is set) */
+    int through_ok[2];        /* per orientation (as lines[]): the streamed operand, when staged, is in
+                               * memory (a file's is read into the ring) */
 } ooc_plan_input_t;
 
 #define OOC_PLAN_STRIDED_A 1
@@ -86,6 +92,11 @@ typedef struct {
     /* pinned staging bytes: one ring slot's in part (A [+ C] or a chunk of B),
      * one slot's out part (C), total */
     uint64_t pin_in_slot_bytes, pin_out_slot_bytes, host_bytes;
+    uint64_t through_chunk;   /* staged op(A) (the streamed operand) goes through through_bufs pinned
+                               * buffers of this many bytes, chunk after chunk straight to its device
+                               * slot, not through the in-slots (pin_in_slot_bytes then holds no A);
+                               * 0: it does not (not staged, in k-pieces, from a file, or not asked) */
+    int through_bufs;
     uint64_t traffic_bytes;   /* bytes moved over the bus by this plan */
     uint64_t least_traffic_bytes; /* the least bytes any plan of this planner could move within the same
                                * budgets (smallest blocks, ring of 2, either orientation allowed): the
@@ -98,6 +109,8 @@ typedef struct {
 /* Most k-pieces of a block of op(A), and the device slots the pieces go round. */
 #define OOC_PLAN_MAX_A_PIECES 64
 #define OOC_PLAN_PIECE_SLOTS 3
+/* Most pinned buffers a staged op(A) goes through (plan.through_bufs). */
+#define OOC_PLAN_MAX_THROUGH_BUFS 8
 /* Most blocks of one tail size (OOC_MAX_DEVICES). */
 #define OOC_PLAN_MAX_TAIL_REP 16
 /* Most device slots a plan may have (the pipeline's OOC_MAX_RING). */

@@ -23,6 +23,7 @@
 #endif
 
 #define PIECE_MIN ((size_t)1 << 20)
+#define CACHED_PIECE_MIN ((size_t)256 << 10) /* cached copies: small chunks, every thread on each */
 #define IO_PIECE_MIN ((size_t)4 << 20) /* file pieces: fewer, larger requests */
 #define IO_MAX ((size_t)1 << 30)       /* bytes per system call */
 
@@ -37,6 +38,7 @@ typedef struct job {
     const char *src;
     size_t dpitch, spitch, width, height;
     int flat;       /* contiguous on both sides: cut by bytes, not rows */
+    int cached;     /* JOB_COPY: plain stores (the destination is to stay in the cache) */
     size_t per;     /* bytes (flat) or rows per piece */
     size_t pieces, next, done;
     struct job *link;
@@ -121,7 +123,10 @@ static void copy_fence(void)
 static int move(const job_t *j, size_t dst_at, size_t src_at, uint64_t file_at, size_t len)
 {
     switch (j->kind) {
-    case JOB_COPY: copy_bytes(j->dst + dst_at, j->src + src_at, len); return 0;
+    case JOB_COPY:
+        if (j->cached) memcpy(j->dst + dst_at, j->src + src_at, len);
+        else copy_bytes(j->dst + dst_at, j->src + src_at, len);
+        return 0;
     case JOB_PREAD: return io_all(JOB_PREAD, j->fd, j->dst + dst_at, len, j->off + file_at);
     case JOB_PWRITE: return io_all(JOB_PWRITE, j->fd, (char *)j->src + src_at, len, j->off + file_at);
     }
@@ -253,7 +258,7 @@ static int run_job(ooc_pool_t *p, job_t *j)
 {
     size_t total = j->width * j->height;
     if (total == 0) return 0;
-    size_t piece_min = j->kind == JOB_COPY ? PIECE_MIN : IO_PIECE_MIN;
+    size_t piece_min = j->kind == JOB_COPY ? (j->cached ? CACHED_PIECE_MIN : PIECE_MIN) : IO_PIECE_MIN;
     size_t most = (size_t)(p ? p->nthreads : 0) + 1, pieces = (total + piece_min - 1) / piece_min;
     if (pieces > most) pieces = most;
     if (!j->flat && pieces > j->height) pieces = j->height;
@@ -294,7 +299,15 @@ void ooc_pool_copy2d(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, s
                      size_t width, size_t height)
 {
     job_t j = {JOB_COPY, -1, 0, 0, dst, src, dpitch, spitch, width, height,
-               dpitch == width && spitch == width, 0, 0, 0, 0, NULL};
+               dpitch == width && spitch == width, 0, 0, 0, 0, 0, NULL};
+    (void)run_job(p, &j);
+}
+
+void ooc_pool_copy2d_cached(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, size_t spitch,
+                            size_t width, size_t height)
+{
+    job_t j = {JOB_COPY, -1, 0, 0, dst, src, dpitch, spitch, width, height,
+               dpitch == width && spitch == width, 1, 0, 0, 0, 0, NULL};
     (void)run_job(p, &j);
 }
 
@@ -302,7 +315,7 @@ int ooc_pool_pread2d(ooc_pool_t *p, void *dst, size_t dpitch, int fd, uint64_t o
                      size_t width, size_t height)
 {
     job_t j = {JOB_PREAD, fd, off, 0, dst, NULL, dpitch, fpitch, width, height,
-               dpitch == width && fpitch == width, 0, 0, 0, 0, NULL};
+               dpitch == width && fpitch == width, 0, 0, 0, 0, 0, NULL};
     return run_job(p, &j);
 }
 
@@ -310,6 +323,6 @@ int ooc_pool_pwrite2d(ooc_pool_t *p, int fd, uint64_t off, size_t fpitch, const 
                       size_t spitch, size_t width, size_t height)
 {
     job_t j = {JOB_PWRITE, fd, off, 0, NULL, src, fpitch, spitch, width, height,
-               fpitch == width && spitch == width, 0, 0, 0, 0, NULL};
+               fpitch == width && spitch == width, 0, 0, 0, 0, 0, NULL};
     return run_job(p, &j);
 }

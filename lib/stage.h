@@ -31,6 +31,11 @@ int ooc_pool_bound(ooc_pool_t *pool);
 void ooc_pool_copy2d(ooc_pool_t *pool, void *dst, size_t dpitch, const void *src, size_t spitch,
                      size_t width, size_t height);
 
+/* The same with plain stores, for a small destination that is to stay in
+ * the CPU's cache (ooc_pool_copy2d streams its stores past the cache) */
+void ooc_pool_copy2d_cached(ooc_pool_t *pool, void *dst, size_t dpitch, const void *src, size_t spitch,
+                            size_t width, size_t height);
+
 /* The same between a file and memory: line r of the file part starts at
  * byte off + r * fpitch. Return 0, an errno value, or -1 when the file ended
  * before all bytes were read (truncated). */

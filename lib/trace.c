@@ -77,13 +77,12 @@ int ooc_trace_start(ooc_trace_t *t, ooc_stream_t s)
 {
     ooc_err_t e;
     ooc_err_clear(&e);
-    if (t->used + 2 > t->pool_size) {
-        t->dropped++;
-        return -1;
-    }
-    int h = t->used;
-    if (t->be->ops->event_record(t->be, t->pool[h], s, &e) != OOC_SUCCESS) return -1;
-    t->used += 2;
+    pthread_mutex_lock(&t->mu);
+    int h = t->used + 2 > t->pool_size ? -1 : t->used;
+    if (h < 0) t->dropped++;
+    else t->used += 2;
+    pthread_mutex_unlock(&t->mu);
+    if (h < 0 || t->be->ops->event_record(t->be, t->pool[h], s, &e) != OOC_SUCCESS) return -1;
     return h;
 }
 

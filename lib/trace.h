@@ -45,7 +45,7 @@ typedef struct {
  * with an event on stream s (synchronised once, before the pipeline runs). */
 ooc_status_t ooc_trace_begin(ooc_trace_t *t, ooc_be_t *be, int max_ops, ooc_stream_t s, ooc_err_t *err);
 /* A device op on stream s: start() before enqueuing it (returns a handle, -1
- * when out of events), end() after. Called from the issuing thread only. */
+ * when out of events), end() after, from the thread that enqueued it (any). */
 int ooc_trace_start(ooc_trace_t *t, ooc_stream_t s);
 void ooc_trace_end(ooc_trace_t *t, ooc_stream_t s, int handle, const char *name, int lane, int64_t block);
 /* A host op that ran from t0 to t1 (any thread). */

@@ -476,6 +476,93 @@ static void test_staged_ahead(void)
     H = saved;
 }
 
+/* Staged A through cache-sized pinned buffers (OOC_PARAM_STAGE_CHUNK,
+ * pipeline_host.c through_a()): chunks of whole lines, or pieces of one
+ * line when a line is longer than a buffer; each buffer refilled only once
+ * its copy up is done, each device slot only once the multiply two turns
+ * back let go of it (host ops delayed at random, as in test_staged_ahead),
+ * panels, k-panels, the transposed orientation (op(B) streamed), C staged
+ * or not. The result is byte-identical to the ring's (chunk 1: never). */
+static void test_staged_through(void)
+{
+    ooc_handle_t *saved = H;
+    setenv("OOC_HOST_JITTER_US", "1000", 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
+    unsetenv("OOC_HOST_JITTER_US");
+    CU_ASSERT_EQUAL(tu_backend_runs(H, OOC_TEST_BACKEND), 1);
+    for (int i = 0; i < 8; i++) {
+        ooc_dtype_t t = i % 2 ? OOC_R64 : OOC_C32;
+        size_t e = tu_elem(t);
+        ooc_layout_t layout = LAYOUTS[i / 4];
+        ooc_op_t ta = OPS[i % 3 == 1], tb = OPS[i % 5 == 2];
+        int swap = i == 5; /* m small, n large: op(A) resident, op(B) streamed */
+        /* 4 KiB buffers: blocks of 640 rows, so that a column-major block's lines are longer */
+        int long_lines = i % 3 == 0;
+        int64_t m = swap ? 211 : 1237 + 101 * i + (long_lines ? 2000 : 0), n = swap ? 2311 : 71 + 13 * i;
+        int64_t k = 301 + 37 * i;
+        int col = layout == OOC_COL_MAJOR;
+        int64_t lda = (col == (ta == OOC_OP_N) ? m : k) + i % 3, ldb = (col == (tb == OOC_OP_N) ? k : n) + 1;
+        int64_t ldc = (col ? m : n) + 2;
+        size_t na = tu_stored(layout, ta, m, k, lda), nb = tu_stored(layout, tb, k, n, ldb);
+        size_t nc = tu_stored(layout, OOC_OP_N, m, n, ldc);
+        int pin_c = i % 4 == 1;
+        void *A = malloc(na * e), *B = malloc(nb * e), *C0 = malloc(nc * e), *C1 = malloc(nc * e), *C;
+        if (pin_c) {
+            CU_ASSERT_EQUAL_FATAL(ooc_host_alloc(H, nc * e, &C), OOC_SUCCESS);
+        } else {
+            C = malloc(nc * e);
+        }
+        CU_ASSERT_FATAL(A && B && C0 && C1 && C);
+        tu_fill(t, A, na, &seed);
+        tu_fill(t, B, nb, &seed);
+        tu_fill(t, C0, nc, &seed);
+        double alpha[2], beta[2];
+        scalar(t, 1.25, 0.25, alpha);
+        scalar(t, i % 3 == 2 ? 0.0 : -0.5, i % 3 == 2 ? 0.0 : 0.5, beta);
+        int64_t chunk = long_lines ? 4096 : i % 3 == 1 ? 12000 : 65536, want = (chunk + 4095) / 4096 * 4096;
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, i >= 6 ? 200 << 10 : 0), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, swap ? 384 : long_lines ? 640 : 64 + 32 * (i % 4)),
+                        OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_RING_DEPTH, 2 + i % 2), OOC_SUCCESS);
+        for (int pass = 0; pass < 2; pass++) {
+            CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, pass ? chunk : 1), OOC_SUCCESS);
+            memcpy(C, C0, nc * e);
+            ooc_status_t st = ooc_gemm(H, t, layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+            if (st != OOC_SUCCESS) fprintf(stderr, "\n    ooc_gemm: %s\n", ooc_last_error(H));
+            CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
+            ooc_stats_t s;
+            CU_ASSERT_EQUAL(ooc_get_stats(H, &s), OOC_SUCCESS);
+            CU_ASSERT(s.blocks >= 4);
+            CU_ASSERT_EQUAL(s.a_resident, swap);
+            if (i >= 6) CU_ASSERT(s.panels > 1);
+            if (pass == 0) {
+                CU_ASSERT(s.stage_chunk == 0 && s.stage_bufs == 0 && s.bytes_staged_cached == 0);
+                memcpy(C1, C, nc * e);
+                double worst;
+                int64_t bad = tu_check(t, layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C0, C, ldc, &worst);
+                if (bad) fprintf(stderr, "\n    case %d: %lld bad elements\n", i, (long long)bad);
+                CU_ASSERT_EQUAL(bad, 0);
+            } else {
+                CU_ASSERT(s.stage_chunk == want && s.stage_bufs == 3);
+                /* every element of the streamed operand, once per panel */
+                CU_ASSERT(s.bytes_staged_cached >= (uint64_t)(swap ? k * n : m * k) * e);
+                CU_ASSERT(s.bytes_staged_cached <= s.bytes_staged);
+                int same = memcmp(C, C1, nc * e) == 0;
+                if (!same) fprintf(stderr, "\n    case %d: through the buffers differs from the ring\n", i);
+                CU_ASSERT(same);
+            }
+        }
+        free(A);
+        free(B);
+        free(C0);
+        free(C1);
+        if (pin_c) ooc_host_free(H, C);
+        else free(C);
+    }
+    ooc_destroy(H);
+    H = saved;
+}
+
 /* Panels with C in pinned memory: a panel ends with its copies out still
  * running, and the next op(B) goes up meanwhile (pipeline_issue.c
  * leave_out_running()); the next panel's multiplies and copies of C in must
@@ -882,6 +969,7 @@ int main(void)
     CU_add_test(s, "A's blocks in k-pieces", test_a_pieces);
     CU_add_test(s, "panels: op(B) goes up while C goes out", test_panels_out_running);
     CU_add_test(s, "staged operands: the reader stages ahead into free slots", test_staged_ahead);
+    CU_add_test(s, "staged A through cache-sized buffers", test_staged_through);
     CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
     CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
     CU_add_test(s, "C overlapping A or B", test_overlap);

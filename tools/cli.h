@@ -78,7 +78,7 @@ enum {
     OPT_DISK_WRITE_BW, OPT_VECTORS, OPT_BYTES, OPT_NO_MEASURE, OPT_MEASURE_DISK,
     /* bench */
     OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
-    OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B, OPT_A_PIECES
+    OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B, OPT_A_PIECES, OPT_STAGE_CHUNK
 };
 
 /* The options several commands share, one meaning each (common_opt_parse);
@@ -100,6 +100,7 @@ typedef struct {
 typedef struct {
     int64_t backend;
     int64_t device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks, a_pieces;
+    int64_t stage_chunk; /* --stage-chunk: OOC_PARAM_STAGE_CHUNK (1: off) */
     int64_t peer_b;    /* --peer-b: OOC_PARAM_PEER_B (0: measured) */
     int devices_given; /* --devices LIST|all (or --device N, the same as --devices N) */
     uint32_t devices;  /* its OOC_PARAM_DEVICES mask: bit d for device d; 0: every visible device */
@@ -128,6 +129,7 @@ typedef struct {
     {"tail", required_argument, NULL, OPT_TAIL},                                                      \
     {"b-chunks", required_argument, NULL, OPT_B_CHUNKS},                                              \
     {"a-pieces", required_argument, NULL, OPT_A_PIECES},                                              \
+    {"stage-chunk", required_argument, NULL, OPT_STAGE_CHUNK},                                        \
     {"trace", required_argument, NULL, OPT_TRACE},                                                    \
     {"peer-b", required_argument, NULL, OPT_PEER_B},                                                  \
     {"tf32", no_argument, NULL, OPT_TF32}
@@ -185,6 +187,13 @@ typedef struct {
     "                        longer blocks in the same memory (default: when the\n"                   \
     "                        budget would hold blocks to short lines; 2 when\n"                       \
     "                        copying C out bounds the run)\n"                                         \
+    "  --stage-chunk BYTES|off\n"                                                                      \
+    "                        pageable op(A) in memory goes to the device chunk by\n"                  \
+    "                        chunk through 3 pinned buffers of BYTES that stay in\n"                  \
+    "                        the CPU's cache (one pass over host memory, not\n"                       \
+    "                        three); off: whole blocks through the staging ring\n"                    \
+    "                        (default: 32M with a GPU where the last-level cache\n"                   \
+    "                        holds 192 MiB or more, else off)\n"                                      \
     "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
     "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
     "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \
@@ -248,6 +257,8 @@ typedef struct {
                             * when bytes were staged (no T_host if unknown) */
     /* the plan's bytes (floor_traffic; 0: one pass of A, B [, C0] in and C out) */
     double in_bytes, out_bytes, staged_bytes, least_bytes;
+    double host_traffic; /* passes over host memory the staging needs: 3 x staged bytes, 1 x those through the
+                          * cache-sized buffers (ooc_stats_t bytes_staged_cached) */
     int measured_both, measured_host;
     double rate;           /* in-core TFLOP/s; likewise */
     int ndev;              /* > 1: the figures are those of that many GPUs together */

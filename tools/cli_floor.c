@@ -52,7 +52,7 @@ ooc_handle_t *handle_like(ooc_handle_t *h, int device, ooc_backend_t backend)
         return NULL;
     }
     int ok = 1;
-    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_A_PIECES; p++) {
+    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_STAGE_CHUNK; p++) {
         int64_t v;
         if (device >= 0 && (p == OOC_PARAM_DEVICE || p == OOC_PARAM_DEVICES)) continue;
         if (ooc_get(h, (ooc_param_t)p, &v) == OOC_SUCCESS && v != 0)
@@ -117,6 +117,11 @@ void floor_traffic(floor_t *f, const ooc_stats_t *st)
     f->in_bytes = (double)st->bytes_h2d;
     f->out_bytes = (double)st->bytes_d2h;
     f->staged_bytes = (double)st->bytes_staged;
+    /* staged through the ring: read from pageable memory, written to the
+     * pinned slot, read by the copy engines; through the cache-sized
+     * buffers, only the first reaches memory (any staging must make it) */
+    double cached = (double)st->bytes_staged_cached;
+    f->host_traffic = 3.0 * (f->staged_bytes - cached) + cached;
     f->least_bytes = (double)st->least_traffic_bytes;
 }
 
@@ -293,7 +298,7 @@ void floor_compute(floor_t *f, ooc_dtype_t t, int64_t m, int64_t n, int64_t k, i
     f->t_in = in / (f->bw_h2d * 1e9);
     f->t_out = out / (f->bw_d2h * 1e9);
     f->t_bus = f->bw_both > 0 ? (in + out) / (f->bw_both * 1e9) : 0.0;
-    f->t_host = f->bw_host > 0 && f->staged_bytes > 0 ? 3.0 * f->staged_bytes / (f->bw_host * 1e9) : 0.0;
+    f->t_host = f->bw_host > 0 && f->staged_bytes > 0 ? f->host_traffic / (f->bw_host * 1e9) : 0.0;
     f->floor_s = f->t_in > f->t_out ? f->t_in : f->t_out;
     if (f->t_bus > f->floor_s) f->floor_s = f->t_bus;
     if (f->t_host > f->floor_s) f->floor_s = f->t_host;
@@ -384,17 +389,21 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
                  (int)st->a_pieces, (int)st->c_chunks);
     else if (st->a_pieces > 1)
         snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces, ", (int)st->a_pieces);
+    char through[96] = "", b3[32];
+    if (st->stage_chunk > 0)
+        snprintf(through, sizeof through, " (%s through %d buffers of %s)", st->a_resident ? "op(B)" : "A",
+                 (int)st->stage_bufs, human_bytes((uint64_t)st->stage_chunk, b3, sizeof b3));
     if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
         fprintf(out, "plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n");
     else
         fprintf(out,
                 "plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
-                "%sring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s\n",
+                "%sring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s%s\n",
                 st->a_resident ? "op(A) resident, op(B) streamed (C^T = op(B)^T op(A)^T): " : "",
                 (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
                 (long long)st->panels, (long long)st->blocks, pieces, (int)st->ring_depth, (int)st->streams,
                 st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no", host ? "block buffers" : "device",
-                human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2));
+                human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2), through);
     if (st->traced) {
         fprintf(out, "timeline: %.3g s from first to last %s; ", st->trace_wall, host ? "operation" : "device op");
         print_busy(out, host, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,

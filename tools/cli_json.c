@@ -229,6 +229,8 @@ void json_plan(json_t *j, const ooc_stats_t *st, int have)
     json_int(j, "streams", st->streams);
     json_bool(j, "staged_a", st->staged_a);
     json_bool(j, "staged_c", st->staged_c);
+    json_int(j, "stage_chunk", st->stage_chunk);
+    json_int(j, "stage_bufs", st->stage_bufs);
     json_bool(j, "a_resident", st->a_resident);
     json_uint(j, "device_bytes", st->device_bytes);
     json_uint(j, "host_bytes", st->host_bytes);
@@ -320,6 +322,7 @@ void json_floor(json_t *j, const char *key, const floor_t *f, double time)
     json_real(j, "bytes_in", f->in_bytes, gpu && f->in_bytes > 0);
     json_real(j, "bytes_out", f->out_bytes, gpu && f->out_bytes > 0);
     json_real(j, "bytes_staged", f->staged_bytes, gpu && f->staged_bytes > 0);
+    json_real(j, "host_traffic_bytes", f->host_traffic, gpu && f->staged_bytes > 0);
     json_real(j, "least_traffic_bytes", f->least_bytes, gpu && f->least_bytes > 0);
     json_real(j, "math_s", f->t_math, 1);
     json_end(j);

@@ -311,6 +311,12 @@ int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, 
     case OPT_TAIL: return parse_param(cmd, optname, arg, OOC_PARAM_TAIL, 0, &l->tail) ? -1 : 1;
     case OPT_B_CHUNKS: return parse_param(cmd, optname, arg, OOC_PARAM_B_CHUNKS, 0, &l->b_chunks) ? -1 : 1;
     case OPT_A_PIECES: return parse_param(cmd, optname, arg, OOC_PARAM_A_PIECES, 0, &l->a_pieces) ? -1 : 1;
+    case OPT_STAGE_CHUNK: /* off: OOC_PARAM_STAGE_CHUNK's 1 */
+        if (strcasecmp(arg, "off") == 0) return l->stage_chunk = 1, 1;
+        if (parse_param(cmd, optname, arg, OOC_PARAM_STAGE_CHUNK, 1, &l->stage_chunk)) return -1;
+        if (l->stage_chunk > 0 && l->stage_chunk < 4096)
+            return usage_error(cmd, "%s: %s is under 4096 bytes (or 'off', or 0 for automatic)", optname, arg), -1;
+        return 1;
     case OPT_PEER_B:
         if (strcasecmp(arg, "auto") == 0) l->peer_b = OOC_PEER_B_AUTO;
         else if (strcasecmp(arg, "host") == 0) l->peer_b = OOC_PEER_B_HOST;
@@ -352,6 +358,7 @@ ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l)
         (st = set_param(h, OOC_PARAM_TAIL, l->tail)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_B_CHUNKS, l->b_chunks)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_A_PIECES, l->a_pieces)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_STAGE_CHUNK, l->stage_chunk)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_PEER_B, l->peer_b)) != OOC_SUCCESS ||
         (st = ooc_set_trace(h, l->trace)) != OOC_SUCCESS ||
         (st = ooc_set(h, OOC_PARAM_MATH_MODE, l->tf32 ? OOC_MATH_TF32 : OOC_MATH_STRICT)) != OOC_SUCCESS)

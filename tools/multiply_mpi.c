@@ -824,7 +824,7 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
         if (n++ == 0) {
             *fl = *f;
             fl->bw_h2d = fl->bw_d2h = fl->bw_both = fl->rate = fl->bw_host = 0;
-            fl->staged_bytes = 0;
+            fl->staged_bytes = fl->host_traffic = 0;
             fl->ndev = 0;
         } else {
             fl->in_bytes += f->in_bytes;
@@ -832,6 +832,7 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
             fl->least_bytes += f->least_bytes;
         }
         fl->staged_bytes += f->staged_bytes;
+        fl->host_traffic += f->host_traffic;
         if (p[r].parts & (FLOOR_COPIES | FLOOR_RATE)) {
             if (first) {
                 fl->bw_h2d = f->bw_h2d, fl->bw_d2h = f->bw_d2h, fl->bw_both = f->bw_both, fl->rate = f->rate;
@@ -856,7 +857,7 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
             double staged = 0, bw = 0;
             for (int q = r; q < P; q++) {
                 if (!p[q].counted || strcmp(p[q].host, p[r].host) != 0 || !(p[q].parts & FLOOR_HOST)) continue;
-                staged += p[q].f.staged_bytes;
+                staged += p[q].f.host_traffic;
                 bw += p[q].f.bw_host;
                 host_ok = host_ok && p[q].f.bw_host > 0;
                 fl->measured_host = p[q].f.measured_host;
@@ -864,7 +865,7 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
             if (bw > 0 && staged / bw > host_t) host_t = staged / bw;
         }
     }
-    fl->bw_host = host_ok && host_t > 0 ? fl->staged_bytes / host_t : 0;
+    fl->bw_host = host_ok && host_t > 0 ? fl->host_traffic / host_t : 0; /* T_host = host_traffic / bw_host */
     fl->nranks = n;
 }
 
