@@ -85,8 +85,13 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     /* staging room only for what is staged */
     int sa = p->swap ? in->stage_b : in->stage_a, sb = p->swap ? in->stage_a : in->stage_b;
     if (!sa && !sb && !in->stage_c) REQUIRE(p->host_bytes == 0);
-    if (sa) REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)p->mb * (uint64_t)p->kb);
+    /* staged A: in the in-slots, or through the cache-sized buffers (whole blocks only; then op(B)'s
+     * staged pieces at least a buffer large) */
+    REQUIRE(p->through_chunk == 0 || (sa && p->a_pieces == 1 && p->through_bufs >= 1 &&
+                                      p->through_bufs <= OOC_PLAN_MAX_THROUGH_BUFS));
+    if (sa && !p->through_chunk) REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)p->mb * (uint64_t)p->kb);
     if (sb) REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)(p->kb > p->nb ? p->kb : p->nb));
+    if (sb) REQUIRE(p->pin_in_slot_bytes >= p->through_chunk);
     if (in->stage_c) REQUIRE(p->pin_out_slot_bytes == e * (uint64_t)p->mb * (uint64_t)p->nb);
     return ok;
 #undef REQUIRE
@@ -124,6 +129,12 @@ static void test_random_sweep(void)
         in.allow_swap = (int)(next() % 2);
         in.lines[0] = (int)(next() % 8); /* how the copies lie: any */
         in.lines[1] = (int)(next() % 8);
+        if (next() % 3 == 0) { /* staged A through cache-sized buffers, where it is in memory */
+            in.through_chunk = (uint64_t)4096 << (next() % 14);
+            in.through_bufs = 1 + (int)(next() % OOC_PLAN_MAX_THROUGH_BUFS);
+            in.through_ok[0] = (int)(next() % 2);
+            in.through_ok[1] = (int)(next() % 2);
+        }
         ooc_plan_t p;
         memset(&p, 0xab, sizeof p);
         ooc_status_t st = ooc_plan_make(&in, &p);
@@ -863,12 +874,53 @@ static void test_orientation_lines(void)
     CU_ASSERT(p.b_chunks == 3);
 }
 
+/* Staged A through the cache-sized buffers (through_chunk): the in-slots
+ * hold no A, the buffers are counted once, op(B) staged through the slots
+ * goes in pieces at least a chunk large (not a row at a time), and an
+ * operand in a file, or A in k-pieces, goes through the slots as before. */
+static void test_through_buffers(void)
+{
+    const uint64_t chunk = (uint64_t)32 << 20, e = 8;
+    ooc_plan_input_t in = input(65536, 16384, 16384, e, (uint64_t)76 << 30); /* S1 from pageable memory */
+    in.stage_a = in.stage_b = in.stage_c = 1;
+    in.ring = 3;
+    ooc_plan_t p, q;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS); /* no through_chunk: the ring */
+    CU_ASSERT_EQUAL(p.through_chunk, 0);
+    CU_ASSERT_EQUAL(p.through_bufs, 0);
+    CU_ASSERT(p.pin_in_slot_bytes >= e * (uint64_t)p.mb * (uint64_t)p.kb);
+    in.through_chunk = chunk;
+    in.through_bufs = 3;
+    in.through_ok[0] = in.through_ok[1] = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.through_chunk, chunk);
+    CU_ASSERT_EQUAL(q.through_bufs, 3);
+    CU_ASSERT_EQUAL(q.mb, p.mb);
+    CU_ASSERT_EQUAL(q.pin_in_slot_bytes, chunk); /* op(B)'s pieces; a row of it is 128 KiB */
+    CU_ASSERT_EQUAL(q.host_bytes, 3 * (q.pin_in_slot_bytes + q.pin_out_slot_bytes) + 3 * chunk);
+    CU_ASSERT(check_invariants(&in, &q));
+    in.stage_b = 0; /* op(B) pinned: no A, no op(B) in the in-slots */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.pin_in_slot_bytes, 0);
+    CU_ASSERT_EQUAL(q.host_bytes, 3 * q.pin_out_slot_bytes + 3 * chunk);
+    in.through_ok[0] = 0; /* A in a file */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.through_chunk, 0);
+    CU_ASSERT(q.pin_in_slot_bytes >= e * (uint64_t)q.mb * (uint64_t)q.kb);
+    in.through_ok[0] = 1;
+    in.a_pieces = 4; /* k-pieces: each piece's copy is issued from the block in its slot */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.a_pieces, 4);
+    CU_ASSERT_EQUAL(q.through_chunk, 0);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("plan", NULL, NULL);
     CU_add_test(s, "random sweep keeps the invariants", test_random_sweep);
     CU_add_test(s, "S1 fits with B resident", test_s1_fits);
+    CU_add_test(s, "staged A through cache-sized buffers", test_through_buffers);
     CU_add_test(s, "column panels when B does not fit", test_column_panels);
     CU_add_test(s, "row panels when a column does not fit", test_row_panels);
     CU_add_test(s, "budgets too small", test_too_small);
