@@ -186,8 +186,9 @@ typedef enum {
                                        of this many bytes (rounded up to a multiple of 4096) that stay in the
                                        CPU's cache: the copy engines read the chunk from the cache, so a staged
                                        byte costs one pass over host memory, not three. 1: never (whole blocks
-                                       through the pinned ring). 0: 32 MiB with a GPU backend where the CPU's
-                                       last-level cache holds 192 MiB or more, else never */
+                                       through the pinned ring). 0: 16 MiB with a GPU backend where the CPU's
+                                       last-level cache holds 192 MiB or more and the buffers take at most half
+                                       the staging budget, else never */
 } ooc_param_t;
 
 /** Ways op(B) reaches several devices (::OOC_PARAM_PEER_B). The result is

@@ -219,18 +219,21 @@ static uint64_t given_staging(const ooc_handle_t *h)
  * one with plain stores while the copy engines read the last from the
  * cache: host memory sees the pageable read alone, where a ring's slot (a
  * whole block, far larger than the cache) is written to memory and read
- * back by the copy engines, three passes. Automatic where the last-level
- * cache holds twice the buffers. Measured on an H200 (16-core Xeon, 300
- * MiB L3), DGEMM 100003x777x50001 beta -1 from pageable memory (A 40 GB),
- * best of 2 (docs/PERFORMANCE.md session 27): the ring 0.915-1.00 s; 3 x 32
- * MiB 0.788, 4 x 32 MiB 0.804-0.808, 4 x 16 MiB 0.787, 8 x 16 MiB 0.858
- * (128 MiB: less of it stays cached), 3 x 64 MiB 1.30 (192 MiB); 8 MiB
- * chunks 0.97 and 4 MiB 1.95 (the threads' hand-over for each chunk costs
- * more than a small chunk's copy). Not automatic when the buffers would take
+ * back by the copy engines, three passes. When the buffers do not stay
+ * cached (a cache shared with other jobs), plain stores cost a fourth pass
+ * (the line read before it is written): automatic only where the last-level
+ * cache holds four times the buffers. Measured on H200 machines (16-core
+ * Xeon, 300 MiB L3), DGEMM 100003x777x50001 beta -1 from pageable memory (A
+ * 40 GB), best of 2 or 3 (docs/PERFORMANCE.md session 27): the ring
+ * 0.889-1.08 s; 3 x 32 MiB 0.777-0.93 on most machines but 1.06 and 1.39 on
+ * a busy one, where 3 x 16 MiB gave 0.85-0.88 against the ring's 0.96-1.05;
+ * 4 x 16 MiB 0.787, 8 x 16 MiB 0.858 (128 MiB: less of it stays cached), 3 x
+ * 64 MiB 1.30; 8 MiB chunks 0.97 and 4 MiB 1.95 (the threads' hand-over for
+ * each chunk costs more than a small chunk's copy). Not automatic when the buffers would take
  * over half of the staging budget (host, per device): that one is small on
  * purpose, and the ring's slots then serve as before. */
 #define THROUGH_BUFS 3
-#define THROUGH_AUTO_CHUNK ((uint64_t)32 << 20)
+#define THROUGH_AUTO_CHUNK ((uint64_t)16 << 20)
 static uint64_t through_chunk(const ooc_handle_t *h, uint64_t host)
 {
     int64_t v = h->param[OOC_PARAM_STAGE_CHUNK];
@@ -239,7 +242,7 @@ static uint64_t through_chunk(const ooc_handle_t *h, uint64_t host)
     if (h->be_kind == OOC_BACKEND_HOST) return 0; /* no copy engines: not measured */
     long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     uint64_t bufs = THROUGH_BUFS * THROUGH_AUTO_CHUNK;
-    return l3 > 0 && (uint64_t)l3 >= 2 * bufs && bufs <= host / 2 ? THROUGH_AUTO_CHUNK : 0;
+    return l3 > 0 && (uint64_t)l3 >= 4 * bufs && bufs <= host / 2 ? THROUGH_AUTO_CHUNK : 0;
 }
 
 /* The planner's input for p on the open backend: budgets from the options,

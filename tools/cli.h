@@ -192,7 +192,7 @@ typedef struct {
     "                        chunk through 3 pinned buffers of BYTES that stay in\n"                  \
     "                        the CPU's cache (one pass over host memory, not\n"                       \
     "                        three); off: whole blocks through the staging ring\n"                    \
-    "                        (default: 32M with a GPU where the last-level cache\n"                   \
+    "                        (default: 16M with a GPU where the last-level cache\n"                   \
     "                        holds 192 MiB or more, else off)\n"                                      \
     "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
     "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
