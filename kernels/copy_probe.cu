@@ -445,24 +445,30 @@ struct hjob {
 
 // memcpy with non-temporal (streaming) stores: the destination is not read
 // into the cache first, so a copy moves 2 bytes of memory traffic per byte,
-// not 3 (glibc streams only above a size threshold).
-static void copy_nt(char *dst, const char *src, size_t n)
+// not 3 (glibc streams only above a size threshold); with dist > 0, the
+// source prefetched that many bytes ahead.
+static void copy_sse_pf(char *dst, const char *src, size_t n, size_t dist)
 {
     size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
     if (head > n) head = n;
     memcpy(dst, src, head);
     dst += head, src += head, n -= head;
-    size_t v = n / 64;
-    for (size_t i = 0; i < v; i++) {
+    const char *end = src + n;
+    for (size_t v = n / 64; v > 0; v--, dst += 64, src += 64) {
+        if (dist && src + dist < end) _mm_prefetch(src + dist, _MM_HINT_T0);
         __m128i a = _mm_loadu_si128((const __m128i *)src), b2 = _mm_loadu_si128((const __m128i *)(src + 16));
         __m128i c = _mm_loadu_si128((const __m128i *)(src + 32)), d = _mm_loadu_si128((const __m128i *)(src + 48));
         _mm_stream_si128((__m128i *)dst, a);
         _mm_stream_si128((__m128i *)(dst + 16), b2);
         _mm_stream_si128((__m128i *)(dst + 32), c);
         _mm_stream_si128((__m128i *)(dst + 48), d);
-        dst += 64, src += 64;
     }
-    memcpy(dst, src, n - v * 64);
+    memcpy(dst, src, n % 64);
+}
+
+static void copy_nt(char *dst, const char *src, size_t n)
+{
+    copy_sse_pf(dst, src, n, 0);
     _mm_sfence();
 }
 
@@ -1163,25 +1169,6 @@ static void section_reserve(void)
 // copy loops: what the staging threads' rate beside the DMA depends on.
 
 #include <immintrin.h>
-
-static void copy_sse_pf(char *dst, const char *src, size_t n, size_t dist)
-{
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-    if (head > n) head = n;
-    memcpy(dst, src, head);
-    dst += head, src += head, n -= head;
-    const char *end = src + n;
-    for (size_t v = n / 64; v > 0; v--, dst += 64, src += 64) {
-        if (dist && src + dist < end) _mm_prefetch(src + dist, _MM_HINT_T0);
-        __m128i a = _mm_loadu_si128((const __m128i *)src), b2 = _mm_loadu_si128((const __m128i *)(src + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32)), d = _mm_loadu_si128((const __m128i *)(src + 48));
-        _mm_stream_si128((__m128i *)dst, a);
-        _mm_stream_si128((__m128i *)(dst + 16), b2);
-        _mm_stream_si128((__m128i *)(dst + 32), c);
-        _mm_stream_si128((__m128i *)(dst + 48), d);
-    }
-    memcpy(dst, src, n % 64);
-}
 
 __attribute__((target("avx2"))) static void copy_avx_pf(char *dst, const char *src, size_t n, size_t dist)
 {
