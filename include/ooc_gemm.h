@@ -487,9 +487,11 @@ OOC_API ooc_status_t ooc_measure_bandwidth_both(ooc_handle_t *handle, size_t byt
 
 /**
  * @brief Measure the host's memory bandwidth as staging uses it (the
- * floor's host memory bandwidth: a pageable operand passes through host
- * memory three times, read and written by the staging threads and read or
- * written by a copy engine, all at once). The handle's staging threads
+ * floor's host memory bandwidth: a pageable operand staged through the
+ * ring's pinned slots passes through host memory three times, read and
+ * written by the staging threads and read or written by a copy engine, all
+ * at once; one staged through the cache-sized buffers of
+ * ::OOC_PARAM_STAGE_CHUNK once). The handle's staging threads
  * (::OOC_PARAM_STAGING_THREADS) copy @p bytes from ordinary memory into
  * memory from ooc_host_alloc(), alone (2 x bytes per second: each byte is
  * read once and written once) and, on a GPU backend, while the first

@@ -232,7 +232,10 @@ typedef struct {
     "each way: the larger traffic). With the bytes the plan moved in\n"                              \
     "(A once per panel of op(B), op(B), C0 when read) and out (C), and staged:\n"                    \
     "  T_in = bytes in / bw-h2d, T_out = bytes out / bw-d2h,\n"                                       \
-    "  T_bus = (bytes in + bytes out) / bw-both, T_host = 3 * staged / host-bw,\n"                   \
+    "  T_bus = (bytes in + bytes out) / bw-both,\n"                                                   \
+    "  T_host = (3 * staged through the ring + staged through the cache) / host-bw\n"                \
+    "    (a byte staged through the cache-sized buffers, --stage-chunk, passes\n"                     \
+    "    over host memory once; through the ring's pinned slots, three times),\n"                     \
     "  T_math = flops / rate (flops = 2mnk; complex: 8mnk),\n"                                        \
     "  floor = max(T_in, T_out, T_bus, T_host, T_math).\n"                                            \
     "A plan that splits op(B) into panels moves A once per panel: the summary also\n"                \
