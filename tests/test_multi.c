@@ -62,11 +62,14 @@ typedef struct {
 
 /* Multiply shape s on n devices (A pinned when pin) into C (from C0); the
  * stats after. */
+static int64_t stage_chunk; /* OOC_PARAM_STAGE_CHUNK of multiply()'s handles */
+
 static ooc_status_t multiply(int n, const shape_t *s, const void *A, int64_t lda, const void *B, int64_t ldb,
                              void *C, int64_t ldc, int64_t b_chunks, ooc_stats_t *st)
 {
     ooc_handle_t *h = handle(n, s->dev_mem);
     ooc_set(h, OOC_PARAM_B_CHUNKS, b_chunks);
+    ooc_set(h, OOC_PARAM_STAGE_CHUNK, stage_chunk);
     double alpha[2] = {0.75, -0.25}, beta[2] = {s->beta, 0.5};
     float alphaf[2] = {0.75f, -0.25f}, betaf[2] = {(float)s->beta, 0.5f};
     int single = s->t == OOC_R32 || s->t == OOC_C32;
@@ -173,7 +176,9 @@ static void test_host_budget_shared(void)
 }
 
 /* op(B) in one chunk: no block is multiplied chunk by chunk, so every plan
- * computes every block one way, and C is the same bytes on any device count */
+ * computes every block one way, and C is the same bytes on any device count,
+ * with pageable A staged through the ring's slots or through each device's
+ * cache-sized buffers */
 static void test_identical(void)
 {
     shape_t s = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, 1777, 150, 301, 1.0, 192 << 10};
@@ -184,12 +189,19 @@ static void test_identical(void)
     tu_fill(OOC_R64, B, nb, &seed);
     tu_fill(OOC_R64, C0, nc, &seed);
     memcpy(C1, C0, nc * 8);
+    stage_chunk = 1;
     CU_ASSERT_EQUAL_FATAL(multiply(1, &s, A, s.m, B, s.n, C1, s.m, 1, NULL), OOC_SUCCESS);
-    for (int n = 2; n <= ndev_max; n++) {
-        memcpy(C, C0, nc * 8);
-        CU_ASSERT_EQUAL_FATAL(multiply(n, &s, A, s.m, B, s.n, C, s.m, 1, NULL), OOC_SUCCESS);
-        CU_ASSERT(memcmp(C, C1, nc * 8) == 0);
+    for (int through = 0; through < 2; through++) {
+        stage_chunk = through ? 8192 : 1;
+        for (int n = 1 + !through; n <= ndev_max; n++) {
+            memcpy(C, C0, nc * 8);
+            ooc_stats_t st;
+            CU_ASSERT_EQUAL_FATAL(multiply(n, &s, A, s.m, B, s.n, C, s.m, 1, &st), OOC_SUCCESS);
+            CU_ASSERT(memcmp(C, C1, nc * 8) == 0);
+            CU_ASSERT_EQUAL(st.stage_chunk, through ? 8192 : 0);
+        }
     }
+    stage_chunk = 0;
     free(A), free(B), free(C0), free(C1), free(C);
 }
 
