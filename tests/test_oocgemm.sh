@@ -275,7 +275,9 @@ assert o["check"]["passed"] is True, o
 d = o["devices"]
 st = o["stats"]
 assert st["b_shared"] is (way == "share"), o
-assert (st["bytes_peer"] > 0) is (way == "share"), o
+# op(B) is one chunk, uploaded by device 0: copied from it to each other
+# device that took blocks (on a loaded machine device 0 may take them all)
+assert (st["bytes_peer"] > 0) is (way == "share" and any(x["blocks"] > 0 for x in d[1:])), o
 assert sum(x["bytes_peer"] for x in d) == st["bytes_peer"], d
 assert ("shared" in st["b_how"]) is (way == "share"), st["b_how"]'
 done
