@@ -229,9 +229,9 @@ static uint64_t given_staging(const ooc_handle_t *h)
  * a busy one, where 3 x 16 MiB gave 0.85-0.88 against the ring's 0.96-1.05;
  * 4 x 16 MiB 0.787, 8 x 16 MiB 0.858 (128 MiB: less of it stays cached), 3 x
  * 64 MiB 1.30; 8 MiB chunks 0.97 and 4 MiB 1.95 (the threads' hand-over for
- * each chunk costs more than a small chunk's copy). Not automatic when the buffers would take
- * over half of the staging budget (host, per device): that one is small on
- * purpose, and the ring's slots then serve as before. */
+ * each chunk costs more than a small chunk's copy). Not automatic when the
+ * buffers would take over half of the staging budget (host, per device):
+ * that one is small on purpose, and the ring's slots then serve as before. */
 #define THROUGH_BUFS 3
 #define THROUGH_AUTO_CHUNK ((uint64_t)16 << 20)
 static uint64_t through_chunk(const ooc_handle_t *h, uint64_t host)

@@ -294,7 +294,6 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.c_read = kp > 0 || !p->beta_zero;
         P.vcin = make_view(kp == 0 ? &p->c_in : &p->C, p->layout, OOC_OP_N, P.e);
         P.stage_a = !p->A.pinned;
-        P.through = P.stage_a && P.th_n > 0;
         P.stage_cin = P.c_read && !(kp == 0 ? p->c_in.pinned : p->C.pinned);
         P.stage_cout = !p->C.pinned;
         for (int64_t np = 0; np < pl->n_panels && P.err.status == OOC_SUCCESS; np++) {

@@ -148,7 +148,7 @@ void *ooc_pipe_reader_main(void *arg)
         block_rows(P, i, &r0, &r1);
         rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
         host_step_t hs = ooc_pipe_step_begin(P, "stage A");
-        if (P->through) {
+        if (P->th_n) {
             if (through_a(P, t, i, &ra, &err) != OOC_SUCCESS) goto failed;
         } else if (P->stage_a && ooc_pipe_stage_in(P, P->pin_in[s], &ra, &err) != OOC_SUCCESS)
             goto failed;

@@ -136,8 +136,7 @@ typedef struct {
      * each block chunk by chunk into th_n small pinned buffers in turn and
      * sends each up to dA[s] itself on s_stage (th_ev[b]: buffer b's copy
      * up done), ev_ain[s] after the block's last chunk */
-    int through;         /* this panel's A goes this way */
-    int th_n;            /* buffers (0: none) */
+    int th_n;            /* buffers (0: none: staged A, if any, goes through the in-slots) */
     size_t th_chunk;     /* bytes each */
     char *th_buf[OOC_PLAN_MAX_THROUGH_BUFS];
     ooc_event_t th_ev[OOC_PLAN_MAX_THROUGH_BUFS], ev_ain[OOC_MAX_RING];
@@ -163,7 +162,7 @@ static inline int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); 
 static inline int reuses_slot(const pipe_t *P, int64_t t) { return t >= P->R; }
 
 /* bytes of slot-in taken by the A part (when A is staged) */
-static inline size_t a_part(const pipe_t *P, const rect_t *ra) { return P->stage_a && !P->through ? align_up(ra->width * ra->height) : 0; }
+static inline size_t a_part(const pipe_t *P, const rect_t *ra) { return P->stage_a && !P->th_n ? align_up(ra->width * ra->height) : 0; }
 
 /* ---------- pipeline.c: the progress counters, under P->mu ---------- */
 

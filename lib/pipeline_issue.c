@@ -150,7 +150,7 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
     int pieces = P->pl->a_pieces > 1;
     if (pieces && !P->c_read) return OOC_SUCCESS;
     int tr = TR_START(P, P->s_in);
-    if (!pieces && P->through) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_ain[s], err));
+    if (!pieces && P->th_n) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_ain[s], err));
     else if (!pieces) OOC_FORWARD(copy_in_rect(P, P->dA[s], &u.ra, P->stage_a ? P->pin_in[s] : NULL, err));
     if (P->c_read) {
         rect_t rci = rect(&P->vcin, u.r0, u.r1, P->c0, P->c1);
@@ -370,7 +370,7 @@ static ooc_status_t drain(pipe_t *P, int out, ooc_err_t *err)
     }
     ooc_status_t t = out ? P->o->stream_sync(P->be, P->s_out, err) : OOC_SUCCESS;
     if (st == OOC_SUCCESS) st = t;
-    t = P->through ? P->o->stream_sync(P->be, P->s_stage, err) : OOC_SUCCESS;
+    t = P->th_n ? P->o->stream_sync(P->be, P->s_stage, err) : OOC_SUCCESS;
     return st == OOC_SUCCESS ? t : st;
 }
 

@@ -295,20 +295,24 @@ static int run_job(ooc_pool_t *p, job_t *j)
     return j->error;
 }
 
+static void copy2d(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                   size_t height, int cached)
+{
+    job_t j = {JOB_COPY, -1, 0, 0, dst, src, dpitch, spitch, width, height,
+               dpitch == width && spitch == width, cached, 0, 0, 0, 0, NULL};
+    (void)run_job(p, &j);
+}
+
 void ooc_pool_copy2d(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, size_t spitch,
                      size_t width, size_t height)
 {
-    job_t j = {JOB_COPY, -1, 0, 0, dst, src, dpitch, spitch, width, height,
-               dpitch == width && spitch == width, 0, 0, 0, 0, 0, NULL};
-    (void)run_job(p, &j);
+    copy2d(p, dst, dpitch, src, spitch, width, height, 0);
 }
 
 void ooc_pool_copy2d_cached(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, size_t spitch,
                             size_t width, size_t height)
 {
-    job_t j = {JOB_COPY, -1, 0, 0, dst, src, dpitch, spitch, width, height,
-               dpitch == width && spitch == width, 1, 0, 0, 0, 0, NULL};
-    (void)run_job(p, &j);
+    copy2d(p, dst, dpitch, src, spitch, width, height, 1);
 }
 
 int ooc_pool_pread2d(ooc_pool_t *p, void *dst, size_t dpitch, int fd, uint64_t off, size_t fpitch,

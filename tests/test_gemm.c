@@ -444,6 +444,18 @@ static void test_last_piece_cols(void)
     H = saved;
 }
 
+/* A handle of the backend under test whose host ops are delayed at random
+ * by up to `us` microseconds (OOC_HOST_JITTER_US, read when it opens). */
+static ooc_handle_t *jittered_handle(const char *us)
+{
+    ooc_handle_t *h = NULL;
+    setenv("OOC_HOST_JITTER_US", us, 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
+    unsetenv("OOC_HOST_JITTER_US");
+    CU_ASSERT_EQUAL(tu_backend_runs(h, OOC_TEST_BACKEND), 1);
+    return h;
+}
+
 /* Staged operands on one device: the reader stages each block as soon as
  * its pinned slot's copies in are done, ahead of the multiplies (it once
  * waited for the multiply two turns back), and op(B) staged through the
@@ -455,10 +467,7 @@ static void test_last_piece_cols(void)
 static void test_staged_ahead(void)
 {
     ooc_handle_t *saved = H;
-    setenv("OOC_HOST_JITTER_US", "1500", 1);
-    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
-    unsetenv("OOC_HOST_JITTER_US");
-    CU_ASSERT_EQUAL(tu_backend_runs(H, OOC_TEST_BACKEND), 1);
+    H = jittered_handle("1500");
     for (int i = 0; i < 12; i++) {
         int ring = 2 + i % 2, chunks = i % 3 == 0 ? 1 : 4, pieces = i % 4 == 3 ? 2 : 1;
         CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, chunks), OOC_SUCCESS);
@@ -486,10 +495,7 @@ static void test_staged_ahead(void)
 static void test_staged_through(void)
 {
     ooc_handle_t *saved = H;
-    setenv("OOC_HOST_JITTER_US", "1000", 1);
-    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
-    unsetenv("OOC_HOST_JITTER_US");
-    CU_ASSERT_EQUAL(tu_backend_runs(H, OOC_TEST_BACKEND), 1);
+    H = jittered_handle("1000");
     for (int i = 0; i < 8; i++) {
         ooc_dtype_t t = i % 2 ? OOC_R64 : OOC_C32;
         size_t e = tu_elem(t);
