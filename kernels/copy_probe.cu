@@ -10,10 +10,12 @@
 // back from cuBLAS in a copy-bound pipeline's pattern, and the host's
 // parallel memcpy (pageable -> pinned) by threads and piece size; staging in
 // the pipeline's pattern by copy loop ("stage", not in "all") and through
-// small pinned buffers that stay in the CPU's cache ("bounce", not in "all").
+// small pinned buffers that stay in the CPU's cache ("bounce", not in "all"); a
+// pinned row block's strided copies both ways at once, through such buffers by
+// threads against the copy engines' 2-D copies ("duplex", not in "all").
 //
 // Build: nvcc -O2 -arch=sm_90 -o copy_probe kernels/copy_probe.cu -lcublas -lcuda -lpthread
-// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch reserve stage bounce
+// Run:   ./copy_probe [section...]   sections: lines pitch span gather gemm host alloc beside batch reserve stage bounce duplex
 //        (default all); "beside" with COPY_PROBE_PITCH=<bytes> uses that pitch (default 512 KiB) and
 //        with COPY_PROBE_QUICK=1 only DGEMM beside, one stream, 32 and 64 KiB lines and packed
 #include <cublas_v2.h>
@@ -1405,6 +1407,237 @@ static void section_bounce(void)
     free(src);
 }
 
+// ---------------------------------------------------------------------------
+// tall's and tf32's copies, both ways at once beside a multiply: row blocks of
+// a column-major A (lines of w bytes, pitch 512 KiB, pinned) go in and row
+// blocks of C come out, (a) as 2-D copies by the copy engines (one per block
+// and direction), (b) through small pinned buffers that stay in the CPU's
+// cache: each of Ti threads gathers a chunk's lines into the next of its own
+// NB buffers with plain stores and sends it up contiguous on its own stream;
+// each of To threads brings a chunk down contiguous into one of its buffers
+// and scatters its lines into C with streaming stores. GB/s each way (all of
+// the 4 GiB each way, wall clock) and the multiply's rate beside.
+
+struct djob {
+    int out;            // 0: gather + H2D, 1: D2H + scatter
+    char *buf;          // nb x chunk bytes, pinned
+    int nb;
+    cudaStream_t st;
+    cudaEvent_t ev[4];
+    char *host, *dev;
+    size_t pitch, w, lines, chunk_lines, total;
+    size_t *next;       // this direction's shared chunk counter
+    pthread_mutex_t *mu;
+};
+
+static size_t djob_take(djob *j)
+{
+    pthread_mutex_lock(j->mu);
+    size_t c = (*j->next)++;
+    pthread_mutex_unlock(j->mu);
+    return c;
+}
+
+// chunk c: lines l0.. of block c / (lines / chunk_lines)
+static void djob_where(djob *j, size_t c, char **h, char **d)
+{
+    size_t per = j->lines / j->chunk_lines, blk = c / per, l0 = (c % per) * j->chunk_lines;
+    *h = j->host + l0 * j->pitch + blk * j->w;
+    *d = j->dev + l0 * j->w;
+}
+
+static void *dcopy(void *arg)
+{
+    djob *j = (djob *)arg;
+    size_t bytes = j->chunk_lines * j->w;
+    if (!j->out) {
+        for (size_t i = 0;; i++) {
+            size_t c = djob_take(j);
+            if (c >= j->total) break;
+            int b = (int)(i % j->nb);
+            char *buf = j->buf + b * bytes, *h, *d;
+            if (i >= (size_t)j->nb) CK(cudaEventSynchronize(j->ev[b]));
+            djob_where(j, c, &h, &d);
+            for (size_t l = 0; l < j->chunk_lines; l++) memcpy(buf + l * j->w, h + l * j->pitch, j->w);
+            CK(cudaMemcpyAsync(d, buf, bytes, cudaMemcpyHostToDevice, j->st));
+            CK(cudaEventRecord(j->ev[b], j->st));
+        }
+    } else {
+        size_t taken[4], head = 0, tail = 0;
+        int more = 1;
+        for (;;) {
+            while (more && head - tail < (size_t)j->nb) {
+                size_t c = djob_take(j);
+                if (c >= j->total) {
+                    more = 0;
+                    break;
+                }
+                int b = (int)(head % j->nb);
+                char *h, *d;
+                djob_where(j, c, &h, &d);
+                CK(cudaMemcpyAsync(j->buf + b * bytes, d, bytes, cudaMemcpyDeviceToHost, j->st));
+                CK(cudaEventRecord(j->ev[b], j->st));
+                taken[b] = c;
+                head++;
+            }
+            if (head == tail) break;
+            int b = (int)(tail % j->nb);
+            CK(cudaEventSynchronize(j->ev[b]));
+            char *h, *d, *buf = j->buf + b * bytes;
+            djob_where(j, taken[b], &h, &d);
+            for (size_t l = 0; l < j->chunk_lines; l++) copy_sse_pf(h + l * j->pitch, buf + l * j->w, j->w, 0);
+            _mm_sfence();
+            tail++;
+        }
+    }
+    CK(cudaStreamSynchronize(j->st));
+    return NULL;
+}
+
+static void section_duplex(void)
+{
+    beside_t b;
+    if (!beside_open(&b)) return;
+    cublasHandle_t h = b.h;
+    const int N = b.N;
+    size_t pitch = b.pitch, lines = b.lines;
+    cudaStream_t sg, si, so;
+    CK(cudaStreamCreateWithFlags(&sg, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&si, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&so, cudaStreamNonBlocking));
+    cublasSetStream(h, sg);
+    cudaEvent_t g0, g1;
+    CK(cudaEventCreate(&g0));
+    CK(cudaEventCreate(&g1));
+    djob jb[32];
+    for (int i = 0; i < 32; i++) {
+        CK(cudaStreamCreateWithFlags(&jb[i].st, cudaStreamNonBlocking));
+        for (int e = 0; e < 4; e++) CK(cudaEventCreateWithFlags(&jb[i].ev[e], cudaEventDisableTiming));
+    }
+    size_t max_buf = (size_t)32 * 2 * (8 << 20);
+    char *bounce;
+    CK(cudaMallocHost(&bounce, max_buf));
+    memset(bounce, 1, max_buf);
+    printf("\n# A's row blocks in and C's out at once (4 GiB each way, pitch %zu, %zu lines), GB/s each way\n", pitch,
+           lines);
+    const char *mname[] = {"nothing", "DGEMM 8192^3", "TF32 SGEMM 16384x16384x8192"};
+    const size_t ws[] = {32768, 65536};
+    // ti/to: threads through the buffers in/out; -1: that direction by 2-D copies; both 0: 2-D both ways
+    struct { int ti, to; size_t ch; int nb; } cfg[] = {
+        {0, 0, 0, 0},
+        {6, 6, (size_t)4 << 20, 2}, {8, 6, (size_t)4 << 20, 2}, {8, 8, (size_t)4 << 20, 2},
+        {6, 6, (size_t)2 << 20, 4}, {-1, 8, (size_t)4 << 20, 2}, {-1, 12, (size_t)4 << 20, 2},
+        {-1, 12, (size_t)2 << 20, 4}, {8, -1, (size_t)4 << 20, 2}, {12, -1, (size_t)4 << 20, 2}};
+    for (int mode = 0; mode < 3; mode++) {
+        cublasSetMathMode(h, mode == 2 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        for (size_t w : ws) {
+            size_t nblk = pitch / w;
+            for (auto &c : cfg) {
+                CK(cudaDeviceSynchronize());
+                float onef = 1.0f, zerof = 0.0f;
+                CK(cudaEventRecord(g0, sg));
+                int reps = mode == 0 ? 0 : mode == 1 ? 12 : 24;
+                for (int q = 0; q < reps; q++) {
+                    if (mode == 1)
+                        dgemm_loop(h, b.dX, N, 1);
+                    else
+                        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2 * N, 2 * N, N, &onef, (float *)b.dX, 2 * N,
+                                    (float *)b.dX + (size_t)2 * N * N, N, &zerof, (float *)b.dX + (size_t)4 * N * N,
+                                    2 * N);
+                }
+                CK(cudaEventRecord(g1, sg));
+                if (mode) {
+                    struct timespec ts = {0, 20 * 1000 * 1000};
+                    nanosleep(&ts, NULL);
+                }
+                double t0 = now(), t_in = 0, t_out = 0;
+                if (c.ti < 0 || c.to < 0) { // one direction by 2-D copies beside the other's threads
+                    int tdir = c.ti < 0; // 1: the threads take C out
+                    int T = tdir ? c.to : c.ti;
+                    size_t next = 0;
+                    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+                    pthread_t th[32];
+                    for (int i = 0; i < T; i++) {
+                        djob *j = &jb[i];
+                        j->out = tdir;
+                        j->buf = bounce + (size_t)i * c.nb * c.ch;
+                        j->nb = c.nb;
+                        j->host = j->out ? b.y : b.x;
+                        j->dev = j->out ? b.dC : b.dA;
+                        j->pitch = pitch, j->w = w, j->lines = lines, j->chunk_lines = c.ch / w;
+                        j->total = nblk * (lines / j->chunk_lines);
+                        j->next = &next, j->mu = &mu;
+                        pthread_create(&th[i], NULL, dcopy, j);
+                    }
+                    cudaStream_t s2 = tdir ? si : so;
+                    for (size_t i = 0; i < nblk; i++) {
+                        if (tdir)
+                            CK(cudaMemcpy2DAsync(b.dA, w, b.x + i * w, pitch, w, lines, cudaMemcpyHostToDevice, s2));
+                        else
+                            CK(cudaMemcpy2DAsync(b.y + i * w, pitch, b.dC, w, w, lines, cudaMemcpyDeviceToHost, s2));
+                    }
+                    CK(cudaStreamSynchronize(s2));
+                    double t2 = now() - t0;
+                    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+                    double tt = now() - t0;
+                    t_in = tdir ? t2 : tt;
+                    t_out = tdir ? tt : t2;
+                } else if (!c.ti) {
+                    for (size_t i = 0; i < nblk; i++) {
+                        CK(cudaMemcpy2DAsync(b.dA, w, b.x + i * w, pitch, w, lines, cudaMemcpyHostToDevice, si));
+                        CK(cudaMemcpy2DAsync(b.y + i * w, pitch, b.dC, w, w, lines, cudaMemcpyDeviceToHost, so));
+                    }
+                    CK(cudaStreamSynchronize(si));
+                    t_in = now() - t0;
+                    CK(cudaStreamSynchronize(so));
+                    t_out = now() - t0;
+                } else {
+                    size_t next[2] = {0, 0};
+                    pthread_mutex_t mu[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+                    pthread_t th[32];
+                    int T = c.ti + c.to;
+                    for (int i = 0; i < T; i++) {
+                        djob *j = &jb[i];
+                        j->out = i >= c.ti;
+                        j->buf = bounce + (size_t)i * c.nb * c.ch;
+                        j->nb = c.nb;
+                        j->host = j->out ? b.y : b.x;
+                        j->dev = j->out ? b.dC : b.dA;
+                        j->pitch = pitch, j->w = w, j->lines = lines, j->chunk_lines = c.ch / w;
+                        j->total = nblk * (lines / j->chunk_lines);
+                        j->next = &next[j->out], j->mu = &mu[j->out];
+                        pthread_create(&th[i], NULL, dcopy, j);
+                    }
+                    for (int i = 0; i < c.ti; i++) pthread_join(th[i], NULL);
+                    t_in = now() - t0;
+                    for (int i = c.ti; i < T; i++) pthread_join(th[i], NULL);
+                    t_out = now() - t0;
+                }
+                int outlasted = mode == 0 || cudaEventQuery(g1) == cudaErrorNotReady;
+                CK(cudaDeviceSynchronize());
+                float ms_g = 0;
+                if (mode) CK(cudaEventElapsedTime(&ms_g, g0, g1));
+                double flops = mode == 1 ? 2.0 * N * N * (double)N * reps : 8.0 * N * N * (double)N * reps;
+                double bytes = (double)(nblk * lines * w);
+                if (!c.ti)
+                    printf("duplex %-28s w %6zu 2-D copies            ", mname[mode], w);
+                else if (c.ti < 0 || c.to < 0)
+                    printf("duplex %-28s w %6zu %s %2d, %2zu MiB x%d", mname[mode], w,
+                           c.ti < 0 ? "in 2-D, To" : "out 2-D, Ti", c.ti < 0 ? c.to : c.ti, c.ch >> 20, c.nb);
+                else
+                    printf("duplex %-28s w %6zu Ti %d To %d %2zu MiB x%d ", mname[mode], w, c.ti, c.to, c.ch >> 20,
+                           c.nb);
+                printf(": in %5.1f out %5.1f GB/s (%.1f ms); multiply %.1f TFLOP/s%s\n", bytes / t_in / 1e9,
+                       bytes / t_out / 1e9, 1e3 * (t_in > t_out ? t_in : t_out),
+                       mode ? flops / (ms_g * 1e-3) / 1e12 : 0.0, outlasted ? "" : " (ended before the copies)");
+                fflush(stdout);
+            }
+        }
+    }
+    CK(cudaFreeHost(bounce));
+    beside_close(&b);
+}
+
 int main(int argc, char **argv)
 {
     size_t payload = (size_t)256 << 20;
@@ -1441,6 +1674,7 @@ int main(int argc, char **argv)
         if (every || strcmp(s, "host") == 0) section_host(b);
         if (strcmp(s, "stage") == 0) section_stage(b);
         if (strcmp(s, "bounce") == 0) section_bounce();
+        if (strcmp(s, "duplex") == 0) section_duplex();
         if (every || strcmp(s, "alloc") == 0) section_alloc();
         if (every || strcmp(s, "beside") == 0) section_beside();
         if (every || strcmp(s, "batch") == 0) section_batch();
