@@ -133,6 +133,28 @@ static int64_t even_split(int64_t total, int64_t most)
     return ceil_div(total, ceil_div(total, most));
 }
 
+/* Whether a quarter or more of a block's copied bytes go as lines one block
+ * row long: op(A)'s block (k per row) when its columns are contiguous
+ * (OOC_PLAN_STRIDED_A), C's (n per row, in and out when beta != 0) when C's
+ * are (OOC_PLAN_STRIDED_C). Such blocks keep STRIDED_MIN_ROWS (1024: lines
+ * of 4-16 KiB); blocks copied in long lines may go down to MIN_BLOCK_ROWS,
+ * which shortens the fill and drain of a job of few rows. Measured on an
+ * H200 (docs/PERFORMANCE.md session 28), 1024 rows against what this gives:
+ * DGEMM 2000x3000x4000 (op(A) resident: op(B)^T's rows streamed, C^T's rows
+ * contiguous) 3.61 -> 3.21 ms at 512 rows, the TF32 SGEMM 33209x2699x6533
+ * 29.9 -> 27.5 ms, ZGEMM 3243x3499x12355 CN pageable 47.4-50.7 ->
+ * 43.4-45.4 ms, SGEMM 25315x1591x3247 NT (op(B)'s strided rows 6% of the
+ * bytes) 12.8 -> 12.1 ms at 256; but DGEMM 6000^3 NN (A's and C's block
+ * rows are their lines) 15.0 -> 15.5 ms at 768 rows, so it keeps 1024. */
+#define STRIDED_MIN_ROWS (4 * MIN_BLOCK_ROWS)
+static int strided_rows(const ctx_t *c)
+{
+    double sa = c->lines & OOC_PLAN_STRIDED_A ? (double)c->k : 0.0;
+    double cw = (double)c->n * (c->c_in ? 2.0 : 1.0);
+    double sc = c->lines & OOC_PLAN_STRIDED_C ? cw : 0.0;
+    return 4.0 * (sa + sc) >= (double)c->k + cw;
+}
+
 /* Block rows when the caller does not say. Three things set it:
  *  - enough blocks for the pipeline to fill and drain cheaply (TARGET_BLOCKS);
  *  - the first block's multiply must last as long as op(B)'s upload, which it
@@ -166,13 +188,15 @@ static double math_over_copy(int64_t n, int64_t k, uint64_t e, int complex_type,
     if (fpb <= 0) fpb = FLOP_PER_BYTE;
     return (complex_type ? 8.0 : 2.0) * (double)n * (double)k / (((double)k + (double)n) * (double)e * fpb);
 }
-static int64_t auto_block_rows(int64_t m, int64_t n, int64_t k, uint64_t e, int complex_type, double fpb,
-                               int packed)
+static int64_t auto_block_rows(const ctx_t *c, int complex_type, double fpb)
 {
+    int64_t m = c->m, n = c->n, k = c->k;
+    uint64_t e = c->e;
+    int packed = c->sa && c->sc;
     if (fpb <= 0) fpb = FLOP_PER_BYTE;
     int64_t t = ceil_div(m, TARGET_BLOCKS);
     t = ceil_div(t, MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
-    t = max64(t, 4 * MIN_BLOCK_ROWS);
+    t = max64(t, strided_rows(c) ? STRIDED_MIN_ROWS : MIN_BLOCK_ROWS);
     double head_rows = fpb * (double)e / (complex_type ? 8 : 2);
     int64_t head = head_rows > (double)MAX_AUTO_BLOCK_ROWS ? MAX_AUTO_BLOCK_ROWS : (int64_t)head_rows;
     head = min64(head, ceil_div(m, 8)); /* but keep at least ~8 blocks to pipeline */
@@ -658,7 +682,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     ooc_plan_t best, alt;
     int cplx = in->complex_type != 0;
     c.out_bound = out_bound_shape(&c, cplx, in->flop_per_byte);
-    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(c.m, c.n, c.k, c.e, cplx, in->flop_per_byte, c.sa && c.sc);
+    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(&c, cplx, in->flop_per_byte);
     uint64_t least = least_traffic(&c), least0 = least, least1 = UINT64_MAX;
     int have = plan_best(&c, target, in->ring != 0, least, &best);
     best.swap = 0;
@@ -666,7 +690,7 @@ ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     if (in->allow_swap) {
         ctx_t s = swapped(&c);
         s.out_bound = out_bound_shape(&s, cplx, in->flop_per_byte);
-        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(s.m, s.n, s.k, s.e, cplx, in->flop_per_byte, s.sa && s.sc);
+        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(&s, cplx, in->flop_per_byte);
         uint64_t ls = least_traffic(&s);
         if (plan_best(&s, target, in->ring != 0, ls, &alt)) {
             alt.swap = 1;

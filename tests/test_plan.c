@@ -606,6 +606,37 @@ static void test_auto_shape_rules(void)
     in = input(8000, 8000, 8000, 8, (uint64_t)76 << 30);
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 1024);
+    /* few rows (docs/PERFORMANCE.md session 28): blocks copied in long
+     * lines go down to ~8 blocks of at least 256 rows, those copied as
+     * lines one block row long keep 1024. DGEMM 2000x3000x4000 col-major NN
+     * runs with op(A) resident, op(B)^T's and C^T's rows contiguous: */
+    in = input(2000, 3000, 4000, 8, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    in.lines[0] = OOC_PLAN_STRIDED_A | OOC_PLAN_STRIDED_C;
+    in.lines[1] = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.swap == 1 && p.mb == 512);
+    /* 6000^3: either way a block's A and C go as lines one block row long */
+    in = input(6000, 6000, 6000, 8, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    in.lines[0] = in.lines[1] = OOC_PLAN_STRIDED_A | OOC_PLAN_STRIDED_C;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(p.mb, 1024);
+    /* strided lines carrying under a quarter of the bytes do not count:
+     * SGEMM 25315x1591x3247 NT beta != 0, transposed: op(B)^T's 3247 per row
+     * strided against C's 2 x 25315 contiguous: 256 rows */
+    in = input(25315, 1591, 3247, 4, (uint64_t)76 << 30);
+    in.allow_swap = 1;
+    in.beta_nonzero = 1;
+    in.lines[0] = OOC_PLAN_STRIDED_A | OOC_PLAN_STRIDED_C;
+    in.lines[1] = OOC_PLAN_STRIDED_A;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.swap == 1 && p.mb == 256);
+    in.lines[1] = OOC_PLAN_STRIDED_C; /* C's rows as lines: 1024 */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(p.swap == 0 || p.mb >= 1024);
     /* small k: copy-bound, 64 KiB lines */
     in = input(65536, 16384, 256, 8, (uint64_t)76 << 30);
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
