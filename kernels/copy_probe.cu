@@ -769,6 +769,20 @@ static void dgemm_loop(cublasHandle_t h, double *dX, int N, int reps)
                     dX + (size_t)2 * N * N, N);
 }
 
+// reps multiplies on h's stream: mode 1 DGEMM 8192^3 (N = 8192), mode 2 TF32
+// SGEMM 16384x16384x8192 (the math mode set by the caller) on dX's floats
+static void multiply_loop(cublasHandle_t h, double *dX, int N, int mode, int reps)
+{
+    float onef = 1.0f, zerof = 0.0f;
+    for (int q = 0; q < reps; q++) {
+        if (mode == 1)
+            dgemm_loop(h, dX, N, 1);
+        else
+            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2 * N, 2 * N, N, &onef, (float *)dX, 2 * N,
+                        (float *)dX + (size_t)2 * N * N, N, &zerof, (float *)dX + (size_t)4 * N * N, 2 * N);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The pipeline's copies beside a multiply: row blocks of a column-major
 // matrix (pitch 512 KiB) copied in, out or both ways while cuBLAS runs a
@@ -821,18 +835,10 @@ static void section_beside(void)
                 if (nb < 1) nb = 1;
                 double r[3], tf[3];
                 for (int dir = 0; dir < 3; dir++) { // in, out, both
-                    float onef = 1.0f, zerof = 0.0f;
                     CK(cudaDeviceSynchronize());
                     CK(cudaEventRecord(g0, sg));
                     int reps = mode == 0 ? 0 : 10;
-                    for (int q = 0; q < reps; q++) {
-                        if (mode == 1)
-                            dgemm_loop(h, dX, N, 1);
-                        else
-                            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2 * N, 2 * N, N, &onef, (float *)dX, 2 * N,
-                                        (float *)dX + (size_t)2 * N * N, N, &zerof, (float *)dX + (size_t)4 * N * N,
-                                        2 * N);
-                    }
+                    multiply_loop(h, dX, N, mode, reps);
                     CK(cudaEventRecord(g1, sg));
                     if (mode) {
                         struct timespec ts = {0, 20 * 1000 * 1000}; // let the multiply reach its clocks first
@@ -1534,17 +1540,9 @@ static void section_duplex(void)
             size_t nblk = pitch / w;
             for (auto &c : cfg) {
                 CK(cudaDeviceSynchronize());
-                float onef = 1.0f, zerof = 0.0f;
                 CK(cudaEventRecord(g0, sg));
                 int reps = mode == 0 ? 0 : mode == 1 ? 12 : 24;
-                for (int q = 0; q < reps; q++) {
-                    if (mode == 1)
-                        dgemm_loop(h, b.dX, N, 1);
-                    else
-                        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 2 * N, 2 * N, N, &onef, (float *)b.dX, 2 * N,
-                                    (float *)b.dX + (size_t)2 * N * N, N, &zerof, (float *)b.dX + (size_t)4 * N * N,
-                                    2 * N);
-                }
+                multiply_loop(h, b.dX, N, mode, reps);
                 CK(cudaEventRecord(g1, sg));
                 if (mode) {
                     struct timespec ts = {0, 20 * 1000 * 1000};
