@@ -195,14 +195,16 @@ static int default_staging_threads(void)
 
 /* How the copies of problem q lie (plan.h ooc_plan_input_t.lines): a view
  * whose columns are contiguous copies a block of its rows as short lines
- * far apart, and a resident op(B) whose rows are contiguous goes up in
- * chunks of rows (of k). */
+ * far apart (or, in a file, reads or writes them one line at a time), and a
+ * resident op(B) whose rows are contiguous goes up in chunks of rows (of k). */
 static int copy_lines(const ooc_problem_t *q)
 {
-    int col = q->layout == OOC_COL_MAJOR;
-    return (q->A.pinned && col == (q->ta == OOC_OP_N) ? OOC_PLAN_STRIDED_A : 0) |
+    int col = q->layout == OOC_COL_MAJOR, a_rows = col == (q->ta == OOC_OP_N);
+    return (q->A.pinned && a_rows ? OOC_PLAN_STRIDED_A : 0) |
            (col == (q->tb == OOC_OP_N) ? 0 : OOC_PLAN_B_ROWS) |
-           ((q->C.pinned || q->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0);
+           ((q->C.pinned || q->c_in.pinned) && col ? OOC_PLAN_STRIDED_C : 0) |
+           (q->A.fd >= 0 && a_rows ? OOC_PLAN_FILE_LINES_A : 0) |
+           ((q->C.fd >= 0 || q->c_in.fd >= 0) && col ? OOC_PLAN_FILE_LINES_C : 0);
 }
 
 /* Each device's share of a given staging budget (OOC_PARAM_HOST_MEM is the

@@ -136,7 +136,10 @@ static int64_t even_split(int64_t total, int64_t most)
 /* Whether a quarter or more of a block's copied bytes go as lines one block
  * row long: op(A)'s block (k per row) when its columns are contiguous
  * (OOC_PLAN_STRIDED_A), C's (n per row, in and out when beta != 0) when C's
- * are (OOC_PLAN_STRIDED_C). Such blocks keep STRIDED_MIN_ROWS (1024: lines
+ * are (OOC_PLAN_STRIDED_C); also when a file's block is read or written as
+ * such lines, one pread or pwrite each (OOC_PLAN_FILE_LINES_A/_C: smaller
+ * blocks would make more, shorter ones; not measured, so file jobs keep
+ * the floor they had). Such blocks keep STRIDED_MIN_ROWS (1024: lines
  * of 4-16 KiB); blocks copied in long lines may go down to MIN_BLOCK_ROWS,
  * which shortens the fill and drain of a job of few rows. Measured on an
  * H200 (docs/PERFORMANCE.md session 28), 1024 rows against what this gives:
@@ -149,9 +152,9 @@ static int64_t even_split(int64_t total, int64_t most)
 #define STRIDED_MIN_ROWS (4 * MIN_BLOCK_ROWS)
 static int strided_rows(const ctx_t *c)
 {
-    double sa = c->lines & OOC_PLAN_STRIDED_A ? (double)c->k : 0.0;
+    double sa = c->lines & (OOC_PLAN_STRIDED_A | OOC_PLAN_FILE_LINES_A) ? (double)c->k : 0.0;
     double cw = (double)c->n * (c->c_in ? 2.0 : 1.0);
-    double sc = c->lines & OOC_PLAN_STRIDED_C ? cw : 0.0;
+    double sc = c->lines & (OOC_PLAN_STRIDED_C | OOC_PLAN_FILE_LINES_C) ? cw : 0.0;
     return 4.0 * (sa + sc) >= (double)c->k + cw;
 }
 

@@ -47,7 +47,9 @@ typedef struct {
                                * copied in place (pinned) as short lines far apart (a block's rows of
                                * a matrix whose columns are contiguous; staged operands are packed into
                                * the pinned slots), OOC_PLAN_B_ROWS when the resident operand's lines
-                               * are its rows (its chunks split k, not n) */
+                               * are its rows (its chunks split k, not n), OOC_PLAN_FILE_LINES_A and
+                               * OOC_PLAN_FILE_LINES_C when the streamed operand's or C's file is read
+                               * or written a block's row of each line at a time */
     uint64_t slack0, slack_ring; /* what aligning the buffers may add to a plan with a ring of R, in device
                                * memory and in staging (when there is any): slack0 + R slack_ring bytes
                                * within the budgets (pipeline.h ooc_res_slack()) */
@@ -62,6 +64,8 @@ typedef struct {
 #define OOC_PLAN_STRIDED_A 1
 #define OOC_PLAN_STRIDED_C 2
 #define OOC_PLAN_B_ROWS 4
+#define OOC_PLAN_FILE_LINES_A 8
+#define OOC_PLAN_FILE_LINES_C 16
 
 typedef struct {
     int swap;                 /* 1: solve C^T = op(B)^T op(A)^T; m/n, A/B swapped below */

@@ -637,6 +637,19 @@ static void test_auto_shape_rules(void)
     in.lines[1] = OOC_PLAN_STRIDED_C; /* C's rows as lines: 1024 */
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT(p.swap == 0 || p.mb >= 1024);
+    /* files read or written a block row of each line at a time keep 1024
+     * too: 2000x3000x4000, op(A) streamed, A and C pageable (packed in the
+     * slots: smaller blocks), then A and C in column-major files */
+    in = input(2000, 3000, 4000, 8, (uint64_t)76 << 30);
+    in.stage_a = in.stage_b = in.stage_c = 1;
+    in.host_budget = (uint64_t)1 << 30;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.swap == 0 && p.mb < 1024);
+    in.lines[0] = OOC_PLAN_FILE_LINES_A | OOC_PLAN_FILE_LINES_C;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.swap == 0 && p.mb == 1024);
     /* small k: copy-bound, 64 KiB lines */
     in = input(65536, 16384, 256, 8, (uint64_t)76 << 30);
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
