@@ -181,7 +181,7 @@ typedef enum {
                                        another into C (1..64; 1: whole); 0: planner's choice (pieces when the
                                        device budget would otherwise hold the blocks to short copy lines; 2 when
                                        copying C out bounds the pipeline, one device, k >= 2048) */
-    OOC_PARAM_STAGE_CHUNK = 15    /**< a pageable op(A) in memory (the streamed operand; not one in a file, nor
+    OOC_PARAM_STAGE_CHUNK = 15,   /**< a pageable op(A) in memory (the streamed operand; not one in a file, nor
                                        in k-pieces) goes to the device chunk after chunk through 3 pinned buffers
                                        of this many bytes (rounded up to a multiple of 4096) that stay in the
                                        CPU's cache: the copy engines read the chunk from the cache, so a staged
@@ -189,6 +189,12 @@ typedef enum {
                                        through the pinned ring). 0: 16 MiB with a GPU backend where the CPU's
                                        last-level cache holds 192 MiB or more and the buffers take at most half
                                        the staging budget, else never */
+    OOC_PARAM_STAGE_OUT = 16      /**< a pageable C in memory (not one in a file) comes out of the device the
+                                       same way, chunk after chunk into 3 pinned buffers of
+                                       ::OOC_PARAM_STAGE_CHUNK's size that stay in the CPU's cache, from which
+                                       the staging threads copy it into C: one pass over host memory, not
+                                       three. 1: never (whole blocks through the pinned ring's out-slots). 0:
+                                       whenever ::OOC_PARAM_STAGE_CHUNK gives a chunk */
 } ooc_param_t;
 
 /** Ways op(B) reaches several devices (::OOC_PARAM_PEER_B). The result is
@@ -443,8 +449,12 @@ typedef struct {
     int64_t stage_chunk;    /**< bytes of each pinned buffer staged op(A) went through chunk by chunk
                                  (::OOC_PARAM_STAGE_CHUNK); 0: it went through the ring's slots, or was not staged */
     int32_t stage_bufs;     /**< how many such buffers (0 with stage_chunk 0) */
-    uint64_t bytes_staged_cached; /**< of bytes_staged, those copied into those buffers (read once from host
-                                       memory: the floor's host-memory term counts them once, the others thrice) */
+    uint64_t bytes_staged_cached; /**< of bytes_staged, those copied through cache-sized buffers, in
+                                       (stage_chunk) or out (stage_out_chunk): they pass over host memory once
+                                       (the floor's host-memory term counts them once, the others thrice) */
+    int64_t stage_out_chunk; /**< bytes of each pinned buffer a staged C came out through chunk by chunk
+                                  (::OOC_PARAM_STAGE_OUT); 0: through the ring's out-slots, or not staged */
+    int32_t stage_out_bufs;  /**< how many such buffers (0 with stage_out_chunk 0) */
 } ooc_stats_t;
 
 /**

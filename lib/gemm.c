@@ -299,7 +299,7 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
                           (int)h->param[OOC_PARAM_A_PIECES], {0, 0},
                           /* the planner counts the buffers' alignment for the ring it tries */
-                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}};
+                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}, 0};
     /* how the copies lie in each orientation: the problem, and its transpose
      * as the pipeline would run it */
     ooc_problem_t t = *p;
@@ -311,6 +311,14 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     x.through_bufs = x.through_chunk ? THROUGH_BUFS : 0;
     x.through_ok[0] = p->A.fd < 0;
     x.through_ok[1] = p->B.fd < 0;
+    /* C out the same way (its mirror: the copy engines write a chunk into a
+     * buffer in the cache, the threads copy it into C with streaming
+     * stores), when C is pageable memory and that was not refused. Measured
+     * on an H200 (16-core Xeon, 300 MiB L3), best of 5, two rounds, against
+     * the out-slots (docs/PERFORMANCE.md session 29): DGEMM 35667x22777x1141
+     * TN row-major (C 6.5 GB) 0.147, 0.138 s against 0.171, 0.174; ZGEMM
+     * 36589x8473x119 CT beta 0.5 0.180, 0.183 against 0.208, 0.204 */
+    x.through_out_ok = !p->C.pinned && p->C.fd < 0 && h->param[OOC_PARAM_STAGE_OUT] != 1;
     /* TF32 multiplies single precision some 7 times faster than FP64/FP32
      * (373 against 52-56 TFLOP/s on an H200): a copied byte buys that much
      * more math, and copies bound shapes that FP32 would not */
@@ -488,6 +496,8 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->bytes_staged_cached = rs->sum.bytes_staged_cached;
     s->stage_chunk = (int64_t)plan->through_chunk;
     s->stage_bufs = plan->through_bufs;
+    s->stage_out_chunk = (int64_t)plan->through_out_chunk;
+    s->stage_out_bufs = plan->through_out_bufs;
     /* the resident operand goes up to each device, or once in all when they
      * share it */
     uint64_t least = rs->ndev > 1 && !share_b ? plan->least_traffic_each_bytes : plan->least_traffic_bytes;

@@ -91,6 +91,10 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
     }
     OOC_RETURN_ERROR_IF(pl->through_chunk && (pl->through_bufs < 1 || pl->through_bufs > OOC_PLAN_MAX_THROUGH_BUFS),
                         err, OOC_ERR_INTERNAL, "plan with %d staging buffers exceeds the limit", pl->through_bufs);
+    OOC_RETURN_ERROR_IF(pl->through_out_chunk &&
+                            (pl->through_out_bufs < 1 || pl->through_out_bufs > OOC_PLAN_MAX_THROUGH_BUFS),
+                        err, OOC_ERR_INTERNAL, "plan with %d unstaging buffers exceeds the limit",
+                        pl->through_out_bufs);
     while (res->nstreams < PIPE_STREAMS(pl)) {
         OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
         res->nstreams++;
@@ -257,11 +261,20 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.th_ev[b] = res->events[PIPE_EVENTS_BASE(pl) + P.R + b];
     }
     for (int s = 0; P.th_n && s < P.R; s++) P.ev_ain[s] = res->events[PIPE_EVENTS_BASE(pl) + s];
+    /* staged C out through its own cache-sized buffers: after those */
+    P.tho_n = pl->through_out_chunk && h ? pl->through_out_bufs : 0;
+    P.tho_chunk = (size_t)pl->through_out_chunk;
+    for (int b = 0; b < P.tho_n; b++) {
+        P.tho_buf[b] = h;
+        h += align_up(P.tho_chunk);
+        P.tho_ev[b] = res->events[PIPE_EVENTS_IN(pl) + b];
+    }
     P.s_in = res->streams[0];
     P.s_out = res->streams[1];
     P.ncomp = pl->streams - 2;
     for (int c = 0; c < P.ncomp; c++) P.s_comp[c] = res->streams[2 + c];
     P.s_stage = P.th_n ? res->streams[pl->streams] : NULL;
+    P.s_unstage = P.tho_n ? res->streams[PIPE_STREAMS_IN(pl)] : NULL;
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.cv, NULL);
     if (trace) {
@@ -276,6 +289,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         uint64_t b_ops = 2 * OOC_MAX_B_CHUNKS + 2 + (p->B.pinned ? 0 : lines_b / (slot_lines ? slot_lines : 1));
         uint64_t per_block = pl->a_pieces > 1 ? 2 + 2 * (uint64_t)(pl->a_pieces + pl->b_chunks - 1) : 3;
         if (P.th_n) per_block += (uint64_t)pl->dev_a_slot_bytes / P.th_chunk + 2;
+        if (P.tho_n) per_block += (uint64_t)pl->dev_c_slot_bytes / P.tho_chunk + 2;
         uint64_t ops = per_block * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
                        (uint64_t)(pl->n_panels * pl->k_panels) * b_ops;
         if (ops > ((uint64_t)1 << 16)) ops = (uint64_t)1 << 16;

@@ -3,9 +3,11 @@
  * pipeline_host.c: the host side of a pipeline (see pipeline.c): the reader
  * thread that copies or preads pageable operands into the pinned in-slots,
  * the writer thread that copies or pwrites C out of the pinned out-slots
- * and reports each finished block, and the staging copies and messages they
+ * (or brings it down through cache-sized buffers and copies it into C) and
+ * reports each finished block, and the staging copies and messages they
  * share with the issuing thread. They wait on the issuing thread's events
- * from the host; they issue no device operation themselves.
+ * from the host; the only device operations they issue are the copies of
+ * staged A and C through the cache-sized buffers, on streams of their own.
  */
 #include "config.h"
 
@@ -165,9 +167,138 @@ failed:
     return NULL;
 }
 
+/* Turn t's block done: every byte of it is in C. Reported (journal) in turn order. */
+static ooc_status_t block_written(pipe_t *P, int64_t t, ooc_err_t *err)
+{
+    if (P->hooks && P->hooks->block_done) {
+        pthread_mutex_lock(&P->mu);
+        ooc_pipe_stats_t so_far = P->stats;
+        pthread_mutex_unlock(&P->mu);
+        OOC_FORWARD(P->hooks->block_done(P->hooks->user, P->g0 + P->turn[t], &so_far, err));
+    }
+    ooc_pipe_advance(P, &P->written, t + 1);
+    return OOC_SUCCESS;
+}
+
+/* A chunk of C on its way down through buffer `buf` (the writer's queue,
+ * oldest first): lines [l0, l0 + h) of turn t's block, bytes [at, at + w)
+ * of each; `last`: the block's last chunk. */
+typedef struct {
+    int64_t t;
+    int buf, last;
+    char *dst;      /* where its first line goes in C */
+    size_t pitch, w, h;
+} out_chunk_t;
+
+typedef struct {
+    out_chunk_t q[OOC_PLAN_MAX_THROUGH_BUFS];
+    int64_t head, tail; /* chunks issued, chunks copied into C */
+    double t0;          /* trace: when the oldest block's first chunk was copied */
+} out_queue_t;
+
+/* The oldest chunk in flight: once its copy down is done, the pool copies it
+ * into C (streaming stores: C's lines are not read first); after a block's
+ * last chunk, the block is written. */
+static ooc_status_t out_finish_oldest(pipe_t *P, out_queue_t *Q, ooc_err_t *err)
+{
+    out_chunk_t *c = &Q->q[Q->tail % P->tho_n];
+    OOC_FORWARD(P->o->event_sync(P->be, P->tho_ev[c->buf], err));
+    if (P->T && (Q->tail == 0 || Q->q[(Q->tail - 1) % P->tho_n].last)) Q->t0 = ooc_trace_now();
+    P->o->range_push(P->be, "unstage C (chunk)");
+    ooc_pool_copy2d(P->pool, c->dst, c->pitch, P->tho_buf[c->buf], c->w, c->w, c->h);
+    P->o->range_pop(P->be);
+    ooc_pipe_count(P, 0, 0, 0, c->w * c->h);
+    pthread_mutex_lock(&P->mu);
+    P->stats.bytes_staged_cached += c->w * c->h;
+    pthread_mutex_unlock(&P->mu);
+    Q->tail++;
+    if (!c->last) return OOC_SUCCESS;
+    if (P->T) ooc_trace_host(P->T, "unstage C", OOC_LANE_WRITE, P->g0 + P->turn[c->t], Q->t0, ooc_trace_now());
+    return block_written(P, c->t, err);
+}
+
+/* Turn t's block of C (rectangle rc, in slot s) down through the cache
+ * (plan.h through_out_chunk), the mirror of through_a: on the unstaging
+ * stream, once the block's multiply is done, chunk after chunk of whole
+ * lines (or of one line, when a line is longer than a buffer) from dC[s]
+ * into the next buffer, once the pool has copied that buffer's last chunk
+ * into C; ev_out[s] after the block's last chunk (the issuing thread waits
+ * for out_recorded before reusing the slot). Chunks of this block still in
+ * buffers are finished later (out_finish_oldest). */
+static ooc_status_t through_c(pipe_t *P, out_queue_t *Q, int64_t t, const rect_t *rc, ooc_err_t *err)
+{
+    int s = slot_of(P, t);
+    OOC_FORWARD(P->o->stream_wait(P->be, P->s_unstage, P->ev_gemm[s], err));
+    size_t per = P->tho_chunk / rc->width, seg = per ? rc->width : P->tho_chunk;
+    if (per == 0) per = 1;
+    for (size_t l0 = 0; l0 < rc->height; l0 += per) {
+        size_t h = rc->height - l0 < per ? rc->height - l0 : per;
+        for (size_t at = 0; at < rc->width; at += seg) {
+            size_t w = rc->width - at < seg ? rc->width - at : seg;
+            if (Q->head - Q->tail == P->tho_n) OOC_FORWARD(out_finish_oldest(P, Q, err));
+            out_chunk_t *c = &Q->q[Q->head % P->tho_n];
+            c->t = t;
+            c->buf = (int)(Q->head % P->tho_n);
+            c->last = l0 + h == rc->height && at + w == rc->width;
+            c->dst = (char *)rc->ptr + l0 * rc->pitch + at;
+            c->pitch = rc->pitch;
+            c->w = w;
+            c->h = h;
+            int tr = TR_START(P, P->s_unstage);
+            OOC_FORWARD(P->o->copy2d(P->be, P->tho_buf[c->buf], w, P->dC[s] + l0 * rc->width + at, rc->width, w,
+                                     h, OOC_D2H, P->s_unstage, err));
+            TR_END(P, P->s_unstage, tr, "D2H C (chunk)", OOC_LANE_OUT, P->g0 + P->turn[t]);
+            OOC_FORWARD(P->o->event_record(P->be, P->tho_ev[c->buf], P->s_unstage, err));
+            ooc_pipe_count(P, 0, w * h, 0, 0);
+            Q->head++;
+        }
+    }
+    OOC_FORWARD(P->o->event_record(P->be, P->ev_out[s], P->s_unstage, err));
+    ooc_pipe_advance(P, &P->out_recorded, t + 1);
+    return OOC_SUCCESS;
+}
+
+/* Has the issuing thread issued turn t's multiply yet (without waiting)? */
+static int issued_now(pipe_t *P, int64_t t)
+{
+    pthread_mutex_lock(&P->mu);
+    int yes = P->issued > t;
+    pthread_mutex_unlock(&P->mu);
+    return yes;
+}
+
+/* The writer with C through the cache: each turn's chunks go down as
+ * buffers free up; before waiting for the next turn's multiply, the chunks
+ * already down are copied into C (its blocks reported written). */
+static void *writer_through(pipe_t *P)
+{
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    out_queue_t Q;
+    memset(&Q, 0, sizeof Q);
+    if (P->o->activate(P->be, &err) != OOC_SUCCESS) goto failed;
+    for (int64_t t = 0;; t++) {
+        while (Q.tail < Q.head && !issued_now(P, t))
+            if (out_finish_oldest(P, &Q, &err) != OOC_SUCCESS) goto failed;
+        if (!await_issued(P, t)) break;
+        int64_t r0, r1;
+        block_rows(P, P->turn[t], &r0, &r1);
+        rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
+        if (through_c(P, &Q, t, &rc, &err) != OOC_SUCCESS) goto failed;
+    }
+    if (P->abort) return NULL;
+    while (Q.tail < Q.head)
+        if (out_finish_oldest(P, &Q, &err) != OOC_SUCCESS) goto failed;
+    return NULL;
+failed:
+    ooc_pipe_fail(P, &err);
+    return NULL;
+}
+
 void *ooc_pipe_writer_main(void *arg)
 {
     pipe_t *P = arg;
+    if (P->tho_n) return writer_through(P);
     ooc_err_t err;
     ooc_err_clear(&err);
     if (P->o->activate(P->be, &err) != OOC_SUCCESS) goto failed;
@@ -181,13 +312,7 @@ void *ooc_pipe_writer_main(void *arg)
         host_step_t hs = ooc_pipe_step_begin(P, "unstage C");
         if (stage_out(P, &rc, P->pin_out[s], &err) != OOC_SUCCESS) goto failed;
         ooc_pipe_step_end(P, hs, "unstage C", OOC_LANE_WRITE, P->g0 + i);
-        if (P->hooks && P->hooks->block_done) {
-            pthread_mutex_lock(&P->mu);
-            ooc_pipe_stats_t so_far = P->stats;
-            pthread_mutex_unlock(&P->mu);
-            if (P->hooks->block_done(P->hooks->user, P->g0 + i, &so_far, &err) != OOC_SUCCESS) goto failed;
-        }
-        ooc_pipe_advance(P, &P->written, t + 1);
+        if (block_written(P, t, &err) != OOC_SUCCESS) goto failed;
     }
     return NULL;
 failed:

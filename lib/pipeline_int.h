@@ -20,9 +20,13 @@
  * op(B), ev_pin, ev_pgemm per A slot, then ev_cpart per chunk of op(B) */
 #define PIPE_EVENTS_BASE(pl) (3 * (pl)->ring + 2 * OOC_MAX_B_CHUNKS + 2 * (pl)->a_slots)
 /* then, with staged A through the cache (plan.h through_chunk): ev_ain per ring slot, one per buffer */
-#define PIPE_EVENTS(pl) (PIPE_EVENTS_BASE(pl) + ((pl)->through_chunk ? (pl)->ring + (pl)->through_bufs : 0))
-/* the plan's streams, then the staging stream of staged A through the cache */
-#define PIPE_STREAMS(pl) ((pl)->streams + ((pl)->through_chunk ? 1 : 0))
+#define PIPE_EVENTS_IN(pl) (PIPE_EVENTS_BASE(pl) + ((pl)->through_chunk ? (pl)->ring + (pl)->through_bufs : 0))
+/* then, with staged C out through the cache (plan.h through_out_chunk): one per buffer */
+#define PIPE_EVENTS(pl) (PIPE_EVENTS_IN(pl) + ((pl)->through_out_chunk ? (pl)->through_out_bufs : 0))
+/* the plan's streams, then the staging stream of staged A through the cache, then the unstaging stream
+ * of staged C through the cache */
+#define PIPE_STREAMS_IN(pl) ((pl)->streams + ((pl)->through_chunk ? 1 : 0))
+#define PIPE_STREAMS(pl) (PIPE_STREAMS_IN(pl) + ((pl)->through_out_chunk ? 1 : 0))
 /* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
 #define CLAIM_LAG 2
 
@@ -125,8 +129,10 @@ typedef struct {
     int issuer_done;     /* the issuing thread left the panel (every issued turn is final) */
     int64_t staged;      /* turns whose inputs the reader put in pinned slots */
     int64_t issued_in;   /* turns whose H2D was issued (ev_in recorded) */
-    int64_t issued;      /* turns whose D2H was issued (ev_out recorded) */
-    int64_t written;     /* turns the writer copied out of pinned slots */
+    int64_t issued;      /* turns whose D2H was issued (ev_out recorded); with tho_n, whose multiply
+                          * was (ev_gemm recorded: the writer issues the D2H) */
+    int64_t written;     /* turns the writer copied out of pinned slots (or buffers) into C */
+    int64_t out_recorded; /* staged C through the cache: turns whose ev_out the writer has recorded */
     int64_t b_staged;    /* 1: op(B)'s panel no longer needs the pinned slots */
     int abort;
     ooc_err_t err;       /* first failure of any thread */
@@ -142,6 +148,17 @@ typedef struct {
     ooc_event_t th_ev[OOC_PLAN_MAX_THROUGH_BUFS], ev_ain[OOC_MAX_RING];
     int64_t th_used;     /* chunks sent so far */
     ooc_stream_t s_stage;
+    /* staged C out through the cache (plan.h through_out_chunk): the writer
+     * brings each block down chunk by chunk from dC[s] into tho_n small
+     * pinned buffers in turn on s_unstage, once the block's multiply is done,
+     * and the pool copies each chunk into C once it is there; ev_out[s]
+     * after the block's last chunk, recorded by the writer, not the issuing
+     * thread (which then neither copies C out nor records ev_out) */
+    int tho_n;           /* buffers (0: none: staged C, if any, goes through the out-slots) */
+    size_t tho_chunk;    /* bytes each */
+    char *tho_buf[OOC_PLAN_MAX_THROUGH_BUFS];
+    ooc_event_t tho_ev[OOC_PLAN_MAX_THROUGH_BUFS];
+    ooc_stream_t s_unstage;
 } pipe_t;
 
 /* Bracket a device op on stream s for the trace (no-ops when not tracing). */

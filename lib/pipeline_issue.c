@@ -142,8 +142,12 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
 
     if ((P->stage_a || P->stage_cin) && !ooc_pipe_await(P, &P->staged, t + 1)) return OOC_ERR_INTERNAL; /* aborted */
 
-    /* slot s must be free of turn t - R (its gemm read A; its D2H read C) */
+    /* slot s must be free of turn t - R (its gemm read A; its D2H read C).
+     * Staged C through the cache: the writer records ev_out[s] (after
+     * issuing the block's last chunk); wait until it has, for this turn
+     * and issue_rest's wait on it */
     if (reuses_slot(P, t)) {
+        if (P->tho_n && !ooc_pipe_await(P, &P->out_recorded, t - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
         OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_gemm[s], err));
         if (P->c_read) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_out[s], err));
     }
@@ -200,7 +204,8 @@ static int out_slot_free(pipe_t *P, int64_t t)
 static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_stream_t sc,
                                     const ooc_tile_gemm_t *x, ooc_err_t *err)
 {
-    if (!out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
+    /* (staged C through the cache: the writer copies the block out once all of it is multiplied) */
+    if (!P->tho_n && !out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
     for (int j = 0; j < P->pl->b_chunks; j++) {
         size_t l0, l1;
         b_chunk_lines(P, (size_t)(P->c1 - P->c0), j, &l0, &l1); /* (of C's columns) */
@@ -212,6 +217,7 @@ static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_s
         int tr = TR_START(P, sc);
         OOC_FORWARD(P->o->gemm(P->be, sc, &y, err));
         TR_END(P, sc, tr, "gemm (piece of A, columns of C)", OOC_LANE_COMPUTE, P->g0 + u->i);
+        if (P->tho_n) continue;
         OOC_FORWARD(P->o->event_record(P->be, P->ev_cpart[j], sc, err));
         OOC_FORWARD(copy_out_cols(P, u, l0, l1, P->ev_cpart[j], "D2H C (columns)", err));
     }
@@ -288,8 +294,10 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     const rect_t ra = u.ra, rb = u.rb, rc = u.rc;
     int pieces = P->pl->a_pieces > 1, piece_cols = pieces && P->pl->b_chunks > 1;
     int split = !pieces && i < P->pl->lead && P->pl->b_chunks > 1;
-    /* C's columns go out chunk by chunk (pieces: the last piece's, issue_pieces) */
-    int cols_out = (split && P->vb.rows_contig) || piece_cols;
+    /* C's columns go out chunk by chunk (pieces: the last piece's, issue_pieces); not when the
+     * writer brings C down through the cache (tho_n: once the whole multiply is done; the
+     * multiplies are the same either way) */
+    int cols_out = ((split && P->vb.rows_contig) || piece_cols) && !P->tho_n;
 
     ooc_stream_t sc = P->s_comp[t % P->ncomp];
     if (!pieces) OOC_FORWARD(o->stream_wait(be, sc, P->ev_in[s], err)); /* pieces: each waits for its own copy */
@@ -337,7 +345,15 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     }
     OOC_FORWARD(o->event_record(be, P->ev_gemm[s], sc, err));
 
-    /* out */
+    /* out: by the writer, through the cache (it waits for ev_gemm[s]) */
+    if (P->tho_n) {
+        pthread_mutex_lock(&P->mu);
+        P->stats.blocks++;
+        P->issued = t + 1;
+        pthread_cond_broadcast(&P->cv);
+        pthread_mutex_unlock(&P->mu);
+        return OOC_SUCCESS;
+    }
     if (!cols_out) {
         if (!out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
         OOC_FORWARD(copy_out_cols(P, &u, 0, (size_t)(P->c1 - P->c0), P->ev_gemm[s], "D2H C", err));
@@ -371,6 +387,8 @@ static ooc_status_t drain(pipe_t *P, int out, ooc_err_t *err)
     ooc_status_t t = out ? P->o->stream_sync(P->be, P->s_out, err) : OOC_SUCCESS;
     if (st == OOC_SUCCESS) st = t;
     t = P->th_n ? P->o->stream_sync(P->be, P->s_stage, err) : OOC_SUCCESS;
+    if (st == OOC_SUCCESS) st = t;
+    t = P->tho_n ? P->o->stream_sync(P->be, P->s_unstage, err) : OOC_SUCCESS;
     return st == OOC_SUCCESS ? t : st;
 }
 
@@ -416,7 +434,7 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
 {
     ooc_err_t err;
     ooc_err_clear(&err);
-    P->claimed = P->staged = P->issued_in = P->issued = P->written = P->b_staged = P->pieces = 0;
+    P->claimed = P->staged = P->issued_in = P->issued = P->written = P->b_staged = P->pieces = P->out_recorded = 0;
     P->no_more = P->issuer_done = 0;
     /* op(B) first when its chunks go through the pinned slots (pageable or
      * a file), so that they need not wait for the first turn's copy-in on

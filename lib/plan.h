@@ -59,6 +59,8 @@ typedef struct {
     int through_bufs;         /* (1 .. OOC_PLAN_MAX_THROUGH_BUFS when through_chunk is set) */
     int through_ok[2];        /* per orientation (as lines[]): the streamed operand, when staged, is in
                                * memory (a file's is read into the ring) */
+    int through_out_ok;       /* C, when staged, comes out through through_bufs buffers of through_chunk
+                               * bytes, not the ring's out-slots (C is in memory and that was not refused) */
 } ooc_plan_input_t;
 
 #define OOC_PLAN_STRIDED_A 1
@@ -101,6 +103,11 @@ typedef struct {
                                * slot, not through the in-slots (pin_in_slot_bytes then holds no A);
                                * 0: it does not (not staged, in k-pieces, from a file, or not asked) */
     int through_bufs;
+    uint64_t through_out_chunk; /* staged C comes out chunk after chunk from its device slot into
+                               * through_out_bufs pinned buffers of this many bytes, from which the
+                               * writer's threads copy it into C (pin_out_slot_bytes is then 0); 0: it
+                               * goes through the ring's out-slots (or is not staged) */
+    int through_out_bufs;
     uint64_t traffic_bytes;   /* bytes moved over the bus by this plan */
     uint64_t least_traffic_bytes; /* the least bytes any plan of this planner could move within the same
                                * budgets (smallest blocks, ring of 2, either orientation allowed): the

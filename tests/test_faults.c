@@ -265,9 +265,10 @@ static void test_cancel(void)
     CU_ASSERT_EQUAL(ooc_cancel(NULL), OOC_ERR_INVALID_HANDLE);
 }
 
-/* In memory: a device failure fails that multiply only; A staged through
- * the ring's slots or through the cache-sized buffers (OOC_PARAM_STAGE_CHUNK:
- * the reader's own copies up, on its own stream, fail too). */
+/* In memory: a device failure fails that multiply only; A and C staged
+ * through the ring's slots or through the cache-sized buffers
+ * (OOC_PARAM_STAGE_CHUNK: the reader's own copies up and the writer's own
+ * copies down, each on its own stream, fail too). */
 static void test_in_memory_recovers(void)
 {
     enum { M = 700, N = 90, K = 60 };
@@ -283,7 +284,7 @@ static void test_in_memory_recovers(void)
         if (!HOST && strncmp(specs[i % 5], "exec", 4) == 0) continue; /* host backend only */
         ooc_handle_t *h = new_handle();
         ooc_set(h, OOC_PARAM_DEVICE_MEM, 64 << 10);
-        ooc_set(h, OOC_PARAM_HOST_MEM, 64 << 10);
+        ooc_set(h, OOC_PARAM_HOST_MEM, i < 5 ? 64 << 10 : 160 << 10); /* through: room for 6 buffers */
         ooc_set(h, OOC_PARAM_STAGE_CHUNK, i < 5 ? 1 : 8192);
         memcpy(C, C0, sizeof(double) * M * N);
         fault(specs[i % 5]);
@@ -298,6 +299,7 @@ static void test_in_memory_recovers(void)
         ooc_stats_t s;
         CU_ASSERT_EQUAL(ooc_get_stats(h, &s), OOC_SUCCESS);
         CU_ASSERT_EQUAL(s.stage_chunk, i < 5 ? 0 : 8192);
+        CU_ASSERT_EQUAL(s.stage_out_chunk, i < 5 ? 0 : 8192);
         double alpha = 1.5, beta = 0.5, worst;
         CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, &alpha, A, M, B, K, &beta, C0,
                                  C, M, &worst),

@@ -529,7 +529,11 @@ static void test_staged_ahead(void)
  * its copy up is done, each device slot only once the multiply two turns
  * back let go of it (host ops delayed at random, as in test_staged_ahead),
  * panels, k-panels, the transposed orientation (op(B) streamed), C staged
- * or not. The result is byte-identical to the ring's (chunk 1: never). */
+ * or not. A staged C comes out through buffers of its own (through_c():
+ * each refilled only once the pool has copied its chunk into C, each
+ * device slot reused only once its last chunk is down), or with
+ * OOC_PARAM_STAGE_OUT 1 through the ring. The result is byte-identical to
+ * the ring's (chunk 1: never) every way. */
 static void test_staged_through(void)
 {
     ooc_handle_t *saved = H;
@@ -568,8 +572,9 @@ static void test_staged_through(void)
         CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, swap ? 384 : long_lines ? 640 : 64 + 32 * (i % 4)),
                         OOC_SUCCESS);
         CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_RING_DEPTH, 2 + i % 2), OOC_SUCCESS);
-        for (int pass = 0; pass < 2; pass++) {
+        for (int pass = 0; pass < 3; pass++) {
             CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, pass ? chunk : 1), OOC_SUCCESS);
+            CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_OUT, pass == 2 ? 1 : 0), OOC_SUCCESS);
             memcpy(C, C0, nc * e);
             ooc_status_t st = ooc_gemm(H, t, layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
             if (st != OOC_SUCCESS) fprintf(stderr, "\n    ooc_gemm: %s\n", ooc_last_error(H));
@@ -581,6 +586,7 @@ static void test_staged_through(void)
             if (i >= 6) CU_ASSERT(s.panels > 1);
             if (pass == 0) {
                 CU_ASSERT(s.stage_chunk == 0 && s.stage_bufs == 0 && s.bytes_staged_cached == 0);
+                CU_ASSERT(s.stage_out_chunk == 0 && s.stage_out_bufs == 0);
                 memcpy(C1, C, nc * e);
                 double worst;
                 int64_t bad = tu_check(t, layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C0, C, ldc, &worst);
@@ -588,8 +594,11 @@ static void test_staged_through(void)
                 CU_ASSERT_EQUAL(bad, 0);
             } else {
                 CU_ASSERT(s.stage_chunk == want && s.stage_bufs == 3);
-                /* every element of the streamed operand, once per panel */
-                CU_ASSERT(s.bytes_staged_cached >= (uint64_t)(swap ? k * n : m * k) * e);
+                int out = pass == 1 && !pin_c;
+                CU_ASSERT_EQUAL(s.stage_out_chunk, out ? want : 0);
+                CU_ASSERT_EQUAL(s.stage_out_bufs, out ? 3 : 0);
+                /* every element of the streamed operand, once per panel, and of C out once */
+                CU_ASSERT(s.bytes_staged_cached >= (uint64_t)((swap ? k * n : m * k) + (out ? m * n : 0)) * e);
                 CU_ASSERT(s.bytes_staged_cached <= s.bytes_staged);
                 int same = memcmp(C, C1, nc * e) == 0;
                 if (!same) fprintf(stderr, "\n    case %d: through the buffers differs from the ring\n", i);

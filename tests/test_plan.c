@@ -92,7 +92,11 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     if (sa && !p->through_chunk) REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)p->mb * (uint64_t)p->kb);
     if (sb) REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)(p->kb > p->nb ? p->kb : p->nb));
     if (sb) REQUIRE(p->pin_in_slot_bytes >= p->through_chunk);
-    if (in->stage_c) REQUIRE(p->pin_out_slot_bytes == e * (uint64_t)p->mb * (uint64_t)p->nb);
+    /* staged C: out through its slots, or through cache-sized buffers where asked */
+    REQUIRE(p->through_out_chunk == 0 || (in->stage_c && in->through_out_ok && p->through_out_chunk == in->through_chunk &&
+                                          p->through_out_bufs == in->through_bufs));
+    if (in->stage_c)
+        REQUIRE(p->pin_out_slot_bytes == (p->through_out_chunk ? 0 : e * (uint64_t)p->mb * (uint64_t)p->nb));
     return ok;
 #undef REQUIRE
 }
@@ -134,6 +138,7 @@ static void test_random_sweep(void)
             in.through_bufs = 1 + (int)(next() % OOC_PLAN_MAX_THROUGH_BUFS);
             in.through_ok[0] = (int)(next() % 2);
             in.through_ok[1] = (int)(next() % 2);
+            in.through_out_ok = (int)(next() % 2);
         }
         ooc_plan_t p;
         memset(&p, 0xab, sizeof p);
@@ -921,7 +926,9 @@ static void test_orientation_lines(void)
 /* Staged A through the cache-sized buffers (through_chunk): the in-slots
  * hold no A, the buffers are counted once, op(B) staged through the slots
  * goes in pieces at least a chunk large (not a row at a time), and an
- * operand in a file, or A in k-pieces, goes through the slots as before. */
+ * operand in a file, or A in k-pieces, goes through the slots as before.
+ * Staged C out through buffers of its own (through_out_ok): no out-slots;
+ * through the out-slots where its buffers do not fit the staging budget. */
 static void test_through_buffers(void)
 {
     const uint64_t chunk = (uint64_t)32 << 20, e = 8;
@@ -956,6 +963,43 @@ static void test_through_buffers(void)
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
     CU_ASSERT_EQUAL(q.a_pieces, 4);
     CU_ASSERT_EQUAL(q.through_chunk, 0);
+    CU_ASSERT_EQUAL(q.through_out_chunk, 0); /* not asked */
+
+    /* staged C out through buffers of its own: no out-slots, its buffers counted once */
+    in.a_pieces = 0;
+    in.through_out_ok = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.through_chunk, chunk);
+    CU_ASSERT_EQUAL(q.through_out_chunk, chunk);
+    CU_ASSERT_EQUAL(q.through_out_bufs, 3);
+    CU_ASSERT_EQUAL(q.pin_out_slot_bytes, 0);
+    CU_ASSERT_EQUAL(q.host_bytes, 3 * q.pin_in_slot_bytes + 6 * chunk);
+    CU_ASSERT(check_invariants(&in, &q));
+    /* a fixed plan gets them too */
+    ooc_plan_t f;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &q, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(f.through_out_chunk, chunk);
+    CU_ASSERT_EQUAL(f.host_bytes, q.host_bytes);
+    /* a staging budget the buffers do not fit, and a slot of C does: through the out-slots */
+    ooc_plan_input_t small = input(5000, 40, 300, e, (uint64_t)1 << 30);
+    small.stage_c = 1;
+    small.through_chunk = (uint64_t)1 << 20;
+    small.through_bufs = 3;
+    small.through_out_ok = 1;
+    small.host_budget = (uint64_t)2 << 20;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&small, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.through_out_chunk, 0);
+    CU_ASSERT(q.pin_out_slot_bytes > 0);
+    CU_ASSERT(check_invariants(&small, &q));
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&small, &q, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(f.through_out_chunk, 0);
+    uint64_t need_dev, need_host;
+    ooc_plan_least_need(&small, NULL, &need_dev, &need_host);
+    CU_ASSERT(need_host < (uint64_t)3 << 20); /* the plan without the buffers */
+    small.host_budget = (uint64_t)4 << 20; /* room for them */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&small, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.through_out_chunk, (uint64_t)1 << 20);
+    CU_ASSERT_EQUAL(q.pin_out_slot_bytes, 0);
 }
 
 int main(void)
