@@ -189,12 +189,13 @@ typedef enum {
                                        through the pinned ring). 0: 16 MiB with a GPU backend where the CPU's
                                        last-level cache holds 192 MiB or more and the buffers take at most half
                                        the staging budget, else never */
-    OOC_PARAM_STAGE_OUT = 16      /**< a pageable C in memory (not one in a file) comes out of the device the
-                                       same way, chunk after chunk into 3 pinned buffers of
-                                       ::OOC_PARAM_STAGE_CHUNK's size that stay in the CPU's cache, from which
-                                       the staging threads copy it into C: one pass over host memory, not
-                                       three. 1: never (whole blocks through the pinned ring's out-slots). 0:
-                                       whenever ::OOC_PARAM_STAGE_CHUNK gives a chunk */
+    OOC_PARAM_STAGE_C = 16        /**< a pageable C in memory (not one in a file) goes the same way: its
+                                       blocks read in (beta != 0) go up through the buffers of
+                                       ::OOC_PARAM_STAGE_CHUNK, and its blocks come down chunk after chunk
+                                       into 3 more pinned buffers of that size, from which the staging
+                                       threads copy them into C: one pass over host memory each, not three.
+                                       1: never (whole blocks through the pinned ring). 0: whenever
+                                       ::OOC_PARAM_STAGE_CHUNK gives a chunk */
 } ooc_param_t;
 
 /** Ways op(B) reaches several devices (::OOC_PARAM_PEER_B). The result is
@@ -452,8 +453,12 @@ typedef struct {
     uint64_t bytes_staged_cached; /**< of bytes_staged, those copied through cache-sized buffers, in
                                        (stage_chunk) or out (stage_out_chunk): they pass over host memory once
                                        (the floor's host-memory term counts them once, the others thrice) */
+    int64_t stage_cin_chunk; /**< bytes of each pinned buffer a staged C's blocks read in (beta != 0) went
+                                  up through chunk by chunk (::OOC_PARAM_STAGE_C; op(A)'s, when it went
+                                  that way too); 0: through the ring's slots, or not read, or not staged */
+    int32_t stage_cin_bufs;  /**< how many such buffers (0 with stage_cin_chunk 0) */
     int64_t stage_out_chunk; /**< bytes of each pinned buffer a staged C came out through chunk by chunk
-                                  (::OOC_PARAM_STAGE_OUT); 0: through the ring's out-slots, or not staged */
+                                  (::OOC_PARAM_STAGE_C); 0: through the ring's out-slots, or not staged */
     int32_t stage_out_bufs;  /**< how many such buffers (0 with stage_out_chunk 0) */
 } ooc_stats_t;
 

@@ -299,7 +299,7 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
                           (int)h->param[OOC_PARAM_A_PIECES], {0, 0},
                           /* the planner counts the buffers' alignment for the ring it tries */
-                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}, 0};
+                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}, 0, 0};
     /* how the copies lie in each orientation: the problem, and its transpose
      * as the pipeline would run it */
     ooc_problem_t t = *p;
@@ -318,7 +318,11 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
      * the out-slots (docs/PERFORMANCE.md session 29): DGEMM 35667x22777x1141
      * TN row-major (C 6.5 GB) 0.147, 0.138 s against 0.171, 0.174; ZGEMM
      * 36589x8473x119 CT beta 0.5 0.180, 0.183 against 0.208, 0.204 */
-    x.through_out_ok = !p->C.pinned && p->C.fd < 0 && h->param[OOC_PARAM_STAGE_OUT] != 1;
+    x.through_out_ok = !p->C.pinned && p->C.fd < 0 && h->param[OOC_PARAM_STAGE_C] != 1;
+    /* and C's blocks read in (C0, then C itself after a k-panel) up through
+     * the reader's buffers, when both are in memory (or pinned) */
+    x.through_cin_ok = (p->c_in.pinned || p->c_in.fd < 0) && (p->C.pinned || p->C.fd < 0) &&
+                       h->param[OOC_PARAM_STAGE_C] != 1;
     /* TF32 multiplies single precision some 7 times faster than FP64/FP32
      * (373 against 52-56 TFLOP/s on an H200): a copied byte buys that much
      * more math, and copies bound shapes that FP32 would not */
@@ -496,6 +500,8 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->bytes_staged_cached = rs->sum.bytes_staged_cached;
     s->stage_chunk = (int64_t)plan->through_chunk;
     s->stage_bufs = plan->through_bufs;
+    s->stage_cin_chunk = (int64_t)plan->through_cin_chunk;
+    s->stage_cin_bufs = plan->through_cin_bufs;
     s->stage_out_chunk = (int64_t)plan->through_out_chunk;
     s->stage_out_bufs = plan->through_out_bufs;
     /* the resident operand goes up to each device, or once in all when they

@@ -76,7 +76,7 @@ static int bounds(ooc_param_t p, int64_t *lo, int64_t *hi)
     case OOC_PARAM_PEER_B: *lo = OOC_PEER_B_HOST; *hi = OOC_PEER_B_SHARE; return 1;
     case OOC_PARAM_A_PIECES: *lo = 1; *hi = OOC_PLAN_MAX_A_PIECES; return 1;
     case OOC_PARAM_STAGE_CHUNK: *lo = 1; *hi = (int64_t)1 << 40; return 1;
-    case OOC_PARAM_STAGE_OUT: *lo = 1; *hi = 1; return 1;
+    case OOC_PARAM_STAGE_C: *lo = 1; *hi = 1; return 1;
     }
     return 0;
 }

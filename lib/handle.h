@@ -14,7 +14,7 @@
 #include "pipeline.h"
 #include "stage.h"
 
-#define OOC_PARAM_LAST OOC_PARAM_STAGE_OUT
+#define OOC_PARAM_LAST OOC_PARAM_STAGE_C
 
 struct ooc_handle_s {
     int64_t param[OOC_PARAM_LAST + 1]; /* indexed by ooc_param_t; 0: automatic */

@@ -89,8 +89,11 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         if (pin) OOC_FORWARD(o->host_alloc(be, pin, 1, &res->pin, err));
         res->pin_bytes = pin;
     }
-    OOC_RETURN_ERROR_IF(pl->through_chunk && (pl->through_bufs < 1 || pl->through_bufs > OOC_PLAN_MAX_THROUGH_BUFS),
-                        err, OOC_ERR_INTERNAL, "plan with %d staging buffers exceeds the limit", pl->through_bufs);
+    OOC_RETURN_ERROR_IF(PIPE_READER_CHUNK(pl) && (PIPE_READER_BUFS(pl) < 1 || PIPE_READER_BUFS(pl) > OOC_PLAN_MAX_THROUGH_BUFS),
+                        err, OOC_ERR_INTERNAL, "plan with %d staging buffers exceeds the limit", PIPE_READER_BUFS(pl));
+    OOC_RETURN_ERROR_IF(pl->through_chunk && pl->through_cin_chunk && (pl->through_cin_chunk != pl->through_chunk ||
+                                                                     pl->through_cin_bufs != pl->through_bufs),
+                        err, OOC_ERR_INTERNAL, "plan with staged A and C read in through different buffers");
     OOC_RETURN_ERROR_IF(pl->through_out_chunk &&
                             (pl->through_out_bufs < 1 || pl->through_out_bufs > OOC_PLAN_MAX_THROUGH_BUFS),
                         err, OOC_ERR_INTERNAL, "plan with %d unstaging buffers exceeds the limit",
@@ -252,9 +255,11 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.pin_out[s] = h;
         h += align_up((size_t)pl->pin_out_slot_bytes);
     }
-    /* staged A through the cache-sized buffers (plan.h): after the slots */
-    P.th_n = pl->through_chunk && h ? pl->through_bufs : 0;
-    P.th_chunk = (size_t)pl->through_chunk;
+    /* staged A and C read in through the reader's cache-sized buffers (plan.h): after the slots */
+    P.th_n = PIPE_READER_CHUNK(pl) && h ? PIPE_READER_BUFS(pl) : 0;
+    P.th_chunk = (size_t)PIPE_READER_CHUNK(pl);
+    P.th_a = P.th_n && pl->through_chunk;
+    P.th_cin = P.th_n && pl->through_cin_chunk;
     for (int b = 0; b < P.th_n; b++) {
         P.th_buf[b] = h;
         h += align_up(P.th_chunk);
@@ -288,7 +293,8 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         uint64_t slot_lines = pl->pin_in_slot_bytes / (P.e * lines_b);
         uint64_t b_ops = 2 * OOC_MAX_B_CHUNKS + 2 + (p->B.pinned ? 0 : lines_b / (slot_lines ? slot_lines : 1));
         uint64_t per_block = pl->a_pieces > 1 ? 2 + 2 * (uint64_t)(pl->a_pieces + pl->b_chunks - 1) : 3;
-        if (P.th_n) per_block += (uint64_t)pl->dev_a_slot_bytes / P.th_chunk + 2;
+        if (P.th_a) per_block += (uint64_t)pl->dev_a_slot_bytes / P.th_chunk + 2;
+        if (P.th_cin) per_block += (uint64_t)pl->dev_c_slot_bytes / P.th_chunk + 2;
         if (P.tho_n) per_block += (uint64_t)pl->dev_c_slot_bytes / P.tho_chunk + 2;
         uint64_t ops = per_block * (uint64_t)(pl->m_blocks * pl->n_panels * pl->k_panels) +
                        (uint64_t)(pl->n_panels * pl->k_panels) * b_ops;

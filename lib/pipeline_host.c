@@ -75,40 +75,61 @@ static ooc_status_t stage_out(pipe_t *P, const rect_t *r, const char *src, ooc_e
     return OOC_SUCCESS;
 }
 
-/* Turn t's block i of A (rectangle ra) into its device slot through the
- * cache (plan.h through_chunk): chunk after chunk of whole lines (or of one
- * line, when a line is longer than a buffer) copied by the pool with plain
- * stores into the next of the small pinned buffers, once its last copy up
- * is done, and sent up from there on the staging stream; that stream first
- * waits until the multiply of turn t - R has let go of the slot, and
- * records ev_ain[s] after the block's last chunk (issue_in waits for it). */
-static ooc_status_t through_a(pipe_t *P, int64_t t, int64_t i, const rect_t *ra, ooc_err_t *err)
+/* Rectangle r of block i into the packed device tile dst through the cache
+ * (plan.h through_chunk): chunk after chunk of whole lines (or of one line,
+ * when a line is longer than a buffer) copied by the pool with plain stores
+ * into the next of the small pinned buffers, once its last copy up is done,
+ * and sent up from there on the staging stream. */
+static ooc_status_t through_up(pipe_t *P, int64_t i, const rect_t *r, char *dst, const char *name, ooc_err_t *err)
 {
-    int s = slot_of(P, t);
-    if (reuses_slot(P, t)) {
-        if (!ooc_pipe_await(P, &P->issued, t - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
-        OOC_FORWARD(P->o->stream_wait(P->be, P->s_stage, P->ev_gemm[s], err));
-    }
-    size_t per = P->th_chunk / ra->width, seg = per ? ra->width : P->th_chunk;
+    size_t per = P->th_chunk / r->width, seg = per ? r->width : P->th_chunk;
     if (per == 0) per = 1;
-    for (size_t l0 = 0; l0 < ra->height; l0 += per) {
-        size_t h = ra->height - l0 < per ? ra->height - l0 : per;
-        for (size_t at = 0; at < ra->width; at += seg) {
-            size_t w = ra->width - at < seg ? ra->width - at : seg;
+    for (size_t l0 = 0; l0 < r->height; l0 += per) {
+        size_t h = r->height - l0 < per ? r->height - l0 : per;
+        for (size_t at = 0; at < r->width; at += seg) {
+            size_t w = r->width - at < seg ? r->width - at : seg;
             int b = (int)(P->th_used % P->th_n);
             if (P->th_used++ >= P->th_n) OOC_FORWARD(P->o->event_sync(P->be, P->th_ev[b], err));
-            ooc_pool_copy2d_cached(P->pool, P->th_buf[b], w, ra->ptr + l0 * ra->pitch + at, ra->pitch, w, h);
+            ooc_pool_copy2d_cached(P->pool, P->th_buf[b], w, r->ptr + l0 * r->pitch + at, r->pitch, w, h);
             int tr = TR_START(P, P->s_stage);
-            OOC_FORWARD(P->o->copy2d(P->be, P->dA[s] + l0 * ra->width + at, ra->width, P->th_buf[b], w, w, h,
-                                     OOC_H2D, P->s_stage, err));
-            TR_END(P, P->s_stage, tr, "H2D A (chunk)", OOC_LANE_IN, P->g0 + i);
+            OOC_FORWARD(P->o->copy2d(P->be, dst + l0 * r->width + at, r->width, P->th_buf[b], w, w, h, OOC_H2D,
+                                     P->s_stage, err));
+            TR_END(P, P->s_stage, tr, name, OOC_LANE_IN, P->g0 + i);
             OOC_FORWARD(P->o->event_record(P->be, P->th_ev[b], P->s_stage, err));
         }
     }
-    ooc_pipe_count(P, ra->width * ra->height, 0, ra->width * ra->height, 0);
+    ooc_pipe_count(P, r->width * r->height, 0, r->width * r->height, 0);
     pthread_mutex_lock(&P->mu);
-    P->stats.bytes_staged_cached += ra->width * ra->height;
+    P->stats.bytes_staged_cached += r->width * r->height;
     pthread_mutex_unlock(&P->mu);
+    return OOC_SUCCESS;
+}
+
+/* Turn t's block i through the cache into its device slots: A's rows
+ * (rectangle ra, when P->th_a) into dA[s], once the multiply of turn t - R
+ * has let go of the slot; C's rows read in (rc, when P->th_cin) into dC[s],
+ * once turn t - R's C has gone out of it (ev_out[s]: recorded by the
+ * issuing thread before it counts the turn issued, or by the writer when C
+ * comes out through the cache, out_recorded). ev_ain[s] after the block's
+ * last chunk (issue_in waits for it). */
+static ooc_status_t through_in(pipe_t *P, int64_t t, int64_t i, const rect_t *ra, const rect_t *rc, ooc_err_t *err)
+{
+    int s = slot_of(P, t);
+    if (ra) {
+        if (reuses_slot(P, t)) {
+            if (!ooc_pipe_await(P, &P->issued, t - P->R + 1)) return OOC_ERR_INTERNAL; /* aborted */
+            OOC_FORWARD(P->o->stream_wait(P->be, P->s_stage, P->ev_gemm[s], err));
+        }
+        OOC_FORWARD(through_up(P, i, ra, P->dA[s], "H2D A (chunk)", err));
+    }
+    if (rc) {
+        if (reuses_slot(P, t)) {
+            if (!ooc_pipe_await(P, P->tho_n ? &P->out_recorded : &P->issued, t - P->R + 1))
+                return OOC_ERR_INTERNAL; /* aborted */
+            OOC_FORWARD(P->o->stream_wait(P->be, P->s_stage, P->ev_out[s], err));
+        }
+        OOC_FORWARD(through_up(P, i, rc, P->dC[s], "H2D C (chunk)", err));
+    }
     return P->o->event_record(P->be, P->ev_ain[s], P->s_stage, err);
 }
 
@@ -150,14 +171,15 @@ void *ooc_pipe_reader_main(void *arg)
         block_rows(P, i, &r0, &r1);
         rect_t ra = rect(&P->va, r0, r1, P->k0, P->k1);
         host_step_t hs = ooc_pipe_step_begin(P, "stage A");
-        if (P->th_n) {
-            if (through_a(P, t, i, &ra, &err) != OOC_SUCCESS) goto failed;
-        } else if (P->stage_a && ooc_pipe_stage_in(P, P->pin_in[s], &ra, &err) != OOC_SUCCESS)
-            goto failed;
-        if (P->stage_cin) {
-            rect_t rc = rect(&P->vcin, r0, r1, P->c0, P->c1);
-            if (ooc_pipe_stage_in(P, P->pin_in[s] + a_part(P, &ra), &rc, &err) != OOC_SUCCESS) goto failed;
+        rect_t rc = rect(&P->vcin, r0, r1, P->c0, P->c1);
+        int a_th = P->stage_a && P->th_a, c_th = P->stage_cin && P->th_cin;
+        if (a_th || c_th) {
+            if (through_in(P, t, i, a_th ? &ra : NULL, c_th ? &rc : NULL, &err) != OOC_SUCCESS) goto failed;
         }
+        if (P->stage_a && !a_th && ooc_pipe_stage_in(P, P->pin_in[s], &ra, &err) != OOC_SUCCESS) goto failed;
+        if (P->stage_cin && !c_th &&
+            ooc_pipe_stage_in(P, P->pin_in[s] + a_part(P, &ra), &rc, &err) != OOC_SUCCESS)
+            goto failed;
         ooc_pipe_step_end(P, hs, P->stage_cin ? (P->stage_a ? "stage A+C" : "stage C") : "stage A", OOC_LANE_READ, P->g0 + i);
         ooc_pipe_advance(P, &P->staged, t + 1);
     }

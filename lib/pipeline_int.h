@@ -19,13 +19,16 @@
 /* events a pipeline uses (ooc_res_t): ev_in, ev_gemm, ev_out per ring slot, ev_b per chunk of
  * op(B), ev_pin, ev_pgemm per A slot, then ev_cpart per chunk of op(B) */
 #define PIPE_EVENTS_BASE(pl) (3 * (pl)->ring + 2 * OOC_MAX_B_CHUNKS + 2 * (pl)->a_slots)
-/* then, with staged A through the cache (plan.h through_chunk): ev_ain per ring slot, one per buffer */
-#define PIPE_EVENTS_IN(pl) (PIPE_EVENTS_BASE(pl) + ((pl)->through_chunk ? (pl)->ring + (pl)->through_bufs : 0))
+/* the reader's cache-sized buffers: for staged A (plan.h through_chunk), C read in (through_cin_chunk), or both */
+#define PIPE_READER_CHUNK(pl) ((pl)->through_chunk ? (pl)->through_chunk : (pl)->through_cin_chunk)
+#define PIPE_READER_BUFS(pl) ((pl)->through_chunk ? (pl)->through_bufs : (pl)->through_cin_chunk ? (pl)->through_cin_bufs : 0)
+/* then, with the reader's buffers: ev_ain per ring slot, one per buffer */
+#define PIPE_EVENTS_IN(pl) (PIPE_EVENTS_BASE(pl) + (PIPE_READER_CHUNK(pl) ? (pl)->ring + PIPE_READER_BUFS(pl) : 0))
 /* then, with staged C out through the cache (plan.h through_out_chunk): one per buffer */
 #define PIPE_EVENTS(pl) (PIPE_EVENTS_IN(pl) + ((pl)->through_out_chunk ? (pl)->through_out_bufs : 0))
 /* the plan's streams, then the staging stream of staged A through the cache, then the unstaging stream
  * of staged C through the cache */
-#define PIPE_STREAMS_IN(pl) ((pl)->streams + ((pl)->through_chunk ? 1 : 0))
+#define PIPE_STREAMS_IN(pl) ((pl)->streams + (PIPE_READER_CHUNK(pl) ? 1 : 0))
 #define PIPE_STREAMS(pl) (PIPE_STREAMS_IN(pl) + ((pl)->through_out_chunk ? 1 : 0))
 /* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
 #define CLAIM_LAG 2
@@ -138,11 +141,13 @@ typedef struct {
     ooc_err_t err;       /* first failure of any thread */
     ooc_pipe_stats_t stats; /* bus bytes: issuing thread; staged bytes: under mu */
     ooc_trace_t *T;      /* NULL: not tracing */
-    /* staged A through the cache (plan.h through_chunk): the reader copies
-     * each block chunk by chunk into th_n small pinned buffers in turn and
-     * sends each up to dA[s] itself on s_stage (th_ev[b]: buffer b's copy
-     * up done), ev_ain[s] after the block's last chunk */
-    int th_n;            /* buffers (0: none: staged A, if any, goes through the in-slots) */
+    /* staged A and C read in through the cache (plan.h through_chunk,
+     * through_cin_chunk): the reader copies each block chunk by chunk into
+     * th_n small pinned buffers in turn and sends each up to dA[s] or dC[s]
+     * itself on s_stage (th_ev[b]: buffer b's copy up done), ev_ain[s] after
+     * the block's last chunk */
+    int th_n;            /* buffers (0: none: staged A and C, if any, go through the in-slots) */
+    int th_a, th_cin;    /* staged A, staged C read in go through them */
     size_t th_chunk;     /* bytes each */
     char *th_buf[OOC_PLAN_MAX_THROUGH_BUFS];
     ooc_event_t th_ev[OOC_PLAN_MAX_THROUGH_BUFS], ev_ain[OOC_MAX_RING];
@@ -179,7 +184,7 @@ static inline int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); 
 static inline int reuses_slot(const pipe_t *P, int64_t t) { return t >= P->R; }
 
 /* bytes of slot-in taken by the A part (when A is staged) */
-static inline size_t a_part(const pipe_t *P, const rect_t *ra) { return P->stage_a && !P->th_n ? align_up(ra->width * ra->height) : 0; }
+static inline size_t a_part(const pipe_t *P, const rect_t *ra) { return P->stage_a && !P->th_a ? align_up(ra->width * ra->height) : 0; }
 
 /* ---------- pipeline.c: the progress counters, under P->mu ---------- */
 

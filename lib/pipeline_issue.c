@@ -154,9 +154,11 @@ static ooc_status_t issue_in(pipe_t *P, int64_t t, ooc_err_t *err)
     int pieces = P->pl->a_pieces > 1;
     if (pieces && !P->c_read) return OOC_SUCCESS;
     int tr = TR_START(P, P->s_in);
-    if (!pieces && P->th_n) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_ain[s], err));
-    else if (!pieces) OOC_FORWARD(copy_in_rect(P, P->dA[s], &u.ra, P->stage_a ? P->pin_in[s] : NULL, err));
-    if (P->c_read) {
+    /* staged A and C read in through the cache: the reader sent them up (ev_ain[s]) */
+    int a_th = !pieces && P->stage_a && P->th_a, c_th = P->c_read && P->stage_cin && P->th_cin;
+    if (a_th || c_th) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_ain[s], err));
+    if (!pieces && !a_th) OOC_FORWARD(copy_in_rect(P, P->dA[s], &u.ra, P->stage_a ? P->pin_in[s] : NULL, err));
+    if (P->c_read && !c_th) {
         rect_t rci = rect(&P->vcin, u.r0, u.r1, P->c0, P->c1);
         OOC_FORWARD(copy_in_rect(P, P->dC[s], &rci, P->stage_cin ? P->pin_in[s] + a_part(P, &u.ra) : NULL, err));
     }
@@ -414,6 +416,8 @@ static ooc_status_t panel_start(pipe_t *P, ooc_err_t *err)
     P->out_left = -1;
     for (int c = 0; c < P->ncomp; c++) OOC_FORWARD(P->o->stream_wait(P->be, P->s_comp[c], ev, err));
     if (P->c_read) OOC_FORWARD(P->o->stream_wait(P->be, P->s_in, ev, err));
+    /* C read in through the cache: the reader's copies into the C slots too */
+    if (P->c_read && P->stage_cin && P->th_cin) OOC_FORWARD(P->o->stream_wait(P->be, P->s_stage, ev, err));
     return OOC_SUCCESS;
 }
 

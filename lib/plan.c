@@ -41,6 +41,8 @@ typedef struct {
                          * streamed operand cannot go that way */
     int th_bufs;
     uint64_t th_chunk_t; /* the same for the other orientation */
+    uint64_t th_cin;    /* staged C read in goes up through the cache-sized buffers of this many bytes
+                         * (plan.h through_cin_ok), 0: through the in-slots */
     uint64_t th_out;    /* staged C comes out through th_bufs cache-sized buffers of this many bytes
                          * (plan.h through_out_ok), 0: through the out-slots */
 } ctx_t;
@@ -65,6 +67,7 @@ typedef struct {
     uint64_t b, a_slot, c_slot, dev, pin_in, pin_out, host;
     int c_read;
     uint64_t th_chunk; /* staged A goes through the cache-sized buffers (0: through the in-slots) */
+    uint64_t th_cin;   /* staged C read in goes up through them (0: through the in-slots) */
     uint64_t th_out;   /* staged C comes out through cache-sized buffers (0: through the out-slots) */
 } need_t;
 
@@ -83,7 +86,8 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     r.dev = addu(addu(r.b, mulu(R, r.c_slot)), mulu(RA, r.a_slot));
     /* staged A, whole blocks: through the cache-sized buffers when asked, else in the in-slots */
     r.th_chunk = c->sa && q == 1 ? c->th_chunk : 0;
-    r.pin_in = addu(c->sa && !r.th_chunk ? a_block : 0, (c->sc && r.c_read) ? r.c_slot : 0);
+    r.th_cin = c->sc && r.c_read ? c->th_cin : 0;
+    r.pin_in = addu(c->sa && !r.th_chunk ? a_block : 0, (c->sc && r.c_read && !r.th_cin) ? r.c_slot : 0);
     if (c->sb) {
         /* B panels are staged in chunks through the in slots: room for one
          * row of the panel as stored, whichever way it is stored, and for a
@@ -97,7 +101,9 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     r.th_out = c->sc ? c->th_out : 0;
     r.pin_out = c->sc && !r.th_out ? r.c_slot : 0;
     r.host = mulu(R, addu(r.pin_in, r.pin_out));
-    if (r.th_chunk) r.host = addu(r.host, mulu((uint64_t)c->th_bufs, r.th_chunk));
+    /* the reader's buffers: for A, C read in, or both */
+    uint64_t reader = r.th_chunk ? r.th_chunk : r.th_cin;
+    if (reader) r.host = addu(r.host, mulu((uint64_t)c->th_bufs, reader));
     if (r.th_out) r.host = addu(r.host, mulu((uint64_t)c->th_bufs, r.th_out));
     return r;
 }
@@ -311,6 +317,8 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     p->host_bytes = r.host;
     p->through_chunk = r.th_chunk;
     p->through_bufs = r.th_chunk ? c->th_bufs : 0;
+    p->through_cin_chunk = r.th_cin;
+    p->through_cin_bufs = r.th_cin ? c->th_bufs : 0;
     p->through_out_chunk = r.th_out;
     p->through_out_bufs = r.th_out ? c->th_bufs : 0;
     p->traffic_bytes = traffic(c, nb, kb);
@@ -571,12 +579,13 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
                in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1],
-               in->slack0, in->slack_ring, 0, 0, 0, 0};
+               in->slack0, in->slack_ring, 0, 0, 0, 0, 0};
     int bufs = in->through_bufs;
     if (in->through_chunk && bufs >= 1 && bufs <= OOC_PLAN_MAX_THROUGH_BUFS) {
         c.th_bufs = bufs;
         c.th_chunk = in->through_ok[0] ? in->through_chunk : 0;
         c.th_chunk_t = in->through_ok[1] ? in->through_chunk : 0;
+        c.th_cin = in->through_cin_ok ? in->through_chunk : 0;
         c.th_out = in->through_out_ok ? in->through_chunk : 0;
     }
     return c;
@@ -597,24 +606,26 @@ static void set_least(ooc_plan_t *p, const ooc_plan_input_t *in, uint64_t least0
     p->least_traffic_each_bytes = each < moved_each ? each : moved_each;
 }
 
-/* The input with staged C out through the ring's out-slots: where C's own
+/* The input with staged C through the ring's slots both ways: where C's
  * cache-sized buffers do not fit the staging budget (a small budget: a
  * block's slot of C may take less than the buffers), the plan is made
  * without them. What a block computes is the same either way. */
-static ooc_plan_input_t without_out(const ooc_plan_input_t *in)
+static ooc_plan_input_t without_c(const ooc_plan_input_t *in)
 {
     ooc_plan_input_t x = *in;
-    x.through_out_ok = 0;
+    x.through_cin_ok = x.through_out_ok = 0;
     return x;
 }
+
+static int c_through(const ooc_plan_input_t *in) { return in->through_cin_ok || in->through_out_ok; }
 
 static ooc_status_t plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, ooc_plan_t *plan);
 
 ooc_status_t ooc_plan_fixed(const ooc_plan_input_t *in, const ooc_plan_t *want, ooc_plan_t *plan)
 {
     ooc_status_t st = plan_fixed(in, want, plan);
-    if (st != OOC_ERR_BUDGET_TOO_SMALL || !in->through_out_ok) return st;
-    ooc_plan_input_t x = without_out(in);
+    if (st != OOC_ERR_BUDGET_TOO_SMALL || !c_through(in)) return st;
+    ooc_plan_input_t x = without_c(in);
     return plan_fixed(&x, want, plan);
 }
 
@@ -687,8 +698,8 @@ static void plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, 
 void ooc_plan_least_need(const ooc_plan_input_t *in, const ooc_plan_t *want, uint64_t *dev, uint64_t *host)
 {
     plan_least_need(in, want, dev, host);
-    if (!in->through_out_ok) return;
-    ooc_plan_input_t x = without_out(in);
+    if (!c_through(in)) return;
+    ooc_plan_input_t x = without_c(in);
     uint64_t d, h;
     plan_least_need(&x, want, &d, &h);
     if (d < *dev || (d == *dev && h < *host)) *dev = d, *host = h;
@@ -721,8 +732,8 @@ static ooc_status_t plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan);
 ooc_status_t ooc_plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 {
     ooc_status_t st = plan_make(in, plan);
-    if (st != OOC_ERR_BUDGET_TOO_SMALL || !in->through_out_ok) return st;
-    ooc_plan_input_t x = without_out(in);
+    if (st != OOC_ERR_BUDGET_TOO_SMALL || !c_through(in)) return st;
+    ooc_plan_input_t x = without_c(in);
     return plan_make(&x, plan);
 }
 

@@ -59,6 +59,9 @@ typedef struct {
     int through_bufs;         /* (1 .. OOC_PLAN_MAX_THROUGH_BUFS when through_chunk is set) */
     int through_ok[2];        /* per orientation (as lines[]): the streamed operand, when staged, is in
                                * memory (a file's is read into the ring) */
+    int through_cin_ok;       /* C's blocks read in, when staged, go up through through_bufs buffers of
+                               * through_chunk bytes (the streamed operand's, when it goes that way too),
+                               * not the ring's in-slots (C0 and C are in memory, not refused) */
     int through_out_ok;       /* C, when staged, comes out through through_bufs buffers of through_chunk
                                * bytes, not the ring's out-slots (C is in memory and that was not refused) */
 } ooc_plan_input_t;
@@ -103,6 +106,11 @@ typedef struct {
                                * slot, not through the in-slots (pin_in_slot_bytes then holds no A);
                                * 0: it does not (not staged, in k-pieces, from a file, or not asked) */
     int through_bufs;
+    uint64_t through_cin_chunk; /* staged C's blocks read in go up the same way, through the same
+                               * buffers when op(A) does (through_chunk) else through_cin_bufs of
+                               * their own (pin_in_slot_bytes then holds no C); 0: through the in-slots
+                               * (or not staged, or not read) */
+    int through_cin_bufs;
     uint64_t through_out_chunk; /* staged C comes out chunk after chunk from its device slot into
                                * through_out_bufs pinned buffers of this many bytes, from which the
                                * writer's threads copy it into C (pin_out_slot_bytes is then 0); 0: it

@@ -531,8 +531,9 @@ static void test_staged_ahead(void)
  * panels, k-panels, the transposed orientation (op(B) streamed), C staged
  * or not. A staged C comes out through buffers of its own (through_c():
  * each refilled only once the pool has copied its chunk into C, each
- * device slot reused only once its last chunk is down), or with
- * OOC_PARAM_STAGE_OUT 1 through the ring. The result is byte-identical to
+ * device slot reused only once its last chunk is down) and C read in goes
+ * up through A's (through_in(): into a slot only once the C before it is
+ * down), or with OOC_PARAM_STAGE_C 1 both through the ring. The result is byte-identical to
  * the ring's (chunk 1: never) every way. */
 static void test_staged_through(void)
 {
@@ -574,7 +575,7 @@ static void test_staged_through(void)
         CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_RING_DEPTH, 2 + i % 2), OOC_SUCCESS);
         for (int pass = 0; pass < 3; pass++) {
             CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, pass ? chunk : 1), OOC_SUCCESS);
-            CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_OUT, pass == 2 ? 1 : 0), OOC_SUCCESS);
+            CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_C, pass == 2 ? 1 : 0), OOC_SUCCESS);
             memcpy(C, C0, nc * e);
             ooc_status_t st = ooc_gemm(H, t, layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
             if (st != OOC_SUCCESS) fprintf(stderr, "\n    ooc_gemm: %s\n", ooc_last_error(H));
@@ -586,7 +587,7 @@ static void test_staged_through(void)
             if (i >= 6) CU_ASSERT(s.panels > 1);
             if (pass == 0) {
                 CU_ASSERT(s.stage_chunk == 0 && s.stage_bufs == 0 && s.bytes_staged_cached == 0);
-                CU_ASSERT(s.stage_out_chunk == 0 && s.stage_out_bufs == 0);
+                CU_ASSERT(s.stage_out_chunk == 0 && s.stage_out_bufs == 0 && s.stage_cin_chunk == 0);
                 memcpy(C1, C, nc * e);
                 double worst;
                 int64_t bad = tu_check(t, layout, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C0, C, ldc, &worst);
@@ -594,11 +595,14 @@ static void test_staged_through(void)
                 CU_ASSERT_EQUAL(bad, 0);
             } else {
                 CU_ASSERT(s.stage_chunk == want && s.stage_bufs == 3);
-                int out = pass == 1 && !pin_c;
+                int out = pass == 1 && !pin_c, c_read = beta[0] != 0 || s.panel_depth < k;
                 CU_ASSERT_EQUAL(s.stage_out_chunk, out ? want : 0);
                 CU_ASSERT_EQUAL(s.stage_out_bufs, out ? 3 : 0);
-                /* every element of the streamed operand, once per panel, and of C out once */
-                CU_ASSERT(s.bytes_staged_cached >= (uint64_t)((swap ? k * n : m * k) + (out ? m * n : 0)) * e);
+                CU_ASSERT_EQUAL(s.stage_cin_chunk, out && c_read ? want : 0);
+                CU_ASSERT_EQUAL(s.stage_cin_bufs, out && c_read ? 3 : 0);
+                /* every element of the streamed operand, once per panel, and of C out once and in once */
+                CU_ASSERT(s.bytes_staged_cached >=
+                          (uint64_t)((swap ? k * n : m * k) + (out ? m * n : 0) + (out && c_read ? m * n : 0)) * e);
                 CU_ASSERT(s.bytes_staged_cached <= s.bytes_staged);
                 int same = memcmp(C, C1, nc * e) == 0;
                 if (!same) fprintf(stderr, "\n    case %d: through the buffers differs from the ring\n", i);

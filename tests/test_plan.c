@@ -95,6 +95,12 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     /* staged C: out through its slots, or through cache-sized buffers where asked */
     REQUIRE(p->through_out_chunk == 0 || (in->stage_c && in->through_out_ok && p->through_out_chunk == in->through_chunk &&
                                           p->through_out_bufs == in->through_bufs));
+    /* staged C read in: through the in-slots, or the reader's buffers where asked (then no C in the slots) */
+    REQUIRE(p->through_cin_chunk == 0 || (in->stage_c && in->through_cin_ok && p->c_read &&
+                                          p->through_cin_chunk == in->through_chunk &&
+                                          p->through_cin_bufs == in->through_bufs));
+    if (in->stage_c && p->c_read && !p->through_cin_chunk)
+        REQUIRE(p->pin_in_slot_bytes >= e * (uint64_t)p->mb * (uint64_t)p->nb);
     if (in->stage_c)
         REQUIRE(p->pin_out_slot_bytes == (p->through_out_chunk ? 0 : e * (uint64_t)p->mb * (uint64_t)p->nb));
     return ok;
@@ -139,6 +145,7 @@ static void test_random_sweep(void)
             in.through_ok[0] = (int)(next() % 2);
             in.through_ok[1] = (int)(next() % 2);
             in.through_out_ok = (int)(next() % 2);
+            in.through_cin_ok = (int)(next() % 2);
         }
         ooc_plan_t p;
         memset(&p, 0xab, sizeof p);
@@ -980,6 +987,21 @@ static void test_through_buffers(void)
     CU_ASSERT_EQUAL_FATAL(ooc_plan_fixed(&in, &q, &f), OOC_SUCCESS);
     CU_ASSERT_EQUAL(f.through_out_chunk, chunk);
     CU_ASSERT_EQUAL(f.host_bytes, q.host_bytes);
+    /* C read in (beta != 0) through the reader's buffers: no C in the in-slots, the buffers once */
+    in.beta_nonzero = 1;
+    in.through_cin_ok = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.through_cin_chunk, chunk);
+    CU_ASSERT_EQUAL(q.through_cin_bufs, 3);
+    CU_ASSERT_EQUAL(q.pin_in_slot_bytes, 0); /* (op(B) pinned) */
+    CU_ASSERT_EQUAL(q.pin_out_slot_bytes, 0);
+    CU_ASSERT_EQUAL(q.host_bytes, 6 * chunk);
+    CU_ASSERT(check_invariants(&in, &q));
+    in.through_cin_ok = 0; /* through the in-slots */
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &q), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(q.through_cin_chunk, 0);
+    CU_ASSERT_EQUAL(q.pin_in_slot_bytes, e * (uint64_t)q.mb * (uint64_t)q.nb);
+    in.beta_nonzero = 0;
     /* a staging budget the buffers do not fit, and a slot of C does: through the out-slots */
     ooc_plan_input_t small = input(5000, 40, 300, e, (uint64_t)1 << 30);
     small.stage_c = 1;

@@ -79,7 +79,7 @@ enum {
     /* bench */
     OPT_SHAPE, OPT_SUITE, OPT_XT_DIMS, OPT_XT_PINNING, OPT_NO_XT, OPT_NO_SERIAL, OPT_NO_INCORE, OPT_CSV,
     OPT_TAIL, OPT_B_CHUNKS, OPT_TRACE, OPT_PEER_B, OPT_A_PIECES, OPT_STAGE_CHUNK,
-    OPT_STAGE_OUT
+    OPT_STAGE_C
 };
 
 /* The options several commands share, one meaning each (common_opt_parse);
@@ -102,7 +102,7 @@ typedef struct {
     int64_t backend;
     int64_t device_mem, host_mem, block_rows, ring, streams, staging_threads, tail, b_chunks, a_pieces;
     int64_t stage_chunk; /* --stage-chunk: OOC_PARAM_STAGE_CHUNK (1: off) */
-    int64_t stage_out;   /* --stage-out: OOC_PARAM_STAGE_OUT (1: off) */
+    int64_t stage_c;     /* --stage-c: OOC_PARAM_STAGE_C (1: off) */
     int64_t peer_b;    /* --peer-b: OOC_PARAM_PEER_B (0: measured) */
     int devices_given; /* --devices LIST|all (or --device N, the same as --devices N) */
     uint32_t devices;  /* its OOC_PARAM_DEVICES mask: bit d for device d; 0: every visible device */
@@ -132,7 +132,7 @@ typedef struct {
     {"b-chunks", required_argument, NULL, OPT_B_CHUNKS},                                              \
     {"a-pieces", required_argument, NULL, OPT_A_PIECES},                                              \
     {"stage-chunk", required_argument, NULL, OPT_STAGE_CHUNK},                                        \
-    {"stage-out", required_argument, NULL, OPT_STAGE_OUT},                                            \
+    {"stage-c", required_argument, NULL, OPT_STAGE_C},                                            \
     {"trace", required_argument, NULL, OPT_TRACE},                                                    \
     {"peer-b", required_argument, NULL, OPT_PEER_B},                                                  \
     {"tf32", no_argument, NULL, OPT_TF32}
@@ -197,9 +197,10 @@ typedef struct {
     "                        three); off: whole blocks through the staging ring\n"                    \
     "                        (default: 16M with a GPU where the last-level cache\n"                   \
     "                        holds 192 MiB or more, else off)\n"                                      \
-    "  --stage-out auto|off  a pageable C in memory comes out the same way, through\n"                \
-    "                        3 such buffers of its own; off: whole blocks through\n"                  \
-    "                        the staging ring (default auto: with --stage-chunk)\n"                   \
+    "  --stage-c auto|off    a pageable C in memory goes the same way: read in\n"                    \
+    "                        (beta != 0) through those buffers, out through 3\n"                      \
+    "                        of its own; off: whole blocks through the staging\n"                     \
+    "                        ring (default auto: with --stage-chunk)\n"                               \
     "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
     "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
     "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \

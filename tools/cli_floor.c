@@ -52,7 +52,7 @@ ooc_handle_t *handle_like(ooc_handle_t *h, int device, ooc_backend_t backend)
         return NULL;
     }
     int ok = 1;
-    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_STAGE_OUT; p++) {
+    for (int p = OOC_PARAM_BACKEND; p <= OOC_PARAM_STAGE_C; p++) {
         int64_t v;
         if (device >= 0 && (p == OOC_PARAM_DEVICE || p == OOC_PARAM_DEVICES)) continue;
         if (ooc_get(h, (ooc_param_t)p, &v) == OOC_SUCCESS && v != 0)
@@ -389,15 +389,22 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
                  (int)st->a_pieces, (int)st->c_chunks);
     else if (st->a_pieces > 1)
         snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces, ", (int)st->a_pieces);
-    char through[160] = "", b3[32], b4[32];
-    if (st->stage_chunk > 0 && st->stage_out_chunk > 0)
-        snprintf(through, sizeof through, " (%s in through %d buffers of %s, C out through %d of %s)",
-                 st->a_resident ? "op(B)" : "A", (int)st->stage_bufs,
-                 human_bytes((uint64_t)st->stage_chunk, b3, sizeof b3), (int)st->stage_out_bufs,
+    /* what went through the cache-sized buffers: the reader's (A, C read in) and the writer's (C out) */
+    char through[192] = "", b3[32], b4[32];
+    const char *a = st->a_resident ? "op(B)" : "A";
+    int64_t rchunk = st->stage_chunk > 0 ? st->stage_chunk : st->stage_cin_chunk;
+    int rbufs = st->stage_chunk > 0 ? (int)st->stage_bufs : (int)st->stage_cin_bufs;
+    char in[64] = "";
+    if (st->stage_chunk > 0 && st->stage_cin_chunk > 0) snprintf(in, sizeof in, "%s and C in", a);
+    else if (st->stage_chunk > 0) snprintf(in, sizeof in, "%s", a);
+    else if (st->stage_cin_chunk > 0) snprintf(in, sizeof in, "C in");
+    if (rchunk > 0 && st->stage_out_chunk > 0)
+        snprintf(through, sizeof through, " (%s through %d buffers of %s, C out through %d of %s)", in, rbufs,
+                 human_bytes((uint64_t)rchunk, b3, sizeof b3), (int)st->stage_out_bufs,
                  human_bytes((uint64_t)st->stage_out_chunk, b4, sizeof b4));
-    else if (st->stage_chunk > 0)
-        snprintf(through, sizeof through, " (%s through %d buffers of %s)", st->a_resident ? "op(B)" : "A",
-                 (int)st->stage_bufs, human_bytes((uint64_t)st->stage_chunk, b3, sizeof b3));
+    else if (rchunk > 0)
+        snprintf(through, sizeof through, " (%s through %d buffers of %s)", in, rbufs,
+                 human_bytes((uint64_t)rchunk, b3, sizeof b3));
     else if (st->stage_out_chunk > 0)
         snprintf(through, sizeof through, " (C out through %d buffers of %s)", (int)st->stage_out_bufs,
                  human_bytes((uint64_t)st->stage_out_chunk, b3, sizeof b3));

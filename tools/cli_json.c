@@ -231,6 +231,8 @@ void json_plan(json_t *j, const ooc_stats_t *st, int have)
     json_bool(j, "staged_c", st->staged_c);
     json_int(j, "stage_chunk", st->stage_chunk);
     json_int(j, "stage_bufs", st->stage_bufs);
+    json_int(j, "stage_cin_chunk", st->stage_cin_chunk);
+    json_int(j, "stage_cin_bufs", st->stage_cin_bufs);
     json_int(j, "stage_out_chunk", st->stage_out_chunk);
     json_int(j, "stage_out_bufs", st->stage_out_bufs);
     json_bool(j, "a_resident", st->a_resident);

@@ -317,10 +317,10 @@ int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, 
         if (l->stage_chunk > 0 && l->stage_chunk < 4096)
             return usage_error(cmd, "%s: %s is under 4096 bytes (or 'off', or 0 for automatic)", optname, arg), -1;
         return 1;
-    case OPT_STAGE_OUT: /* off: OOC_PARAM_STAGE_OUT's 1 */
-        if (strcasecmp(arg, "auto") == 0) l->stage_out = 0;
-        else if (strcasecmp(arg, "off") == 0) l->stage_out = 1;
-        else return usage_error(cmd, "--stage-out: '%s' is not auto or off", arg), -1;
+    case OPT_STAGE_C: /* off: OOC_PARAM_STAGE_C's 1 */
+        if (strcasecmp(arg, "auto") == 0) l->stage_c = 0;
+        else if (strcasecmp(arg, "off") == 0) l->stage_c = 1;
+        else return usage_error(cmd, "--stage-c: '%s' is not auto or off", arg), -1;
         return 1;
     case OPT_PEER_B:
         if (strcasecmp(arg, "auto") == 0) l->peer_b = OOC_PEER_B_AUTO;
@@ -364,7 +364,7 @@ ooc_status_t lib_opts_apply(ooc_handle_t *h, const lib_opts_t *l)
         (st = set_param(h, OOC_PARAM_B_CHUNKS, l->b_chunks)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_A_PIECES, l->a_pieces)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_STAGE_CHUNK, l->stage_chunk)) != OOC_SUCCESS ||
-        (st = set_param(h, OOC_PARAM_STAGE_OUT, l->stage_out)) != OOC_SUCCESS ||
+        (st = set_param(h, OOC_PARAM_STAGE_C, l->stage_c)) != OOC_SUCCESS ||
         (st = set_param(h, OOC_PARAM_PEER_B, l->peer_b)) != OOC_SUCCESS ||
         (st = ooc_set_trace(h, l->trace)) != OOC_SUCCESS ||
         (st = ooc_set(h, OOC_PARAM_MATH_MODE, l->tf32 ? OOC_MATH_TF32 : OOC_MATH_STRICT)) != OOC_SUCCESS)
