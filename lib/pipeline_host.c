@@ -215,6 +215,7 @@ typedef struct {
 typedef struct {
     out_chunk_t q[OOC_PLAN_MAX_THROUGH_BUFS];
     int64_t head, tail; /* chunks issued, chunks copied into C */
+    int between;        /* the next chunk to copy into C is a block's first (0: within a block) */
     double t0;          /* trace: when the oldest block's first chunk was copied */
 } out_queue_t;
 
@@ -225,7 +226,9 @@ static ooc_status_t out_finish_oldest(pipe_t *P, out_queue_t *Q, ooc_err_t *err)
 {
     out_chunk_t *c = &Q->q[Q->tail % P->tho_n];
     OOC_FORWARD(P->o->event_sync(P->be, P->tho_ev[c->buf], err));
-    if (P->T && (Q->tail == 0 || Q->q[(Q->tail - 1) % P->tho_n].last)) Q->t0 = ooc_trace_now();
+    /* (the chunk before this one is no longer in the queue: its entry may hold a newer one) */
+    if (P->T && Q->between) Q->t0 = ooc_trace_now();
+    Q->between = c->last;
     P->o->range_push(P->be, "unstage C (chunk)");
     ooc_pool_copy2d(P->pool, c->dst, c->pitch, P->tho_buf[c->buf], c->w, c->w, c->h);
     P->o->range_pop(P->be);
@@ -298,6 +301,7 @@ static void *writer_through(pipe_t *P)
     ooc_err_clear(&err);
     out_queue_t Q;
     memset(&Q, 0, sizeof Q);
+    Q.between = 1;
     if (P->o->activate(P->be, &err) != OOC_SUCCESS) goto failed;
     for (int64_t t = 0;; t++) {
         while (Q.tail < Q.head && !issued_now(P, t))

@@ -380,6 +380,36 @@ static void test_trace(void)
     /* not tracing any more: no file written */
     run_case(&c);
     CU_ASSERT_EQUAL(access(path, F_OK), -1);
+
+    /* C out through cache-sized buffers of 4 KiB (several chunks a block):
+     * the writer copies the blocks into C one after another, so each
+     * block's "unstage C" starts after the one before ends (its start once
+     * came from a queue entry already reused by a newer chunk: often the
+     * start of the block before) */
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, 4096), OOC_SUCCESS);
+    char path2[] = "/tmp/ooc_trace_XXXXXX";
+    s = run_traced(&c, path2, text, sizeof text);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, 0), OOC_SUCCESS);
+    CU_ASSERT(s.stage_out_chunk == 4096 && s.blocks >= 10 && s.ndevices == 1);
+    enum { MAXB = 64 };
+    double t0[MAXB], t1[MAXB];
+    int seen = 0;
+    for (const char *at = text; (at = strstr(at, "{\"name\":\"unstage C\"")) != NULL; at++) {
+        double ts, dur;
+        long long blk;
+        if (sscanf(at, "{\"name\":\"unstage C\",\"cat\":\"%*[^\"]\",\"ph\":\"X\",\"pid\":%*d,\"tid\":%*d,\"ts\":%lf,"
+                       "\"dur\":%lf,\"args\":{\"block\":%lld}",
+                   &ts, &dur, &blk) == 3 && blk == seen && seen < MAXB) {
+            t0[seen] = ts;
+            t1[seen++] = ts + dur;
+        }
+    }
+    CU_ASSERT_EQUAL(seen, s.blocks);
+    for (int b = 1; b < seen; b++) {
+        CU_ASSERT(t0[b] >= t1[b - 1] - 0.0005);
+        if (!(t0[b] >= t1[b - 1] - 0.0005))
+            fprintf(stderr, "\n    block %d unstaged from %.3f us, block %d until %.3f\n", b, t0[b], b - 1, t1[b - 1]);
+    }
 }
 
 /* op(B) uploaded in chunks with the first block multiplied chunk by chunk
