@@ -174,14 +174,25 @@ int64_t ooc_pipe_block_of(pipe_t *P, int64_t t)
 /* Bytes over the bus and through the staging ring. Under mu: the issuing
  * thread and the reader and writer count, and the writer copies the stats
  * for block_done. */
-void ooc_pipe_count(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out)
+static void count(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out, uint64_t cached)
 {
     pthread_mutex_lock(&P->mu);
     P->stats.bytes_h2d += h2d;
     P->stats.bytes_d2h += d2h;
     P->stats.bytes_staged_in += staged_in;
     P->stats.bytes_staged_out += staged_out;
+    P->stats.bytes_staged_cached += cached;
     pthread_mutex_unlock(&P->mu);
+}
+
+void ooc_pipe_count(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out)
+{
+    count(P, h2d, d2h, staged_in, staged_out, 0);
+}
+
+void ooc_pipe_count_cached(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out)
+{
+    count(P, h2d, d2h, staged_in, staged_out, staged_in + staged_out);
 }
 
 /* ---------- the run ---------- */

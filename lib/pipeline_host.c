@@ -82,12 +82,11 @@ static ooc_status_t stage_out(pipe_t *P, const rect_t *r, const char *src, ooc_e
  * and sent up from there on the staging stream. */
 static ooc_status_t through_up(pipe_t *P, int64_t i, const rect_t *r, char *dst, const char *name, ooc_err_t *err)
 {
-    size_t per = P->th_chunk / r->width, seg = per ? r->width : P->th_chunk;
-    if (per == 0) per = 1;
-    for (size_t l0 = 0; l0 < r->height; l0 += per) {
-        size_t h = r->height - l0 < per ? r->height - l0 : per;
-        for (size_t at = 0; at < r->width; at += seg) {
-            size_t w = r->width - at < seg ? r->width - at : seg;
+    chunking_t k = chunking(P->th_chunk, r->width);
+    for (size_t l0 = 0; l0 < r->height; l0 += k.per) {
+        size_t h = step_of(l0, k.per, r->height);
+        for (size_t at = 0; at < r->width; at += k.seg) {
+            size_t w = step_of(at, k.seg, r->width);
             int b = (int)(P->th_used % P->th_n);
             if (P->th_used++ >= P->th_n) OOC_FORWARD(P->o->event_sync(P->be, P->th_ev[b], err));
             ooc_pool_copy2d_cached(P->pool, P->th_buf[b], w, r->ptr + l0 * r->pitch + at, r->pitch, w, h);
@@ -98,10 +97,7 @@ static ooc_status_t through_up(pipe_t *P, int64_t i, const rect_t *r, char *dst,
             OOC_FORWARD(P->o->event_record(P->be, P->th_ev[b], P->s_stage, err));
         }
     }
-    ooc_pipe_count(P, r->width * r->height, 0, r->width * r->height, 0);
-    pthread_mutex_lock(&P->mu);
-    P->stats.bytes_staged_cached += r->width * r->height;
-    pthread_mutex_unlock(&P->mu);
+    ooc_pipe_count_cached(P, r->width * r->height, 0, r->width * r->height, 0);
     return OOC_SUCCESS;
 }
 
@@ -232,10 +228,7 @@ static ooc_status_t out_finish_oldest(pipe_t *P, out_queue_t *Q, ooc_err_t *err)
     P->o->range_push(P->be, "unstage C (chunk)");
     ooc_pool_copy2d(P->pool, c->dst, c->pitch, P->tho_buf[c->buf], c->w, c->w, c->h);
     P->o->range_pop(P->be);
-    ooc_pipe_count(P, 0, 0, 0, c->w * c->h);
-    pthread_mutex_lock(&P->mu);
-    P->stats.bytes_staged_cached += c->w * c->h;
-    pthread_mutex_unlock(&P->mu);
+    ooc_pipe_count_cached(P, 0, 0, 0, c->w * c->h);
     Q->tail++;
     if (!c->last) return OOC_SUCCESS;
     if (P->T) ooc_trace_host(P->T, "unstage C", OOC_LANE_WRITE, P->g0 + P->turn[c->t], Q->t0, ooc_trace_now());
@@ -254,12 +247,11 @@ static ooc_status_t through_c(pipe_t *P, out_queue_t *Q, int64_t t, const rect_t
 {
     int s = slot_of(P, t);
     OOC_FORWARD(P->o->stream_wait(P->be, P->s_unstage, P->ev_gemm[s], err));
-    size_t per = P->tho_chunk / rc->width, seg = per ? rc->width : P->tho_chunk;
-    if (per == 0) per = 1;
-    for (size_t l0 = 0; l0 < rc->height; l0 += per) {
-        size_t h = rc->height - l0 < per ? rc->height - l0 : per;
-        for (size_t at = 0; at < rc->width; at += seg) {
-            size_t w = rc->width - at < seg ? rc->width - at : seg;
+    chunking_t k = chunking(P->tho_chunk, rc->width);
+    for (size_t l0 = 0; l0 < rc->height; l0 += k.per) {
+        size_t h = step_of(l0, k.per, rc->height);
+        for (size_t at = 0; at < rc->width; at += k.seg) {
+            size_t w = step_of(at, k.seg, rc->width);
             if (Q->head - Q->tail == P->tho_n) OOC_FORWARD(out_finish_oldest(P, Q, err));
             out_chunk_t *c = &Q->q[Q->head % P->tho_n];
             c->t = t;

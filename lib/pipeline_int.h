@@ -181,6 +181,21 @@ typedef struct {
 static inline void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1) { ooc_plan_block(P->pl, i, r0, r1); }
 
 static inline int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); }
+
+/* A packed rectangle of lines of `width` bytes cut into chunks of at most
+ * `chunk` bytes for the cache-sized buffers: `per` whole lines each, or,
+ * when a line is longer than a chunk, one line in pieces of `seg` bytes. */
+typedef struct {
+    size_t per, seg;
+} chunking_t;
+static inline chunking_t chunking(size_t chunk, size_t width)
+{
+    chunking_t c = {chunk / width, chunk / width ? width : chunk};
+    if (c.per == 0) c.per = 1;
+    return c;
+}
+/* the size of the step from `at` towards `end`, at most `step` */
+static inline size_t step_of(size_t at, size_t step, size_t end) { return end - at < step ? end - at : step; }
 static inline int reuses_slot(const pipe_t *P, int64_t t) { return t >= P->R; }
 
 /* bytes of slot-in taken by the A part (when A is staged) */
@@ -199,6 +214,8 @@ int ooc_pipe_await(pipe_t *P, const int64_t *counter, int64_t target);
 int64_t ooc_pipe_block_of(pipe_t *P, int64_t t);
 /* Bytes over the bus and through the staging ring. */
 void ooc_pipe_count(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out);
+/* The same, the staged bytes through the cache-sized buffers (counted once by the floor). */
+void ooc_pipe_count_cached(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t staged_in, uint64_t staged_out);
 
 /* ---------- pipeline_host.c: host staging ---------- */
 

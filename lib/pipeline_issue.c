@@ -347,20 +347,13 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     }
     OOC_FORWARD(o->event_record(be, P->ev_gemm[s], sc, err));
 
-    /* out: by the writer, through the cache (it waits for ev_gemm[s]) */
-    if (P->tho_n) {
-        pthread_mutex_lock(&P->mu);
-        P->stats.blocks++;
-        P->issued = t + 1;
-        pthread_cond_broadcast(&P->cv);
-        pthread_mutex_unlock(&P->mu);
-        return OOC_SUCCESS;
-    }
-    if (!cols_out) {
+    /* out (tho_n: by the writer, through the cache, once it sees the turn issued: it waits for
+     * ev_gemm[s] and records ev_out[s] itself) */
+    if (!P->tho_n && !cols_out) {
         if (!out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
         OOC_FORWARD(copy_out_cols(P, &u, 0, (size_t)(P->c1 - P->c0), P->ev_gemm[s], "D2H C", err));
     }
-    OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
+    if (!P->tho_n) OOC_FORWARD(o->event_record(be, P->ev_out[s], P->s_out, err));
     pthread_mutex_lock(&P->mu);
     P->stats.blocks++;
     P->issued = t + 1;
