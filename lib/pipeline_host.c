@@ -304,7 +304,11 @@ static void *writer_through(pipe_t *P)
         rect_t rc = rect(&P->vc, r0, r1, P->c0, P->c1);
         if (through_c(P, &Q, t, &rc, &err) != OOC_SUCCESS) goto failed;
     }
-    if (P->abort) return NULL;
+    /* the issuing thread is done with the panel: copy what is left into C, unless the run failed */
+    pthread_mutex_lock(&P->mu);
+    int aborted = P->abort;
+    pthread_mutex_unlock(&P->mu);
+    if (aborted) return NULL;
     while (Q.tail < Q.head)
         if (out_finish_oldest(P, &Q, &err) != OOC_SUCCESS) goto failed;
     return NULL;
