@@ -180,7 +180,9 @@ typedef enum {
     OOC_PARAM_A_PIECES = 14,      /**< k-pieces each block of op(A) goes to the device in, multiplied one after
                                        another into C (1..64; 1: whole); 0: planner's choice (pieces when the
                                        device budget would otherwise hold the blocks to short copy lines; 2 when
-                                       copying C out bounds the pipeline, one device, k >= 2048) */
+                                       copying C out bounds the pipeline, one device, k >= 2048; up to 8, pieces
+                                       at least 1024 deep, for blocks lengthened to 64 KiB copy lines where strided
+                                       lines held short by a small m copy in slower than they multiply, one device) */
     OOC_PARAM_STAGE_CHUNK = 15,   /**< a pageable op(A) in memory (the streamed operand; not one in a file, nor
                                        in k-pieces) goes to the device chunk after chunk through 3 pinned buffers
                                        of this many bytes (rounded up to a multiple of 4096) that stay in the

@@ -45,6 +45,7 @@ typedef struct {
                          * (plan.h through_cin_ok), 0: through the in-slots */
     uint64_t th_out;    /* staged C comes out through th_bufs cache-sized buffers of this many bytes
                          * (plan.h through_out_ok), 0: through the out-slots */
+    int q_wide;         /* k-pieces for blocks lengthened to wide lines (wide_pieces()), 0 or 1: none */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -416,6 +417,7 @@ static uint64_t least_traffic(const ctx_t *c0)
 {
     ctx_t c = *c0;
     c.ring = 2;
+    c.q_wide = 0;
     ooc_plan_t p;
     return plan_one(&c, min64(c.m, MIN_BLOCK_ROWS), &p) ? p.traffic_bytes : UINT64_MAX;
 }
@@ -429,6 +431,43 @@ static double strided_cost(int64_t line, int out)
 {
     if (line >= WIDE_LINE_BYTES) return out ? 1.13 : 1.0;
     return line >= LONG_LINE_BYTES ? (out ? 1.27 : 1.16) : 1.68;
+}
+
+/* Blocks of a streamed operand copied in place as strided lines, held to
+ * some 8 blocks (auto_block_rows(): t rows, about m / 8), copy in slower
+ * than they multiply when their lines are under 64 KiB: a block row's k
+ * elements (and n more with beta != 0) in at strided_cost() against its
+ * multiply. Then blocks of wide lines (64 KiB, at most MAX_AUTO_BLOCK_ROWS
+ * rows) in q k-pieces, the fewest that keep a piece no taller than t rows:
+ * the copy engines move the lines at full rate, and the pipeline still
+ * fills and drains a piece at a time (no larger than the block was).
+ * Measured on an H200, best of 5, two rounds interleaved with the blocks
+ * as they were (docs/PERFORMANCE.md session 30): DGEMM 3407x28947x13657 TT
+ * beta 0.5 (op(A) resident: 3840 -> 8192 rows, 30 -> 64 KiB lines) 99.7
+ * -> 87.3 ms (2 pieces 91.7; whole blocks of 8192 rows 100); SGEMM of that
+ * shape 72.9 -> 66.6 (3616 -> 8192 rows); ZGEMM 1700x14000x7000 TT 42.8 ->
+ * 37.0 (1792 -> 4096); DGEMM 24000x2000x16000 NN 80.6 -> 66.1 (3072 ->
+ * 8192). Not where the multiply takes longer than the copies in (DGEMM
+ * 24000x6000x12000 NN, 3072 -> 8192 rows in 4 pieces: 77.7 -> 81.2 ms),
+ * nor when not even 2 pieces of MIN_PIECE_DEPTH fit in k (fewer pieces
+ * when more would be shallower; at most 8), with fewer than 3 blocks,
+ * several devices, or pieces or rows asked for. Returns q (1: no change)
+ * and sets *rows. */
+static int wide_pieces(const ctx_t *c, int complex_type, double fpb, int64_t *rows)
+{
+    int64_t t = *rows, wide = min64(WIDE_LINE_BYTES / (int64_t)c->e, MAX_AUTO_BLOCK_ROWS);
+    if (c->q_req || c->lead > 1 || !(c->lines & OOC_PLAN_STRIDED_A) || t >= wide || c->m <= 2 * wide) return 1;
+    double e = (double)c->e, line = (double)t * e;
+    double fc = c->lines & OOC_PLAN_STRIDED_C ? strided_cost((int64_t)line, 0) : 1.0;
+    double in = (double)c->k * e * strided_cost((int64_t)line, 0) + (c->c_in ? (double)c->n * e * fc : 0.0);
+    double math = (complex_type ? 8.0 : 2.0) * (double)c->n * (double)c->k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
+    if (in <= math) return 1;
+    int q = 2;
+    while (ceil_div(wide, q) > t && q < 8) q *= 2; /* (a small m keeps t >= 2048: q <= 4 with 8192 rows) */
+    while (q > 1 && ceil_div(c->k, q) < MIN_PIECE_DEPTH) q /= 2;
+    if (q < 2) return 1;
+    *rows = wide;
+    return q;
 }
 
 /* A plan's time in bytes at the copy rate: the resident operand's upload
@@ -552,6 +591,19 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
             }
         }
     }
+    if (c->q_wide > 1 && cq.q == 1) {
+        /* wide lines in k-pieces (wide_pieces()), as many as op(B)'s panel
+         * depth allows */
+        int q = c->q_wide;
+        while (q > 1 && ceil_div(kb, q) < MIN_PIECE_DEPTH) q /= 2;
+        ctx_t t = *c;
+        t.q = q;
+        int64_t mq = q > 1 ? largest(&t, 0, mbf, mb_target, 0, nb, kb) : 0; /* pieces take less room: >= mb */
+        if (mq >= mb) {
+            cq = t;
+            mb = mq;
+        }
+    }
     if (c->q_req == 0 && cq.q == 1 && copy_out_bound(c, mb) && ceil_div(kb, 2) >= MIN_PIECE_DEPTH) {
         ctx_t t = *c;
         t.q = 2;
@@ -579,7 +631,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
                in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1],
-               in->slack0, in->slack_ring, 0, 0, 0, 0, 0};
+               in->slack0, in->slack_ring, 0, 0, 0, 0, 0, 0};
     int bufs = in->through_bufs;
     if (in->through_chunk && bufs >= 1 && bufs <= OOC_PLAN_MAX_THROUGH_BUFS) {
         c.th_bufs = bufs;
@@ -741,42 +793,52 @@ static ooc_status_t plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
 {
     if (bad_input(in) || plan == NULL) return OOC_ERR_INTERNAL;
 
-    ctx_t c = make_ctx(in);
+    ctx_t o[2];
+    o[0] = make_ctx(in);
     int streams = in->streams ? in->streams : DEFAULT_STREAMS;
 
     ooc_plan_t best, alt;
     int cplx = in->complex_type != 0;
-    c.out_bound = out_bound_shape(&c, cplx, in->flop_per_byte);
-    int64_t target = in->block_rows ? min64(in->block_rows, c.m) : auto_block_rows(&c, cplx, in->flop_per_byte);
-    uint64_t least = least_traffic(&c), least0 = least, least1 = UINT64_MAX;
-    int have = plan_best(&c, target, in->ring != 0, least, &best);
+    int64_t target[2];
+    uint64_t least[2] = {UINT64_MAX, UINT64_MAX};
+    for (int w = 0; w < (in->allow_swap ? 2 : 1); w++) {
+        if (w) o[1] = swapped(&o[0]);
+        o[w].out_bound = out_bound_shape(&o[w], cplx, in->flop_per_byte);
+        target[w] = in->block_rows ? min64(in->block_rows, o[w].m) : auto_block_rows(&o[w], cplx, in->flop_per_byte);
+        least[w] = least_traffic(&o[w]);
+    }
+    int have = plan_best(&o[0], target[0], in->ring != 0, least[0], &best);
     best.swap = 0;
-
-    if (in->allow_swap) {
-        ctx_t s = swapped(&c);
-        s.out_bound = out_bound_shape(&s, cplx, in->flop_per_byte);
-        target = in->block_rows ? min64(in->block_rows, s.m) : auto_block_rows(&s, cplx, in->flop_per_byte);
-        uint64_t ls = least_traffic(&s);
-        if (plan_best(&s, target, in->ring != 0, ls, &alt)) {
-            alt.swap = 1;
-            /* fewer bytes moved wins; on a tie, the clearly lower cost
-             * (plan_cost(): the resident operand's upload, and copy lines),
-             * else the smaller resident operand */
-            double cb = have ? plan_cost(&best, &c, cplx, in->flop_per_byte) : 0;
-            double ca = plan_cost(&alt, &s, cplx, in->flop_per_byte);
-            double margin = cb / 50 > COST_MARGIN ? cb / 50 : COST_MARGIN;
-            if (!have || alt.traffic_bytes < best.traffic_bytes ||
-                (alt.traffic_bytes == best.traffic_bytes &&
-                 (ca + margin < cb || (!(cb + margin < ca) && alt.dev_b_bytes < best.dev_b_bytes)))) {
-                best = alt;
-                have = 1;
-            }
+    if (in->allow_swap && plan_best(&o[1], target[1], in->ring != 0, least[1], &alt)) {
+        alt.swap = 1;
+        /* fewer bytes moved wins; on a tie, the clearly lower cost
+         * (plan_cost(): the resident operand's upload, and copy lines),
+         * else the smaller resident operand */
+        double cb = have ? plan_cost(&best, &o[0], cplx, in->flop_per_byte) : 0;
+        double ca = plan_cost(&alt, &o[1], cplx, in->flop_per_byte);
+        double margin = cb / 50 > COST_MARGIN ? cb / 50 : COST_MARGIN;
+        if (!have || alt.traffic_bytes < best.traffic_bytes ||
+            (alt.traffic_bytes == best.traffic_bytes &&
+             (ca + margin < cb || (!(cb + margin < ca) && alt.dev_b_bytes < best.dev_b_bytes)))) {
+            best = alt;
+            have = 1;
         }
-        least1 = ls;
     }
     if (!have) return OOC_ERR_BUDGET_TOO_SMALL;
+    /* the orientation chosen, its blocks lengthened to wide lines in
+     * k-pieces where that pays (wide_pieces()); the choice of orientation
+     * is left as it was (SGEMM 25315x1591x3247 NT beta -1 would turn to
+     * strided blocks of 8192 rows in 2 pieces: 12.0 -> 12.5 ms on an H200) */
+    int w = best.swap;
+    int64_t wide = target[w];
+    o[w].q_wide = in->block_rows ? 1 : wide_pieces(&o[w], cplx, in->flop_per_byte, &wide);
+    if (o[w].q_wide > 1 && plan_best(&o[w], wide, in->ring != 0, least[w], &alt) &&
+        alt.traffic_bytes <= best.traffic_bytes) {
+        alt.swap = w;
+        best = alt;
+    }
     best.streams = streams;
-    set_least(&best, in, least0, least1);
+    set_least(&best, in, least[0], least[1]);
     if (ooc_plan_check(&best) != OOC_SUCCESS) return OOC_ERR_INTERNAL;
     *plan = best;
     return OOC_SUCCESS;

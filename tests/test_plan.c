@@ -930,6 +930,66 @@ static void test_orientation_lines(void)
     CU_ASSERT(p.b_chunks == 3);
 }
 
+/* Blocks held to some 8 by a small m copy in their strided lines slower
+ * than they multiply: the planner lengthens them to 64 KiB lines in
+ * k-pieces no taller than the blocks were (plan.c wide_pieces()), in the
+ * orientation it chose anyway. Lines as gemm.c gives them for pinned
+ * column-major operands. */
+static void test_wide_lines(void)
+{
+    const uint64_t dev = (uint64_t)130 << 30;
+    const int A = OOC_PLAN_STRIDED_A, C = OOC_PLAN_STRIDED_C, BR = OOC_PLAN_B_ROWS;
+    struct {
+        const char *name;
+        int64_t m, n, k;
+        size_t e;
+        int beta, complex_type, lines0, lines1, devices, rows_given, pieces_given, swap_given;
+        int swap;     /* expected */
+        int64_t rows; /* expected */
+        int pieces;   /* expected */
+    } cases[] = {
+        {"DGEMM TT, op(A) resident (30 KiB lines)", 3407, 28947, 13657, 8, 1, 0, BR | C, A, 1, 0, 0, -1, 1, 8192, 4},
+        {"the same, 1 piece given", 3407, 28947, 13657, 8, 1, 0, BR | C, A, 1, 0, 1, -1, 1, 3840, 1},
+        {"the same, rows given", 3407, 28947, 13657, 8, 1, 0, BR | C, A, 1, 3840, 0, -1, 1, 3840, 1},
+        {"the same on 2 devices", 3407, 28947, 13657, 8, 1, 0, BR | C, A, 2, 0, 0, -1, 1, 3840, 1},
+        {"SGEMM TT (32 KiB lines: at most 8192 rows)", 3407, 28947, 13657, 4, 1, 0, BR | C, A, 1, 0, 0, -1, 1, 8192, 4},
+        {"ZGEMM TT (64 KiB: 4096 rows)", 1700, 14000, 7000, 16, 0, 1, BR | C, A, 1, 0, 0, -1, 1, 4096, 4},
+        {"DGEMM NN bound by the copies in", 24000, 2000, 16000, 8, 0, 0, A | C, BR, 1, 0, 0, -1, 0, 8192, 4},
+        {"DGEMM NN bound by the multiply", 24000, 6000, 12000, 8, 0, 0, A | C, BR, 1, 0, 0, -1, 0, 3072, 1},
+        {"DGEMM NN, 2 wide blocks at most", 16384, 2000, 16000, 8, 0, 0, A | C, BR, 1, 0, 0, 0, 0, 2048, 1},
+        {"SGEMM TT, k too shallow for 2 pieces", 5985, 58133, 1715, 4, 1, 0, BR | C, A, 1, 0, 0, -1, 1, 7264, 1},
+        /* strided blocks of 8192 rows in 2 pieces would cost about what
+         * op(A) resident does (a tie of plan_cost()), and the smaller
+         * resident operand would win: measured slower, so no change */
+        {"SGEMM NT beta -1: the orientation kept", 25315, 1591, 3247, 4, 1, 0, A | BR | C, A | BR, 1, 0, 0, -1, 1, 256, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev);
+        in.allow_swap = cases[i].swap_given != 0;
+        in.beta_nonzero = cases[i].beta;
+        in.complex_type = cases[i].complex_type;
+        in.lines[0] = cases[i].lines0;
+        in.lines[1] = cases[i].lines1;
+        in.devices = cases[i].devices;
+        in.block_rows = cases[i].rows_given;
+        in.a_pieces = cases[i].pieces_given;
+        ooc_plan_t p;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+        if (in.devices == 1) CU_ASSERT(check_invariants(&in, &p));
+        int ok = p.swap == cases[i].swap && p.mb == cases[i].rows && p.a_pieces == cases[i].pieces &&
+                 (p.a_pieces == 1 || p.tail == 0);
+        if (!ok)
+            printf("\n    %s: swap %d, %lld rows, %d pieces, tail %d (expected swap %d, %lld rows, %d pieces)",
+                   cases[i].name, p.swap, (long long)p.mb, p.a_pieces, p.tail, cases[i].swap,
+                   (long long)cases[i].rows, cases[i].pieces);
+        CU_ASSERT(ok);
+        /* a fixed plan (a resumed job's) reproduces it */
+        ooc_plan_t f;
+        CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &f), OOC_SUCCESS);
+        CU_ASSERT(f.mb == p.mb && f.a_pieces == p.a_pieces && f.tail == p.tail && f.swap == p.swap);
+    }
+}
+
 /* Staged A through the cache-sized buffers (through_chunk): the in-slots
  * hold no A, the buffers are counted once, op(B) staged through the slots
  * goes in pieces at least a chunk large (not a row at a time), and an
@@ -1048,5 +1108,6 @@ int main(void)
     CU_add_test(s, "copy lines: longer blocks, a ring of 2, the least traffic", test_copy_lines);
     CU_add_test(s, "copy-out bound shapes: no tail, A in 2 pieces, the last by columns", test_copy_out_bound);
     CU_add_test(s, "orientation: the resident upload and copy lines", test_orientation_lines);
+    CU_add_test(s, "wide lines in k-pieces where blocks copy in slower than they multiply", test_wide_lines);
     return tu_run();
 }

@@ -189,7 +189,9 @@ typedef struct {
     "                        along k (1 to 64), multiplied one after another:\n"                      \
     "                        longer blocks in the same memory (default: when the\n"                   \
     "                        budget would hold blocks to short lines; 2 when\n"                       \
-    "                        copying C out bounds the run)\n"                                         \
+    "                        copying C out bounds the run; up to 8 for blocks\n"                      \
+    "                        lengthened to 64 KiB copy lines where short strided\n"                   \
+    "                        lines would copy in slower than they multiply)\n"                        \
     "  --stage-chunk BYTES|off\n"                                                                      \
     "                        pageable op(A) in memory goes to the device chunk by\n"                  \
     "                        chunk through 3 pinned buffers of BYTES that stay in\n"                  \
