@@ -49,9 +49,16 @@ static ooc_status_t io_fail(int e, const char *what, const rect_t *r, ooc_err_t 
                         (unsigned long long)r->off);
 }
 
-/* rectangle -> packed buffer (line pitch = width) */
-ooc_status_t ooc_pipe_stage_in(pipe_t *P, char *dst, const rect_t *r, ooc_err_t *err)
+/* rectangle -> packed buffer (line pitch = width); `cached`: a buffer that
+ * stays in the CPU's cache, filled from memory with plain stores (the copy
+ * engines read it from there: one pass over host memory, counted so) */
+ooc_status_t ooc_pipe_stage_in(pipe_t *P, char *dst, const rect_t *r, int cached, ooc_err_t *err)
 {
+    if (r->fd < 0 && cached) {
+        ooc_pool_copy2d_cached(P->pool, dst, r->width, r->ptr, r->pitch, r->width, r->height);
+        ooc_pipe_count_cached(P, 0, 0, r->width * r->height, 0);
+        return OOC_SUCCESS;
+    }
     if (r->fd < 0) {
         ooc_pool_copy2d(P->pool, dst, r->width, r->ptr, r->pitch, r->width, r->height);
     } else {
@@ -172,9 +179,9 @@ void *ooc_pipe_reader_main(void *arg)
         if (a_th || c_th) {
             if (through_in(P, t, i, a_th ? &ra : NULL, c_th ? &rc : NULL, &err) != OOC_SUCCESS) goto failed;
         }
-        if (P->stage_a && !a_th && ooc_pipe_stage_in(P, P->pin_in[s], &ra, &err) != OOC_SUCCESS) goto failed;
+        if (P->stage_a && !a_th && ooc_pipe_stage_in(P, P->pin_in[s], &ra, 0, &err) != OOC_SUCCESS) goto failed;
         if (P->stage_cin && !c_th &&
-            ooc_pipe_stage_in(P, P->pin_in[s] + a_part(P, &ra), &rc, &err) != OOC_SUCCESS)
+            ooc_pipe_stage_in(P, P->pin_in[s] + a_part(P, &ra), &rc, 0, &err) != OOC_SUCCESS)
             goto failed;
         ooc_pipe_step_end(P, hs, P->stage_cin ? (P->stage_a ? "stage A+C" : "stage C") : "stage A", OOC_LANE_READ, P->g0 + i);
         ooc_pipe_advance(P, &P->staged, t + 1);

@@ -223,7 +223,7 @@ void ooc_pipe_count_cached(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t stage
 host_step_t ooc_pipe_step_begin(pipe_t *P, const char *name);
 void ooc_pipe_step_end(pipe_t *P, host_step_t h, const char *name, int lane, int64_t block);
 /* rectangle -> packed buffer (line pitch = width), from memory or a file */
-ooc_status_t ooc_pipe_stage_in(pipe_t *P, char *dst, const rect_t *r, ooc_err_t *err);
+ooc_status_t ooc_pipe_stage_in(pipe_t *P, char *dst, const rect_t *r, int cached, ooc_err_t *err);
 /* The reader thread (fills the pinned in-slots) and the writer thread
  * (empties the pinned out-slots) of one panel; arg is the pipe_t. */
 void *ooc_pipe_reader_main(void *arg);

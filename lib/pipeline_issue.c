@@ -37,6 +37,9 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
                         (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
     int64_t used = 0; /* slots used by staged pieces */
+    /* in-slots of a chunk or so (the streamed operand goes through the
+     * cache-sized buffers) stay in the CPU's cache too */
+    int cached = P->pl->through_chunk && P->pl->pin_in_slot_bytes <= 2 * P->pl->through_chunk;
     for (int j = 0; j < P->pl->b_chunks; j++) {
         if (P->share && j % P->q->devices != P->rank) continue;
         size_t c0, c1;
@@ -55,15 +58,7 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
                 int s = (int)(used++ % P->R);
                 OOC_FORWARD(P->o->event_sync(P->be, P->ev_in[s], err));
                 host_step_t hs = ooc_pipe_step_begin(P, "stage B");
-                if (piece.fd < 0 && P->pl->through_chunk && P->pl->pin_in_slot_bytes <= 2 * P->pl->through_chunk) {
-                    /* slots of a chunk or so stay in the CPU's cache: plain
-                     * stores, and the copy engines read them from there
-                     * (one pass over host memory, as through_a()) */
-                    ooc_pool_copy2d_cached(P->pool, P->pin_in[s], rb.width, piece.ptr, rb.pitch, rb.width, h);
-                    ooc_pipe_count_cached(P, 0, 0, rb.width * h, 0);
-                } else {
-                    OOC_FORWARD(ooc_pipe_stage_in(P, P->pin_in[s], &piece, err));
-                }
+                OOC_FORWARD(ooc_pipe_stage_in(P, P->pin_in[s], &piece, cached, err));
                 ooc_pipe_step_end(P, hs, "stage B", OOC_LANE_READ, P->g0);
                 src = P->pin_in[s];
                 spitch = rb.width;

@@ -260,6 +260,13 @@ static uint64_t traffic(const ctx_t *c, int64_t nb, int64_t kb)
 #define LONG_LINE_BYTES ((int64_t)24 << 10)
 #define MIN_PIECE_DEPTH 1024
 
+/* q pieces halved until each of a depth is MIN_PIECE_DEPTH deep (1: none) */
+static int deep_pieces(int q, int64_t depth)
+{
+    while (q > 1 && ceil_div(depth, q) < MIN_PIECE_DEPTH) q /= 2;
+    return q;
+}
+
 /* C's copies out bound the pipeline when a block row's copies take longer
  * than its multiply (math_over_copy() < 1) and C's row is at least as long
  * as A's (n >= k), on one device. Then, once the blocks have long lines:
@@ -417,7 +424,6 @@ static uint64_t least_traffic(const ctx_t *c0)
 {
     ctx_t c = *c0;
     c.ring = 2;
-    c.q_wide = 0;
     ooc_plan_t p;
     return plan_one(&c, min64(c.m, MIN_BLOCK_ROWS), &p) ? p.traffic_bytes : UINT64_MAX;
 }
@@ -464,7 +470,7 @@ static int wide_pieces(const ctx_t *c, int complex_type, double fpb, int64_t *ro
     if (in <= math) return 1;
     int q = 2;
     while (ceil_div(wide, q) > t && q < 8) q *= 2; /* (a small m keeps t >= 2048: q <= 4 with 8192 rows) */
-    while (q > 1 && ceil_div(c->k, q) < MIN_PIECE_DEPTH) q /= 2;
+    q = deep_pieces(q, c->k);
     if (q < 2) return 1;
     *rows = wide;
     return q;
@@ -539,6 +545,21 @@ static int plan_best(const ctx_t *c, int64_t mb_target, int ring_given, uint64_t
     return 1;
 }
 
+/* Op(A)'s blocks in q k-pieces (pieces take less room, so the block gets
+ * at least the rows it had whole): taken into *cq and *mb when the block
+ * then has at least `least` rows. */
+static int take_pieces(const ctx_t *c, int q, int64_t mbf, int64_t mb_target, int64_t nb, int64_t kb, int64_t least,
+                       ctx_t *cq, int64_t *mb)
+{
+    ctx_t t = *c;
+    t.q = q;
+    int64_t mq = largest(&t, 0, mbf, mb_target, 0, nb, kb);
+    if (mq == 0 || mq < least) return 0;
+    *cq = t;
+    *mb = mq;
+    return 1;
+}
+
 static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
 {
     int64_t m = c->m, n = c->n, k = c->k;
@@ -580,39 +601,15 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
          * fewest pieces that bring the lines to LONG_LINE_BYTES (or the
          * block to its target), none if no count of pieces does */
         int64_t want = min64(mb_target, ceil_div(LONG_LINE_BYTES, (int64_t)c->e));
-        for (int q = 2; q <= OOC_PLAN_MAX_A_PIECES && ceil_div(kb, q) >= MIN_PIECE_DEPTH; q *= 2) {
-            ctx_t t = *c;
-            t.q = q;
-            int64_t mq = largest(&t, 0, mbf, mb_target, 0, nb, kb);
-            if (mq >= want) {
-                cq = t;
-                mb = mq;
-                break;
-            }
-        }
+        for (int q = 2; q <= OOC_PLAN_MAX_A_PIECES && ceil_div(kb, q) >= MIN_PIECE_DEPTH; q *= 2)
+            if (take_pieces(c, q, mbf, mb_target, nb, kb, want, &cq, &mb)) break;
     }
-    if (c->q_wide > 1 && cq.q == 1) {
-        /* wide lines in k-pieces (wide_pieces()), as many as op(B)'s panel
-         * depth allows */
-        int q = c->q_wide;
-        while (q > 1 && ceil_div(kb, q) < MIN_PIECE_DEPTH) q /= 2;
-        ctx_t t = *c;
-        t.q = q;
-        int64_t mq = q > 1 ? largest(&t, 0, mbf, mb_target, 0, nb, kb) : 0; /* pieces take less room: >= mb */
-        if (mq >= mb) {
-            cq = t;
-            mb = mq;
-        }
-    }
-    if (c->q_req == 0 && cq.q == 1 && copy_out_bound(c, mb) && ceil_div(kb, 2) >= MIN_PIECE_DEPTH) {
-        ctx_t t = *c;
-        t.q = 2;
-        int64_t mq = largest(&t, 0, mbf, mb_target, 0, nb, kb); /* pieces take less room: >= mb */
-        if (mq >= mb) {
-            cq = t;
-            mb = mq;
-        }
-    }
+    /* wide lines in k-pieces (wide_pieces()), as many as op(B)'s panel
+     * depth allows (pieces take less room: at least mb rows) */
+    int qw = deep_pieces(c->q_wide, kb);
+    if (qw > 1 && cq.q == 1) take_pieces(c, qw, mbf, mb_target, nb, kb, mb, &cq, &mb);
+    if (c->q_req == 0 && cq.q == 1 && copy_out_bound(c, mb) && deep_pieces(2, kb) == 2)
+        take_pieces(c, 2, mbf, mb_target, nb, kb, mb, &cq, &mb);
     mb = align_rows(mb, m, mb < mb_target);
 
     fill_plan(&cq, mb, nb, kb, p);
