@@ -938,8 +938,9 @@ static void test_buffers_shrink(void)
  * pageable multiply with 2 staging threads then keeps its one helper to
  * those CPUs and (CUDA) prefers node N for the ring's pages (get_mempolicy,
  * where mbind is allowed), and its C is right. With OOC_NUMA=0 the next
- * multiply's pool is made again, unbound. The host backend has no PCI
- * device: its pool stays unbound under the same tree. */
+ * multiply's pool is made again, unbound. With two GPUs or more, devices 0
+ * and 1 (device 1 not in the tree) leave it unbound too. The host backend
+ * has no PCI device: its pool stays unbound under the same tree. */
 static void test_numa_staging(void)
 {
     cpu_set_t set;
@@ -951,9 +952,12 @@ static void test_numa_staging(void)
     ooc_handle_t *h = NULL;
     CU_ASSERT_EQUAL_FATAL(ooc_create(&h), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_BACKEND, OOC_TEST_BACKEND), OOC_SUCCESS);
-    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE, 0), OOC_SUCCESS);
+    /* device 0 alone (OOC_PARAM_DEVICE 0 would mean every visible GPU) */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICES, 1), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_STAGING_THREADS, 2), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICE_MEM, 8 << 20), OOC_SUCCESS);
+    int gpus = 0;
+    if (cuda) CU_ASSERT_EQUAL(ooc_device_count(h, &gpus), OOC_SUCCESS);
     char bus[64] = "0000:00:00.0";
     if (cuda) {
         ooc_device_info_t di;
@@ -982,8 +986,14 @@ static void test_numa_staging(void)
     tu_fill(OOC_R64, B, (size_t)(k * nn), &seed);
     tu_fill(OOC_R64, C0, (size_t)(m * nn), &seed);
     double alpha = 0.75, beta = -0.5, worst = 0;
-    for (int pass = 0; pass < 2; pass++) { /* pass 1: OOC_NUMA=0 */
+    /* pass 1: OOC_NUMA=0; pass 2 (two GPUs or more): devices 0 and 1, device
+     * 1 not in the tree (its node unknown), so the GPUs share no node */
+    for (int pass = 0; pass < (gpus >= 2 ? 3 : 2); pass++) {
         if (pass == 1) CU_ASSERT_EQUAL(setenv("OOC_NUMA", "0", 1), 0);
+        if (pass == 2) {
+            unsetenv("OOC_NUMA");
+            CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_DEVICES, 3), OOC_SUCCESS);
+        }
         memcpy(C, C0, (size_t)(m * nn) * sizeof(double));
         ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, alpha, A, m, B, k, beta, C, m);
         CU_ASSERT_EQUAL(st, OOC_SUCCESS);
