@@ -54,18 +54,18 @@ static ooc_status_t io_fail(int e, const char *what, const rect_t *r, ooc_err_t 
  * engines read it from there: one pass over host memory, counted so) */
 ooc_status_t ooc_pipe_stage_in(pipe_t *P, char *dst, const rect_t *r, int cached, ooc_err_t *err)
 {
-    if (r->fd < 0 && cached) {
-        ooc_pool_copy2d_cached(P->pool, dst, r->width, r->ptr, r->pitch, r->width, r->height);
-        ooc_pipe_count_cached(P, 0, 0, r->width * r->height, 0);
-        return OOC_SUCCESS;
-    }
-    if (r->fd < 0) {
-        ooc_pool_copy2d(P->pool, dst, r->width, r->ptr, r->pitch, r->width, r->height);
-    } else {
+    size_t bytes = r->width * r->height;
+    if (r->fd >= 0) {
         int e = ooc_pool_pread2d(P->pool, dst, r->width, r->fd, r->off, r->pitch, r->width, r->height);
         if (e) return io_fail(e, "pread", r, err);
+        ooc_pipe_count(P, 0, 0, bytes, 0);
+    } else if (cached) {
+        ooc_pool_copy2d_cached(P->pool, dst, r->width, r->ptr, r->pitch, r->width, r->height);
+        ooc_pipe_count_cached(P, 0, 0, bytes, 0);
+    } else {
+        ooc_pool_copy2d(P->pool, dst, r->width, r->ptr, r->pitch, r->width, r->height);
+        ooc_pipe_count(P, 0, 0, bytes, 0);
     }
-    ooc_pipe_count(P, 0, 0, r->width * r->height, 0);
     return OOC_SUCCESS;
 }
 
