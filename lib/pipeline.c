@@ -98,12 +98,16 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
                             (pl->through_out_bufs < 1 || pl->through_out_bufs > OOC_PLAN_MAX_THROUGH_BUFS),
                         err, OOC_ERR_INTERNAL, "plan with %d unstaging buffers exceeds the limit",
                         pl->through_out_bufs);
+    OOC_RETURN_ERROR_IF(PIPE_STREAMS(pl) > (int)(sizeof res->streams / sizeof res->streams[0]), err,
+                        OOC_ERR_INTERNAL, "plan with %d streams in all exceeds the limit", PIPE_STREAMS(pl));
     while (res->nstreams < PIPE_STREAMS(pl)) {
         OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
         res->nstreams++;
     }
     OOC_RETURN_ERROR_IF(pl->a_slots > OOC_MAX_RING, err, OOC_ERR_INTERNAL, "plan with %d A slots exceeds the limit",
                         pl->a_slots);
+    OOC_RETURN_ERROR_IF(PIPE_EVENTS(pl) > (int)(sizeof res->events / sizeof res->events[0]), err,
+                        OOC_ERR_INTERNAL, "plan with %d events exceeds the limit", PIPE_EVENTS(pl));
     while (res->nevents < PIPE_EVENTS(pl)) {
         OOC_FORWARD(o->event_create(be, &res->events[res->nevents], err));
         res->nevents++;

@@ -54,10 +54,12 @@ typedef struct {
     size_t dev_bytes;
     void *pin;
     size_t pin_bytes;
-    ooc_stream_t streams[OOC_MAX_STREAMS + 1]; /* + staged A's (pipeline_int.h PIPE_STREAMS) */
+    /* the plan's, + the staging stream of A and C read in through the cache, + the unstaging stream of
+     * C out through the cache (pipeline_int.h PIPE_STREAMS) */
+    ooc_stream_t streams[OOC_MAX_STREAMS + 2];
     int nstreams;
-    ooc_event_t events[6 * OOC_MAX_RING + 2 * OOC_MAX_B_CHUNKS + OOC_PLAN_MAX_THROUGH_BUFS]; /* at most 6 per
-                                               * slot, 2 per chunk of op(B), 1 per staging buffer */
+    /* at most 6 per slot, 2 per chunk of op(B), 1 per staging and unstaging buffer (PIPE_EVENTS) */
+    ooc_event_t events[6 * OOC_MAX_RING + 2 * OOC_MAX_B_CHUNKS + 2 * OOC_PLAN_MAX_THROUGH_BUFS];
     int nevents;
 } ooc_res_t;
 

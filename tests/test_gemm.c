@@ -243,6 +243,27 @@ static void test_every_ring(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
 }
 
+/* Every stream count ooc_param_bounds allows, with A staged up and C
+ * staged both ways through cache-sized buffers: those take a stream each
+ * beyond the plan's, and at the most streams the second of them overran
+ * the handle's stream array before (tests/stress_plans.py: SIGSEGV, or a
+ * mutex found locked by a thread that never took it). */
+static void test_every_stream_count(void)
+{
+    int64_t lo, hi;
+    CU_ASSERT_EQUAL_FATAL(ooc_param_bounds(OOC_PARAM_STREAMS, &lo, &hi), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, 4096), OOC_SUCCESS);
+    for (int64_t n = lo; n <= hi; n++) {
+        case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, 403, 29, 51, 1, 1.0, -0.5,
+                    MEM_PAGEABLE, MEM_PINNED, MEM_PAGEABLE, 0, 64, 0, (int)n, 0};
+        ooc_stats_t s = run_case(&c);
+        CU_ASSERT_EQUAL(s.streams, n);
+        CU_ASSERT(s.stage_chunk == 4096 && s.stage_out_chunk == 4096 && s.stage_cin_chunk == 4096);
+        CU_ASSERT(s.blocks >= 6);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, 0), OOC_SUCCESS);
+}
+
 /* Wide problem: the planner may keep op(A) resident instead of op(B). */
 static void test_wide(void)
 {
@@ -1065,6 +1086,7 @@ int main(void)
     CU_add_test(s, "complex conjugate transposes, panels", test_complex_panels);
     CU_add_test(s, "ring 2, five streams, small staging", test_ring_streams_staging);
     CU_add_test(s, "every ring depth, op(B) in 8 chunks", test_every_ring);
+    CU_add_test(s, "every stream count, A and C through cache-sized buffers", test_every_stream_count);
     CU_add_test(s, "wide problems", test_wide);
     CU_add_test(s, "one handle, many sizes", test_reuse);
     CU_add_test(s, "degenerate shapes", test_degenerate_shapes);
