@@ -21,8 +21,18 @@ check that fails, a crash or any other exit status, or a refusal without a
 message. At least half the cases must run (else the draw tests nothing).
 Each failure prints the command that reproduces it.
 
+With --files, each case is a job on files instead (`oocgemm multiply`): A,
+B and C0 written by `oocgemm gen` as .npy or raw, each stored row- or
+column-major, C written in either layout and format, under the same forced
+options (less those of memory only). Its C is checked against numpy (every
+element, within 4k eps of |alpha| |op(A)| |op(B)| + |beta| |C0|); then the
+job runs again with a fault injected at a random point (OOC_FAULT: a
+multiply, a read or a write fails) and is resumed (--resume) until it
+finishes, and that C must be byte-identical to the first; when beta != 0,
+once more in place (--c-in C -o C), byte-identical too.
+
     tests/stress_plans.py [--cases N] [--seed S] [--oocgemm PATH] [--backend B]
-                          [--max-mb MB] [--list]
+                          [--max-mb MB] [--files] [--list]
 
 The backend is the tool's default (--backend auto): CUDA on a GPU machine,
 the host backend (OpenBLAS, with OOC_HOST_DEVICES devices simulated) on one
@@ -34,6 +44,7 @@ import math
 import os
 import random
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -100,6 +111,178 @@ def draw(rng, args):
     return cmd, env, trace
 
 
+def draw_files(rng, args):
+    """One job on files: the operands to write, the multiply's options."""
+    while True:
+        dtype = rng.choice("sdcz")
+        e = SIZES[dtype]
+        m, n, k = log_int(rng, 1, 3000) | 1, log_int(rng, 1, 1200) | 1, log_int(rng, 1, 1200) | 1
+        op_bytes = e * (m * k + k * n + 2 * m * n)
+        if op_bytes <= args.max_mb << 20:
+            break
+    ops = "NTC" if dtype in "cz" else "NT"
+    ta, tb = rng.choice(ops), rng.choice(ops)
+    out_layout = rng.choice(["row", "col"])
+    beta = rng.choice(["0", "0", "1", "-0.5"])
+    job = dict(dtype=dtype, m=m, n=n, k=k, ta=ta, tb=tb, alpha=rng.choice(["1", "-2", "0.5"]), beta=beta,
+               out_layout=out_layout, out_raw=rng.random() < 0.3, operands={})
+    for name, rows, cols, op in (("A", m, k, ta), ("B", k, n, tb), ("C0", m, n, "N")):
+        if name == "C0" and beta == "0":
+            continue
+        if op != "N":
+            rows, cols = cols, rows
+        # C0, and an operand whose op is C, are stored in C's layout
+        layout = out_layout if name == "C0" or op == "C" else rng.choice(["row", "col"])
+        job["operands"][name] = dict(rows=rows, cols=cols, layout=layout, raw=rng.random() < 0.3,
+                                     seed=rng.randrange(1, 1 << 30))
+    opts = []
+    if rng.random() < 0.8:
+        opts += ["--device-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.02, 1.2))))]
+    if rng.random() < 0.3:
+        opts += ["--host-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.05, 1.0))))]
+    if rng.random() < 0.4:
+        opts += ["--block-rows", str(32 * rng.randrange(2, 64))]
+    if rng.random() < 0.3:
+        opts += ["--ring", str(rng.randrange(2, 17))]
+    if rng.random() < 0.3:
+        opts += ["--streams", str(rng.randrange(3, 9))]
+    if rng.random() < 0.3:
+        opts += ["--a-pieces", str(rng.choice([1, 2, 3, 4, 7]))]
+    if rng.random() < 0.3:
+        opts += ["--b-chunks", str(rng.randrange(1, 9))]
+    if rng.random() < 0.2:
+        opts += ["--tail", str(rng.randrange(1, 5))]
+    if rng.random() < 0.3:
+        opts += ["--staging-threads", str(rng.randrange(1, 6))]
+    if args.backend != "auto":
+        opts += ["--backend", args.backend if args.backend != "custom" or dtype in "sd" else "auto"]
+    job["opts"] = opts
+    job["fault"] = "%s:%d" % (rng.choice(["gemm", "gemm", "read", "write"]), rng.randrange(1, 40))
+    job["env"] = {"OOC_HOST_DEVICES": str(rng.choice([1, 1, 2, 3]))}
+    return job
+
+
+def spec_of(path, o, dtype):
+    """How multiply names an operand: a .npy path, or PATH:RxC:T:L for raw."""
+    return "%s:%dx%d:%s:%s" % (path, o["rows"], o["cols"], dtype, "C" if o["layout"] == "row" else "F") \
+        if o["raw"] else path
+
+
+def load(np, path, rows, cols, dtype, layout, raw):
+    if not raw:
+        return np.load(path)
+    t = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}[dtype]
+    return np.fromfile(path, dtype=t).reshape((rows, cols), order="C" if layout == "row" else "F")
+
+
+def files_case(i, args, job, np):
+    """0: passed, 1: refused cleanly, 2: failed (printed)."""
+    d = os.path.join(args.dir, "case%d" % i)
+    os.makedirs(d, exist_ok=True)
+    env = dict(os.environ, **job["env"])
+    tool = os.path.abspath(args.oocgemm)
+    log = []
+
+    def sh(argv, extra_env=None):
+        log.append(" ".join("%s=%s" % kv for kv in (extra_env or {}).items()) + " " +
+                   " ".join(shlex.quote(a) for a in argv))
+        return subprocess.run(argv, cwd=d, env=dict(env, **(extra_env or {})), capture_output=True, text=True,
+                              timeout=args.timeout)
+
+    def fail(why, p=None):
+        print("FAIL case %d (files): %s\n  in %s:\n  %s%s" % (i, why, d, "\n  ".join(log),
+              "\n  stderr: " + p.stderr.strip()[-2000:] if p is not None else ""))
+        return 2
+
+    specs = {}
+    for name, o in job["operands"].items():
+        path = name + (".bin" if o["raw"] else ".npy")
+        p = sh([tool, "gen", path, "--rows", str(o["rows"]), "--cols", str(o["cols"]), "--dtype", job["dtype"],
+                "--layout", o["layout"], "--seed", str(o["seed"]), "-q"])
+        if p.returncode != 0:
+            return fail("gen %s: exit %d" % (name, p.returncode), p)
+        specs[name] = spec_of(path, o, job["dtype"])
+    out = "C.bin" if job["out_raw"] else "C.npy"
+    base = [tool, "multiply", specs["A"], specs["B"], "--dtype", job["dtype"], "--transa", job["ta"],
+            "--transb", job["tb"], "--alpha", job["alpha"], "--out-layout", job["out_layout"],
+            "--no-progress", "--no-floor", "-q"] + job["opts"]
+    if job["beta"] != "0":
+        base += ["--c-in", specs["C0"], "--beta", job["beta"]]
+    p = sh(base + ["-o", "REF" + out[1:]])
+    if p.returncode in (2, 3) and any(r in p.stderr for r in REFUSALS):
+        if args.verbose:
+            print("case %d (files) refused: %s" % (i, p.stderr.strip()[:300]))
+        shutil.rmtree(d, ignore_errors=True)
+        return 1
+    if p.returncode != 0:
+        return fail("the first multiply: exit %d" % p.returncode, p)
+    ref = "REF" + out[1:]
+    # every element against numpy
+    m, n, k = job["m"], job["n"], job["k"]
+    ops = {}
+    for name in ("A", "B"):
+        o = job["operands"][name]
+        x = load(np, os.path.join(d, name + (".bin" if o["raw"] else ".npy")), o["rows"], o["cols"], job["dtype"],
+                 o["layout"], o["raw"]).astype(np.complex128 if job["dtype"] in "cz" else np.float64)
+        op = job["ta" if name == "A" else "tb"]
+        ops[name] = x if op == "N" else x.T if op == "T" else x.conj().T
+    alpha, beta = float(job["alpha"]), float(job["beta"])
+    want = alpha * (ops["A"] @ ops["B"])
+    scale = abs(alpha) * (np.abs(ops["A"]) @ np.abs(ops["B"]))
+    if beta != 0:
+        o = job["operands"]["C0"]
+        c0 = load(np, os.path.join(d, "C0" + (".bin" if o["raw"] else ".npy")), m, n, job["dtype"], o["layout"],
+                  o["raw"])
+        want = want + beta * c0
+        scale = scale + abs(beta) * np.abs(c0)
+    got = load(np, os.path.join(d, ref), m, n, job["dtype"], job["out_layout"], job["out_raw"])
+    if got.shape != (m, n):
+        return fail("C is %s, not %d x %d" % (got.shape, m, n))
+    eps = 2.0 ** -23 if job["dtype"] in "sc" else 2.0 ** -52
+    tol = 4.0 * (k + 2) * eps * scale + 1e-30
+    bad = np.abs(got - want) > tol
+    if bad.any() or not np.isfinite(got).all():
+        r, c = np.argwhere(bad | ~np.isfinite(got))[0]
+        return fail("C differs from numpy at %d elements, first (%d, %d): %r against %r (tolerance %.3g)"
+                    % (int(bad.sum()), r, c, got[r, c], want[r, c], tol[r, c]))
+    # a fault part-way, then --resume until done: byte-identical
+    p = sh(base + ["-o", out], {"OOC_FAULT": job["fault"]})
+    if p.returncode not in (0, 3, 4, 6):
+        return fail("the run with OOC_FAULT=%s: exit %d" % (job["fault"], p.returncode), p)
+    tries = 0
+    while p.returncode != 0:
+        tries += 1
+        resume = base + ["-o", out] + (["--resume"] if os.path.exists(os.path.join(d, out + ".ooc-journal")) else [])
+        p = sh(resume)
+        if p.returncode != 0 and tries >= 2:
+            return fail("the resume after OOC_FAULT=%s: exit %d" % (job["fault"], p.returncode), p)
+    with open(os.path.join(d, ref), "rb") as f1, open(os.path.join(d, out), "rb") as f2:
+        if f1.read() != f2.read():
+            return fail("after OOC_FAULT=%s and --resume, C differs from the uninterrupted run" % job["fault"])
+    # (a --resume run keeps its journal, marked complete: the same command again does nothing)
+    leftovers = [f for f in os.listdir(d) if "ooc-tmp" in f or ("ooc-journal" in f and tries == 0)]
+    if leftovers:
+        return fail("files left behind after the job finished: %s" % leftovers)
+    # in place: C0 copied to X, then X = alpha op(A) op(B) + beta X
+    if job["beta"] != "0":
+        o = job["operands"]["C0"]
+        x = "X" + (".bin" if o["raw"] else ".npy")
+        shutil.copy(os.path.join(d, "C0" + (".bin" if o["raw"] else ".npy")), os.path.join(d, x))
+        xs = spec_of(x, o, job["dtype"])
+        inplace = [a for a in base]
+        inplace[inplace.index("--c-in") + 1] = xs
+        fmt = ["--out-format", "raw" if o["raw"] else "npy"]
+        p = sh(inplace + fmt + ["-o", x])
+        if p.returncode != 0:
+            return fail("in place: exit %d" % p.returncode, p)
+        if o["raw"] == job["out_raw"]:
+            with open(os.path.join(d, ref), "rb") as f1, open(os.path.join(d, x), "rb") as f2:
+                if f1.read() != f2.read():
+                    return fail("in place, C differs from the job writing a new file")
+    shutil.rmtree(d, ignore_errors=True)
+    return 0
+
+
 def run_case(i, args, cmd, env, trace):
     """0: passed, 1: refused cleanly, 2: failed (printed)."""
     full = [args.oocgemm] + cmd
@@ -142,10 +325,13 @@ def main():
     ap.add_argument("--max-mb", type=int, default=64, help="operands' bytes at most (MiB)")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp"))
+    ap.add_argument("--files", action="store_true", help="jobs on files (oocgemm multiply), faults, resumes")
     ap.add_argument("--list", action="store_true", help="print the cases' commands, run nothing")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    if args.files:
+        return main_files(args, rng)
     cases = [draw(rng, args) for _ in range(args.cases)]
     if args.list:
         for cmd, env, trace in cases:
@@ -168,6 +354,32 @@ def main():
         return 1
     if ran < args.cases / 2:
         print("stress_plans: FAIL: fewer than half the cases ran: the draw tests too little")
+        return 1
+    return 0
+
+
+def main_files(args, rng):
+    try:
+        import numpy as np
+    except ImportError:
+        print("stress_plans --files: skipped: no numpy for python3 here (apt-get install python3-numpy)")
+        return 77
+    jobs = [draw_files(rng, args) for _ in range(args.cases)]
+    if args.list:
+        for j in jobs:
+            print(json.dumps(j))
+        return 0
+    counts = [0, 0, 0]
+    t0 = time.time()
+    for i, job in enumerate(jobs):
+        counts[files_case(i, args, job, np)] += 1
+    ran, refused, failed = counts
+    print("stress_plans --files: seed %d, %d jobs in %.0f s: %d passed, %d refused cleanly, %d failed"
+          % (args.seed, args.cases, time.time() - t0, ran, refused, failed))
+    if failed:
+        return 1
+    if ran < args.cases / 2:
+        print("stress_plans: FAIL: fewer than half the jobs ran: the draw tests too little")
         return 1
     return 0
 
