@@ -281,6 +281,15 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         /* starting over: a journal a resume could not use goes (it is one:
          * ooc_journal_read parsed it) */
         if (s->exists) st = ooc_journal_remove(job->jpath, err);
+        /* in the temporary file a resume kept, which another journal (C's
+         * default one, or one given to an earlier run) may vouch for: were
+         * it written in place, that journal would later vouch for this
+         * run's blocks, partial sums of a job in k-panels, or its own torn
+         * ones. A new file instead, unless a journal of this run's blocks
+         * (another process's range, or opts->journals) vouches for some */
+        int whole = s->b0 == 0 && s->b1 == s->plan.m_blocks && s->p0 == 0 && s->p1 == s->plan.n_panels;
+        if (st == OOC_SUCCESS && job->C->resumed && !job->C->joined && !job->C->shared && whole && s->ndone == 0)
+            st = ooc_file_restart(err, job->C);
         if (st == OOC_SUCCESS) st = journal_head(job, s);
         if (st == OOC_SUCCESS) st = ooc_journal_create(&x.journal, job->jpath, &job->want, err);
     }

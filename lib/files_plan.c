@@ -155,6 +155,9 @@ static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_jou
         *exists = 0;
         return OOC_SUCCESS;
     }
+    /* an empty one (its creation cut short, before its header) describes no
+     * job and vouches for nothing: not usable, and removed as one would be */
+    if (*exists && info->head.job[0] == '\0') return OOC_SUCCESS;
     if (*exists && strcmp(info->head.job, job->want.job) != 0) {
         char what[400];
         ooc_files_job_difference(info->head.job, job->want.job, what, sizeof what);

@@ -33,6 +33,7 @@ struct ooc_file_s {
     int resumed;           /* created with OOC_FILE_RESUME and the previous temporary file was kept
                             * (joined: the joiner says the creator kept it) */
     int joined;            /* opened with ooc_file_join: another process created it, and commits it */
+    int shared;            /* created with OOC_FILE_SHARED: other processes may have joined it */
 };
 
 /* Byte offset of stored element (i, j) (i < rows, j < cols as stored). */
@@ -56,6 +57,15 @@ static inline int64_t ooc_file_ld(const ooc_file_t *f)
  * its data bytes. */
 ooc_status_t ooc_file_output_spec(ooc_err_t *err, const char *path, const ooc_file_spec_t *spec,
                                   ooc_file_spec_t *s, unsigned char *hdr, size_t *hlen, uint64_t *bytes);
+
+/* Start created file f's temporary file over: a new file in its place (another
+ * inode, born now: no journal of the old one, at whatever path, vouches for
+ * it), with its header and room reserved, and C's default journal removed.
+ * For a resumed run that resumes no block (its journal is absent, empty or
+ * another job's, or restarts a job in k-panels): the blocks some other
+ * journal recorded in the file it kept are about to be overwritten.
+ * Only for a file neither joined nor shared. */
+ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f);
 
 /* 1 when the open file tmp has exactly size bytes and starts with hdr. */
 int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen);

@@ -323,6 +323,47 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsi
     return OOC_SUCCESS;
 }
 
+/* Starting over where an earlier run left its temporary file tmp (open as
+ * *fd, locked, ours): a new file (another inode, born now), not that one
+ * emptied, so that no journal of the old one (at a path of the caller's,
+ * which this call cannot remove) ever matches it: it would vouch for blocks
+ * that are gone. The old one goes when closed, after the new one is made
+ * (their inode numbers differ). With keep_number, the new file gets the old
+ * one's descriptor number (its lock, an OFD or flock one, goes with it):
+ * copies of that number held elsewhere (the problem's) write to the new
+ * file, never to whatever would take a freed number. On failure *fd is
+ * closed (-1). */
+static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd, int keep_number)
+{
+    int old = *fd, created;
+    *fd = -1;
+    int e = ooc_fault_errno(OOC_FAULT_REMOVE);
+    if (ooc_fd_is_path(old, tmp) && (e != 0 || (unlink(tmp) != 0 && (e = errno) != ENOENT))) {
+        char eb[128];
+        close(old);
+        return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "cannot remove the temporary file %s an earlier "
+                            "run left, to start afresh: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
+    }
+    ooc_status_t st = open_tmp(err, tmp, fd, &created);
+    if (st == OOC_SUCCESS && keep_number) {
+        if (dup2(*fd, old) < 0) {
+            char eb[128];
+            e = errno;
+            unlink(tmp);
+            close(*fd);
+            *fd = -1;
+            close(old);
+            return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "dup2 of the new temporary file %s: %s", tmp,
+                                ooc_io_errtext(e, eb, sizeof eb));
+        }
+        close(*fd);
+        *fd = old;
+        return OOC_SUCCESS;
+    }
+    close(old);
+    return st;
+}
+
 /* Remove the default journal of path (PATH.ooc-journal): the data it
  * vouched for is being overwritten. With keep_in_place, not one of a job in
  * place that committed its output, the file now at path (its inode: a
@@ -405,23 +446,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     if (st != OOC_SUCCESS) goto fail;
     f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen);
     if (!f->resumed && !created) {
-        /* starting over where an earlier run left its temporary file: a new
-         * file (another inode, born now), not that one emptied, so that no
-         * journal of the old one (at a path of the caller's, which this
-         * call cannot remove) ever matches it: it would vouch for blocks
-         * that are gone. The old one goes when closed, after the new one
-         * is made (their inode numbers differ). */
-        int old = fd;
-        int e = ooc_fault_errno(OOC_FAULT_REMOVE);
-        if (ooc_fd_is_path(old, tmp) && (e != 0 || (unlink(tmp) != 0 && (e = errno) != ENOENT))) {
-            char eb[128];
-            st = OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "cannot remove the temporary file %s an earlier "
-                              "run left, to start afresh: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
-            close(old);
-            goto fail;
-        }
-        st = open_tmp(err, tmp, &fd, &created);
-        close(old);
+        st = replace_tmp(err, tmp, &fd, 0);
         if (st != OOC_SUCCESS) goto fail;
     }
     if (!f->resumed) {
@@ -443,6 +468,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     f->data_offset = hlen;
     f->data_bytes = bytes;
     f->writable = 1;
+    f->shared = (flags & OOC_FILE_SHARED) != 0;
     *file = f;
     return OOC_SUCCESS;
 fail:
@@ -452,6 +478,28 @@ fail:
     }
     free(f);
     return st;
+}
+
+ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
+{
+    OOC_RETURN_ERROR_IF(!f->writable || f->committed || f->joined || f->shared || f->tmp_path == NULL, err,
+                        OOC_ERR_INTERNAL, "%s: its temporary file cannot be started over here", f->path);
+    ooc_file_spec_t s;
+    unsigned char hdr[OOC_FILE_HEADER_CAP];
+    size_t hlen = 0;
+    uint64_t bytes;
+    OOC_FORWARD(ooc_file_output_spec(err, f->path, &f->spec, &s, hdr, &hlen, &bytes));
+    ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd, 1);
+    if (st == OOC_SUCCESS) st = drop_default_journal(err, f->path, 0);
+    if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->tmp_path, hdr, hlen, hlen + bytes);
+    if (st != OOC_SUCCESS) {
+        /* nothing of the old file's is left to resume; this object writes nothing more */
+        if (f->fd >= 0 && ooc_fd_is_path(f->fd, f->tmp_path)) unlink(f->tmp_path);
+        f->writable = 0;
+        return st;
+    }
+    f->resumed = 0;
+    return OOC_SUCCESS;
 }
 
 ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)

@@ -30,7 +30,11 @@
 #       65536, where the block's stale or zero values lie within the
 #       worst-case tolerance: run's check and multiply --verify fail;
 #   15. an empty journal (killed between its create and its header): a
-#       fresh run and a --resume both take it (they exited 6, forever).
+#       fresh run and a --resume both take it (they exited 6, forever);
+#   16. the same beside the temporary file a failed run kept: --resume;
+#   17. a resume naming another journal (absent) over a kept temporary
+#       file, then one with the first run's journal: C right (it was
+#       committed wrong, exit 0).
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -996,6 +1000,54 @@ for how in "" --resume; do
 done
 [ $ok = 1 ] && pass "15 an empty journal left by a kill: a fresh run and --resume both proceed, C right"
 rm -f EJ.npy EJ.npy.ooc-*
+
+# 16. ... beside the temporary file a failed run kept (the state such a kill
+# leaves, the temporary file made first): --resume starts over (it exited 6
+# forever, "describes another job")
+rm -f EK.npy EK.npy.ooc-*
+OOC_FAULT=write:4 oc multiply A.npy B.npy -o EK.npy "${S[@]}" -q
+rc=$?
+if [ "$rc" -ne 6 ] || ! kept EK.npy; then
+    fail "16 the failed run: exit $rc (expected 6), or no temporary file and journal kept"
+else
+    : >EK.npy.ooc-journal
+    oc multiply A.npy B.npy -o EK.npy "${S[@]}" --resume -q
+    rc=$?
+    if [ "$rc" -eq 0 ] && cmp -s EK.npy REF1.npy; then
+        pass "16 an empty journal beside a kept temporary file: --resume starts over, C right"
+    else
+        fail "16 an empty journal beside a kept temporary file: --resume exit $rc, or C differs: $(e1)"
+    fi
+fi
+rm -f EK.npy EK.npy.ooc-*
+
+# 17. a resume that names another journal, absent, starts over in the
+# temporary file the first run kept; its blocks (here partial sums of op(B)
+# in k-panels) must not be vouched for by the first run's journal, which a
+# third run resumes: it committed a wrong C with exit 0. Then with the
+# journals the other way round (the first run's own given again).
+for third in "" "--journal JA"; do
+    rm -f EW.npy EW.npy.ooc-* JA JB
+    first=()
+    [ -n "$third" ] && first=(--journal JA)
+    OOC_FAULT=write:4 oc multiply A.npy B.npy -o EW.npy "${S[@]}" "${first[@]}" -q
+    rc1=$?
+    # a small budget: op(B) in k-panels, C read back
+    OOC_FAULT=write:40 oc multiply A.npy B.npy -o EW.npy --backend host --no-floor --no-progress \
+        --device-mem 24K --host-mem 64K --resume --journal JB -q
+    rc2=$?
+    # shellcheck disable=SC2086
+    oc multiply A.npy B.npy -o EW.npy "${S[@]}" --resume $third -q
+    rc3=$?
+    if [ "$rc1" -ne 6 ] || [ "$rc2" -ne 6 ]; then
+        fail "17 ${third:-default journal}: the failed runs exited $rc1 and $rc2 (expected 6 and 6)"
+    elif [ "$rc3" -eq 0 ] && cmp -s EW.npy REF1.npy; then
+        pass "17 a resume with another journal, then the first one's (${third:-default}): C right"
+    else
+        fail "17 a resume with another journal, then the first one's (${third:-default}): exit $rc3, C differs from the uninterrupted run: $(e1)"
+    fi
+done
+rm -f EW.npy EW.npy.ooc-* JA JB
 
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]
