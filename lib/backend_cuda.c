@@ -527,18 +527,32 @@ static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     int m = rm ? g->n : g->m, n = rm ? g->m : g->n;
     const void *X = rm ? g->B : g->A, *Y = rm ? g->A : g->B;
     int ldx = rm ? g->ldb : g->lda, ldy = rm ? g->lda : g->ldb;
+    /* alpha and beta copied into scalars of their type, aligned as it is
+     * (cuDoubleComplex: 16 bytes): a caller's need only be aligned as
+     * their real part (double alpha[2] in a struct), and cuBLAS 13.1's
+     * ZGEMM for n = 1 (cublasLt algo 13) loads them with an aligned 16-byte
+     * load, a SIGSEGV otherwise (a file job's alpha was 8 bytes off). cuBLAS
+     * reads host scalars during the call: locals will do. */
+    union {
+        float s;
+        double d;
+        cuComplex c;
+        cuDoubleComplex z;
+    } al, be_;
+    memcpy(&al, g->alpha, ooc_dtype_size(g->dtype));
+    memcpy(&be_, g->beta, ooc_dtype_size(g->dtype));
     switch (g->dtype) {
     case OOC_R32:
-        CUBLAS(err, "cublasSgemm", cublasSgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        CUBLAS(err, "cublasSgemm", cublasSgemm(h, o1, o2, m, n, g->k, &al.s, X, ldx, Y, ldy, &be_.s, g->C, g->ldc));
         break;
     case OOC_R64:
-        CUBLAS(err, "cublasDgemm", cublasDgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        CUBLAS(err, "cublasDgemm", cublasDgemm(h, o1, o2, m, n, g->k, &al.d, X, ldx, Y, ldy, &be_.d, g->C, g->ldc));
         break;
     case OOC_C32:
-        CUBLAS(err, "cublasCgemm", cublasCgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        CUBLAS(err, "cublasCgemm", cublasCgemm(h, o1, o2, m, n, g->k, &al.c, X, ldx, Y, ldy, &be_.c, g->C, g->ldc));
         break;
     case OOC_C64:
-        CUBLAS(err, "cublasZgemm", cublasZgemm(h, o1, o2, m, n, g->k, g->alpha, X, ldx, Y, ldy, g->beta, g->C, g->ldc));
+        CUBLAS(err, "cublasZgemm", cublasZgemm(h, o1, o2, m, n, g->k, &al.z, X, ldx, Y, ldy, &be_.z, g->C, g->ldc));
         break;
     }
     return OOC_SUCCESS;

@@ -264,6 +264,49 @@ static void test_every_stream_count(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_STAGE_CHUNK, 0), OOC_SUCCESS);
 }
 
+/* alpha and beta aligned only as their real part (a double inside a
+ * struct, as a file job's were): cuBLAS 13.1's ZGEMM for n = 1 loads them
+ * with an aligned 16-byte load, and the process died (SIGSEGV) until the
+ * backend passed copies of its own (tests/stress_plans.py --files found it
+ * on an H200: a block's last k-piece in chunks of one column of C). Complex
+ * types, n of 1 and 3, whole blocks and k-pieces with C's columns in chunks. */
+static void test_scalars_unaligned(void)
+{
+    for (int i = 0; i < 4; i++) {
+        ooc_dtype_t t = i % 2 ? OOC_C64 : OOC_C32;
+        size_t e = tu_elem(t);
+        int64_t m = 61, n = i < 2 ? 1 : 3, k = 81, lda = m, ldb = i < 2 ? k + 3 : k, ldc = i < 2 ? m + 1 : m;
+        size_t na = (size_t)(lda * k), nb = (size_t)(ldb * n), nc = (size_t)(ldc * n);
+        void *A = malloc(na * e), *B = malloc(nb * e), *C = malloc(nc * e), *C0 = malloc(nc * e);
+        double *scalars = aligned_alloc(64, 64);
+        CU_ASSERT_FATAL(A && B && C && C0 && scalars);
+        tu_fill(t, A, na, &seed);
+        tu_fill(t, B, nb, &seed);
+        tu_fill(t, C, nc, &seed);
+        memcpy(C0, C, nc * e);
+        /* 8 bytes past a 16-byte boundary: alpha (1.5, -0.5), beta (-0.5, 0.25), in t's precision */
+        char *alpha = (char *)scalars + 8, *beta = alpha + 2 * e;
+        scalar(t, 1.5, -0.5, alpha);
+        scalar(t, -0.5, 0.25, beta);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, i < 2 ? 0 : 3), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, i < 2 ? 0 : 8), OOC_SUCCESS);
+        ooc_status_t st = ooc_gemm(H, t, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                                   ldc);
+        if (st != OOC_SUCCESS) fprintf(stderr, "\n    ooc_gemm: %s\n", ooc_last_error(H));
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        double worst;
+        CU_ASSERT_EQUAL(tu_check(t, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, n, k, alpha, A, lda, B, ldb, beta, C0, C,
+                                 ldc, &worst), 0);
+        free(A);
+        free(B);
+        free(C);
+        free(C0);
+        free(scalars);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
+}
+
 /* Wide problem: the planner may keep op(A) resident instead of op(B). */
 static void test_wide(void)
 {
@@ -1087,6 +1130,7 @@ int main(void)
     CU_add_test(s, "ring 2, five streams, small staging", test_ring_streams_staging);
     CU_add_test(s, "every ring depth, op(B) in 8 chunks", test_every_ring);
     CU_add_test(s, "every stream count, A and C through cache-sized buffers", test_every_stream_count);
+    CU_add_test(s, "alpha and beta aligned only as their real part", test_scalars_unaligned);
     CU_add_test(s, "wide problems", test_wide);
     CU_add_test(s, "one handle, many sizes", test_reuse);
     CU_add_test(s, "degenerate shapes", test_degenerate_shapes);

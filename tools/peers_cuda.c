@@ -167,11 +167,30 @@ static cudaError_t slice_copy(void *dev, const void *host, int to_dev, int64_t r
     return cudaMemcpy2D((void *)hp, sp, dev, w, w, h, cudaMemcpyDeviceToHost);
 }
 
+/* alpha or beta as cuBLAS reads it, aligned as its type (cuDoubleComplex:
+ * 16 bytes; the caller's may be aligned as its real part only), as
+ * lib/backend_cuda.c c_gemm() passes them */
+typedef union {
+    float s;
+    double d;
+    cuComplex c;
+    cuDoubleComplex z;
+} scalar_t;
+
+static scalar_t scalar_of(ooc_dtype_t t, const void *x)
+{
+    scalar_t v;
+    memcpy(&v, x, elem_size(t));
+    return v;
+}
+
 /* cuBLAS gemm of element type t on device pointers, host alpha and beta. */
 static cublasStatus_t blas_gemm(cublasHandle_t h, ooc_dtype_t t, cublasOperation_t oa, cublasOperation_t ob,
-                                int64_t m, int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
-                                const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc)
+                                int64_t m, int64_t n, int64_t k, const void *alpha_in, const void *A, int64_t lda,
+                                const void *B, int64_t ldb, const void *beta_in, void *C, int64_t ldc)
 {
+    scalar_t al = scalar_of(t, alpha_in), be = scalar_of(t, beta_in);
+    const void *alpha = &al, *beta = &be;
     switch (t) {
     case OOC_R32:
         return cublasSgemm(h, oa, ob, (int)m, (int)n, (int)k, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
@@ -382,27 +401,28 @@ int peer_cublasxt(peer_ctx_t *ctx, const peer_gemm_t *g, int block_dim, int pinn
     CU("cudaDeviceSynchronize", sync_devices(ctx));
     cublasStatus_t s = CUBLAS_STATUS_INVALID_VALUE;
     const char *name = "cublasXt?gemm";
+    scalar_t al = scalar_of(g->dtype, g->alpha), be = scalar_of(g->dtype, g->beta);
     double t0 = wall();
     switch (g->dtype) {
     case OOC_R32:
         name = "cublasXtSgemm";
-        s = cublasXtSgemm(ctx->xt, p.oa, p.ob, m, n, k, g->alpha, (const float *)p.A, lda, (const float *)p.B, ldb,
-                          g->beta, (float *)p.C, ldc);
+        s = cublasXtSgemm(ctx->xt, p.oa, p.ob, m, n, k, &al.s, (const float *)p.A, lda, (const float *)p.B, ldb,
+                          &be.s, (float *)p.C, ldc);
         break;
     case OOC_R64:
         name = "cublasXtDgemm";
-        s = cublasXtDgemm(ctx->xt, p.oa, p.ob, m, n, k, g->alpha, (const double *)p.A, lda, (const double *)p.B,
-                          ldb, g->beta, (double *)p.C, ldc);
+        s = cublasXtDgemm(ctx->xt, p.oa, p.ob, m, n, k, &al.d, (const double *)p.A, lda, (const double *)p.B,
+                          ldb, &be.d, (double *)p.C, ldc);
         break;
     case OOC_C32:
         name = "cublasXtCgemm";
-        s = cublasXtCgemm(ctx->xt, p.oa, p.ob, m, n, k, g->alpha, (const cuComplex *)p.A, lda,
-                          (const cuComplex *)p.B, ldb, g->beta, (cuComplex *)p.C, ldc);
+        s = cublasXtCgemm(ctx->xt, p.oa, p.ob, m, n, k, &al.c, (const cuComplex *)p.A, lda,
+                          (const cuComplex *)p.B, ldb, &be.c, (cuComplex *)p.C, ldc);
         break;
     case OOC_C64:
         name = "cublasXtZgemm";
-        s = cublasXtZgemm(ctx->xt, p.oa, p.ob, m, n, k, g->alpha, (const cuDoubleComplex *)p.A, lda,
-                          (const cuDoubleComplex *)p.B, ldb, g->beta, (cuDoubleComplex *)p.C, ldc);
+        s = cublasXtZgemm(ctx->xt, p.oa, p.ob, m, n, k, &al.z, (const cuDoubleComplex *)p.A, lda,
+                          (const cuDoubleComplex *)p.B, ldb, &be.z, (cuDoubleComplex *)p.C, ldc);
         break;
     }
     double t1 = wall();
