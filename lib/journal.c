@@ -324,7 +324,7 @@ ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *e
     *exists = 0;
     int fd = ooc_open_regular(path, O_RDONLY | O_NOFOLLOW, NULL);
     if (fd < 0) {
-        if (errno == ENOENT) return OOC_SUCCESS;
+        if (errno == ENOENT || errno == ENAMETOOLONG) return OOC_SUCCESS; /* (a name too long: none can be there) */
         return open_failed("open journal", path, err);
     }
     *exists = 1;
@@ -386,7 +386,7 @@ ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
 {
     int fd = ooc_open_regular(path, O_RDWR | O_NOFOLLOW, NULL);
     if (fd < 0) {
-        if (errno == ENOENT) return OOC_SUCCESS;
+        if (errno == ENOENT || errno == ENAMETOOLONG) return OOC_SUCCESS; /* (a name too long: none can be there) */
         return open_failed("remove the old journal", path, err);
     }
     char head[sizeof MAGIC_ANY - 1];

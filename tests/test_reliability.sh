@@ -34,7 +34,11 @@
 #   16. the same beside the temporary file a failed run kept: --resume;
 #   17. a resume naming another journal (absent) over a kept temporary
 #       file, then one with the first run's journal: C right (it was
-#       committed wrong, exit 0).
+#       committed wrong, exit 0);
+#   18. a refused --resume leaves no temporary file it made itself;
+#   19. a finished in-place job again with --resume --verify: exit 0;
+#   20. --measure-disk leaves what is at C.ooc-disktest alone;
+#   21. an output name too long for its default journal, with --journal.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -1048,6 +1052,61 @@ for third in "" "--journal JA"; do
     fi
 done
 rm -f EW.npy EW.npy.ooc-* JA JB
+
+# 18. --resume refused (another job's journal) where no temporary file was
+# left: the one this run made goes (a full-size file was left, "as it was")
+rm -f ER.npy ER.npy.ooc-* EX.npy EX.npy.ooc-* JX
+OOC_FAULT=write:2 oc multiply A.npy B.npy -o EX.npy "${S[@]}" --journal JX -q
+oc multiply A.npy B.npy -o ER.npy "${S[@]}" --alpha 2 --resume --journal JX -q
+rc=$?
+if [ "$rc" -eq 6 ] && nothing_left ER.npy && [ -f JX ] && [ -f EX.npy.ooc-tmp ]; then
+    pass "18 --resume refused over no temporary file: exit 6, none left behind, the other job's kept"
+else
+    fail "18 --resume refused over no temporary file: exit $rc (expected 6), or ER.npy.ooc-tmp left: $(ls ER.npy* 2>&1 | tr '\n' ' ')"
+fi
+rm -f ER.npy ER.npy.ooc-* EX.npy EX.npy.ooc-* JX
+
+# 19. a finished in-place job run again with --resume --verify: nothing to
+# do and nothing to check (its C0 is its result now): exit 0, not a FAIL
+rm -f IP.npy IP.npy.ooc-*
+gen IP.npy --rows 2000 --cols 200 --seed 24
+ok=1
+for run in 1 2; do
+    oc multiply A.npy B.npy --c-in IP.npy -o IP.npy --beta 0.5 "${S[@]}" --resume --verify -q
+    rc=$?
+    [ "$rc" -eq 0 ] || { ok=0; fail "19 in place, --resume --verify, run $run: exit $rc (expected 0): $(e1)"; }
+done
+if [ $ok = 1 ] && grep -q 'not checked: this job ran in place and finished in an earlier run' err; then
+    pass "19 a finished in-place job again with --resume --verify: exit 0, says why it is not checked"
+elif [ $ok = 1 ]; then
+    fail "19 in place, --resume --verify again: no note why C is not checked"
+fi
+rm -f IP.npy IP.npy.ooc-*
+
+# 20. --measure-disk never writes through what is at C.ooc-disktest
+rm -f MD.npy MD.npy.ooc-* victim
+echo precious >victim
+ln -s victim MD.npy.ooc-disktest
+oc multiply A.npy B.npy -o MD.npy "${S[@]}" --measure-disk -q
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(wc -c <victim)" -eq 9 ] && [ "$(head -c 20 victim)" = precious ] &&
+    [ -L MD.npy.ooc-disktest ]; then
+    pass "20 --measure-disk beside a link at C.ooc-disktest: its target untouched, the link left"
+else
+    fail "20 --measure-disk beside a link at C.ooc-disktest: exit $rc, or its target was written ($(wc -c <victim) bytes)"
+fi
+rm -f MD.npy MD.npy.ooc-* victim
+
+# 21. an output name whose default journal name is too long, with --journal
+long=$(printf 'x%.0s' $(seq 1 241)).npy
+oc multiply A.npy B.npy -o "$long" "${S[@]}" --journal JL -q
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s "$long" REF1.npy; then
+    pass "21 a 245-character output name with --journal: exit 0, C right"
+else
+    fail "21 a 245-character output name with --journal: exit $rc (expected 0): $(e1)"
+fi
+rm -f "$long" JL
 
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

@@ -47,7 +47,10 @@ void measure_disk(const char *sample, const char *out, double *read_gbs, double 
         return;
     }
     fill_random(OOC_R64, wbuf, DISK_REQ / 8, 1, 7);
-    int rfd = open(sample, O_RDONLY | O_DIRECT), wfd = open(scratch, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+    /* made here, never an existing file or a link's target (a user's file
+     * of that name is left alone: no write figure then); removed after */
+    int rfd = open(sample, O_RDONLY | O_DIRECT),
+        wfd = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_DIRECT, 0600);
     if (rfd >= 0 && wfd >= 0) {
         disk_job_t r = {rfd, 0, read_max, 0, rbuf}, w = {wfd, 1, write_total, 0, wbuf};
         double t0 = now_seconds();
@@ -69,8 +72,10 @@ void measure_disk(const char *sample, const char *out, double *read_gbs, double 
         }
     }
     if (rfd >= 0) close(rfd);
-    if (wfd >= 0) close(wfd);
-    unlink(scratch);
+    if (wfd >= 0) {
+        close(wfd);
+        unlink(scratch);
+    }
     free(scratch);
     free(rbuf);
     free(wbuf);

@@ -443,16 +443,21 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
     else
         rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, j->journal_path, "multiply");
     int refused = st == OOC_ERR_JOURNAL || st == OOC_ERR_BUSY;
-    int keep = refused ? j->o.resume : is_journal(j->journal_path);
+    /* refused: the temporary file an earlier run left stays, one this run
+     * made (there was none to resume) goes */
+    int resumed = ooc_file_resumed(j->C);
+    int keep = refused ? j->o.resume && resumed : is_journal(j->journal_path);
     ooc_file_close(j->C, !keep);
     j->C = NULL;
+    char left[4200];
+    snprintf(left, sizeof left, resumed ? "%s and " : "", j->tmp_path);
     if (refused && j->o.resume && j->old_journals && j->old_journals[0]) /* a split run's: name them */
-        fprintf(stderr, "%s: %s and the journals of a split run (%s.r*-of-*%s) are left as they were: check the "
-                "command, or run it without --resume to start over\n", progname, j->tmp_path, j->journal_path,
+        fprintf(stderr, "%s: %sthe journals of a split run (%s.r*-of-*%s) are left as they were: check the "
+                "command, or run it without --resume to start over\n", progname, left, j->journal_path,
                 is_journal(j->journal_path) ? ", and the job's own" : "");
     else if (refused && j->o.resume)
-        fprintf(stderr, "%s: %s and %s are left as they were: check the command, or run it without --resume to "
-                "start over\n", progname, j->tmp_path, j->journal_path);
+        fprintf(stderr, "%s: %s%s %s left as %s: check the command, or run it without --resume to "
+                "start over\n", progname, left, j->journal_path, resumed ? "are" : "is", resumed ? "they were" : "it was");
     else if (keep && keeps)
         fprintf(stderr, "%s: the finished blocks are kept in %s (journal %s): run the same command with "
                 "--resume to continue\n", progname, j->tmp_path, j->journal_path);
@@ -573,6 +578,16 @@ static int mul_verify(mul_job_t *j)
 }
 
 
+/* --verify after a resume found the job finished in place: its C0 is the
+ * output, which holds the result since then, and checking against it would
+ * fail a correct C (a requeued batch job told to "not use it") */
+static int verify_moot(const mul_job_t *j)
+{
+    struct stat a, b;
+    return j->already && j->o.c_in && j->C0.path && stat(j->C0.path, &a) == 0 && stat(j->o.out, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* What the job holds, released in reverse order; an output still open
  * (a failure before the multiply) is removed. */
 static void mul_cleanup(mul_job_t *j)
@@ -620,7 +635,12 @@ int cmd_multiply(int argc, char **argv)
         if (rc == RC_OK) rc = mul_open_inputs(j);
         if (rc == RC_OK && j->o.measure_disk) mul_measure_disk(j);
         if (rc == RC_OK) rc = mul_run(j);
-        if (rc == RC_OK && j->o.verify) rc = mul_verify(j);
+        if (rc == RC_OK && j->o.verify && verify_moot(j))
+            fprintf(stderr, "%s: --verify: not checked: this job ran in place and finished in an earlier run, so "
+                    "its C0 is gone: %s holds the result now, and there is nothing to check it against\n", progname,
+                    j->o.out);
+        else if (rc == RC_OK && j->o.verify)
+            rc = mul_verify(j);
         if (rc == RC_OK || rc == RC_CHECK_FAILED) mul_summary(j, rc);
         else if (j->o.json) mul_print_failure_json(j, rc);
     }
