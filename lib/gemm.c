@@ -347,6 +347,17 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
          * device's, OOC_PARAM_HOST_MEM the job's) */
         uint64_t need_dev, need_host;
         ooc_plan_least_need(&in, fixed, &need_dev, &need_host);
+        /* a fresh plan of blocks not fixed must be useful too (below): the
+         * budgets named are enough for that, not only for some plan (the
+         * least that plan, unchanged where they are useful already) */
+        if (!fixed && in.block_rows == 0) {
+            ooc_plan_input_t at = in;
+            uint64_t useful_dev, useful_host;
+            at.device_budget = need_dev;
+            at.host_budget = need_host;
+            ooc_plan_least_useful(&at, &useful_dev, &useful_host);
+            if (useful_dev || useful_host) need_dev = useful_dev, need_host = useful_host;
+        }
         need_host *= (uint64_t)h->ndev;
         char staging[96] = "";
         if (need_host)
@@ -488,7 +499,7 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->panels = plan->n_panels * plan->k_panels;
     s->ring_depth = plan->ring;
     s->streams = plan->streams;
-    s->staged_a = !p->A.pinned;
+    s->staged_a = plan->swap ? !p->B.pinned : !p->A.pinned; /* (swapped: p is the transposed problem, its B the caller's A) */
     s->staged_c = !p->C.pinned;
     s->a_resident = plan->swap;
     s->device_bytes = plan->device_bytes;

@@ -307,6 +307,76 @@ static void test_scalars_unaligned(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
 }
 
+/* With op(A) resident (the problem transposed inside), staged_a is still
+ * the caller's A: it reported B's before (found by a review). */
+static void test_stats_resident_a(void)
+{
+    for (int i = 0; i < 2; i++) {
+        case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 37, 2003, 61, 0, 1.0, 0.0,
+                    i ? MEM_PAGEABLE : MEM_PINNED, i ? MEM_PINNED : MEM_PAGEABLE, MEM_PINNED, 96 << 10, 0, 0, 0, 0};
+        ooc_stats_t s = run_case(&c);
+        CU_ASSERT_EQUAL(s.a_resident, 1);
+        CU_ASSERT_EQUAL(s.staged_a, i);
+        CU_ASSERT_EQUAL(s.staged_c, 0);
+    }
+}
+
+/* Budgets too small: the least budgets the message names are enough, the
+ * first time (they were enough for some plan, but not for a useful one:
+ * refused again, with higher figures; found by a review). */
+static void test_least_budget_named(void)
+{
+    struct {
+        ooc_dtype_t t;
+        ooc_layout_t layout;
+        ooc_op_t ta, tb;
+        int64_t m, n, k, dev, host;
+    } cases[] = {
+        {OOC_C32, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_C, 112, 99, 98, 471, 122},
+        {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 3001, 257, 513, 4096, 4096},
+        {OOC_C64, OOC_COL_MAJOR, OOC_OP_C, OOC_OP_T, 77, 1201, 333, 1000, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t e = tu_elem(cases[i].t);
+        int64_t m = cases[i].m, n = cases[i].n, k = cases[i].k;
+        int col = cases[i].layout == OOC_COL_MAJOR;
+        int64_t lda = col == (cases[i].ta == OOC_OP_N) ? m : k, ldb = col == (cases[i].tb == OOC_OP_N) ? k : n;
+        int64_t ldc = col ? m : n;
+        void *A = malloc((size_t)(m * k) * e), *B = malloc((size_t)(k * n) * e), *C = malloc((size_t)(m * n) * e);
+        CU_ASSERT_FATAL(A && B && C);
+        tu_fill(cases[i].t, A, (size_t)(m * k), &seed);
+        tu_fill(cases[i].t, B, (size_t)(k * n), &seed);
+        double one[2] = {1, 0}, zero[2] = {0, 0};
+        float onef[2] = {1, 0}, zerof[2] = {0, 0};
+        int single = cases[i].t == OOC_R32 || cases[i].t == OOC_C32;
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, cases[i].dev), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, cases[i].host), OOC_SUCCESS);
+        ooc_status_t st = ooc_gemm(H, cases[i].t, cases[i].layout, cases[i].ta, cases[i].tb, m, n, k,
+                                   single ? (void *)onef : (void *)one, A, lda, B, ldb,
+                                   single ? (void *)zerof : (void *)zero, C, ldc);
+        CU_ASSERT_EQUAL(st, OOC_ERR_BUDGET_TOO_SMALL);
+        const char *msg = ooc_last_error(H), *d = strstr(msg, "device memory budget of at least ");
+        const char *q = strstr(msg, "staging budget of at least ");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+        long long need_dev = strtoll(d + strlen("device memory budget of at least "), NULL, 10);
+        long long need_host = q ? strtoll(q + strlen("staging budget of at least "), NULL, 10) : cases[i].host;
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, need_dev), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, need_host), OOC_SUCCESS);
+        st = ooc_gemm(H, cases[i].t, cases[i].layout, cases[i].ta, cases[i].tb, m, n, k,
+                      single ? (void *)onef : (void *)one, A, lda, B, ldb, single ? (void *)zerof : (void *)zero, C,
+                      ldc);
+        if (st != OOC_SUCCESS)
+            fprintf(stderr, "\n    case %zu: with the budgets named (%lld, %lld): %s\n", i, need_dev, need_host,
+                    ooc_last_error(H));
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        free(A);
+        free(B);
+        free(C);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICE_MEM, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+}
+
 /* Wide problem: the planner may keep op(A) resident instead of op(B). */
 static void test_wide(void)
 {
@@ -1131,6 +1201,8 @@ int main(void)
     CU_add_test(s, "every ring depth, op(B) in 8 chunks", test_every_ring);
     CU_add_test(s, "every stream count, A and C through cache-sized buffers", test_every_stream_count);
     CU_add_test(s, "alpha and beta aligned only as their real part", test_scalars_unaligned);
+    CU_add_test(s, "op(A) resident: staged_a is the caller's A", test_stats_resident_a);
+    CU_add_test(s, "the least budgets a refusal names are enough", test_least_budget_named);
     CU_add_test(s, "wide problems", test_wide);
     CU_add_test(s, "one handle, many sizes", test_reuse);
     CU_add_test(s, "degenerate shapes", test_degenerate_shapes);
