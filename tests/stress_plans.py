@@ -60,6 +60,38 @@ def log_int(rng, lo, hi):
     return int(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
+def forced(rng, args, op_bytes, dtype, memory):
+    """Options that force a plan, each drawn or not (memory: also those of
+    operands in memory: --stage-chunk, --stage-c, and 0 staging threads)."""
+    o = []
+    # a device budget from a fraction of the operands (many blocks, panels of op(B)) to all of them
+    if rng.random() < 0.8:
+        o += ["--device-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.02, 1.2))))]
+    if rng.random() < 0.3:
+        o += ["--host-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.05, 1.0))))]
+    if rng.random() < 0.4:
+        o += ["--block-rows", str(32 * rng.randrange(2, 64))]
+    if rng.random() < 0.3:
+        o += ["--ring", str(rng.randrange(2, 17))]
+    if rng.random() < 0.3:
+        o += ["--streams", str(rng.randrange(3, 9))]
+    if rng.random() < 0.3:
+        o += ["--a-pieces", str(rng.choice([1, 2, 3, 4, 7]))]
+    if rng.random() < 0.3:
+        o += ["--b-chunks", str(rng.randrange(1, 9))]
+    if rng.random() < 0.2:
+        o += ["--tail", str(rng.randrange(1, 5))]
+    if memory and rng.random() < 0.4:
+        o += ["--stage-chunk", rng.choice(["off", "65536", "262144", "1048576", "4194304"])]
+    if memory and rng.random() < 0.3:
+        o += ["--stage-c", rng.choice(["auto", "off"])]
+    if rng.random() < 0.3:
+        o += ["--staging-threads", str(rng.randrange(0 if memory else 1, 6))]
+    if args.backend != "auto":
+        o += ["--backend", args.backend if args.backend != "custom" or dtype in "sd" else "auto"]
+    return o
+
+
 def draw(rng, args):
     """One case: the problem, the forced options, the environment."""
     while True:
@@ -67,8 +99,8 @@ def draw(rng, args):
         e = SIZES[dtype]
         m, n, k = log_int(rng, 1, 4000) | 1, log_int(rng, 1, 1500) | 1, log_int(rng, 1, 1500) | 1
         if rng.random() < 0.1:  # a dimension of one
-            setattr_dim = rng.choice("mnk")
-            m, n, k = (1 if setattr_dim == "m" else m, 1 if setattr_dim == "n" else n, 1 if setattr_dim == "k" else k)
+            one = rng.choice("mnk")
+            m, n, k = (1 if one == "m" else m, 1 if one == "n" else n, 1 if one == "k" else k)
         op_bytes = e * (m * k + k * n + m * n)
         if op_bytes <= args.max_mb << 20:
             break
@@ -79,31 +111,7 @@ def draw(rng, args):
            "--beta", rng.choice(["0", "0", "1", "-0.5"]), "--alpha", rng.choice(["1", "1", "-2", "0.5"]),
            "--memory", rng.choice(["pinned", "pageable", "pageable"]),
            "--seed", str(rng.randrange(1, 1 << 30)), "--check-rows", str(m), "--no-floor", "--json"]
-    # a device budget from a fraction of the operands (many blocks, panels of op(B)) to all of them
-    if rng.random() < 0.8:
-        cmd += ["--device-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.02, 1.2))))]
-    if rng.random() < 0.3:
-        cmd += ["--host-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.05, 1.0))))]
-    if rng.random() < 0.4:
-        cmd += ["--block-rows", str(32 * rng.randrange(2, 64))]
-    if rng.random() < 0.3:
-        cmd += ["--ring", str(rng.randrange(2, 17))]
-    if rng.random() < 0.3:
-        cmd += ["--streams", str(rng.randrange(3, 9))]
-    if rng.random() < 0.3:
-        cmd += ["--a-pieces", str(rng.choice([1, 2, 3, 4, 7]))]
-    if rng.random() < 0.3:
-        cmd += ["--b-chunks", str(rng.randrange(1, 9))]
-    if rng.random() < 0.2:
-        cmd += ["--tail", str(rng.randrange(1, 5))]
-    if rng.random() < 0.4:
-        cmd += ["--stage-chunk", rng.choice(["off", "65536", "262144", "1048576", "4194304"])]
-    if rng.random() < 0.3:
-        cmd += ["--stage-c", rng.choice(["auto", "off"])]
-    if rng.random() < 0.3:
-        cmd += ["--staging-threads", str(rng.randrange(0, 6))]
-    if args.backend != "auto":
-        cmd += ["--backend", args.backend if args.backend != "custom" or dtype in "sd" else "auto"]
+    cmd += forced(rng, args, op_bytes, dtype, memory=True)
     if dtype in "sc" and rng.random() < 0.3:
         cmd += ["--tf32"]
     trace = rng.random() < 0.15
@@ -135,28 +143,7 @@ def draw_files(rng, args):
         layout = out_layout if name == "C0" or op == "C" else rng.choice(["row", "col"])
         job["operands"][name] = dict(rows=rows, cols=cols, layout=layout, raw=rng.random() < 0.3,
                                      seed=rng.randrange(1, 1 << 30))
-    opts = []
-    if rng.random() < 0.8:
-        opts += ["--device-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.02, 1.2))))]
-    if rng.random() < 0.3:
-        opts += ["--host-mem", str(max(1 << 16, int(op_bytes * rng.uniform(0.05, 1.0))))]
-    if rng.random() < 0.4:
-        opts += ["--block-rows", str(32 * rng.randrange(2, 64))]
-    if rng.random() < 0.3:
-        opts += ["--ring", str(rng.randrange(2, 17))]
-    if rng.random() < 0.3:
-        opts += ["--streams", str(rng.randrange(3, 9))]
-    if rng.random() < 0.3:
-        opts += ["--a-pieces", str(rng.choice([1, 2, 3, 4, 7]))]
-    if rng.random() < 0.3:
-        opts += ["--b-chunks", str(rng.randrange(1, 9))]
-    if rng.random() < 0.2:
-        opts += ["--tail", str(rng.randrange(1, 5))]
-    if rng.random() < 0.3:
-        opts += ["--staging-threads", str(rng.randrange(1, 6))]
-    if args.backend != "auto":
-        opts += ["--backend", args.backend if args.backend != "custom" or dtype in "sd" else "auto"]
-    job["opts"] = opts
+    job["opts"] = forced(rng, args, op_bytes, dtype, memory=False)
     job["fault"] = "%s:%d" % (rng.choice(["gemm", "gemm", "read", "write"]), rng.randrange(1, 40))
     job["env"] = {"OOC_HOST_DEVICES": str(rng.choice([1, 1, 2, 3]))}
     return job
