@@ -327,15 +327,15 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsi
  * *fd, locked, ours): a new file (another inode, born now), not that one
  * emptied, so that no journal of the old one (at a path of the caller's,
  * which this call cannot remove) ever matches it: it would vouch for blocks
- * that are gone. The old one goes when closed, after the new one is made
- * (their inode numbers differ). With keep_number, the new file gets the old
- * one's descriptor number (its lock, an OFD or flock one, goes with it):
- * copies of that number held elsewhere (the problem's) write to the new
+ * that are gone. The old one goes when its descriptor is reused, after the
+ * new one is made (their inode numbers differ): the new file takes the old
+ * one's descriptor number (close-on-exec, its lock, an OFD or flock one, with it), so
+ * that copies of that number held elsewhere (a problem's) write to the new
  * file, never to whatever would take a freed number. On failure *fd is
  * closed (-1). */
-static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd, int keep_number)
+static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd)
 {
-    int old = *fd, created;
+    int old = *fd, made = -1, created;
     *fd = -1;
     int e = ooc_fault_errno(OOC_FAULT_REMOVE);
     if (ooc_fd_is_path(old, tmp) && (e != 0 || (unlink(tmp) != 0 && (e = errno) != ENOENT))) {
@@ -344,22 +344,20 @@ static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd, int ke
         return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "cannot remove the temporary file %s an earlier "
                             "run left, to start afresh: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
     }
-    ooc_status_t st = open_tmp(err, tmp, fd, &created);
-    if (st == OOC_SUCCESS && keep_number) {
-        if (dup2(*fd, old) < 0) {
-            char eb[128];
-            e = errno;
-            unlink(tmp);
-            close(*fd);
-            *fd = -1;
-            close(old);
-            return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "dup2 of the new temporary file %s: %s", tmp,
-                                ooc_io_errtext(e, eb, sizeof eb));
-        }
-        close(*fd);
+    ooc_status_t st = open_tmp(err, tmp, &made, &created);
+    if (st == OOC_SUCCESS && dup3(made, old, O_CLOEXEC) < 0) {
+        char eb[128];
+        e = errno;
+        unlink(tmp);
+        st = OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "dup3 of the new temporary file %s: %s", tmp,
+                          ooc_io_errtext(e, eb, sizeof eb));
+    }
+    if (st == OOC_SUCCESS) {
+        close(made);
         *fd = old;
         return OOC_SUCCESS;
     }
+    if (made >= 0) close(made);
     close(old);
     return st;
 }
@@ -446,7 +444,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     if (st != OOC_SUCCESS) goto fail;
     f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen);
     if (!f->resumed && !created) {
-        st = replace_tmp(err, tmp, &fd, 0);
+        st = replace_tmp(err, tmp, &fd);
         if (st != OOC_SUCCESS) goto fail;
     }
     if (!f->resumed) {
@@ -489,7 +487,7 @@ ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
     size_t hlen = 0;
     uint64_t bytes;
     OOC_FORWARD(ooc_file_output_spec(err, f->path, &f->spec, &s, hdr, &hlen, &bytes));
-    ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd, 1);
+    ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd);
     if (st == OOC_SUCCESS) st = drop_default_journal(err, f->path, 0);
     if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->tmp_path, hdr, hlen, hlen + bytes);
     if (st != OOC_SUCCESS) {
