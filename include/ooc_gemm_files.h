@@ -127,7 +127,8 @@ OOC_API ooc_status_t ooc_file_join(ooc_handle_t *handle, const char *path, const
 /** @brief 1 when @p file is a created file whose temporary file an earlier
  * run left and ooc_file_create() kept (OOC_FILE_RESUME and a matching
  * header), or a joined file whose joiner said so; 0 otherwise (NULL too).
- * A creator passes it on to its joiners (OOC_FILE_RESUME of ooc_file_join()). */
+ * A creator passes it on to its joiners (OOC_FILE_RESUME of ooc_file_join()),
+ * asked after ooc_gemm_files_plan(), which may start the file over. */
 OOC_API int ooc_file_resumed(const ooc_file_t *file);
 
 /**
@@ -359,7 +360,13 @@ OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_o
  * split job are ranges of C's columns), so that a split job's C is
  * byte-identical to one process's. opts->row_begin, row_end, col_begin
  * and col_end are not looked at. One process of a split job calls it (after creating C) and
- * sends the plan to the others, which pass it in opts->plan. When the job
+ * sends the plan to the others, which pass it in opts->plan. With opts->resume, called
+ * by the creator of C (OOC_FILE_SHARED) before any other process joins it, a resume
+ * that finds no block of the job recorded for the temporary file kept starts the job
+ * over in a new temporary file, as ooc_gemm_files() does for one process, so that no
+ * journal of the old one (one given to an earlier run, an earlier split's) vouches for what
+ * the ranks write: ooc_file_resumed() then says 0, and the others join without
+ * OOC_FILE_RESUME (once one joined, the file is kept as it is). When the job
  * multiplies nothing (m, n or k 0, or alpha 0), plan->blocks is 0: there are
  * no blocks, and any row range may be given.
  * @return as ooc_gemm_files() before it runs (argument checks, OOC_ERR_JOURNAL, the

@@ -93,6 +93,8 @@ typedef struct {
     int kept_differ;          /* the blocks skipped as done were not all computed by one id */
     int64_t foreign;          /* blocks taken from other journals (opts->journals) into this run's journal whose
                                  id is not that journal's "by" (it is then marked mixed) */
+    int64_t recorded;         /* (ranges 0, a resume of a kept C) blocks of the plan that some usable journal
+                                 records done: 0, the job starts over */
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a

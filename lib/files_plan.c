@@ -431,6 +431,7 @@ static ooc_status_t whole_job_computer(ooc_files_job_t *job, const ooc_files_opt
     int64_t recorded = 0;
     for (int64_t g = 0; g < s->total; g++) recorded += ooc_block_done(any, g);
     free(any);
+    s->recorded = recorded;
     if (st == OOC_SUCCESS && s->mixed[0] && recorded < s->total) st = mixed_refused(job, opts, s);
     return st;
 }
@@ -561,6 +562,15 @@ static ooc_status_t plan_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const vo
         if (st == OOC_SUCCESS) {
             st = ooc_files_start(job, &o, 0, &s);
             if (st == OOC_SUCCESS) to_public(&s.plan, plan);
+            /* the creator of a split job's C, resuming a job no journal of
+             * this C has a block of: the job starts over, in a new
+             * temporary file, as one process's does (files.c files_blocks),
+             * so that no journal of the kept one (C's default, one given to
+             * an earlier run, an earlier split's) vouches for the blocks the
+             * ranks are about to write there; not once another process
+             * joined it (ooc_file_restart then keeps it) */
+            if (st == OOC_SUCCESS && o.resume && C->resumed && C->shared && !C->joined && s.recorded == 0)
+                st = ooc_file_restart(&h->err, C);
             ooc_files_start_free(&s);
         }
     }

@@ -64,7 +64,8 @@ ooc_status_t ooc_file_output_spec(ooc_err_t *err, const char *path, const ooc_fi
  * For a resumed run that resumes no block (its journal is absent, empty or
  * another job's, or restarts a job in k-panels): the blocks some other
  * journal recorded in the file it kept are about to be overwritten.
- * Only for a file neither joined nor shared. */
+ * Not for a joined file; a shared one (OOC_FILE_SHARED) only while no
+ * other process holds it: else it is kept as it is (f->resumed stays 1). */
 ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f);
 
 /* 1 when the open file tmp has exactly size bytes and starts with hdr. */

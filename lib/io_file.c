@@ -480,16 +480,25 @@ fail:
 
 ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
 {
-    OOC_RETURN_ERROR_IF(!f->writable || f->committed || f->joined || f->shared || f->tmp_path == NULL, err,
-                        OOC_ERR_INTERNAL, "%s: its temporary file cannot be started over here", f->path);
+    OOC_RETURN_ERROR_IF(!f->writable || f->committed || f->joined || f->tmp_path == NULL, err, OOC_ERR_INTERNAL,
+                        "%s: its temporary file cannot be started over here", f->path);
     ooc_file_spec_t s;
     unsigned char hdr[OOC_FILE_HEADER_CAP];
     size_t hlen = 0;
     uint64_t bytes;
     OOC_FORWARD(ooc_file_output_spec(err, f->path, &f->spec, &s, hdr, &hlen, &bytes));
+    /* shared: only while no other process holds it (its lock ours alone
+     * again, converted in place; a process that joined writes to this
+     * inode, which must then stay) */
+    if (f->shared && ooc_fd_lock(f->fd, f->tmp_path, 0, err) != OOC_SUCCESS) {
+        if (err->status != OOC_ERR_BUSY) return err->status;
+        ooc_err_clear(err);
+        return OOC_SUCCESS;
+    }
     ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd);
     if (st == OOC_SUCCESS) st = drop_default_journal(err, f->path, 0);
     if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->tmp_path, hdr, hlen, hlen + bytes);
+    if (st == OOC_SUCCESS && f->shared) st = ooc_fd_lock(f->fd, f->tmp_path, 1, err); /* joinable again */
     if (st != OOC_SUCCESS) {
         /* nothing of the old file's is left to resume; this object writes nothing more */
         if (f->fd >= 0 && ooc_fd_is_path(f->fd, f->tmp_path)) unlink(f->tmp_path);

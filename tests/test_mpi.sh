@@ -50,6 +50,9 @@
 #  22. a resume's progress: its rate and ETA leave out the blocks kept;
 #  23. SIGUSR1 to a rank waiting in MPI_Init: recorded, every rank stops
 #      (exit 7), resumable: byte-identical;
+#  24. a split resume naming another journal, absent, over a kept temporary
+#      file starts over in a new one: a later resume of the first run's
+#      journals commits the right C (both ways round);
 #  16. the floor: each GPU's and host's figures measured once and summed,
 #      over the bytes every rank moved and staged (with a GPU: op(B) to each
 #      rank, the host memory term of the files' staging, one GPU's rates).
@@ -385,6 +388,36 @@ if [ "$left" -ge 1 ] && [ -z "$(ls C.npy.ooc-journal.r* 2>/dev/null)" ] && oc mu
 else
     fail "10 the journals of a failed mpirun ($left left) outlived a fresh run, or the resume differs"
 fi
+
+# 24. a split resume naming another journal, absent, over the temporary file
+# a failed split job kept: it starts the job over, and must do so in a new
+# file, or the first run's range journals (still of the kept file) vouch for
+# blocks it overwrote (here with partial sums of op(B) in k-panels), and a
+# third run resuming them commits a wrong C with exit 0. Then with the
+# journals the other way round (the first run's own given again).
+for third in "" "--journal JA"; do
+    rm -f C.npy C.npy.ooc-* JA* JB*
+    first=()
+    [ -n "$third" ] && first=(--journal JA)
+    RANK_ENV=1:OOC_FAULT=write:3
+    mpi 2 $P -o C.npy $S "${first[@]}" -q
+    rc1=$?
+    RANK_ENV=1:OOC_FAULT=write:40
+    mpi 2 $P -o C.npy --backend host --no-floor --no-progress --device-mem 24K --host-mem 64K --resume --journal JB -q
+    rc2=$?
+    RANK_ENV=
+    # shellcheck disable=SC2086
+    mpi 3 $P -o C.npy $S --resume $third -q
+    rc3=$?
+    if [ "$rc1" -ne 6 ] || [ "$rc2" -ne 6 ]; then
+        fail "24 ${third:-default journal}: the failed split runs exited $rc1 and $rc2 (expected 6 and 6): $(cat err)"
+    elif [ "$rc3" -eq 0 ] && cmp -s C.npy ref.npy; then
+        pass "24 a split resume with another journal, then the first one's (${third:-default}): C right"
+    else
+        fail "24 a split resume with another journal, then the first one's (${third:-default}): exit $rc3, C differs from one process's: $(cat err)"
+    fi
+done
+rm -f C.npy C.npy.ooc-* JA* JB*
 
 # 11. in place with --resume: rank 0 fails to record the job as finished
 # (its journal writes: header, a record per block and panel, complete; then

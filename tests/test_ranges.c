@@ -18,7 +18,9 @@
  * inside its rows and none outside, and a split job (a scaling one too)
  * recorded finished by its creator before or after its commit
  * (ooc_gemm_files_mark_finished) is finished for ooc_gemm_files_finished
- * once committed, as one process's would be, until its output changes.
+ * once committed, as one process's would be, until its output changes, and
+ * the creator's plan of a resume that finds no block recorded in the kept
+ * temporary file starts it over as a new file, unless a process joined it.
  */
 #include "config.h"
 
@@ -957,6 +959,81 @@ static void test_mark_scale(void)
     close_inputs(&in);
 }
 
+/* The inode of path (0 when absent). */
+static uint64_t inode_of(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+}
+
+/* The creator of a split job's C plans a resume that no journal of the kept
+ * temporary file has a block of (the journal given is absent): the job
+ * starts over, so the file must be a new one, or the journal of the first
+ * run (another path) would vouch for blocks the ranks overwrite. Not when a
+ * rank joined before the plan (it writes to the kept file), nor when a
+ * journal given has blocks of it. */
+static void test_restart_shared(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, CM, RM, 1201, 97, 83, 256 << 10, 64};
+    make_job(&a);
+    char tmp[512], ja[512], jb[512];
+    snprintf(tmp, sizeof tmp, "%s", tu_path("rs.npy.ooc-tmp"));
+    snprintf(ja, sizeof ja, "%s", tu_path("rs.ja"));
+    snprintf(jb, sizeof jb, "%s", tu_path("rs.jb"));
+    unlink(tmp), unlink(ja), unlink(jb);
+    /* a first run: rows of its first two blocks, journal ja; C kept */
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    ooc_file_t *c = create_and_plan("rs.npy", 0, NULL, NULL, &plan, &join);
+    CU_ASSERT_FATAL(plan.blocks > 3);
+    inputs_t in;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    ooc_files_opts_t first = {.journal = ja, .plan = &plan, .row_begin = 0, .row_end = row_of(&plan, 2)};
+    CU_ASSERT_EQUAL_FATAL(gemm(H, &in, c, &first), OOC_SUCCESS);
+    CU_ASSERT(journal_done(ja) >= 2);
+    ooc_file_close(c, 0);
+    uint64_t kept = inode_of(tmp);
+    CU_ASSERT_FATAL(kept != 0);
+
+    /* a journal given has blocks: the file is kept, still resumed */
+    ooc_file_spec_t cs = out_spec();
+    set_budgets(H);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("rs.npy"), &cs, OOC_FILE_SHARED | OOC_FILE_RESUME, &c),
+                          OOC_SUCCESS);
+    const char *old[] = {ja, NULL};
+    ooc_files_opts_t withja = {.journal = jb, .resume = 1, .journals = old};
+    ooc_files_plan_t p2;
+    CU_ASSERT_EQUAL(ooc_gemm_files_plan(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &withja, &p2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_resumed(c), 1);
+    CU_ASSERT_EQUAL(inode_of(tmp), kept);
+    /* none has: but a rank joined first, so the file stays as it is */
+    ooc_files_opts_t none = {.journal = jb, .resume = 1};
+    ooc_file_t *jn = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_join(H, tu_path("rs.npy"), &cs, OOC_FILE_RESUME, &jn), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_gemm_files_plan(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &none, &p2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_resumed(c), 1);
+    CU_ASSERT_EQUAL(inode_of(tmp), kept);
+    ooc_file_close(jn, 0);
+    /* none has, nobody joined: a new file, joinable, and ja is no journal of it */
+    CU_ASSERT_EQUAL(ooc_gemm_files_plan(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &none, &p2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_resumed(c), 0);
+    uint64_t now = inode_of(tmp);
+    CU_ASSERT(now != 0 && now != kept);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_join(H, tu_path("rs.npy"), &cs, 0, &jn), OOC_SUCCESS);
+    ooc_file_t *other = NULL;
+    CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("rs.npy"), &cs, 0, &other), OOC_ERR_BUSY); /* still locked */
+    ooc_files_opts_t rest = {.journal = jb, .resume = 1, .journals = old, .plan = &plan, .row_begin = 0,
+                             .row_end = row_of(&plan, 2)};
+    ooc_stats_t st;
+    CU_ASSERT_EQUAL(gemm(H, &in, jn, &rest), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_get_stats(H, &st), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(st.blocks_resumed, 0); /* ja's blocks are the old file's */
+    ooc_file_close(jn, 0);
+    ooc_file_close(c, 1);
+    close_inputs(&in);
+    unlink(ja), unlink(jb);
+}
+
 int main(void)
 {
     if (ooc_create(&H) != OOC_SUCCESS) return 1;
@@ -972,6 +1049,7 @@ int main(void)
     CU_add_test(s, "a grid of rows and panels, byte-identical to one process", test_grid);
     CU_add_test(s, "a grid resumed by rows, rows resumed as a grid", test_grid_resume);
     CU_add_test(s, "ranges off the blocks, joined files", test_refusals);
+    CU_add_test(s, "a resume of no block starts a shared C over", test_restart_shared);
     CU_add_test(s, "a rank killed, resumed with three ranks or two", test_resume);
     CU_add_test(s, "a column range resumed without a plan", test_resume_unplanned);
     CU_add_test(s, "verify a row range", test_verify_rows);

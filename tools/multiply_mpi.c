@@ -399,7 +399,6 @@ static int mpi_open(mpi_job_t *x)
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "output");
     }
-    x->s.resumed = ooc_file_resumed(j->C);
     char **all = o->resume ? range_journals(j->journal_path, 0, 1) : NULL;
     size_t n = 0; /* every journal but this rank's own */
     for (size_t i = 0; all && all[i]; i++)
@@ -410,6 +409,9 @@ static int mpi_open(mpi_job_t *x)
         .journal = x->own, .resume = o->resume, .journals = (const char *const *)all, .allow_mixed = o->allow_mixed};
     st = ooc_gemm_files_plan(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, j->C, &po, &x->s.plan);
     strv_free(all);
+    /* (after the plan: a resume that finds no block of this C recorded
+     * starts it over in a new temporary file, before any rank joins) */
+    x->s.resumed = ooc_file_resumed(j->C);
     if (st == OOC_SUCCESS) return RC_OK;
     int rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, x->own, "plan");
     ooc_file_close(j->C, !o->resume); /* a resumed temporary file is kept */
