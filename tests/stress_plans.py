@@ -29,8 +29,16 @@ multiply, a read or a write fails) and is resumed (--resume) until it
 finishes, and that C must be byte-identical to the first; when beta != 0,
 once more in place (--c-in C -o C), byte-identical too.
 
+With --files --mpi, the same jobs run split across the ranks of mpirun
+(1 to 4 ranks, drawn for each run): the job by one process is checked
+against numpy, then by mpirun must be byte-identical to it; the fault
+strikes one rank drawn, and each resume draws its own number of ranks
+(or one process without mpirun), so that a job is stopped split one way
+and finished split another; in place too. After each job no temporary
+file and no rank's journal may be left.
+
     tests/stress_plans.py [--cases N] [--seed S] [--oocgemm PATH] [--backend B]
-                          [--max-mb MB] [--files] [--list]
+                          [--max-mb MB] [--files [--mpi]] [--list]
 
 The backend is the tool's default (--backend auto): CUDA on a GPU machine,
 the host backend (OpenBLAS, with OOC_HOST_DEVICES devices simulated) on one
@@ -145,6 +153,18 @@ def draw_files(rng, args):
     job["opts"] = forced(rng, args, op_bytes, dtype, memory=False)
     job["fault"] = "%s:%d" % (rng.choice(["gemm", "gemm", "read", "write"]), rng.randrange(1, 40))
     job["env"] = {"OOC_HOST_DEVICES": str(rng.choice([1, 1, 2, 3]))}
+    if args.mpi:
+        # ranks of each run (0: one process, no mpirun): the split run, the
+        # faulted run, its resumes, in place; the rank the fault strikes
+        job["ranks"] = dict(split=rng.randrange(2, 5), fault=rng.randrange(1, 5),
+                            resumes=[rng.randrange(0, 5) for _ in range(3)], inplace=rng.randrange(0, 5))
+        job["fault_rank"] = rng.randrange(0, job["ranks"]["fault"])
+        # a rank has a share of the job's multiplies, reads and writes: strike early
+        job["fault"] = "%s:%d" % (job["fault"].split(":")[0], log_int(rng, 1, 16))
+        # and the first resume, half the time, on a rank of its own
+        if rng.random() < 0.5:
+            job["fault2"] = "%d:OOC_FAULT=%s:%d" % (rng.randrange(0, max(1, job["ranks"]["resumes"][0])),
+                                                    rng.choice(["gemm", "read", "write"]), log_int(rng, 1, 16))
     return job
 
 
@@ -169,7 +189,10 @@ def files_case(i, args, job, np):
     tool = os.path.abspath(args.oocgemm)
     log = []
 
-    def sh(argv, extra_env=None):
+    def sh(argv, extra_env=None, ranks=0):
+        if ranks:  # under mpirun, through rank.sh (each rank's own environment)
+            argv = ["mpirun", "--oversubscribe", "-np", str(ranks), "-x", "RANK_ENV", "-x", "OOC_HOST_DEVICES",
+                    "-x", "OPENBLAS_NUM_THREADS", "./rank.sh"] + argv[1:]
         log.append(" ".join("%s=%s" % kv for kv in (extra_env or {}).items()) + " " +
                    " ".join(shlex.quote(a) for a in argv))
         return subprocess.run(argv, cwd=d, env=dict(env, **(extra_env or {})), capture_output=True, text=True,
@@ -179,6 +202,21 @@ def files_case(i, args, job, np):
         print("FAIL case %d (files): %s\n  in %s:\n  %s%s" % (i, why, d, "\n  ".join(log),
               "\n  stderr: " + p.stderr.strip()[-2000:] if p is not None else ""))
         return 2
+
+    if args.mpi:
+        with open(os.path.join(d, "rank.sh"), "w") as f:
+            f.write('#!/bin/sh\n# RANK_ENV=R:VAR=VALUE: VAR set for rank R alone\n'
+                    'r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\n'
+                    'if [ -n "${RANK_ENV:-}" ] && [ "$r" = "${RANK_ENV%%%%:*}" ]; then export "${RANK_ENV#*:}"; fi\n'
+                    'exec %s "$@"\n' % shlex.quote(tool))
+        os.chmod(os.path.join(d, "rank.sh"), 0o755)
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
+                   OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    ranks = job.get("ranks", {})
+
+    def same(a, b):
+        with open(os.path.join(d, a), "rb") as f1, open(os.path.join(d, b), "rb") as f2:
+            return f1.read() == f2.read()
 
     specs = {}
     for name, o in job["operands"].items():
@@ -231,22 +269,45 @@ def files_case(i, args, job, np):
         r, c = np.argwhere(bad | ~np.isfinite(got))[0]
         return fail("C differs from numpy at %d elements, first (%d, %d): %r against %r (tolerance %.3g)"
                     % (int(bad.sum()), r, c, got[r, c], want[r, c], tol[r, c]))
+    # split across ranks, uninterrupted: byte-identical to one process's
+    if ranks:
+        p = sh(base + ["-o", "S" + out[1:]], ranks=ranks["split"])
+        if p.returncode != 0:
+            return fail("the job on %d ranks: exit %d" % (ranks["split"], p.returncode), p)
+        if not same(ref, "S" + out[1:]):
+            return fail("the job on %d ranks differs from one process's" % ranks["split"])
     # a fault part-way, then --resume until done: byte-identical
-    p = sh(base + ["-o", out], {"OOC_FAULT": job["fault"]})
+    if ranks:
+        fault_env = {"RANK_ENV": "%d:OOC_FAULT=%s" % (job["fault_rank"], job["fault"])}
+        p = sh(base + ["-o", out], fault_env, ranks=ranks["fault"])
+    else:
+        p = sh(base + ["-o", out], {"OOC_FAULT": job["fault"]})
     if p.returncode not in (0, 3, 4, 6):
         return fail("the run with OOC_FAULT=%s: exit %d" % (job["fault"], p.returncode), p)
     tries = 0
     while p.returncode != 0:
+        np_ = ranks["resumes"][tries] if ranks else 0
         tries += 1
-        resume = base + ["-o", out] + (["--resume"] if os.path.exists(os.path.join(d, out + ".ooc-journal")) else [])
-        p = sh(resume)
-        if p.returncode != 0 and tries >= 2:
+        journals = [f for f in os.listdir(d) if f.startswith(out + ".ooc-journal")]
+        refault = {}
+        if tries == 1 and "fault2" in job:
+            refault = {"RANK_ENV": job["fault2"]} if np_ else {"OOC_FAULT": job["fault2"].split("=", 1)[1]}
+        p = sh(base + ["-o", out] + (["--resume"] if journals else []), refault, ranks=np_)
+        if refault and p.returncode not in (0, 3, 4, 6):
+            return fail("the resume with %s: exit %d" % (job["fault2"], p.returncode), p)
+        if p.returncode != 0 and not refault and tries >= (3 if ranks else 2):
             return fail("the resume after OOC_FAULT=%s: exit %d" % (job["fault"], p.returncode), p)
-    with open(os.path.join(d, ref), "rb") as f1, open(os.path.join(d, out), "rb") as f2:
-        if f1.read() != f2.read():
-            return fail("after OOC_FAULT=%s and --resume, C differs from the uninterrupted run" % job["fault"])
-    # (a --resume run keeps its journal, marked complete: the same command again does nothing)
-    leftovers = [f for f in os.listdir(d) if "ooc-tmp" in f or ("ooc-journal" in f and tries == 0)]
+    if not same(ref, out):
+        return fail("after OOC_FAULT=%s and --resume, C differs from the uninterrupted run" % job["fault"])
+    if args.verbose:
+        print("case %d (files): OOC_FAULT=%s%s, %d resume(s)%s" % (
+            i, job["fault"], " on rank %d of %d" % (job["fault_rank"], ranks["fault"]) if ranks else "", tries,
+            ", the first on %d rank(s) with rank %s" % (ranks["resumes"][0], job["fault2"])
+            if "fault2" in job and tries > 1 else ""))
+    # (a --resume run keeps the job's journal, marked complete: the same
+    # command again does nothing; never a rank's)
+    leftovers = [f for f in os.listdir(d) if "ooc-tmp" in f or ("ooc-journal" in f and tries == 0)
+                 or ".ooc-journal.r" in f]
     if leftovers:
         return fail("files left behind after the job finished: %s" % leftovers)
     # in place: C0 copied to X, then X = alpha op(A) op(B) + beta X
@@ -258,13 +319,11 @@ def files_case(i, args, job, np):
         inplace = [a for a in base]
         inplace[inplace.index("--c-in") + 1] = xs
         fmt = ["--out-format", "raw" if o["raw"] else "npy"]
-        p = sh(inplace + fmt + ["-o", x])
+        p = sh(inplace + fmt + ["-o", x], ranks=ranks.get("inplace", 0))
         if p.returncode != 0:
             return fail("in place: exit %d" % p.returncode, p)
-        if o["raw"] == job["out_raw"]:
-            with open(os.path.join(d, ref), "rb") as f1, open(os.path.join(d, x), "rb") as f2:
-                if f1.read() != f2.read():
-                    return fail("in place, C differs from the job writing a new file")
+        if o["raw"] == job["out_raw"] and not same(ref, x):
+            return fail("in place, C differs from the job writing a new file")
     shutil.rmtree(d, ignore_errors=True)
     return 0
 
@@ -312,10 +371,13 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--dir", default=os.environ.get("TMPDIR", "/tmp"))
     ap.add_argument("--files", action="store_true", help="jobs on files (oocgemm multiply), faults, resumes")
+    ap.add_argument("--mpi", action="store_true", help="with --files: the jobs split across the ranks of mpirun")
     ap.add_argument("--list", action="store_true", help="print the cases' commands, run nothing")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    if args.mpi and not args.files:
+        ap.error("--mpi goes with --files")
     if args.files:
         return main_files(args, rng)
     cases = [draw(rng, args) for _ in range(args.cases)]
@@ -350,6 +412,9 @@ def main_files(args, rng):
     except ImportError:
         print("stress_plans --files: skipped: no numpy for python3 here (apt-get install python3-numpy)")
         return 77
+    if args.mpi and not shutil.which("mpirun"):
+        print("stress_plans --files --mpi: skipped: no mpirun")
+        return 77
     jobs = [draw_files(rng, args) for _ in range(args.cases)]
     if args.list:
         for j in jobs:
@@ -360,8 +425,8 @@ def main_files(args, rng):
     for i, job in enumerate(jobs):
         counts[files_case(i, args, job, np)] += 1
     ran, refused, failed = counts
-    print("stress_plans --files: seed %d, %d jobs in %.0f s: %d passed, %d refused cleanly, %d failed"
-          % (args.seed, args.cases, time.time() - t0, ran, refused, failed))
+    print("stress_plans --files%s: seed %d, %d jobs in %.0f s: %d passed, %d refused cleanly, %d failed"
+          % (" --mpi" if args.mpi else "", args.seed, args.cases, time.time() - t0, ran, refused, failed))
     if failed:
         return 1
     if ran < args.cases / 2:
