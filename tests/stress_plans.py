@@ -27,7 +27,11 @@ element, within 4k eps of |alpha| |op(A)| |op(B)| + |beta| |C0|); then the
 job runs again with a fault injected at a random point (OOC_FAULT: a
 multiply, a read or a write fails) and is resumed (--resume) until it
 finishes, and that C must be byte-identical to the first; when beta != 0,
-once more in place (--c-in C -o C), byte-identical too.
+once more in place (--c-in C -o C), byte-identical too. Then 3 or 4 runs of
+the job with --resume switch journals (C's default, JA, JB: one, another,
+the first again) and forced options (the second set with a small device
+budget: op(B) often in k-panels), each but the last failed part-way: every
+C one of them commits must be numpy's.
 
 With --files --mpi, the same jobs run split across the ranks of mpirun
 (1 to 4 ranks, drawn for each run): the job by one process is checked
@@ -153,6 +157,25 @@ def draw_files(rng, args):
     job["opts"] = forced(rng, args, op_bytes, dtype, memory=False)
     job["fault"] = "%s:%d" % (rng.choice(["gemm", "gemm", "read", "write"]), rng.randrange(1, 40))
     job["env"] = {"OOC_HOST_DEVICES": str(rng.choice([1, 1, 2, 3]))}
+    # runs of the same job switching journals (None: C's default) and forced
+    # options, all but the last failed part-way (the last also on ranks):
+    # one journal, another, the first again, ...; the other options' device
+    # budget small, so that op(B) is often in k-panels (C read back: a block
+    # cut short holds partial sums)
+    opts2 = forced(rng, args, op_bytes, dtype, memory=False)
+    small = str(max(1 << 16, int(op_bytes * rng.uniform(0.02, 0.2))))
+    if "--device-mem" in opts2:
+        opts2[opts2.index("--device-mem") + 1] = small
+    else:
+        opts2 += ["--device-mem", small]
+    job["opts2"] = opts2
+    pair = rng.sample([None, "JA", "JB"], 2)
+    runs = rng.randrange(3, 5)
+    job["switch"] = [dict(journal=pair[t % 2], opts=rng.choice([1, 2]) if t != 1 else 2,
+                          fault=None if t == runs - 1 else "%s:%d" % (rng.choice(["gemm", "write", "write"]),
+                                                                     log_int(rng, 2, 24)),
+                          ranks=rng.randrange(0, 5) if args.mpi else 0, rank=rng.randrange(0, 4))
+                     for t in range(runs)]
     if args.mpi:
         # ranks of each run (0: one process, no mpirun): the split run, the
         # faulted run, its resumes, in place; the rank the fault strikes
@@ -227,11 +250,12 @@ def files_case(i, args, job, np):
             return fail("gen %s: exit %d" % (name, p.returncode), p)
         specs[name] = spec_of(path, o, job["dtype"])
     out = "C.bin" if job["out_raw"] else "C.npy"
-    base = [tool, "multiply", specs["A"], specs["B"], "--dtype", job["dtype"], "--transa", job["ta"],
+    head = [tool, "multiply", specs["A"], specs["B"], "--dtype", job["dtype"], "--transa", job["ta"],
             "--transb", job["tb"], "--alpha", job["alpha"], "--out-layout", job["out_layout"],
-            "--no-progress", "--no-floor", "-q"] + job["opts"]
+            "--no-progress", "--no-floor", "-q"]
     if job["beta"] != "0":
-        base += ["--c-in", specs["C0"], "--beta", job["beta"]]
+        head += ["--c-in", specs["C0"], "--beta", job["beta"]]
+    base = head + job["opts"]
     p = sh(base + ["-o", "REF" + out[1:]])
     if p.returncode == 3 and any(r in p.stderr for r in REFUSALS):
         if args.verbose:
@@ -259,16 +283,24 @@ def files_case(i, args, job, np):
                   o["raw"])
         want = want + beta * c0
         scale = scale + abs(beta) * np.abs(c0)
-    got = load(np, os.path.join(d, ref), m, n, job["dtype"], job["out_layout"], job["out_raw"])
-    if got.shape != (m, n):
-        return fail("C is %s, not %d x %d" % (got.shape, m, n))
     eps = 2.0 ** -23 if job["dtype"] in "sc" else 2.0 ** -52
     tol = 4.0 * (k + 2) * eps * scale + 1e-30
-    bad = np.abs(got - want) > tol
-    if bad.any() or not np.isfinite(got).all():
-        r, c = np.argwhere(bad | ~np.isfinite(got))[0]
-        return fail("C differs from numpy at %d elements, first (%d, %d): %r against %r (tolerance %.3g)"
+
+    def numpy_differs(name):
+        """None when C in file name is numpy's within tol, else why not."""
+        got = load(np, os.path.join(d, name), m, n, job["dtype"], job["out_layout"], job["out_raw"])
+        if got.shape != (m, n):
+            return "C is %s, not %d x %d" % (got.shape, m, n)
+        bad = np.abs(got - want) > tol
+        if bad.any() or not np.isfinite(got).all():
+            r, c = np.argwhere(bad | ~np.isfinite(got))[0]
+            return ("C differs from numpy at %d elements, first (%d, %d): %r against %r (tolerance %.3g)"
                     % (int(bad.sum()), r, c, got[r, c], want[r, c], tol[r, c]))
+        return None
+
+    why = numpy_differs(ref)
+    if why:
+        return fail(why)
     # split across ranks, uninterrupted: byte-identical to one process's
     if ranks:
         p = sh(base + ["-o", "S" + out[1:]], ranks=ranks["split"])
@@ -324,6 +356,38 @@ def files_case(i, args, job, np):
             return fail("in place: exit %d" % p.returncode, p)
         if o["raw"] == job["out_raw"] and not same(ref, x):
             return fail("in place, C differs from the job writing a new file")
+    # runs that switch journals and budgets: each resumes what the journal
+    # it names (C's default, JA or JB: absent, another run's, its own)
+    # vouches for, under either set of forced options, and all but the last
+    # fail part-way; every C committed must be numpy's (a journal vouching
+    # for blocks another run overwrote shows as partial sums), and a run
+    # without a fault may only be refused for its budgets (a journal's plan
+    # that needs the other set's)
+    w = "W" + out[1:]
+    done = False
+    for t, sw in enumerate(job["switch"]):
+        argv = head + job["opts" if sw["opts"] == 1 else "opts2"] + ["-o", w, "--resume"]
+        argv += ["--journal", sw["journal"]] if sw["journal"] else []
+        fault = {}
+        if sw["fault"]:
+            fault = {"RANK_ENV": "%d:OOC_FAULT=%s" % (sw["rank"] % max(1, sw["ranks"]), sw["fault"])} \
+                if ranks and sw["ranks"] else {"OOC_FAULT": sw["fault"]}
+        p = sh(argv, fault, ranks=sw["ranks"] if ranks else 0)
+        if args.verbose:
+            print("case %d (files) switching, run %d: exit %d %s" % (i, t + 1, p.returncode,
+                                                                  p.stderr.strip().split("\n")[0][:160]))
+        if p.returncode == 0:
+            why = numpy_differs(w)
+            if why:
+                return fail("switching journals, run %d committed a wrong C: %s" % (t + 1, why), p)
+            done = True
+        elif not (sw["fault"] and p.returncode in (3, 4, 6)) and \
+                not (p.returncode == 3 and any(r in p.stderr for r in REFUSALS)):
+            return fail("switching journals, run %d: exit %d" % (t + 1, p.returncode), p)
+    if not done:  # the last refused: a fresh run finishes it
+        p = sh(base + ["-o", w])
+        if p.returncode != 0:
+            return fail("switching journals, a fresh run to finish: exit %d" % p.returncode, p)
     shutil.rmtree(d, ignore_errors=True)
     return 0
 
