@@ -50,6 +50,8 @@
 #  22. a resume's progress: its rate and ETA leave out the blocks kept;
 #  23. SIGUSR1 to a rank waiting in MPI_Init: recorded, every rank stops
 #      (exit 7), resumable: byte-identical;
+#  25. --verify on a job found finished: rank 0 checks C (in place: says
+#      why it cannot);
 #  24. a split resume naming another journal, absent, over a kept temporary
 #      file starts over in a new one: a later resume of the first run's
 #      journals commits the right C (both ways round);
@@ -368,6 +370,21 @@ else
     fail "9 mpirun -np 3 --resume: exit $?, C differs, or the job's journal is not complete"
 fi
 
+# 25. --verify on a job found finished: rank 0 checks the whole C, as one
+# process does (it was skipped without a word); in place, it says why not
+rm -f C.npy C.npy.ooc-*
+if mpi 3 $P -o C.npy $S --resume -q && mpi 2 $P -o C.npy $S --resume --verify --json && cmp -s C.npy ref.npy &&
+    python3 -c '
+import json
+o = json.loads(open("out").read())
+assert o["exit_status"] == 0 and o["check"]["passed"] and o["check"]["rows"] > 0, o
+'; then
+    pass "25 a finished job, mpirun --resume --verify: rank 0 checks C, the check passed"
+else
+    fail "25 a finished job, mpirun --resume --verify: exit $?, or no check passed: $(cat out err | head -c 600)"
+fi
+rm -f C.npy C.npy.ooc-*
+
 # 10. journals an earlier mpirun left (a failed split job) are forgotten by a
 # later fresh run of one process, which empties the same temporary file in
 # place: killed, then resumed, it must not take their blocks as done
@@ -452,6 +469,12 @@ if oc multiply A.npy B.npy --transa T --alpha 0 --c-in C0.npy --beta 2 -o sref.n
     mpi 3 A.npy B.npy --transa T --alpha 0 --c-in Cs.npy --beta 2 -o Cs.npy $S --resume &&
     grep -q "finished already" out && cmp -s Cs.npy sref.npy; then
     pass "12 a scaling job in place under mpirun --resume, twice: C = 2 C0, the second run did nothing"
+    if mpi 3 A.npy B.npy --transa T --alpha 0 --c-in Cs.npy --beta 2 -o Cs.npy $S --resume --verify &&
+        grep -q "not checked: this job ran in place and finished" err && cmp -s Cs.npy sref.npy; then
+        pass "25 a job finished in place, mpirun --resume --verify: says why it is not checked"
+    else
+        fail "25 a job finished in place, mpirun --resume --verify: exit $?, C changed, or no word why: $(cat err)"
+    fi
 else
     fail "12 a scaling job in place under mpirun --resume, twice: C is not 2 C0 or the second run scaled it again"
 fi

@@ -588,6 +588,14 @@ static int verify_moot(const mul_job_t *j)
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+int mul_verify_whole(mul_job_t *j)
+{
+    if (!verify_moot(j)) return mul_verify(j);
+    fprintf(stderr, "%s: --verify: not checked: this job ran in place and finished in an earlier run, so its C0 is "
+            "gone: %s holds the result now, and there is nothing to check it against\n", progname, j->o.out);
+    return RC_OK;
+}
+
 /* What the job holds, released in reverse order; an output still open
  * (a failure before the multiply) is removed. */
 static void mul_cleanup(mul_job_t *j)
@@ -635,12 +643,7 @@ int cmd_multiply(int argc, char **argv)
         if (rc == RC_OK) rc = mul_open_inputs(j);
         if (rc == RC_OK && j->o.measure_disk) mul_measure_disk(j);
         if (rc == RC_OK) rc = mul_run(j);
-        if (rc == RC_OK && j->o.verify && verify_moot(j))
-            fprintf(stderr, "%s: --verify: not checked: this job ran in place and finished in an earlier run, so "
-                    "its C0 is gone: %s holds the result now, and there is nothing to check it against\n", progname,
-                    j->o.out);
-        else if (rc == RC_OK && j->o.verify)
-            rc = mul_verify(j);
+        if (rc == RC_OK && j->o.verify) rc = mul_verify_whole(j);
         if (rc == RC_OK || rc == RC_CHECK_FAILED) mul_summary(j, rc);
         else if (j->o.json) mul_print_failure_json(j, rc);
     }

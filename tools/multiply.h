@@ -112,6 +112,10 @@ void strv_free(char **v);
 
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
 void mul_summary(mul_job_t *j, int rc);
+/* --verify of the whole committed C by this process (cmd_multiply.c): RC_OK,
+ * RC_CHECK_FAILED or a failure; a job found finished in place is not
+ * checked (its C0 is its result now), and says so on stderr. */
+int mul_verify_whole(mul_job_t *j);
 /* The one JSON object of a job that failed part-way (what was given, how far
  * it got). */
 void mul_print_failure_json(mul_job_t *j, int rc);

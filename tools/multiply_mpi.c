@@ -951,7 +951,10 @@ int mul_mpi(mul_job_t *j)
     cli_mpi_bcast(&x->s, sizeof x->s); /* rank 0 said why it failed */
     if ((rc = x->s.rc) != RC_OK) goto failed;
     if (x->s.finished) {
-        if (x->rank == 0) mul_summary(j, RC_OK);
+        /* --verify: rank 0 checks the whole C, as one process would */
+        if (j->o.verify) rc = agreed(x, x->rank == 0 ? mul_verify_whole(j) : RC_OK, 1, "verifying");
+        if (rc != RC_OK && rc != RC_CHECK_FAILED) goto failed;
+        if (x->rank == 0) mul_summary(j, rc);
         goto done;
     }
     rc = agreed(x, mpi_join(x), 1, "joining the output");
