@@ -319,6 +319,10 @@ OOC_API ooc_status_t ooc_cuda_probe(int *gpus, const char **why, const char **mo
  * be pageable or pinned host memory. C must share no element with A or B
  * (OOC_ERR_OVERLAP; disjoint blocks of one larger matrix, interleaved by a
  * common leading dimension, are fine); A and B may overlap each other.
+ * A leading dimension is at least the length of its matrix's stored lines
+ * (1 at least); a matrix stored as one line (k = 1 column-major, m = 1
+ * row-major, ...) takes any such value, as BLAS does; a matrix whose lines
+ * span 2^63 bytes or more is refused (OOC_ERR_OVERFLOW).
  *
  * On an argument error nothing is written. On a later failure (device error)
  * the contents of C are unspecified.

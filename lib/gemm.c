@@ -132,10 +132,19 @@ static int stored_overlap(const void *xp, int64_t xlines, int64_t xlen, int64_t 
 
 /* Check everything; returns the status naming the first bad argument (in
  * the order of the reference BLAS). */
+/* The leading dimension the library uses for a stored matrix of `lines`
+ * lines of `len` elements: ld, or for a single line (where BLAS never
+ * steps by it, so any ld >= len is valid, 2^60 too) its length. */
+static int64_t used_ld(int64_t ld, int64_t lines, int64_t len)
+{
+    return lines <= 1 ? (len > 1 ? len : 1) : ld;
+}
+
+/* The arguments checked; ld[0..2]: lda, ldb and ldc as used (used_ld()). */
 static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, ooc_op_t ta,
                           ooc_op_t tb, int64_t m, int64_t n, int64_t k, const void *alpha,
                           const void *A, int64_t lda, const void *B, int64_t ldb,
-                          const void *beta, const void *C, int64_t ldc)
+                          const void *beta, const void *C, int64_t ldc, int64_t ld[3])
 {
     ooc_err_t *err = &h->err;
     OOC_RETURN_ERROR_IF(t != OOC_R32 && t != OOC_R64 && t != OOC_C32 && t != OOC_C64, err,
@@ -167,6 +176,9 @@ static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, o
     OOC_RETURN_ERROR_IF(ldc < (c_len > 1 ? c_len : 1), err, OOC_ERR_INVALID_LDC,
                         "ooc_gemm: ldc = %lld < %lld, the length of C's stored lines (C is m x n, %s: %s)",
                         (long long)ldc, (long long)(c_len > 1 ? c_len : 1), order, col ? "its columns" : "its rows");
+    ld[0] = lda = used_ld(lda, a_lines, a_len);
+    ld[1] = ldb = used_ld(ldb, b_lines, b_len);
+    ld[2] = ldc = used_ld(ldc, c_lines, c_len);
     size_t e = ooc_dtype_size(t);
     OOC_RETURN_ERROR_IF(!span_ok(lda, a_lines, e) || !span_ok(ldb, b_lines, e) || !span_ok(ldc, c_lines, e),
                         err, OOC_ERR_OVERFLOW, "ooc_gemm: a matrix spans more than 2^63 bytes");
@@ -600,7 +612,9 @@ static ooc_status_t gemm_call(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t l
 {
     ooc_err_clear(&h->err);
     h->have_stats = 0;
-    OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+    int64_t ld[3] = {lda, ldb, ldc};
+    OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ld));
+    lda = ld[0], ldb = ld[1], ldc = ld[2];
     OOC_FORWARD(ooc_fault_check(&h->err)); /* (scaling C opens no backend) */
     double t0 = ooc_now();
     memset(&h->stats, 0, sizeof h->stats);

@@ -171,6 +171,48 @@ static void test_bad_arguments(void)
     CU_ASSERT_EQUAL(ooc_gemm(NULL, OOC_R64, CM, ON, ON, M, N, K, A, A, M, B, K, A, C, M), OOC_ERR_INVALID_HANDLE);
 }
 
+/* A stored matrix of a single line (k = 1 column-major, m = 1 row-major, n =
+ * 1 for C, ...) is valid with any leading dimension >= its length, as in
+ * BLAS, which never steps by it: 2^60 too (it was refused as spanning more
+ * than 2^63 bytes). Small integers: the product is exact. */
+static void test_single_line_ld(void)
+{
+    const int64_t HUGE_LD = (int64_t)1 << 60;
+    enum { L = 37, W = 5 };
+    double a[L], b[L * W], c[L * W];
+    for (int i = 0; i < L; i++) a[i] = (double)(i % 7) - 3;
+    for (int i = 0; i < L * W; i++) b[i] = (double)(i % 5) - 2;
+    /* column-major, k = 1: A (L x 1) one column, lda huge; B (1 x W), ldb huge too (each column one element) */
+    for (int i = 0; i < L * W; i++) c[i] = 1.0;
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, L, W, 1, 2.0, a, HUGE_LD, b, 1, 0.5, c, L),
+                    OOC_SUCCESS);
+    int64_t wrong = 0;
+    for (int j = 0; j < W; j++)
+        for (int i = 0; i < L; i++) wrong += c[i + j * L] != 2.0 * a[i] * b[j] + 0.5;
+    CU_ASSERT_EQUAL(wrong, 0);
+    /* row-major, m = 1: A (1 x L) and C (1 x W) one row each, lda and ldc huge; B (L x W) */
+    for (int j = 0; j < W; j++) c[j] = -1.0;
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_ROW_MAJOR, OOC_OP_N, OOC_OP_N, 1, W, L, 1.0, a, HUGE_LD, b, W, -1.0, c, HUGE_LD),
+                    OOC_SUCCESS);
+    wrong = 0;
+    for (int j = 0; j < W; j++) {
+        double s = 1.0;
+        for (int l = 0; l < L; l++) s += a[l] * b[l * W + j];
+        wrong += c[j] != s;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    /* column-major, op(A) = A^T with m = 1 (A stored L x 1), n = 1: C one element, ldc huge */
+    c[0] = 3.0;
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_T, OOC_OP_N, 1, 1, L, 1.0, a, L, b, HUGE_LD, 1.0, c, HUGE_LD),
+                    OOC_SUCCESS);
+    double s = 3.0;
+    for (int l = 0; l < L; l++) s += a[l] * b[l];
+    CU_ASSERT_EQUAL(c[0], s);
+    /* two lines with such a leading dimension still span more than 2^63 bytes */
+    CU_ASSERT_EQUAL(ooc_dgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, L, W, 2, 1.0, a, HUGE_LD, b, 2, 0.0, c, L),
+                    OOC_ERR_OVERFLOW);
+}
+
 /* Empty problems write nothing; alpha == 0 or k == 0 only scale C. */
 static void test_quick_returns(void)
 {
@@ -592,6 +634,7 @@ int main(void)
     CU_add_test(s, "status strings", test_status_strings);
     CU_add_test(s, "parameters and bounds", test_params);
     CU_add_test(s, "bad arguments", test_bad_arguments);
+    CU_add_test(s, "a single line's leading dimension may be any at least its length", test_single_line_ld);
     CU_add_test(s, "quick returns", test_quick_returns);
     CU_add_test(s, "run-time failures", test_runtime_failures);
     CU_add_test(s, "ooc_cancel: every multiply's return consumes it", test_cancel_consumed);
