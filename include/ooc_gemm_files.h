@@ -360,8 +360,8 @@ OOC_API ooc_status_t ooc_gemm_files(ooc_handle_t *handle, ooc_op_t transa, ooc_o
  * split job are ranges of C's columns), so that a split job's C is
  * byte-identical to one process's. opts->row_begin, row_end, col_begin
  * and col_end are not looked at. One process of a split job calls it (after creating C) and
- * sends the plan to the others, which pass it in opts->plan. With opts->resume, called
- * by the creator of C (OOC_FILE_SHARED) before any other process joins it, a resume
+ * sends the plan to the others, which pass it in opts->plan. With opts->resume and no
+ * opts->plan, called by the creator of C (OOC_FILE_SHARED) before any other process joins it, a resume
  * that finds no block of the job recorded for the temporary file kept starts the job
  * over in a new temporary file, as ooc_gemm_files() does for one process, so that no
  * journal of the old one (one given to an earlier run, an earlier split's) vouches for what

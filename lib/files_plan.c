@@ -568,8 +568,11 @@ static ooc_status_t plan_run(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const vo
              * so that no journal of the kept one (C's default, one given to
              * an earlier run, an earlier split's) vouches for the blocks the
              * ranks are about to write there; not once another process
-             * joined it (ooc_file_restart then keeps it) */
-            if (st == OOC_SUCCESS && o.resume && C->resumed && C->shared && !C->joined && s.recorded == 0)
+             * joined it (ooc_file_restart then keeps it), nor for a plan
+             * given (a process's own plan of its range, once the job's is
+             * made: the journals it reads are not all the job's) */
+            if (st == OOC_SUCCESS && o.resume && o.plan == NULL && C->resumed && C->shared && !C->joined &&
+                s.recorded == 0)
                 st = ooc_file_restart(&h->err, C);
             ooc_files_start_free(&s);
         }

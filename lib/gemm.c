@@ -176,6 +176,7 @@ static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, o
     OOC_RETURN_ERROR_IF(ldc < (c_len > 1 ? c_len : 1), err, OOC_ERR_INVALID_LDC,
                         "ooc_gemm: ldc = %lld < %lld, the length of C's stored lines (C is m x n, %s: %s)",
                         (long long)ldc, (long long)(c_len > 1 ? c_len : 1), order, col ? "its columns" : "its rows");
+    const int64_t lda_given = lda, ldb_given = ldb, ldc_given = ldc; /* (the messages name the caller's) */
     ld[0] = lda = used_ld(lda, a_lines, a_len);
     ld[1] = ldb = used_ld(ldb, b_lines, b_len);
     ld[2] = ldc = used_ld(ldc, c_lines, c_len);
@@ -190,10 +191,10 @@ static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, o
     if (m > 0 && n > 0 && k > 0) { /* (A and B are read: C must not be any of them) */
         OOC_RETURN_ERROR_IF(stored_overlap(C, c_lines, c_len, ldc, A, a_lines, a_len, lda, e), err, OOC_ERR_OVERLAP,
                             "ooc_gemm: C (%p, ldc %lld) shares elements with A (%p, lda %lld): C is written while A "
-                            "is read", C, (long long)ldc, A, (long long)lda);
+                            "is read", C, (long long)ldc_given, A, (long long)lda_given);
         OOC_RETURN_ERROR_IF(stored_overlap(C, c_lines, c_len, ldc, B, b_lines, b_len, ldb, e), err, OOC_ERR_OVERLAP,
                             "ooc_gemm: C (%p, ldc %lld) shares elements with B (%p, ldb %lld): C is written while B "
-                            "is read", C, (long long)ldc, B, (long long)ldb);
+                            "is read", C, (long long)ldc_given, B, (long long)ldb_given);
     }
     return OOC_SUCCESS;
 }

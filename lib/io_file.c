@@ -492,8 +492,10 @@ ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
      * inode, which must then stay) */
     if (f->shared && ooc_fd_lock(f->fd, f->tmp_path, 0, err) != OOC_SUCCESS) {
         if (err->status != OOC_ERR_BUSY) return err->status;
+        /* (a flock, where there are no OFD locks, converts by dropping the
+         * shared lock first: taken again) */
         ooc_err_clear(err);
-        return OOC_SUCCESS;
+        return ooc_fd_lock(f->fd, f->tmp_path, 1, err);
     }
     ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd);
     if (st == OOC_SUCCESS) st = drop_default_journal(err, f->path, 0);

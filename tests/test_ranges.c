@@ -1014,6 +1014,13 @@ static void test_restart_shared(void)
     CU_ASSERT_EQUAL(ooc_file_resumed(c), 1);
     CU_ASSERT_EQUAL(inode_of(tmp), kept);
     ooc_file_close(jn, 0);
+    /* none has, nobody joined, but a plan given (a process's own plan of
+     * its range, once the job's is made: it does not read every journal
+     * of the job): kept */
+    ooc_files_opts_t given = {.journal = jb, .resume = 1, .plan = &plan};
+    CU_ASSERT_EQUAL(ooc_gemm_files_plan(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &given, &p2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_resumed(c), 1);
+    CU_ASSERT_EQUAL(inode_of(tmp), kept);
     /* none has, nobody joined: a new file, joinable, and ja is no journal of it */
     CU_ASSERT_EQUAL(ooc_gemm_files_plan(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &none, &p2), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_file_resumed(c), 0);

@@ -399,6 +399,7 @@ static int mpi_open(mpi_job_t *x)
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "output");
     }
+    int kept = ooc_file_resumed(j->C);
     char **all = o->resume ? range_journals(j->journal_path, 0, 1) : NULL;
     size_t n = 0; /* every journal but this rank's own */
     for (size_t i = 0; all && all[i]; i++)
@@ -412,6 +413,22 @@ static int mpi_open(mpi_job_t *x)
     /* (after the plan: a resume that finds no block of this C recorded
      * starts it over in a new temporary file, before any rank joins) */
     x->s.resumed = ooc_file_resumed(j->C);
+    if (st == OOC_SUCCESS && kept && !x->s.resumed) {
+        /* started over: the range journals at C's default path and this
+         * run's name the old file; where the file system keeps no birth
+         * time, a later temporary file given its inode number would match
+         * them (the library removed only C's default journal) */
+        char *def = NULL;
+        int rc = asprintf(&def, "%s.ooc-journal", o->out) < 0 ? fail(RC_RUNTIME, "out of host memory") : RC_OK;
+        if (rc == RC_OK) rc = journals_forget(j->h, def, j->tmp_path);
+        if (rc == RC_OK && strcmp(def, j->journal_path) != 0) rc = journals_forget(j->h, j->journal_path, j->tmp_path);
+        free(def);
+        if (rc != RC_OK) {
+            ooc_file_close(j->C, 1); /* a new file: nothing in it yet */
+            j->C = NULL;
+            return rc;
+        }
+    }
     if (st == OOC_SUCCESS) return RC_OK;
     int rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, x->own, "plan");
     ooc_file_close(j->C, !o->resume); /* a resumed temporary file is kept */
