@@ -388,6 +388,9 @@ def files_case(i, args, job, np):
         p = sh(base + ["-o", w])
         if p.returncode != 0:
             return fail("switching journals, a fresh run to finish: exit %d" % p.returncode, p)
+        why = numpy_differs(w)
+        if why:
+            return fail("switching journals, the fresh run: " + why, p)
     shutil.rmtree(d, ignore_errors=True)
     return 0
 
