@@ -130,8 +130,6 @@ static int stored_overlap(const void *xp, int64_t xlines, int64_t xlen, int64_t 
     return 0;
 }
 
-/* Check everything; returns the status naming the first bad argument (in
- * the order of the reference BLAS). */
 /* The leading dimension the library uses for a stored matrix of `lines`
  * lines of `len` elements: ld, or for a single line (where BLAS never
  * steps by it, so any ld >= len is valid, 2^60 too) its length. */
@@ -140,7 +138,9 @@ static int64_t used_ld(int64_t ld, int64_t lines, int64_t len)
     return lines <= 1 ? (len > 1 ? len : 1) : ld;
 }
 
-/* The arguments checked; ld[0..2]: lda, ldb and ldc as used (used_ld()). */
+/* Check everything; returns the status naming the first bad argument (in
+ * the order of the reference BLAS). ld[0..2]: lda, ldb and ldc as the
+ * library uses them (used_ld()). */
 static ooc_status_t check(ooc_handle_t *h, ooc_dtype_t t, ooc_layout_t layout, ooc_op_t ta,
                           ooc_op_t tb, int64_t m, int64_t n, int64_t k, const void *alpha,
                           const void *A, int64_t lda, const void *B, int64_t ldb,

@@ -323,7 +323,7 @@ int mul_prepare(mul_job_t *j)
         return rc;
     if (asprintf(&j->tmp_path, "%s.ooc-tmp", o->out) < 0) j->tmp_path = NULL;
     if (o->journal) j->journal_path = strdup(o->journal);
-    else if (asprintf(&j->journal_path, "%s.ooc-journal", o->out) < 0) j->journal_path = NULL;
+    else j->journal_path = mul_default_journal(o->out);
     if (!j->tmp_path || !j->journal_path) return fail(RC_RUNTIME, "out of host memory");
     if ((st = ooc_create(&j->h)) != OOC_SUCCESS) return lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
     if ((st = lib_opts_apply(j->h, &o->lib)) != OOC_SUCCESS) return lib_fail(j->h, st, AT_OTHER, NULL, NULL, "options");
@@ -586,6 +586,12 @@ static int verify_moot(const mul_job_t *j)
     struct stat a, b;
     return j->already && j->o.c_in && j->C0.path && stat(j->C0.path, &a) == 0 && stat(j->o.out, &b) == 0 &&
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+char *mul_default_journal(const char *out)
+{
+    char *path = NULL;
+    return asprintf(&path, "%s.ooc-journal", out) < 0 ? NULL : path;
 }
 
 int mul_verify_whole(mul_job_t *j)

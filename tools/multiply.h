@@ -116,6 +116,8 @@ void mul_summary(mul_job_t *j, int rc);
  * RC_CHECK_FAILED or a failure; a job found finished in place is not
  * checked (its C0 is its result now), and says so on stderr. */
 int mul_verify_whole(mul_job_t *j);
+/* C's default journal, OUT.ooc-journal (malloc'd; NULL when out of memory). */
+char *mul_default_journal(const char *out);
 /* The one JSON object of a job that failed part-way (what was given, how far
  * it got). */
 void mul_print_failure_json(mul_job_t *j, int rc);

@@ -418,8 +418,8 @@ static int mpi_open(mpi_job_t *x)
          * run's name the old file; where the file system keeps no birth
          * time, a later temporary file given its inode number would match
          * them (the library removed only C's default journal) */
-        char *def = NULL;
-        int rc = asprintf(&def, "%s.ooc-journal", o->out) < 0 ? fail(RC_RUNTIME, "out of host memory") : RC_OK;
+        char *def = mul_default_journal(o->out);
+        int rc = def == NULL ? fail(RC_RUNTIME, "out of host memory") : RC_OK;
         if (rc == RC_OK) rc = journals_forget(j->h, def, j->tmp_path);
         if (rc == RC_OK && strcmp(def, j->journal_path) != 0) rc = journals_forget(j->h, j->journal_path, j->tmp_path);
         free(def);
