@@ -86,8 +86,16 @@ enum {
  * run: see ooc_files_opts_t::resume). A
  * journal at another path (opts->journal) is removed by the fresh
  * ooc_gemm_files() itself; until then it names the old temporary file (its
- * inode and, where the file system keeps it, its birth time), so a resume
- * never takes it for the new one's.
+ * inode, where the file system keeps it its birth time, and its id), so a
+ * resume never takes it for the new one's.
+ *
+ * Until its job is complete, the temporary file ends, past the output's
+ * bytes, in a 32-byte trailer naming it by a random id made with it
+ * ("oocgemm-tmp-id " and 16 hex digits); a journal records that id, so that
+ * a file made later never matches a journal of an earlier one, even at the
+ * same inode number on a file system that keeps no birth time. The trailer
+ * goes when the job is recorded complete, and at ooc_file_commit() at the
+ * latest: the committed file is exactly the .npy or raw matrix.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (unknown flags), OOC_ERR_IO (the target or temporary file is not a
  *         regular file, cannot be created), OOC_ERR_NO_SPACE (the space cannot
@@ -453,7 +461,9 @@ OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
  * the job. The journal does not say that the blocks were computed: the
  * caller vouches for it (every range succeeded).
  *
- * A C already committed by this process is accepted too (the journal then
+ * C's temporary file is sealed first (its trailer goes: see
+ * ooc_file_create()), so that the journal records the size and time it is
+ * committed with. A C already committed by this process is accepted too (the journal then
  * names the file at C's path). A job with m or n 0 writes nothing
  * (OOC_SUCCESS; ooc_gemm_files_finished() says 0); a scaling job (alpha 0
  * or k 0: plan->blocks 0) is recorded complete as one process's whole

@@ -173,6 +173,7 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
     w->out_dev = (uint64_t)sb.st_dev;
     w->out_ino = (uint64_t)sb.st_ino;
     ooc_fd_birth(job->C->fd, &w->out_born_sec, &w->out_born_nsec);
+    w->out_id = job->C->id;
     int all_panels = s->p0 == 0 && s->p1 == plan->n_panels;
     int whole = s->b0 == 0 && s->b1 == plan->m_blocks && all_panels;
     w->range_b0 = whole ? 0 : s->b0;
@@ -185,13 +186,23 @@ static ooc_status_t journal_head(ooc_files_job_t *job, const ooc_files_start_t *
 }
 
 /* The "complete" record: the output (C's file, every block of it flushed)
- * has the size and modification time it has now. */
-static ooc_status_t journal_complete(ooc_journal_t *jr, const ooc_file_t *C, ooc_err_t *err)
+ * has the size and modification time it has now. A journal of the whole
+ * job seals C first (its trailer goes: the size and time recorded are
+ * those it is committed with); when the record cannot be written, the
+ * trailer goes back, so that every journal of C (the ranks') still names
+ * it. */
+static ooc_status_t journal_complete(ooc_journal_t *jr, int whole, ooc_file_t *C, ooc_err_t *err)
 {
     const char *name = C->tmp_path ? C->tmp_path : C->path;
+    uint64_t id = C->id;
+    ooc_status_t st = whole ? ooc_file_seal(err, C) : OOC_SUCCESS;
     struct stat sb;
-    if (fstat(C->fd, &sb) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, name, "fstat %s: %s", name, strerror(errno));
-    return ooc_journal_complete(jr, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, err);
+    if (st == OOC_SUCCESS && fstat(C->fd, &sb) != 0)
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, name, "fstat %s: %s", name, strerror(errno));
+    if (st == OOC_SUCCESS)
+        st = ooc_journal_complete(jr, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, err);
+    if (st != OOC_SUCCESS && id != 0 && C->id == 0) ooc_file_unseal(C, id); /* (failing, a resume computes again) */
+    return st;
 }
 
 /* A finished job's journal at job->jpath (replacing one there), header
@@ -204,7 +215,7 @@ static ooc_status_t journal_finished(ooc_files_job_t *job, int mixed)
     OOC_FORWARD(ooc_journal_create(&jr, job->jpath, &job->want, err));
     ooc_status_t st = mixed ? ooc_journal_mixed(&jr, err) : OOC_SUCCESS; /* before its blocks, as a run writes it */
     if (st == OOC_SUCCESS) st = ooc_journal_done_all(&jr, &job->want, err);
-    if (st == OOC_SUCCESS) st = journal_complete(&jr, job->C, err);
+    if (st == OOC_SUCCESS) st = journal_complete(&jr, job->want.range_m == 0, job->C, err);
     ooc_journal_close(&jr, st != OOC_SUCCESS); /* never a journal that vouches for part of it */
     return st;
 }
@@ -230,6 +241,7 @@ static ooc_status_t scale_journal(ooc_files_job_t *job)
     w->out_dev = (uint64_t)sb.st_dev;
     w->out_ino = (uint64_t)sb.st_ino;
     ooc_fd_birth(job->C->fd, &w->out_born_sec, &w->out_born_nsec);
+    w->out_id = job->C->id;
     return journal_finished(job, 0); /* no block multiplied: nothing to mix */
 }
 
@@ -329,7 +341,7 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         /* every block is flushed (the flusher synced after the last write):
          * record the finished output's identity, so that a resume of the
          * finished (and committed) job does nothing */
-        st = journal_complete(&x.journal, job->C, err);
+        st = journal_complete(&x.journal, job->want.range_m == 0, job->C, err);
     }
     ooc_journal_close(&x.journal, 0);
     return st;
@@ -519,7 +531,7 @@ static ooc_status_t output_intact(ooc_err_t *err, const ooc_file_t *C)
         return OOC_ERR_FILE(err, OOC_ERR_IO, at_path,
                             "ooc_gemm_files_mark_finished: %s is no longer the output %s there (removed or "
                             "replaced since): nothing recorded", at_path, was);
-    uint64_t want = C->data_offset + C->data_bytes;
+    uint64_t want = C->data_offset + C->data_bytes + (C->id != 0 ? OOC_TMP_TRAILER : 0); /* (not sealed yet) */
     if ((uint64_t)fd.st_size != want)
         return OOC_ERR_FILE(err, OOC_ERR_FORMAT, at_path,
                             "ooc_gemm_files_mark_finished: %s holds %jd bytes, the output of this job %ju (truncated "
@@ -581,6 +593,7 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
     /* m or n 0: no journal (nothing is computed, nothing could be redone
      * wrongly); a scaling job (k 0 or alpha 0) recorded as one process's */
     if (st == OOC_SUCCESS && !job->empty) st = job->scale ? scale_journal(job) : mark_run(job, &o);
+    C->id = view.id; /* sealed through the view, or not */
     free(job);
     return st;
 }

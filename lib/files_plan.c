@@ -78,9 +78,16 @@ static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
      * fresh ooc_file_create makes a new file, whose inode number may be one
      * a journal names */
     int born = h->out_born_sec != 0 || h->out_born_nsec != 0;
-    return C->resumed && fstat(C->fd, &sb) == 0 && (uint64_t)sb.st_dev == h->out_dev &&
-           (uint64_t)sb.st_ino == h->out_ino &&
-           (!born || !ooc_fd_birth(C->fd, &sec, &nsec) || (sec == h->out_born_sec && nsec == h->out_born_nsec));
+    if (!C->resumed || fstat(C->fd, &sb) != 0 || (uint64_t)sb.st_dev != h->out_dev ||
+        (uint64_t)sb.st_ino != h->out_ino ||
+        (born && ooc_fd_birth(C->fd, &sec, &nsec) && (sec != h->out_born_sec || nsec != h->out_born_nsec)))
+        return 0;
+    /* and the same file by its id, which no later file has, birth time or
+     * not; sealed (its job complete, its trailer gone), the very file the
+     * journal recorded complete: its size and modification time */
+    if (C->id != 0) return h->out_id == C->id;
+    return have->complete && (uint64_t)sb.st_size == have->out_size && (int64_t)sb.st_mtim.tv_sec == have->out_mtime_sec &&
+           sb.st_mtim.tv_nsec == have->out_mtime_nsec;
 }
 
 /* Its blocks are in C as the journal says: the same job, a plan that can be

@@ -16,6 +16,15 @@
 
 /* An output's data is in PATH OOC_TMP_SUFFIX until it is committed. */
 #define OOC_TMP_SUFFIX ".ooc-tmp"
+/* Until its job is complete (ooc_file_seal), that temporary file ends, past
+ * the output's bytes, in a trailer of OOC_TMP_TRAILER bytes naming it:
+ * "oocgemm-tmp-id " and 16 lower-case hex digits of a random id, made anew
+ * with each new file, and a newline. A journal records the id of the file
+ * its blocks are in (journal.h out_id), so that it never vouches for a file
+ * made later at the same inode number (where the file system keeps no birth
+ * time to tell them apart). */
+#define OOC_TMP_TRAILER 32
+#define OOC_TMP_TRAILER_TAG "oocgemm-tmp-id "
 /* room for any .npy header ooc_npy_format writes (a 2-D one is under 256 bytes) */
 #define OOC_FILE_HEADER_CAP 1024
 
@@ -34,6 +43,7 @@ struct ooc_file_s {
                             * (joined: the joiner says the creator kept it) */
     int joined;            /* opened with ooc_file_join: another process created it, and commits it */
     int shared;            /* created with OOC_FILE_SHARED: other processes may have joined it */
+    uint64_t id;           /* the temporary file's id (its trailer); 0 once sealed (no trailer) */
 };
 
 /* Byte offset of stored element (i, j) (i < rows, j < cols as stored). */
@@ -68,8 +78,21 @@ ooc_status_t ooc_file_output_spec(ooc_err_t *err, const char *path, const ooc_fi
  * other process holds it: else it is kept as it is (f->resumed stays 1). */
 ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f);
 
-/* 1 when the open file tmp has exactly size bytes and starts with hdr. */
-int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen);
+/* 1 when the open file tmp starts with hdr and has exactly size bytes (a
+ * sealed one: *id 0) or size bytes and a well-formed trailer (*id its id). */
+int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen, uint64_t *id);
+
+/* Seal created file f: its job is complete, so its trailer goes (the file is
+ * cut to the output's size and flushed; f->id becomes 0) before the journal
+ * records the finished file's size and time. Nothing for a sealed file; not
+ * for a joined one (its creator seals). ooc_file_commit() seals a file not
+ * sealed yet. */
+ooc_status_t ooc_file_seal(ooc_err_t *err, ooc_file_t *f);
+/* Undo ooc_file_seal of f, whose id was id, when the journal could not
+ * record the job complete: the trailer back, so that the journals of the
+ * file (the ranks' too) still name it. Best effort: 0, or -1 when it could
+ * not (a resume then computes the job again). */
+int ooc_file_unseal(ooc_file_t *f, uint64_t id);
 
 /* ---- descriptor helpers (io_fd.c) ---- */
 

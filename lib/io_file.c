@@ -6,7 +6,8 @@
  * its size against its shape; creating an output file as "PATH.ooc-tmp" at full size
  * with its space reserved, exclusively and locked against other jobs, never
  * through a symbolic link (reused by a resumed run when its header matches),
- * and committing it with fdatasync, rename and a directory fsync onto a
+ * with a trailer naming it by a random id until the job is complete (sealed:
+ * see OOC_TMP_TRAILER in io.h), and committing it with fdatasync, rename and a directory fsync onto a
  * target that must be a regular file or absent. Every failure names the
  * file, the call and what is wrong.
  */
@@ -14,13 +15,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef HAVE_GETRANDOM
+#include <sys/random.h>
+#endif
 
 #include "backend.h"
 #include "fault.h"
@@ -281,45 +287,101 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
     return OOC_ERR_FILE(err, OOC_ERR_BUSY, tmp, "%s keeps changing: another job is creating this output", tmp);
 }
 
+/* A new temporary file's id: random where the system gives randomness,
+ * mixed with the time, the process, a count and the file's inode (so that
+ * two files never share one by chance alone); never 0. */
+static uint64_t new_id(int fd)
+{
+    static uint64_t made;
+    struct {
+        uint64_t random, count;
+        struct timespec real, mono;
+        uint64_t pid, dev, ino;
+    } x;
+    memset(&x, 0, sizeof x); /* (padding too: the hash reads every byte) */
+#ifdef HAVE_GETRANDOM
+    if (getrandom(&x.random, sizeof x.random, GRND_NONBLOCK) != (ssize_t)sizeof x.random) x.random = 0;
+#endif
+    clock_gettime(CLOCK_REALTIME, &x.real);
+    clock_gettime(CLOCK_MONOTONIC, &x.mono);
+    x.count = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED);
+    x.pid = (uint64_t)getpid();
+    struct stat sb;
+    if (fstat(fd, &sb) == 0) {
+        x.dev = (uint64_t)sb.st_dev;
+        x.ino = (uint64_t)sb.st_ino;
+    }
+    uint64_t id = ooc_journal_hash(x.random, &x, sizeof x);
+    return id != 0 ? id : 1;
+}
+
+/* The trailer naming id, OOC_TMP_TRAILER bytes (and a NUL) into buf. */
+static void format_trailer(uint64_t id, char buf[OOC_TMP_TRAILER + 1])
+{
+    snprintf(buf, OOC_TMP_TRAILER + 1, OOC_TMP_TRAILER_TAG "%016" PRIx64 "\n", id);
+}
+_Static_assert(sizeof OOC_TMP_TRAILER_TAG - 1 + 16 + 1 == OOC_TMP_TRAILER, "the trailer's length");
+
 /* A temporary file a previous run left, with exactly the size and header
- * expected: its blocks may be reused. */
-int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen)
+ * expected, or those and its trailer: its blocks may be reused. */
+int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char *hdr, size_t hlen, uint64_t *id)
 {
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) return 0;
-    if (hlen == 0) return 1;
-    unsigned char cur[OOC_FILE_HEADER_CAP];
     ooc_err_t e;
     ooc_err_clear(&e);
+    *id = 0;
+    if (fstat(fd, &sb) != 0) return 0;
+    if ((uint64_t)sb.st_size == size + OOC_TMP_TRAILER) {
+        /* exactly the bytes format_trailer writes for the id they name */
+        char have[OOC_TMP_TRAILER + 1], want[OOC_TMP_TRAILER + 1];
+        if (ooc_io_pread(fd, have, OOC_TMP_TRAILER, size, tmp, &e) != OOC_SUCCESS) return 0;
+        have[OOC_TMP_TRAILER] = '\0';
+        const char *hex = have + sizeof OOC_TMP_TRAILER_TAG - 1;
+        uint64_t named = 0;
+        if (strspn(hex, "0123456789abcdef") != 16 || sscanf(hex, "%16" SCNx64, &named) != 1 || named == 0) return 0;
+        format_trailer(named, want);
+        if (memcmp(have, want, OOC_TMP_TRAILER) != 0) return 0;
+        *id = named;
+    } else if ((uint64_t)sb.st_size != size) {
+        return 0;
+    }
+    if (hlen == 0) return 1;
+    unsigned char cur[OOC_FILE_HEADER_CAP];
     return ooc_io_pread(fd, cur, hlen, 0, tmp, &e) == OOC_SUCCESS && memcmp(cur, hdr, hlen) == 0;
 }
 
 /* Make fd (locked, ours) hold the header and room for size bytes in all,
  * reserved on the disk where the file system can, so that a full disk fails
- * here and not after hours of work. */
+ * here and not after hours of work, then a trailer with a new id (*id). */
 static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsigned char *hdr, size_t hlen,
-                             uint64_t size)
+                             uint64_t size, uint64_t *id)
 {
     char eb[128];
+    uint64_t total = size + OOC_TMP_TRAILER;
     if (ftruncate(fd, 0) != 0)
         return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "ftruncate %s: %s", tmp, ooc_io_errtext(errno, eb, sizeof eb));
     OOC_FORWARD(ooc_io_pwrite(fd, hdr, hlen, 0, tmp, err));
     int rc = ooc_fault_errno(OOC_FAULT_RESERVE);
-    if (rc == 0 && size > 0) {
+    if (rc == 0) {
         do {
-            rc = fallocate(fd, 0, 0, (off_t)size) == 0 ? 0 : errno;
+            rc = fallocate(fd, 0, 0, (off_t)total) == 0 ? 0 : errno;
         } while (rc == EINTR);
     }
     if (rc == EOPNOTSUPP || rc == ENOSYS) rc = 0; /* cannot reserve here: sparse, checked at each write */
     if (rc != 0) {
         char sz[32];
-        snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
+        snprintf(sz, sizeof sz, "%llu", (unsigned long long)total);
         return OOC_ERR_FILE(err, ooc_errno_status(rc), tmp, "reserving %s bytes for %s: %s", sz, tmp,
                             ooc_io_errtext(rc, eb, sizeof eb));
     }
-    if (ftruncate(fd, (off_t)size) != 0)
+    if (ftruncate(fd, (off_t)total) != 0)
         return OOC_ERR_FILE(err, ooc_errno_status(errno), tmp, "ftruncate %s to %llu bytes: %s", tmp,
-                            (unsigned long long)size, ooc_io_errtext(errno, eb, sizeof eb));
+                            (unsigned long long)total, ooc_io_errtext(errno, eb, sizeof eb));
+    char trailer[OOC_TMP_TRAILER + 1];
+    uint64_t made = new_id(fd);
+    format_trailer(made, trailer);
+    OOC_FORWARD(ooc_io_pwrite(fd, trailer, OOC_TMP_TRAILER, size, tmp, err));
+    *id = made;
     return OOC_SUCCESS;
 }
 
@@ -442,7 +504,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
 
     st = open_tmp(err, tmp, &fd, &created);
     if (st != OOC_SUCCESS) goto fail;
-    f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen);
+    f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen, &f->id);
     if (!f->resumed && !created) {
         st = replace_tmp(err, tmp, &fd);
         if (st != OOC_SUCCESS) goto fail;
@@ -452,7 +514,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
          * go (on a resume, a journal of a job in place that committed stays
          * until ooc_gemm_files() knows the job: files.c committed_journal) */
         st = drop_default_journal(err, path, (flags & OOC_FILE_RESUME) != 0);
-        if (st == OOC_SUCCESS) st = init_tmp(err, fd, tmp, hdr, hlen, hlen + bytes);
+        if (st == OOC_SUCCESS) st = init_tmp(err, fd, tmp, hdr, hlen, hlen + bytes, &f->id);
     }
     /* made: the ranks of this job may join it now (another job still may not) */
     if (st == OOC_SUCCESS && (flags & OOC_FILE_SHARED)) st = ooc_fd_lock(fd, tmp, 1, err);
@@ -499,7 +561,7 @@ ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
     }
     ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd);
     if (st == OOC_SUCCESS) st = drop_default_journal(err, f->path, 0);
-    if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->tmp_path, hdr, hlen, hlen + bytes);
+    if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->tmp_path, hdr, hlen, hlen + bytes, &f->id);
     if (st == OOC_SUCCESS && f->shared) st = ooc_fd_lock(f->fd, f->tmp_path, 1, err); /* joinable again */
     if (st != OOC_SUCCESS) {
         /* nothing of the old file's is left to resume; this object writes nothing more */
@@ -509,6 +571,32 @@ ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
     }
     f->resumed = 0;
     return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_file_seal(ooc_err_t *err, ooc_file_t *f)
+{
+    if (f->id == 0 || f->joined || !f->writable || f->tmp_path == NULL) return OOC_SUCCESS;
+    char eb[128];
+    if (ftruncate(f->fd, (off_t)(f->data_offset + f->data_bytes)) != 0)
+        return OOC_ERR_FILE(err, ooc_errno_status(errno), f->tmp_path, "ftruncate %s to %llu bytes: %s", f->tmp_path,
+                            (unsigned long long)(f->data_offset + f->data_bytes),
+                            ooc_io_errtext(errno, eb, sizeof eb));
+    f->id = 0;
+    return ooc_io_sync(f->fd, f->tmp_path, err);
+}
+
+int ooc_file_unseal(ooc_file_t *f, uint64_t id)
+{
+    if (f->id != 0 || id == 0 || f->joined || !f->writable || f->tmp_path == NULL) return -1;
+    char trailer[OOC_TMP_TRAILER + 1];
+    format_trailer(id, trailer);
+    ooc_err_t e;
+    ooc_err_clear(&e);
+    if (ooc_io_pwrite(f->fd, trailer, OOC_TMP_TRAILER, f->data_offset + f->data_bytes, f->tmp_path, &e) != OOC_SUCCESS ||
+        ooc_io_sync(f->fd, f->tmp_path, &e) != OOC_SUCCESS)
+        return -1;
+    f->id = id;
+    return 0;
 }
 
 ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
@@ -523,6 +611,7 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     OOC_RETURN_ERROR_IF(f->joined, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_commit %s: a joined file: the process that created it commits it", f->path);
     char eb[128];
+    OOC_FORWARD(ooc_file_seal(err, f)); /* (its trailer never reaches the target) */
     OOC_FORWARD(ooc_io_sync(f->fd, f->tmp_path, err));
     OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
                         "commit %s: the temporary file %s was removed or replaced meanwhile", f->path, f->tmp_path);

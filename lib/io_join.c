@@ -69,7 +69,7 @@ ooc_status_t ooc_file_join(ooc_handle_t *h, const char *path, const ooc_file_spe
         st = OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "ooc_file_join: %s was renamed or removed while it was opened", tmp);
         goto fail;
     }
-    if (!ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen)) {
+    if (!ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen, &f->id)) {
         st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, tmp,
                           "ooc_file_join: %s is not the output %lld x %lld as given (its size or header differs "
                           "from what ooc_file_create makes for this spec)",

@@ -5,7 +5,7 @@
  *
  *   oocgemm-journal 2
  *   job <identity>
- *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ panels=P0-P1/NP][ born=SEC.NSEC][ by=ID]
+ *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ panels=P0-P1/NP][ born=SEC.NSEC][ id=HEX][ by=ID]
  *   head <H>                          H = hash of the three lines above
  *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
  *   mixed <X>                         X = hash(H, "mixed"); anywhere before complete
@@ -19,6 +19,11 @@
  * (a job split as a grid). Only with range, which may then be all M.
  * born: the birth time of the output file out names (an inode number may be
  * reused by a later file); absent where the file system keeps none.
+ * id: that temporary file's own id, 16 hex digits, from the trailer
+ * ooc_file_create writes at its end until the job is complete (io.h
+ * OOC_TMP_TRAILER): a file made later never has it, even where the inode
+ * number is reused and no birth time is kept. Absent in journals written
+ * before ids (they match no temporary file that has one).
  * by: what computed the blocks (ooc_compute_id(): letters, digits and
  * ". _ - / +"); absent in journals written before it was recorded.
  * mixed: a resume allowed to mix computers (ooc_files_opts_t::allow_mixed)
@@ -106,6 +111,7 @@ static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
     if (h->out_born_sec != 0 || h->out_born_nsec != 0)
         at += snprintf(lead + at, sizeof lead - (size_t)at, " born=%" PRId64 ".%09ld", h->out_born_sec,
                        h->out_born_nsec);
+    if (h->out_id != 0) at += snprintf(lead + at, sizeof lead - (size_t)at, " id=%016" PRIx64, h->out_id);
     if (h->by[0]) snprintf(lead + at, sizeof lead - (size_t)at, " by=%s", h->by);
     int n = snprintf(buf, cap,
                      MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
@@ -231,6 +237,8 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     if (born && (sscanf(born, " born=%" SCNd64 ".%ld", &h->out_born_sec, &h->out_born_nsec) != 2 ||
                  h->out_born_nsec < 0 || h->out_born_nsec >= 1000000000L))
         ok = 0;
+    const char *id = ok ? strstr(line, " id=") : NULL;
+    if (id && (sscanf(id, " id=%16" SCNx64, &h->out_id) != 1 || h->out_id == 0)) ok = 0;
     const char *by = ok ? strstr(line, " by=") : NULL;
     if (by) {
         size_t n = strcspn(by + 4, "\n");

@@ -37,6 +37,8 @@ typedef struct {
     uint64_t out_dev, out_ino; /* the temporary output file the blocks are written into */
     int64_t out_born_sec;      /* and its birth time (ooc_fd_birth()): 0, 0 where unknown */
     long out_born_nsec;
+    uint64_t out_id;           /* and its own id (the trailer ooc_file_create writes in it: io.h
+                                * OOC_TMP_TRAILER); 0 in journals written before ids */
     /* a journal of row blocks [range_b0, range_b1) of the range_m of each
      * panel alone (its done records are of those); range_m 0: the whole job */
     int64_t range_b0, range_b1, range_m;

@@ -25,6 +25,7 @@
 #include <CUnit/Basic.h>
 
 #include "filesutil.h"
+#include "io.h"
 #include "testutil.h"
 
 /* The stored matrix of `layout` seen as a column- or row-major operand of
@@ -305,6 +306,11 @@ static void test_output_safety(void)
         ooc_file_t *w = NULL, *in = NULL;
         CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("jw.npy"), &cs, 0, &w), OOC_SUCCESS);
         ooc_file_spec_t any2 = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
+        /* (a .npy only once sealed: until then its trailer follows the data) */
+        CU_ASSERT_EQUAL(ooc_file_open(H, tu_path("jw.npy.ooc-tmp"), &any2, &in), OOC_ERR_FORMAT);
+        ooc_err_t serr;
+        ooc_err_clear(&serr);
+        CU_ASSERT_EQUAL_FATAL(ooc_file_seal(&serr, w), OOC_SUCCESS);
         CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tu_path("jw.npy.ooc-tmp"), &any2, &in), OOC_SUCCESS);
         double b1 = 1;
         ooc_files_opts_t oo = {.journal = tu_path("jw.journal")};

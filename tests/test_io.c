@@ -458,7 +458,18 @@ static void roundtrip(ooc_format_t fmt, ooc_dtype_t t, ooc_layout_t lay)
     }
     CU_ASSERT(!exists(path));
     CU_ASSERT(exists(tmp));
-    CU_ASSERT_EQUAL(file_size(tmp), (long long)(off + bytes));
+    /* at full size, then its trailer: "oocgemm-tmp-id ", 16 hex digits of an id, a newline */
+    CU_ASSERT_EQUAL(file_size(tmp), (long long)(off + bytes + OOC_TMP_TRAILER));
+    {
+        size_t tlen = 0;
+        unsigned char *whole = read_all(tmp, &tlen);
+        CU_ASSERT_FATAL(whole != NULL && tlen == off + bytes + OOC_TMP_TRAILER);
+        const char *tr = (const char *)whole + off + bytes;
+        CU_ASSERT(memcmp(tr, OOC_TMP_TRAILER_TAG, sizeof OOC_TMP_TRAILER_TAG - 1) == 0);
+        CU_ASSERT(strspn(tr + sizeof OOC_TMP_TRAILER_TAG - 1, "0123456789abcdef") == 16 && tr[OOC_TMP_TRAILER - 1] == '\n');
+        CU_ASSERT(strncmp(tr + sizeof OOC_TMP_TRAILER_TAG - 1, "0000000000000000", 16) != 0);
+        free(whole);
+    }
     /* three pieces, out of order */
     uint64_t a = total / 3, b = 2 * total / 3;
     CU_ASSERT_EQUAL(ooc_file_write(H, f, b, data + b * e, total - b), OOC_SUCCESS);
@@ -813,17 +824,52 @@ static void test_resume(void)
         CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path, &spec, 0, &f), OOC_SUCCESS);
         CU_ASSERT_EQUAL(f->resumed, 0);
         CU_ASSERT_EQUAL(ooc_file_write(H, f, 0, d1, 128), OOC_SUCCESS);
+        uint64_t id = f->id;
+        CU_ASSERT(id != 0);
         ooc_file_close(f, 0);
         CU_ASSERT(exists(tmp));
         CU_ASSERT(!exists(path));
-        /* resumed with the same spec: the data is kept */
+        /* resumed with the same spec: the data is kept, and the file's id */
         CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path, &spec, OOC_FILE_RESUME, &f), OOC_SUCCESS);
         CU_ASSERT_EQUAL(f->resumed, 1);
+        CU_ASSERT(f->id == id);
         memset(back, 0, sizeof back);
         CU_ASSERT_EQUAL(ooc_file_read(H, f, 0, back, 128), OOC_SUCCESS);
         CU_ASSERT(memcmp(back, d1, sizeof d1) == 0);
         ooc_file_close(f, 0);
         CU_ASSERT(exists(tmp));
+        /* its trailer edited (an upper-case digit, then an id of 0): not the
+         * file it was, started afresh with a new id */
+        static const char *edits[] = {"oocgemm-tmp-id 0123456789ABCDEF\n", "oocgemm-tmp-id 0000000000000000\n"};
+        for (int e = 0; e < 2; e++) {
+            int fd = open(tmp, O_WRONLY);
+            CU_ASSERT_FATAL(fd >= 0);
+            CU_ASSERT(pwrite(fd, edits[e], OOC_TMP_TRAILER, (off_t)file_size(tmp) - OOC_TMP_TRAILER) == OOC_TMP_TRAILER);
+            close(fd);
+            CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path, &spec, OOC_FILE_RESUME, &f), OOC_SUCCESS);
+            CU_ASSERT_EQUAL(f->resumed, 0);
+            CU_ASSERT(f->id != 0 && f->id != id);
+            CU_ASSERT_EQUAL(ooc_file_write(H, f, 0, d1, 128), OOC_SUCCESS);
+            id = f->id;
+            ooc_file_close(f, 0);
+        }
+        /* sealed (its job complete): resumed without an id (the journal's
+         * complete record must then name it), and sealing is once */
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path, &spec, OOC_FILE_RESUME, &f), OOC_SUCCESS);
+        CU_ASSERT(f->resumed == 1 && f->id == id);
+        ooc_err_t serr;
+        ooc_err_clear(&serr);
+        long long data_end = file_size(tmp) - OOC_TMP_TRAILER;
+        CU_ASSERT_EQUAL(ooc_file_seal(&serr, f), OOC_SUCCESS);
+        CU_ASSERT(f->id == 0 && file_size(tmp) == data_end);
+        CU_ASSERT_EQUAL(ooc_file_seal(&serr, f), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(file_size(tmp), data_end);
+        ooc_file_close(f, 0);
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, path, &spec, OOC_FILE_RESUME, &f), OOC_SUCCESS);
+        CU_ASSERT(f->resumed == 1 && f->id == 0);
+        CU_ASSERT_EQUAL(ooc_file_read(H, f, 0, back, 128), OOC_SUCCESS);
+        CU_ASSERT(memcmp(back, d1, sizeof d1) == 0);
+        ooc_file_close(f, 0);
         /* a different shape of the same size: a .npy header differs, start fresh;
          * raw cannot tell (the journal must) */
         spec.rows = 8, spec.cols = 16;

@@ -225,9 +225,10 @@ static void test_lead_and_rep(void)
     for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) forged_refused(p, forged[i]);
 }
 
-/* What computed the blocks ends the plan line (" by=ID", after a range and
- * the output's birth time " born=SEC.NSEC") and reads back; a journal without it (written before it was recorded)
- * reads ""; an empty, spaced, '=' or over-long one is damage. */
+/* What computed the blocks ends the plan line (" by=ID", after a range,
+ * the output's birth time " born=SEC.NSEC" and its id " id=HEX") and reads back; a journal without it (written
+ * before it was recorded) reads ""; an empty, spaced, '=' or over-long one is damage, as is an id of other than
+ * 16 lower-case hex digits, or 0. */
 static void test_by(void)
 {
     const char *p = tu_path("jby");
@@ -246,6 +247,7 @@ static void test_by(void)
             h.range_m = 13;
             h.out_born_sec = 1795464252; /* the output's birth time, before what computed it */
             h.out_born_nsec = 36882445;
+            h.out_id = 0x0123456789abcdefULL; /* the temporary file's own id */
         }
         unlink(p);
         CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
@@ -253,13 +255,14 @@ static void test_by(void)
         ooc_journal_close(&j, 0);
         char *text = slurp(p, &len), want[300];
         CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-        snprintf(want, sizeof want, " out=65024:1234567%s by=%s\n", i == 1 ? " range=1-3/13 born=1795464252.036882445" : "",
-                 ids[i]);
+        snprintf(want, sizeof want, " out=65024:1234567%s by=%s\n",
+                 i == 1 ? " range=1-3/13 born=1795464252.036882445 id=0123456789abcdef" : "", ids[i]);
         CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
         CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
         CU_ASSERT_STRING_EQUAL(info.head.by, ids[i]);
         CU_ASSERT(info.ndone == 1 && info.head.range_m == (i == 1 ? 13 : 0));
         CU_ASSERT(info.head.out_born_sec == (i == 1 ? 1795464252 : 0) && info.head.out_born_nsec == (i == 1 ? 36882445 : 0));
+        CU_ASSERT(info.head.out_id == (i == 1 ? 0x0123456789abcdefULL : 0));
         ooc_journal_info_free(&info);
         free(text);
     }
@@ -276,7 +279,9 @@ static void test_by(void)
     memset(longid + 4, 'x', 300);
     longid[304] = '\0';
     const char *forged[] = {" by=", " by=a b", " by=a=b", " by=sm\xc3\xa9", longid, " born=1.1000000000",
-                            " born=1.5", " born=x", " born=01.000000001"};
+                            " born=1.5", " born=x", " born=01.000000001", " id=", " id=0000000000000000",
+                            " id=0123456789ABCDEF", " id=123456789abcdef", " id=0x23456789abcdef", " id=-123456789abcdef",
+                            " id=0123456789abcdef0", " id=0123456789abcdeg"};
     for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) forged_refused(p, forged[i]);
 }
 

@@ -23,6 +23,7 @@
 #include <CUnit/Basic.h>
 
 #include "fault.h"
+#include "io.h"
 #include "journal.h"
 #include "plan.h"
 #include "testutil.h"
@@ -614,7 +615,7 @@ static void test_done_set_skipped(void)
     CU_ASSERT_FATAL(fd >= 0);
     struct stat sb;
     CU_ASSERT_FATAL(fstat(fd, &sb) == 0);
-    uint64_t data = (uint64_t)sb.st_size - (uint64_t)FM * FN * 8;
+    uint64_t data = (uint64_t)sb.st_size - OOC_TMP_TRAILER - (uint64_t)FM * FN * 8; /* (the header's end) */
     double *row = malloc(FN * 8);
     for (int j = 0; j < FN; j++) row[j] = 1234.5;
     for (int64_t r = 0; r < FM; r++) CU_ASSERT_FATAL(pwrite(fd, row, FN * 8, (off_t)(data + (uint64_t)r * FN * 8)) == FN * 8);

@@ -265,7 +265,7 @@ static uint64_t data_offset(const char *path)
 {
     ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
     ooc_file_t *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, path, &any, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(tu_open_tmp(H, path, &any, &f), OOC_SUCCESS);
     uint64_t off = ooc_file_data_offset(f);
     ooc_file_close(f, 0);
     return off;
@@ -291,7 +291,7 @@ static void count_zero_rect(const char *out, int64_t r0, int64_t r1, int64_t c0,
     char tmp[512];
     snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path(out));
     ooc_file_t *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tmp, &any, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(tu_open_tmp(H, tmp, &any, &f), OOC_SUCCESS);
     size_t e = tu_elem(J.t), cnt = (size_t)(J.m * J.n);
     unsigned char *x = malloc(cnt * e);
     CU_ASSERT_EQUAL_FATAL(ooc_file_read(H, f, 0, x, cnt), OOC_SUCCESS);
@@ -801,7 +801,8 @@ static void test_verify_rows(void)
     close_inputs(&in);
 }
 
-/* Line n (from 1) of a journal, without its output file's " out=DEV:INO". */
+/* Line n (from 1) of a journal, without its output file's " out=DEV:INO",
+ * " born=" and " id=". */
 static void line_of(const char *path, int n, char *buf, size_t cap)
 {
     FILE *f = fopen(path, "r");
@@ -809,9 +810,10 @@ static void line_of(const char *path, int n, char *buf, size_t cap)
     for (int i = 0; f && i < n && fgets(buf, (int)cap, f); i++) continue;
     if (f) fclose(f);
     buf[strcspn(buf, "\n")] = '\0';
-    /* the output file's identity (inode, birth time) is each file's own */
-    for (const char *key = " out="; key; key = strcmp(key, " out=") == 0 ? " born=" : NULL) {
-        char *at = strstr(buf, key), *end = at ? at + strcspn(at + 1, " ") + 1 : NULL;
+    /* the output file's identity (inode, birth time, id) is each file's own */
+    static const char *keys[] = {" out=", " born=", " id="};
+    for (int k = 0; k < 3; k++) {
+        char *at = strstr(buf, keys[k]), *end = at ? at + strcspn(at + 1, " ") + 1 : NULL;
         if (at) memmove(at, end, strlen(end) + 1);
     }
 }

@@ -7,7 +7,8 @@
  * result (also with op(B) uploaded in chunks, where block 0 is multiplied
  * chunk by chunk), a changed input refuses the resume, a custom journal
  * left beside a fresh output is not resumed from, and a finished job is
- * recognised. A resume computes as the run it resumes (the journal records
+ * recognised, and a journal whose file's inode number a later file took
+ * vouches for nothing in it. A resume computes as the run it resumes (the journal records
  * ooc_compute_id_for() the job's type). ooc_journal_forget removes only a
  * journal nobody holds (or an empty file), never another file or a
  * symbolic link.
@@ -27,6 +28,8 @@
 #include <CUnit/Basic.h>
 
 #include "filesutil.h"
+#include "io.h"
+#include "journal.h"
 #include "testutil.h"
 
 static const ooc_layout_t RM = OOC_ROW_MAJOR;
@@ -143,7 +146,7 @@ static void test_resume_after_kill(void)
     /* poison what the journal does not vouch for (the last rows): the resume must rewrite it */
     FILE *t = fopen(tu_path("cut.npy.ooc-tmp"), "r+b");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_EQUAL(fseek(t, -8 * RN * 3, SEEK_END), 0);
+    CU_ASSERT_EQUAL(fseek(t, -8 * RN * 3 - OOC_TMP_TRAILER, SEEK_END), 0); /* (its trailer after them) */
     for (int i = 0; i < 8 * RN * 3; i++) fputc(0x7f, t);
     fclose(t);
     CU_ASSERT_FALSE(tu_same_file(tu_path("whole.npy"), tu_path("cut.npy.ooc-tmp")));
@@ -295,6 +298,58 @@ static void test_custom_journal_fresh_create(void)
     CU_ASSERT_EQUAL(resume_run("cw.npy", 0, 1), OOC_SUCCESS);
     CU_ASSERT_EQUAL(first_done, 1); /* from the first block */
     CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("cw.npy")));
+    custom_journal = NULL;
+}
+
+/* A journal whose temporary file is gone, naming a later one that took its
+ * inode number on a file system that keeps no birth time (simulated: the
+ * journal rewritten, checksums and all, with the later file's device and
+ * inode and no birth time). The later file was made afresh and holds no
+ * block: a resume must compute every block, not take the journal's. Before
+ * the temporary file carried an id (io.h OOC_TMP_TRAILER, the journal's
+ * " id="), such a journal matched it and C was committed with the blocks
+ * it vouched for missing. */
+static void test_journal_of_reused_inode(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    const char *ja = tu_path("ri.journal");
+    custom_journal = ja;
+    unlink(ja);
+    CU_ASSERT_EQUAL_FATAL(resume_run("ri.npy", 5, 0), -1); /* killed: JA and its temporary file stay */
+    ooc_journal_info_t have;
+    int there = 0;
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(ja, &have, &there, &err), OOC_SUCCESS);
+    CU_ASSERT_FATAL(there && have.ndone >= 3 && !have.complete);
+    CU_ASSERT(have.head.out_id != 0); /* the temporary file's id, recorded */
+    /* the job afresh: a new temporary file (JA's is removed), then a crash */
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, RM_, RN, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("ri.npy"), &cs, 0, &c), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    struct stat sb;
+    CU_ASSERT_FATAL(stat(tu_path("ri.npy.ooc-tmp"), &sb) == 0);
+    CU_ASSERT((uint64_t)sb.st_ino != have.head.out_ino);
+    /* JA as it would read had the new file taken the old one's inode number */
+    ooc_journal_head_t forged = have.head;
+    forged.out_dev = (uint64_t)sb.st_dev;
+    forged.out_ino = (uint64_t)sb.st_ino;
+    forged.out_born_sec = 0;
+    forged.out_born_nsec = 0;
+    unlink(ja);
+    ooc_journal_t j;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, ja, &forged, &err), OOC_SUCCESS);
+    for (int64_t g = 0; g < have.head.total; g++)
+        if (have.done[g / 8] >> (g % 8) & 1) CU_ASSERT_EQUAL(ooc_journal_done(&j, g, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    ooc_journal_info_free(&have);
+    CU_ASSERT(journal_done(ja) >= 3);
+    CU_ASSERT_EQUAL(resume_run("ri.npy", 0, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(first_done, 1); /* from the first block */
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("ri.npy")));
     custom_journal = NULL;
 }
 
@@ -692,6 +747,7 @@ int main(void)
         CU_add_test(s, "resume after SIGKILL", test_resume_after_kill);
         CU_add_test(s, "resume after SIGKILL, op(B) in chunks", test_resume_chunked);
         CU_add_test(s, "a custom journal is not the fresh output's", test_custom_journal_fresh_create);
+        CU_add_test(s, "a journal of a file whose inode number a later file took", test_journal_of_reused_inode);
     }
     int rc = tu_run();
     ooc_destroy(H);

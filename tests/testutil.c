@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 #include <cblas.h>
 
+#include "io.h"
 #include "testutil.h"
 
 int tu_run(void)
@@ -267,4 +269,32 @@ int tu_mem_node(void)
         if (sscanf(line, "Mems_allowed_list: %d", &node) == 1) break;
     if (f) fclose(f);
     return node;
+}
+
+ooc_status_t tu_open_tmp(ooc_handle_t *h, const char *tmp, const ooc_file_spec_t *spec, ooc_file_t **f)
+{
+    FILE *in = fopen(tmp, "rb");
+    if (in == NULL) return ooc_file_open(h, tmp, spec, f); /* (its error) */
+    unsigned char *all = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n == cap && (all = realloc(all, cap = cap ? 2 * cap : 1 << 16)) == NULL) abort();
+        got = fread(all + n, 1, cap - n, in);
+        n += got;
+    } while (got > 0);
+    fclose(in);
+    int trailer = n >= OOC_TMP_TRAILER && memcmp(all + n - OOC_TMP_TRAILER, OOC_TMP_TRAILER_TAG,
+                                                 sizeof OOC_TMP_TRAILER_TAG - 1) == 0;
+    if (!trailer) {
+        free(all);
+        return ooc_file_open(h, tmp, spec, f);
+    }
+    char view[4096];
+    snprintf(view, sizeof view, "%s.view", tmp);
+    FILE *out = fopen(view, "wb");
+    if (out == NULL || fwrite(all, 1, n - OOC_TMP_TRAILER, out) != n - OOC_TMP_TRAILER || fclose(out) != 0) abort();
+    free(all);
+    ooc_status_t st = ooc_file_open(h, view, spec, f);
+    unlink(view);
+    return st;
 }

@@ -26,6 +26,11 @@ void tu_fill(ooc_dtype_t t, void *x, size_t count, uint64_t *seed);
 /* count elements set to NaN */
 void tu_fill_nan(ooc_dtype_t t, void *x, size_t count);
 
+/* Open an output's temporary file tmp (PATH.ooc-tmp) as a matrix file with
+ * spec: while it ends in its trailer (io.h OOC_TMP_TRAILER), through a copy
+ * without it (removed once open). */
+ooc_status_t tu_open_tmp(ooc_handle_t *h, const char *tmp, const ooc_file_spec_t *spec, ooc_file_t **f);
+
 /* Elements a stored matrix needs: ld * lines, for op(X) rows x cols. */
 size_t tu_stored(ooc_layout_t layout, ooc_op_t op, int64_t rows, int64_t cols, int64_t ld);
 
