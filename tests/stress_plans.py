@@ -25,12 +25,15 @@ column-major, C written in either layout and format, under the same forced
 options (less those of memory only). Its C is checked against numpy (every
 element, within 4k eps of |alpha| |op(A)| |op(B)| + |beta| |C0|); then the
 job runs again with a fault injected at a random point (OOC_FAULT: a
-multiply, a read or a write fails) and is resumed (--resume) until it
+multiply, a read or a write fails; half the time early, half the time at a
+fraction of the blocks its plan has) and is resumed (--resume) until it
 finishes, and that C must be byte-identical to the first; when beta != 0,
 once more in place (--c-in C -o C), byte-identical too. Then 3 or 4 runs of
 the job with --resume switch journals (C's default, JA, JB: one, another,
 the first again) and forced options (the second set with a small device
-budget: op(B) often in k-panels), each but the last failed part-way: every
+budget: op(B) often in k-panels, its uninterrupted run checked against
+numpy too), each but the last failed part-way (mostly at a fraction of its
+plan's blocks, so that it leaves blocks recorded and C written): every
 C one of them commits must be numpy's.
 
 With --files --mpi, the same jobs run split across the ranks of mpirun
@@ -38,7 +41,8 @@ With --files --mpi, the same jobs run split across the ranks of mpirun
 against numpy, then by mpirun must be byte-identical to it; the fault
 strikes one rank drawn, and each resume draws its own number of ranks
 (or one process without mpirun), so that a job is stopped split one way
-and finished split another; in place too. After each job no temporary
+and finished split another; in place too; half the jobs run the second
+switching run split by mpirun. After each job no temporary
 file and no rank's journal may be left.
 
     tests/stress_plans.py [--cases N] [--seed S] [--oocgemm PATH] [--backend B]
@@ -156,14 +160,17 @@ def draw_files(rng, args):
                                      seed=rng.randrange(1, 1 << 30))
     job["opts"] = forced(rng, args, op_bytes, dtype, memory=False)
     job["fault"] = "%s:%d" % (rng.choice(["gemm", "gemm", "read", "write"]), rng.randrange(1, 40))
+    # half the time the fault strikes at a fraction of the run's blocks (its
+    # plan's, a rank's share) instead: part-way through a job of any size
+    job["fault_frac"] = rng.uniform(0.05, 0.95) if rng.random() < 0.5 else None
     job["env"] = {"OOC_HOST_DEVICES": str(rng.choice([1, 1, 2, 3]))}
     # runs of the same job switching journals (None: C's default) and forced
     # options, all but the last failed part-way (the last also on ranks):
     # one journal, another, the first again, ...; the other options' device
-    # budget small, so that op(B) is often in k-panels (C read back: a block
-    # cut short holds partial sums)
+    # budget a fraction of op(B)'s bytes, so that op(B) is often in k-panels
+    # (C read back: a block cut short holds partial sums)
     opts2 = forced(rng, args, op_bytes, dtype, memory=False)
-    small = str(max(1 << 16, int(op_bytes * rng.uniform(0.02, 0.2))))
+    small = str(max(1 << 12, int(e * k * n * rng.uniform(0.1, 0.8))))
     if "--device-mem" in opts2:
         opts2[opts2.index("--device-mem") + 1] = small
     else:
@@ -174,8 +181,11 @@ def draw_files(rng, args):
     job["switch"] = [dict(journal=pair[t % 2], opts=rng.choice([1, 2]) if t != 1 else 2,
                           fault=None if t == runs - 1 else "%s:%d" % (rng.choice(["gemm", "write", "write"]),
                                                                      log_int(rng, 2, 24)),
-                          ranks=rng.randrange(0, 5) if args.mpi else 0, rank=rng.randrange(0, 4))
+                          ranks=rng.randrange(0, 5) if args.mpi else 0, rank=rng.randrange(0, 4),
+                          frac=rng.uniform(0.1, 0.9) if rng.random() < 0.7 else None)
                      for t in range(runs)]
+    if args.mpi and rng.random() < 0.5:  # the second run split by mpirun (it restarts a C the first left)
+        job["switch"][1]["ranks"] = rng.randrange(2, 5)
     if args.mpi:
         # ranks of each run (0: one process, no mpirun): the split run, the
         # faulted run, its resumes, in place; the rank the fault strikes
@@ -189,6 +199,23 @@ def draw_files(rng, args):
             job["fault2"] = "%d:OOC_FAULT=%s:%d" % (rng.randrange(0, max(1, job["ranks"]["resumes"][0])),
                                                     rng.choice(["gemm", "read", "write"]), log_int(rng, 1, 16))
     return job
+
+
+def blocks_of(p):
+    """The blocks of a multiply's plan (its --json), or None."""
+    try:
+        plan = json.loads(p.stdout)["plan"]
+        return max(1, plan["blocks"] * plan["panels"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def fault_at(fault, frac, blocks, ranks):
+    """OOC_FAULT KIND:N as drawn, or with frac, KIND at that fraction of a
+    run's blocks (one rank's share of them)."""
+    if frac is None or not blocks:
+        return fault
+    return "%s:%d" % (fault.split(":")[0], max(1, int(frac * blocks / max(1, ranks))))
 
 
 def spec_of(path, o, dtype):
@@ -256,7 +283,7 @@ def files_case(i, args, job, np):
     if job["beta"] != "0":
         head += ["--c-in", specs["C0"], "--beta", job["beta"]]
     base = head + job["opts"]
-    p = sh(base + ["-o", "REF" + out[1:]])
+    p = sh(base + ["-o", "REF" + out[1:], "--json"])
     if p.returncode == 3 and any(r in p.stderr for r in REFUSALS):
         if args.verbose:
             print("case %d (files) refused: %s" % (i, p.stderr.strip()[:300]))
@@ -265,6 +292,7 @@ def files_case(i, args, job, np):
     if p.returncode != 0:
         return fail("the first multiply: exit %d" % p.returncode, p)
     ref = "REF" + out[1:]
+    blocks = blocks_of(p)
     # every element against numpy
     m, n, k = job["m"], job["n"], job["k"]
     ops = {}
@@ -309,6 +337,7 @@ def files_case(i, args, job, np):
         if not same(ref, "S" + out[1:]):
             return fail("the job on %d ranks differs from one process's" % ranks["split"])
     # a fault part-way, then --resume until done: byte-identical
+    job["fault"] = fault_at(job["fault"], job["fault_frac"], blocks, ranks["fault"] if ranks else 1)
     if ranks:
         fault_env = {"RANK_ENV": "%d:OOC_FAULT=%s" % (job["fault_rank"], job["fault"])}
         p = sh(base + ["-o", out], fault_env, ranks=ranks["fault"])
@@ -363,13 +392,29 @@ def files_case(i, args, job, np):
     # for blocks another run overwrote shows as partial sums), and a run
     # without a fault may only be refused for its budgets (a journal's plan
     # that needs the other set's)
+    # (the other options' plan, uninterrupted, for its block count: numpy's too)
     w = "W" + out[1:]
+    p = sh(head + job["opts2"] + ["-o", "V" + out[1:], "--json"])
+    blocks2 = blocks_of(p)
+    if args.verbose:
+        plan2 = json.loads(p.stdout).get("plan") if p.stdout.strip().startswith("{") else None
+        print("case %d (files) other options: exit %d, %s" % (
+            i, p.returncode, "%d blocks, k-panels of %d of %d" % (blocks2, plan2["panel_depth"], job["k"])
+            if plan2 else "no plan"))
+    if p.returncode == 0:
+        why = numpy_differs("V" + out[1:])
+        if why:
+            return fail("the job under the other options: " + why, p)
+    elif not (p.returncode == 3 and any(r in p.stderr for r in REFUSALS)):
+        return fail("the job under the other options: exit %d" % p.returncode, p)
     done = False
     for t, sw in enumerate(job["switch"]):
         argv = head + job["opts" if sw["opts"] == 1 else "opts2"] + ["-o", w, "--resume"]
         argv += ["--journal", sw["journal"]] if sw["journal"] else []
         fault = {}
         if sw["fault"]:
+            sw["fault"] = fault_at(sw["fault"], sw["frac"], blocks if sw["opts"] == 1 else blocks2 or blocks,
+                                   sw["ranks"] if ranks and sw["ranks"] else 1)
             fault = {"RANK_ENV": "%d:OOC_FAULT=%s" % (sw["rank"] % max(1, sw["ranks"]), sw["fault"])} \
                 if ranks and sw["ranks"] else {"OOC_FAULT": sw["fault"]}
         p = sh(argv, fault, ranks=sw["ranks"] if ranks else 0)
