@@ -142,7 +142,10 @@ OOC_API int ooc_file_resumed(const ooc_file_t *file);
 /**
  * @brief Flush a created file to disk and rename it onto its target path
  * (then flush the directory). After this the file is read-only. The target
- * is checked again: it must still be absent or a regular file.
+ * is checked again: it must still be absent or a regular file. The
+ * temporary file's trailer (see ooc_file_create()) is cut right before the
+ * rename; when the rename fails it is put back, so that the journals that
+ * name the file by its id still vouch for its blocks.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (not a created file), OOC_ERR_IO, OOC_ERR_NO_SPACE
  */

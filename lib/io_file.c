@@ -592,11 +592,10 @@ int ooc_file_unseal(ooc_file_t *f, uint64_t id)
     format_trailer(id, trailer);
     ooc_err_t e;
     ooc_err_clear(&e);
-    if (ooc_io_pwrite(f->fd, trailer, OOC_TMP_TRAILER, f->data_offset + f->data_bytes, f->tmp_path, &e) != OOC_SUCCESS ||
-        ooc_io_sync(f->fd, f->tmp_path, &e) != OOC_SUCCESS)
+    if (ooc_io_pwrite(f->fd, trailer, OOC_TMP_TRAILER, f->data_offset + f->data_bytes, f->tmp_path, &e) != OOC_SUCCESS)
         return -1;
-    f->id = id;
-    return 0;
+    f->id = id; /* (written: a commit must cut it again, flushed or not) */
+    return ooc_io_sync(f->fd, f->tmp_path, &e) == OOC_SUCCESS ? 0 : -1;
 }
 
 ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
@@ -611,16 +610,28 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     OOC_RETURN_ERROR_IF(f->joined, err, OOC_ERR_INVALID_PARAM,
                         "ooc_file_commit %s: a joined file: the process that created it commits it", f->path);
     char eb[128];
-    OOC_FORWARD(ooc_file_seal(err, f)); /* (its trailer never reaches the target) */
     OOC_FORWARD(ooc_io_sync(f->fd, f->tmp_path, err));
     OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
                         "commit %s: the temporary file %s was removed or replaced meanwhile", f->path, f->tmp_path);
     OOC_FORWARD(check_target(err, f->path)); /* a device or directory may have appeared there since */
+    /* its trailer never reaches the target: cut right before the rename,
+     * and put back when the rename fails (a job recorded complete was
+     * sealed already; the journals of one that was not, a split job's
+     * ranks', name the file by its id) */
+    uint64_t id = f->id;
+    ooc_status_t st = ooc_file_seal(err, f);
+    if (st != OOC_SUCCESS) {
+        if (id != 0 && f->id == 0) ooc_file_unseal(f, id); /* (cut, not flushed) */
+        return st;
+    }
     int injected = ooc_fault_errno(OOC_FAULT_COMMIT); /* (a commit cut short, for the tests) */
     if (injected) errno = injected;
-    if (injected || rename(f->tmp_path, f->path) != 0)
+    if (injected || rename(f->tmp_path, f->path) != 0) {
+        int e = errno;
+        if (id != 0) ooc_file_unseal(f, id);
         return OOC_ERR_FILE(err, OOC_ERR_IO, f->path, "rename %s to %s: %s%s", f->tmp_path, f->path,
-                            ooc_io_errtext(errno, eb, sizeof eb), injected ? " (injected by OOC_FAULT)" : "");
+                            ooc_io_errtext(e, eb, sizeof eb), injected ? " (injected by OOC_FAULT)" : "");
+    }
     /* the target exists now: the file is committed even if the directory sync fails */
     free(f->tmp_path);
     f->tmp_path = NULL;

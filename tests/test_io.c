@@ -464,7 +464,9 @@ static void roundtrip(ooc_format_t fmt, ooc_dtype_t t, ooc_layout_t lay)
         size_t tlen = 0;
         unsigned char *whole = read_all(tmp, &tlen);
         CU_ASSERT_FATAL(whole != NULL && tlen == off + bytes + OOC_TMP_TRAILER);
-        const char *tr = (const char *)whole + off + bytes;
+        char tr[OOC_TMP_TRAILER + 1]; /* (a string: the file's bytes end there) */
+        memcpy(tr, whole + off + bytes, OOC_TMP_TRAILER);
+        tr[OOC_TMP_TRAILER] = '\0';
         CU_ASSERT(memcmp(tr, OOC_TMP_TRAILER_TAG, sizeof OOC_TMP_TRAILER_TAG - 1) == 0);
         CU_ASSERT(strspn(tr + sizeof OOC_TMP_TRAILER_TAG - 1, "0123456789abcdef") == 16 && tr[OOC_TMP_TRAILER - 1] == '\n');
         CU_ASSERT(strncmp(tr + sizeof OOC_TMP_TRAILER_TAG - 1, "0000000000000000", 16) != 0);

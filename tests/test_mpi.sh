@@ -385,6 +385,29 @@ else
 fi
 rm -f C.npy C.npy.ooc-*
 
+# 26. a split job run without --resume whose commit fails (the rename): the
+# complete result stays, with the trailer naming the temporary file put
+# back, so that the ranks' journals (which recorded it by its id) still
+# vouch for every block and --resume only commits. Before, the commit cut
+# the trailer for good and the resume computed every block again
+rm -f C.npy C.npy.ooc-*
+RANK_ENV=0:OOC_FAULT=commit:1
+mpi 2 $P -o C.npy $S
+rc=$?
+RANK_ENV=
+if [ $rc -eq 6 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && grep -q "complete result is left in C.npy.ooc-tmp" err &&
+    [ "$(tail -c 32 C.npy.ooc-tmp | head -c 15)" = "oocgemm-tmp-id " ] &&
+    mpi 2 $P -o C.npy $S --resume --json && cmp -s C.npy ref.npy && python3 -c '
+import json
+o = json.loads(open("out").read())
+assert o["exit_status"] == 0 and o["resumed"] and o["blocks_before_resume"] == 34, o
+' && [ "$(stat -c %s C.npy)" = "$(stat -c %s ref.npy)" ]; then
+    pass "26 a split job's commit cut short: its result kept, --resume keeps all 34 blocks and commits, byte-identical"
+else
+    fail "26 a split job's commit cut short: exit $rc (expected 6), no trailer, or the resume did not keep every block: $(head -c 400 err) $(head -c 400 out)"
+fi
+rm -f C.npy C.npy.ooc-*
+
 # 10. journals an earlier mpirun left (a failed split job) are forgotten by a
 # later fresh run of one process, which empties the same temporary file in
 # place: killed, then resumed, it must not take their blocks as done
