@@ -159,7 +159,11 @@ static void check_parse(ooc_status_t st, const ooc_err_t *err, const ooc_journal
     for (int64_t g = info->prefix / 8 * 8; g < info->prefix; g++)
         if (!bit(info->done, g)) abort();
     if (info->prefix < h->total && bit(info->done, info->prefix)) abort();
-    if (info->complete && info->ndone != h->total) abort();
+    /* complete: every block of its range (the whole job's without one), and none outside it */
+    if (info->complete && info->ndone != ooc_journal_range_blocks(h)) abort();
+    if (h->range_m > 0 && h->total <= ((int64_t)1 << 16)) /* (bit by bit: small jobs only) */
+        for (int64_t g = 0; g < h->total; g++)
+            if (bit(info->done, g) && !ooc_journal_in_range(h, g)) abort();
     if (info->out_mtime_nsec < 0 || info->out_mtime_nsec >= 1000000000L) abort();
 }
 
