@@ -201,7 +201,7 @@ static ooc_status_t journal_complete(ooc_journal_t *jr, int whole, ooc_file_t *C
         st = OOC_ERR_FILE(err, OOC_ERR_IO, name, "fstat %s: %s", name, strerror(errno));
     if (st == OOC_SUCCESS)
         st = ooc_journal_complete(jr, (uint64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, err);
-    if (st != OOC_SUCCESS && id != 0 && C->id == 0) ooc_file_unseal(C, id); /* (failing, a resume computes again) */
+    if (st != OOC_SUCCESS && C->id == 0) ooc_file_unseal(C, id); /* (failing, a resume computes again) */
     return st;
 }
 

@@ -84,9 +84,9 @@ int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char 
 
 /* Seal created file f: its job is complete, so its trailer goes (the file is
  * cut to the output's size and flushed; f->id becomes 0) before the journal
- * records the finished file's size and time. Nothing for a sealed file; not
- * for a joined one (its creator seals). ooc_file_commit() seals a file not
- * sealed yet. */
+ * records the finished file's size and time; failing, the trailer is put
+ * back where it can be. Nothing for a sealed file; not for a joined one
+ * (its creator seals). ooc_file_commit() seals a file not sealed yet. */
 ooc_status_t ooc_file_seal(ooc_err_t *err, ooc_file_t *f);
 /* Undo ooc_file_seal of f, whose id was id, when the journal could not
  * record the job complete: the trailer back, so that the journals of the

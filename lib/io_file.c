@@ -581,8 +581,11 @@ ooc_status_t ooc_file_seal(ooc_err_t *err, ooc_file_t *f)
         return OOC_ERR_FILE(err, ooc_errno_status(errno), f->tmp_path, "ftruncate %s to %llu bytes: %s", f->tmp_path,
                             (unsigned long long)(f->data_offset + f->data_bytes),
                             ooc_io_errtext(errno, eb, sizeof eb));
+    uint64_t id = f->id;
     f->id = 0;
-    return ooc_io_sync(f->fd, f->tmp_path, err);
+    ooc_status_t st = ooc_io_sync(f->fd, f->tmp_path, err);
+    if (st != OOC_SUCCESS) ooc_file_unseal(f, id); /* (cut, not flushed: as it was) */
+    return st;
 }
 
 int ooc_file_unseal(ooc_file_t *f, uint64_t id)
@@ -619,16 +622,12 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
      * sealed already; the journals of one that was not, a split job's
      * ranks', name the file by its id) */
     uint64_t id = f->id;
-    ooc_status_t st = ooc_file_seal(err, f);
-    if (st != OOC_SUCCESS) {
-        if (id != 0 && f->id == 0) ooc_file_unseal(f, id); /* (cut, not flushed) */
-        return st;
-    }
+    OOC_FORWARD(ooc_file_seal(err, f));
     int injected = ooc_fault_errno(OOC_FAULT_COMMIT); /* (a commit cut short, for the tests) */
     if (injected) errno = injected;
     if (injected || rename(f->tmp_path, f->path) != 0) {
         int e = errno;
-        if (id != 0) ooc_file_unseal(f, id);
+        ooc_file_unseal(f, id); /* (nothing when it was sealed already) */
         return OOC_ERR_FILE(err, OOC_ERR_IO, f->path, "rename %s to %s: %s%s", f->tmp_path, f->path,
                             ooc_io_errtext(e, eb, sizeof eb), injected ? " (injected by OOC_FAULT)" : "");
     }

@@ -143,6 +143,8 @@ bg_wait() {
     return $rc
 }
 recorded() { cat C.npy.ooc-journal.r* 2>/dev/null | grep -c '^done'; }
+# out_json EXPR: EXPR holds of o, the JSON object in out (else it says why)
+out_json() { python3 -c 'import json, sys; o = json.load(open("out")); assert eval(sys.argv[1]), o' "$1"; }
 # rank0_writes: rank 0's journal writes in the last mpi ... --json (out): its
 # header, a record per block of each of its panels, complete
 rank0_writes() {
@@ -374,11 +376,7 @@ fi
 # process does (it was skipped without a word); in place, it says why not
 rm -f C.npy C.npy.ooc-*
 if mpi 3 $P -o C.npy $S --resume -q && mpi 2 $P -o C.npy $S --resume --verify --json && cmp -s C.npy ref.npy &&
-    python3 -c '
-import json
-o = json.loads(open("out").read())
-assert o["exit_status"] == 0 and o["check"]["passed"] and o["check"]["rows"] > 0, o
-'; then
+    out_json 'o["exit_status"] == 0 and o["check"]["passed"] and o["check"]["rows"] > 0'; then
     pass "25 a finished job, mpirun --resume --verify: rank 0 checks C, the check passed"
 else
     fail "25 a finished job, mpirun --resume --verify: exit $?, or no check passed: $(cat out err | head -c 600)"
@@ -397,11 +395,9 @@ rc=$?
 RANK_ENV=
 if [ $rc -eq 6 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && grep -q "complete result is left in C.npy.ooc-tmp" err &&
     [ "$(tail -c 32 C.npy.ooc-tmp | head -c 15)" = "oocgemm-tmp-id " ] &&
-    mpi 2 $P -o C.npy $S --resume --json && cmp -s C.npy ref.npy && python3 -c '
-import json
-o = json.loads(open("out").read())
-assert o["exit_status"] == 0 and o["resumed"] and o["blocks_before_resume"] == 34, o
-' && [ "$(stat -c %s C.npy)" = "$(stat -c %s ref.npy)" ]; then
+    mpi 2 $P -o C.npy $S --resume --json && cmp -s C.npy ref.npy &&
+    out_json 'o["exit_status"] == 0 and o["resumed"] and o["blocks_before_resume"] == 34' &&
+    [ "$(stat -c %s C.npy)" = "$(stat -c %s ref.npy)" ]; then
     pass "26 a split job's commit cut short: its result kept, --resume keeps all 34 blocks and commits, byte-identical"
 else
     fail "26 a split job's commit cut short: exit $rc (expected 6), no trailer, or the resume did not keep every block: $(head -c 400 err) $(head -c 400 out)"
