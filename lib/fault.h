@@ -15,6 +15,9 @@
  *                          ENOSPC unless ERRNO is given: EIO, ENOSPC, EDQUOT, EFBIG)
  *   reserve                reserving the output file's space (ENOSPC)
  *   journal                a write to the resume journal (ENOSPC)
+ *   complete               the journal's "complete" record written, then
+ *                          its flush failing (EIO): a record that may be
+ *                          on the disk although its write failed
  *   lose                   host backend only: the N-th copy to the host (in
  *                          the order the streams run them) does nothing and
  *                          reports nothing, as silent corruption would: C's
@@ -26,6 +29,7 @@
  *   register               CUDA backend only: registering the library's own
  *                          staging (cudaHostRegister) refused; it is then
  *                          allocated by cudaHostAlloc (no failure)
+ *   commit                 the rename of the output onto its path (EIO)
  *
  * Nothing is read from the environment when OOC_FAULT is unset, and each
  * check is one atomic load. Knows nothing of CUDA.
@@ -50,6 +54,7 @@ typedef enum {
     OOC_FAULT_BIRTH,
     OOC_FAULT_REGISTER,
     OOC_FAULT_COMMIT,
+    OOC_FAULT_COMPLETE,
     OOC_FAULT_KINDS
 } ooc_fault_t;
 

@@ -573,7 +573,21 @@ ooc_status_t ooc_journal_complete(ooc_journal_t *j, uint64_t size, int64_t mtime
 {
     char line[128];
     int len = format_complete(j->digest, size, mtime_sec, mtime_nsec, line, sizeof line);
-    return write_all(j->fd, line, (size_t)len, j->path, err);
+    OOC_FORWARD(injected_failure(j->path, err));
+    struct stat sb;
+    if (fstat(j->fd, &sb) != 0) return OOC_ERR_FILE(err, OOC_ERR_IO, j->path, "fstat %s: %s", j->path, strerror(errno));
+    ooc_status_t st = write_flush(j->fd, line, (size_t)len, j->path, err);
+    int injected = st == OOC_SUCCESS ? ooc_fault_errno(OOC_FAULT_COMPLETE) : 0;
+    if (injected)
+        st = OOC_ERR_FILE(err, ooc_errno_status(injected), j->path, "fsync %s: %s (injected by OOC_FAULT)", j->path,
+                          strerror(injected));
+    /* A record whose write or flush failed may be on the disk all the
+     * same: taken back, or the journal would vouch for an output that was
+     * not sealed (its trailer goes back) and could never be found
+     * committed (an in-place job's resume refused for good). Its blocks
+     * before it were flushed already. */
+    if (st != OOC_SUCCESS && ftruncate(j->fd, sb.st_size) == 0) (void)fsync(j->fd);
+    return st;
 }
 
 void ooc_journal_close(ooc_journal_t *j, int remove_file)

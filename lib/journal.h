@@ -131,7 +131,9 @@ ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *he
 ooc_status_t ooc_journal_mixed(ooc_journal_t *j, ooc_err_t *err);
 
 /* Record the job as complete: its output, every block written and flushed,
- * has this size and modification time. */
+ * has this size and modification time. When the record's write or flush
+ * fails, the journal is cut back to its length before it (the record may
+ * have reached the disk all the same). */
 ooc_status_t ooc_journal_complete(ooc_journal_t *j, uint64_t size, int64_t mtime_sec, long mtime_nsec,
                                   ooc_err_t *err);
 

@@ -965,6 +965,36 @@ else
     fail "12g k-panels (${kpanels:-?}), the commit cut short: exits $rc1 $rc2 $rc3 $rc4 (expected 6 0 6 0), or C not the one result: $(e1)"
 fi
 rm -f KA.npy KB.npy KC*.npy KN*.npy
+# 12h. the journal's "complete" record written but its flush failed
+# (OOC_FAULT=complete:1: a record that may be on the disk although its write
+# failed), in place and not: exit 6, C untouched; --resume commits the one
+# result; again: finished already. (The record stayed in the journal: the
+# in-place job's first --resume was refused for good as "changed since it was
+# committed", and the other's result was never found finished.)
+gen IP.npy --rows 2000 --cols 200 --seed 41
+cp IP.npy IP0.npy
+oc multiply A.npy B.npy --c-in IP0.npy --beta 0.5 -o IP1.npy "${H[@]}" -q
+for c in IP.npy FC.npy; do
+    if [ "$c" = IP.npy ]; then X=(--c-in IP.npy --beta 0.5 "${H[@]}"); ref=IP1.npy; else X=("${S[@]}"); ref=REF1.npy; fi
+    OOC_FAULT=complete:1 oc multiply A.npy B.npy "${X[@]}" -o "$c" --resume
+    rc1=$?
+    msg=$(e1)
+    if [ "$c" = IP.npy ]; then cmp -s IP.npy IP0.npy; else [ ! -e FC.npy ]; fi
+    same=$?
+    oc multiply A.npy B.npy "${X[@]}" -o "$c" --resume
+    rc2=$?
+    cmp -s "$c" "$ref"
+    one=$?
+    oc multiply A.npy B.npy "${X[@]}" -o "$c" --resume
+    rc3=$?
+    if [ "$rc1" -eq 6 ] && [ $same -eq 0 ] && [ "$rc2" -eq 0 ] && [ $one -eq 0 ] && [ "$rc3" -eq 0 ] &&
+        grep -q 'finished already' out && cmp -s "$c" "$ref"; then
+        pass "12h $c, the complete record's flush failed: exit 6 ($msg), C untouched; --resume commits the one result; again: finished"
+    else
+        fail "12h $c, the complete record's flush failed: exits $rc1 $rc2 $rc3 (expected 6 0 0), C touched ($same), not the one result ($one) or not finished: $(e1)"
+    fi
+done
+rm -f IP.npy IP0.npy IP1.npy FC.npy IP.npy.ooc-* FC.npy.ooc-*
 
 # 14. a block of C lost silently: in float32 with k = 65536 its stale (run,
 # beta 1: C0's) or staging buffer's values lie within 4 (k + 2) eps of the
