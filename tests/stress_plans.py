@@ -26,8 +26,13 @@ options (less those of memory only). Its C is checked against numpy (every
 element, within 4k eps of |alpha| |op(A)| |op(B)| + |beta| |C0|); then the
 job runs again with a fault injected at a random point (OOC_FAULT: a
 multiply, a read or a write fails; half the time early, half the time at a
-fraction of the blocks its plan has) and is resumed (--resume) until it
-finishes, and that C must be byte-identical to the first; when beta != 0,
+fraction of the blocks its plan has; in a fifth of the jobs at the end
+instead: the journal's complete record unflushed, or the commit's rename)
+and is resumed (--resume) until it
+finishes, and that C must be byte-identical to the first; then it is
+killed with kill -9 at random times, 1 to 3 times (its operations slowed
+by OOC_HOST_JITTER_US on the host backend; in place half the time), and
+resumed: byte-identical too; when beta != 0,
 once more in place (--c-in C -o C), byte-identical too. Then 3 or 4 runs of
 the job with --resume switch journals (C's default, JA, JB: one, another,
 the first again) and forced options (the second set with a small device
@@ -41,7 +46,8 @@ With --files --mpi, the same jobs run split across the ranks of mpirun
 against numpy, then by mpirun must be byte-identical to it; the fault
 strikes one rank drawn, and each resume draws its own number of ranks
 (or one process without mpirun), so that a job is stopped split one way
-and finished split another; in place too; half the jobs run the second
+and finished split another; a kill -9 kills every rank at once, as a
+wall-time limit does; in place too; half the jobs run the second
 switching run split by mpirun. After each job no temporary
 file and no rank's journal may be left.
 
@@ -231,6 +237,29 @@ def load(np, path, rows, cols, dtype, layout, raw):
     return np.fromfile(path, dtype=t).reshape((rows, cols), order="C" if layout == "row" else "F")
 
 
+def kill_session(sid):
+    """kill -9 every process of session sid (until none is left)."""
+    for _ in range(20):
+        pids = []
+        for e in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/stat" % e) as f:
+                    st = f.read()
+            except (OSError, ValueError):
+                continue
+            fields = st[st.rindex(")") + 2:].split()
+            if fields[0] != "Z" and int(fields[3]) == sid:
+                pids.append(int(e))
+        if not pids:
+            return
+        for q in pids:
+            try:
+                os.kill(q, 9)
+            except OSError:
+                pass
+        time.sleep(0.02)
+
+
 def files_case(i, args, job, np):
     """0: passed, 1: refused cleanly, 2: failed (printed)."""
     d = os.path.join(args.dir, "case%d" % i)
@@ -239,14 +268,31 @@ def files_case(i, args, job, np):
     tool = os.path.abspath(args.oocgemm)
     log = []
 
-    def sh(argv, extra_env=None, ranks=0):
+    def command(argv, extra_env, ranks, note=""):
         if ranks:  # under mpirun, through rank.sh (each rank's own environment)
             argv = ["mpirun", "--oversubscribe", "-np", str(ranks), "-x", "RANK_ENV", "-x", "OOC_HOST_DEVICES",
-                    "-x", "OPENBLAS_NUM_THREADS", "./rank.sh"] + argv[1:]
-        log.append(" ".join("%s=%s" % kv for kv in (extra_env or {}).items()) + " " +
+                    "-x", "OPENBLAS_NUM_THREADS", "-x", "OOC_HOST_JITTER_US", "./rank.sh"] + argv[1:]
+        log.append(note + " ".join("%s=%s" % kv for kv in (extra_env or {}).items()) + " " +
                    " ".join(shlex.quote(a) for a in argv))
-        return subprocess.run(argv, cwd=d, env=dict(env, **(extra_env or {})), capture_output=True, text=True,
-                              timeout=args.timeout)
+        return argv, dict(env, **(extra_env or {}))
+
+    def sh(argv, extra_env=None, ranks=0):
+        argv, e = command(argv, extra_env, ranks)
+        return subprocess.run(argv, cwd=d, env=e, capture_output=True, text=True, timeout=args.timeout)
+
+    def killed(argv, extra_env, ranks, delay):
+        """argv run, and kill -9 after delay s: every process of its session
+        (mpirun gives each rank a process group of its own), as a wall-time
+        limit kills a job. Its exit status when it ended before, else None."""
+        argv, e = command(argv, extra_env, ranks, "(kill -9 after %.3f s) " % delay)
+        with open(os.path.join(d, "killed.err"), "w") as err:
+            pr = subprocess.Popen(argv, cwd=d, env=e, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            try:
+                return pr.wait(timeout=delay)
+            except subprocess.TimeoutExpired:
+                kill_session(pr.pid)
+                pr.wait()
+                return None
 
     def fail(why, p=None):
         print("FAIL case %d (files): %s\n  in %s:\n  %s%s" % (i, why, d, "\n  ".join(log),
@@ -371,6 +417,9 @@ def files_case(i, args, job, np):
                  or ".ooc-journal.r" in f]
     if leftovers:
         return fail("files left behind after the job finished: %s" % leftovers)
+    why = kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same)
+    if why:
+        return fail(why)
     # in place: C0 copied to X, then X = alpha op(A) op(B) + beta X
     if job["beta"] != "0":
         o = job["operands"]["C0"]
@@ -438,6 +487,77 @@ def files_case(i, args, job, np):
             return fail("switching journals, the fresh run: " + why, p)
     shutil.rmtree(d, ignore_errors=True)
     return 0
+
+
+def kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same):
+    """The job (in place half the time when beta != 0) run with the host
+    backend's operations slowed (OOC_HOST_JITTER_US: nothing on a GPU) and
+    killed with kill -9 at random times up to 3 times (under --mpi, split by
+    1 to 4 ranks drawn for each run), then --resume until it finishes: C
+    must be byte-identical to the uninterrupted run's, and nothing may be
+    left but the job's journal. None, or what went wrong. (An RNG of its
+    own: the kill times vary from run to run anyway.)"""
+    kr = random.Random("kill %d %d" % (args.seed, i))
+    d = os.path.join(args.dir, "case%d" % i)
+    jitter = {"OOC_HOST_JITTER_US": str(kr.choice([100, 500, 2000]))}
+    o = job["operands"].get("C0")
+    inplace = job["beta"] != "0" and o["raw"] == job["out_raw"] and kr.random() < 0.5
+    if inplace:  # K = alpha op(A) op(B) + beta K, from a copy of C0
+        k = "K" + (".bin" if o["raw"] else ".npy")
+        shutil.copy(os.path.join(d, "C0" + (".bin" if o["raw"] else ".npy")), os.path.join(d, k))
+        argv = [a for a in base]
+        argv[argv.index("--c-in") + 1] = spec_of(k, o, job["dtype"])
+        argv += ["--out-format", "raw" if o["raw"] else "npy", "-o", k]
+    else:
+        k = "K" + out[1:]
+        argv = base + ["-o", k]
+    # the run's length, uninterrupted and slowed, by one process and under
+    # mpirun (J: byte-identical too)
+    length = {}
+    for np_ in ([0, ranks["split"]] if args.mpi else [0]):
+        t0 = time.time()
+        p = sh(base + ["-o", "J" + out[1:]], jitter, np_)
+        length[bool(np_)] = time.time() - t0
+        if p.returncode != 0:
+            return "the run slowed by %s on %d ranks: exit %d: %s" % (jitter, np_, p.returncode,
+                                                                     p.stderr.strip()[-500:])
+        if not same(ref, "J" + out[1:]):
+            return "the run slowed by %s on %d ranks differs from the uninterrupted run" % (jitter, np_)
+        os.remove(os.path.join(d, "J" + out[1:]))
+    kills, ended = [], None
+    for _ in range(kr.randrange(1, 4)):
+        np_ = kr.choice([0, 1, 2, 3, 4]) if args.mpi else 0
+        delay = kr.uniform(0.0, 1.2) * length[bool(np_)]
+        ended = killed(argv + ["--resume"], jitter, np_, delay)
+        kills.append("%.3f s%s%s" % (delay, " on %d ranks" % np_ if np_ else "",
+                                     "" if ended is None else " (exit %d first)" % ended))
+        if ended == 0:
+            break
+        if ended is not None:
+            with open(os.path.join(d, "killed.err")) as f:
+                return "a run to be killed ended first with exit %d: %s" % (ended, f.read().strip()[-500:])
+    kept = 0  # blocks the journals (the job's, the ranks') record at the end
+    for f in os.listdir(d):
+        if f.startswith(k + ".ooc-journal"):
+            with open(os.path.join(d, f), "rb") as jf:
+                kept += sum(1 for line in jf if line.startswith(b"done "))
+    for tries in range(2):
+        if ended == 0:
+            break
+        p = sh(argv + ["--resume"], None, kr.choice([0, 1, 2, 3, 4]) if args.mpi else 0)
+        ended = p.returncode
+    if ended != 0:
+        return "killed (%s), then --resume: exit %d: %s" % (", ".join(kills), ended, p.stderr.strip()[-500:])
+    if not same(ref, k):
+        return "killed (%s), then --resume: C differs from the uninterrupted run%s" % (
+            ", ".join(kills), " (in place)" if inplace else "")
+    left = [f for f in os.listdir(d) if "ooc-tmp" in f or ".ooc-journal.r" in f]
+    if left:
+        return "killed (%s), then --resume: files left behind: %s" % (", ".join(kills), left)
+    if args.verbose:
+        print("case %d (files): killed%s: %s; resumed with %d blocks recorded, byte-identical"
+              % (i, " in place" if inplace else "", ", ".join(kills), kept))
+    return None
 
 
 def run_case(i, args, cmd, env, trace):
@@ -528,6 +648,13 @@ def main_files(args, rng):
         print("stress_plans --files --mpi: skipped: no mpirun")
         return 77
     jobs = [draw_files(rng, args) for _ in range(args.cases)]
+    # a fifth of the faulted runs fail at their end instead: the journal's
+    # "complete" record written but not flushed, or the commit's rename (an
+    # RNG of their own, so that the draws above stay those of older seeds)
+    for i, job in enumerate(jobs):
+        end = random.Random("end %d %d" % (args.seed, i))
+        if end.random() < 0.2:
+            job["fault"], job["fault_frac"] = end.choice(["complete:1", "commit:1"]), None
     if args.list:
         for j in jobs:
             print(json.dumps(j))
