@@ -52,6 +52,9 @@
 #      (exit 7), resumable: byte-identical;
 #  25. --verify on a job found finished: rank 0 checks C (in place: says
 #      why it cannot);
+#  26. a split job's commit cut short: --resume keeps every block, commits;
+#  27. killed between its commit and the removal of the ranks' journals: a
+#      --resume (mpirun or one process) finds it finished, removes them;
 #  24. a split resume naming another journal, absent, over a kept temporary
 #      file starts over in a new one: a later resume of the first run's
 #      journals commits the right C (both ways round);
@@ -402,6 +405,28 @@ if [ $rc -eq 6 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && grep -q "complete 
 else
     fail "26 a split job's commit cut short: exit $rc (expected 6), no trailer, or the resume did not keep every block: $(head -c 400 err) $(head -c 400 out)"
 fi
+rm -f C.npy C.npy.ooc-*
+
+# 27. a split job killed right after its commit, before the ranks' journals
+# went (here: the commit failed, then the rename done by hand, the state such
+# a kill leaves): a --resume, by mpirun or by one process, finds the job
+# finished and removes them. They were left for good.
+for how in mpi one; do
+    rm -f C.npy C.npy.ooc-*
+    RANK_ENV=0:OOC_FAULT=commit:1
+    mpi 2 $P -o C.npy $S --resume
+    RANK_ENV=
+    left=$(ls C.npy.ooc-journal.r*-of-2 2>/dev/null | wc -l)
+    mv C.npy.ooc-tmp C.npy
+    if [ $how = mpi ]; then mpi 3 $P -o C.npy $S --resume; else oc multiply $P -o C.npy $S --resume; fi
+    rc=$?
+    if [ "$left" -eq 2 ] && [ $rc -eq 0 ] && grep -q "this job finished already" out && cmp -s C.npy ref.npy &&
+        [ -z "$(ls C.npy.ooc-journal.r* 2>/dev/null)" ] && [ -f C.npy.ooc-journal ]; then
+        pass "27 killed between its commit and the removal of the ranks' journals: --resume ($how) finds it finished and removes them"
+    else
+        fail "27 killed between its commit and the removal of the ranks' journals ($left): --resume ($how): exit $rc, not finished, or left: $(ls C.npy.ooc-* 2>/dev/null | tr '\n' ' ')"
+    fi
+done
 rm -f C.npy C.npy.ooc-*
 
 # 10. journals an earlier mpirun left (a failed split job) are forgotten by a

@@ -486,6 +486,15 @@ int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep)
     return RC_OK;
 }
 
+void mul_finished_already(mul_job_t *j)
+{
+    j->multiplied = 1; /* (C is the job's, committed) */
+    range_journals_remove(j->h, j->journal_path);
+    if (!j->o.quiet && !j->o.json)
+        printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
+               "unchanged: nothing to do\n", j->o.out, j->journal_path, j->o.out);
+}
+
 /* The multiply itself: a finished job found by --resume does nothing;
  * otherwise the output is created (starting over removes an obsolete
  * journal; the library removes only a journal, never an input named by
@@ -504,10 +513,7 @@ static int mul_run(mul_job_t *j)
         if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
     }
     if (j->already) {
-        j->multiplied = 1;
-        if (!o->quiet && !o->json)
-            printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
-                   "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
+        mul_finished_already(j);
         return RC_OK;
     }
     /* (ranks' too: a later --resume would take them) */

@@ -368,10 +368,7 @@ static int mpi_finished(mpi_job_t *x)
     if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
     if (j->already) {
         x->s.finished = 1;
-        j->multiplied = 1; /* (as one process says it: C is the job's, committed) */
-        if (!o->quiet && !o->json)
-            printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
-                   "unchanged: nothing to do\n", o->out, j->journal_path, o->out);
+        mul_finished_already(j); /* (as one process says it) */
     }
     return RC_OK;
 }
