@@ -54,7 +54,9 @@ killed_at() {
     "$OOCGEMM" "$@" >out 2>err &
     bgpid=$!
     while kill -0 "$bgpid" 2>/dev/null; do
-        if [ "$(grep -a -c '^done ' "$journal" 2>/dev/null)" -ge "$n" ]; then
+        local had
+        had=$(grep -a -c '^done ' "$journal" 2>/dev/null)
+        if [ "${had:-0}" -ge "$n" ]; then
             kill -9 "$bgpid"
             wait "$bgpid" 2>/dev/null
             bgpid=
