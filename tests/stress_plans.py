@@ -38,7 +38,8 @@ the job with --resume switch journals (C's default, JA, JB: one, another,
 the first again) and forced options (the second set with a small device
 budget: op(B) often in k-panels, its uninterrupted run checked against
 numpy too), each but the last failed part-way (mostly at a fraction of its
-plan's blocks, so that it leaves blocks recorded and C written): every
+plan's blocks, so that it leaves blocks recorded and C written; a third of
+them killed with kill -9 at a random time instead): every
 C one of them commits must be numpy's.
 
 With --files --mpi, the same jobs run split across the ranks of mpirun
@@ -466,7 +467,22 @@ def files_case(i, args, job, np):
                                    sw["ranks"] if ranks and sw["ranks"] else 1)
             fault = {"RANK_ENV": "%d:OOC_FAULT=%s" % (sw["rank"] % max(1, sw["ranks"]), sw["fault"])} \
                 if ranks and sw["ranks"] else {"OOC_FAULT": sw["fault"]}
-        p = sh(argv, fault, ranks=sw["ranks"] if ranks else 0)
+        # a third of the runs to fail are killed instead (kill -9 at a random
+        # time; an RNG of their own, so that older seeds draw as before)
+        kr = random.Random("switch kill %d %d %d" % (args.seed, i, t))
+        if sw["fault"] and kr.random() < 0.3:
+            np_ = sw["ranks"] if ranks else 0
+            delay = kr.uniform(0.0, 1.2) * job["length"][bool(np_)]
+            ended = killed(argv, {"OOC_HOST_JITTER_US": "500"}, np_, delay)
+            sw["fault"] = "kill -9 after %.3f s" % delay
+            if ended is None:
+                if args.verbose:
+                    print("case %d (files) switching, run %d: killed after %.3f s" % (i, t + 1, delay))
+                continue
+            with open(os.path.join(d, "killed.err")) as f:
+                p = subprocess.CompletedProcess(argv, ended, "", f.read())
+        else:
+            p = sh(argv, fault, ranks=sw["ranks"] if ranks else 0)
         if args.verbose:
             print("case %d (files) switching, run %d: exit %d %s" % (i, t + 1, p.returncode,
                                                                   p.stderr.strip().split("\n")[0][:160]))
@@ -524,6 +540,9 @@ def kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same):
         if not same(ref, "J" + out[1:]):
             return "the run slowed by %s on %d ranks differs from the uninterrupted run" % (jitter, np_)
         os.remove(os.path.join(d, "J" + out[1:]))
+    job["length"] = dict(length)
+    if True not in job["length"]:
+        job["length"][True] = length[False] + 0.5  # (mpirun's own start)
     kills, ended = [], None
     for _ in range(kr.randrange(1, 4)):
         np_ = kr.choice([0, 1, 2, 3, 4]) if args.mpi else 0
