@@ -32,7 +32,8 @@ and is resumed (--resume) until it
 finishes, and that C must be byte-identical to the first; then it is
 killed with kill -9 at random times, 1 to 3 times (its operations slowed
 by OOC_HOST_JITTER_US on the host backend; in place half the time), and
-resumed: byte-identical too; when beta != 0,
+resumed: byte-identical too (under --mpi half the kills take one rank's
+process alone, as a node that fails: mpirun must stop the others); when beta != 0,
 once more in place (--c-in C -o C), byte-identical too. Then 3 or 4 runs of
 the job with --resume switch journals (C's default, JA, JB: one, another,
 the first again) and forced options (the second set with a small device
@@ -261,6 +262,21 @@ def kill_session(sid):
         time.sleep(0.02)
 
 
+def session_tools(sid):
+    """The pids of the oocgemm processes (ranks) of session sid, sorted."""
+    pids = []
+    for e in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % e) as f:
+                st = f.read()
+        except (OSError, ValueError):
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        if st[st.index("(") + 1:st.rindex(")")] == "oocgemm" and fields[0] != "Z" and int(fields[3]) == sid:
+            pids.append(int(e))
+    return sorted(pids)
+
+
 def files_case(i, args, job, np):
     """0: passed, 1: refused cleanly, 2: failed (printed)."""
     d = os.path.join(args.dir, "case%d" % i)
@@ -281,16 +297,32 @@ def files_case(i, args, job, np):
         argv, e = command(argv, extra_env, ranks)
         return subprocess.run(argv, cwd=d, env=e, capture_output=True, text=True, timeout=args.timeout)
 
-    def killed(argv, extra_env, ranks, delay):
+    def killed(argv, extra_env, ranks, delay, rank=None):
         """argv run, and kill -9 after delay s: every process of its session
         (mpirun gives each rank a process group of its own), as a wall-time
-        limit kills a job. Its exit status when it ended before, else None."""
-        argv, e = command(argv, extra_env, ranks, "(kill -9 after %.3f s) " % delay)
+        limit kills a job; or with rank (under mpirun), one rank's process
+        alone, as a node that fails, and mpirun stops the others (what is
+        left after 60 s is killed, and is a failure). Its exit status when it
+        ended before, else None; "stuck" when mpirun did not stop."""
+        argv, e = command(argv, extra_env, ranks, "(kill -9 %s after %.3f s) " % (
+            "the job" if rank is None else "rank process %d" % rank, delay))
         with open(os.path.join(d, "killed.err"), "w") as err:
             pr = subprocess.Popen(argv, cwd=d, env=e, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
             try:
                 return pr.wait(timeout=delay)
             except subprocess.TimeoutExpired:
+                pids = session_tools(pr.pid) if rank is not None else []
+                if pids:
+                    try:
+                        os.kill(pids[rank % len(pids)], 9)
+                    except OSError:
+                        pass
+                    try:
+                        pr.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        kill_session(pr.pid)
+                        pr.wait()
+                        return "stuck"
                 kill_session(pr.pid)
                 pr.wait()
                 return None
@@ -547,9 +579,14 @@ def kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same):
     for _ in range(kr.randrange(1, 4)):
         np_ = kr.choice([0, 1, 2, 3, 4]) if args.mpi else 0
         delay = kr.uniform(0.0, 1.2) * length[bool(np_)]
-        ended = killed(argv + ["--resume"], jitter, np_, delay)
-        kills.append("%.3f s%s%s" % (delay, " on %d ranks" % np_ if np_ else "",
-                                     "" if ended is None else " (exit %d first)" % ended))
+        rank = kr.randrange(0, np_) if np_ > 1 and kr.random() < 0.5 else None  # a node lost
+        ended = killed(argv + ["--resume"], jitter, np_, delay, rank)
+        if ended == "stuck":
+            return "kill -9 of rank process %d of %d after %.3f s: mpirun did not stop the others within 60 s" % (
+                rank, np_, delay)
+        kills.append("%.3f s%s%s%s" % (delay, " on %d ranks" % np_ if np_ else "",
+                                       "" if rank is None else " (one rank)",
+                                       "" if ended is None else " (exit %d first)" % ended))
         if ended == 0:
             break
         if ended is not None:
