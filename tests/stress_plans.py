@@ -597,9 +597,7 @@ def kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same):
         if f.startswith(k + ".ooc-journal"):
             with open(os.path.join(d, f), "rb") as jf:
                 kept += sum(1 for line in jf if line.startswith(b"done "))
-    for tries in range(2):
-        if ended == 0:
-            break
+    if ended != 0:  # one --resume must finish it
         p = sh(argv + ["--resume"], None, kr.choice([0, 1, 2, 3, 4]) if args.mpi else 0)
         ended = p.returncode
     if ended != 0:

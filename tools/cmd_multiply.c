@@ -489,7 +489,9 @@ int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep)
 void mul_finished_already(mul_job_t *j)
 {
     j->multiplied = 1; /* (C is the job's, committed) */
-    range_journals_remove(j->h, j->journal_path);
+    /* only at C's own default journal: a --journal path may be shared by
+     * jobs on other outputs, whose ranks' journals are not this job's */
+    if (j->o.journal == NULL) range_journals_remove(j->h, j->journal_path);
     if (!j->o.quiet && !j->o.json)
         printf("%s: this job finished already: the journal %s records it complete and %s is its output, "
                "unchanged: nothing to do\n", j->o.out, j->journal_path, j->o.out);

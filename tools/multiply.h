@@ -86,9 +86,10 @@ void mul_measure_disk(mul_job_t *j);
  * closed, or with keep left open on success (the caller closes it). */
 int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep);
 /* --resume found the job finished (its journal records it complete and C
- * is its output): said, and the ranks' journals of a split run killed
- * between its commit and their removal removed (consumed: they vouch for
- * the committed file alone). */
+ * is its output): said, and, at C's default journal path (not one given
+ * with --journal, which other outputs' jobs may share), the ranks' journals
+ * of a split run killed between its commit and their removal removed
+ * (consumed: they vouch for the committed file alone). */
 void mul_finished_already(mul_job_t *j);
 
 /* The job split across the ranks of mpirun/srun (cli_mpi_active()): rank
