@@ -55,6 +55,7 @@
 #  26. a split job's commit cut short: --resume keeps every block, commits;
 #  27. killed between its commit and the removal of the ranks' journals: a
 #      --resume (mpirun or one process) finds it finished, removes them;
+#  27b. but a --journal shared by two outputs keeps the other job's;
 #  24. a split resume naming another journal, absent, over a kept temporary
 #      file starts over in a new one: a later resume of the first run's
 #      journals commits the right C (both ways round);
@@ -428,6 +429,28 @@ for how in mpi one; do
     fi
 done
 rm -f C.npy C.npy.ooc-*
+
+# 27b. a --journal path shared by two outputs: job X finished at J, job Y (on
+# another output) failed split, its ranks' journals kept; X's --resume
+# again (finished already) must leave Y's: Y then resumes its blocks. They
+# were removed, and Y computed everything again
+rm -f C.npy C.npy.ooc-* D.npy D.npy.ooc-* J J.*
+oc multiply $P -o C.npy $S --journal J --resume
+RANK_ENV=1:OOC_FAULT=gemm:3
+mpi 2 $P -o D.npy $S --journal J --resume
+RANK_ENV=
+had=$(cat J.r*-of-2 2>/dev/null | grep -a -c '^done ')
+oc multiply $P -o C.npy $S --journal J --resume
+rc=$?
+left=$(ls J.r*-of-2 2>/dev/null | wc -l)
+rm -f J
+if [ $rc -eq 0 ] && grep -q "finished already" out && [ "$left" -eq 2 ] && [ "$had" -gt 0 ] &&
+    mpi 2 $P -o D.npy $S --journal J --resume && grep -q "resumed after $had of 34 blocks" out && cmp -s D.npy ref.npy; then
+    pass "27b a --journal shared by two outputs: the finished job's --resume leaves the other's ranks' journals; it resumes after $had blocks"
+else
+    fail "27b a --journal shared by two outputs: exit $rc, $left of 2 ranks' journals left, or the other job did not resume its $had blocks"
+fi
+rm -f C.npy C.npy.ooc-* D.npy D.npy.ooc-* J J.*
 
 # 10. journals an earlier mpirun left (a failed split job) are forgotten by a
 # later fresh run of one process, which empties the same temporary file in
