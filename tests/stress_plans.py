@@ -239,22 +239,28 @@ def load(np, path, rows, cols, dtype, layout, raw):
     return np.fromfile(path, dtype=t).reshape((rows, cols), order="C" if layout == "row" else "F")
 
 
+def session_procs(sid):
+    """(pid, command name) of each live process of session sid, by pid."""
+    procs = []
+    for e in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % e) as f:
+                st = f.read()
+        except (OSError, ValueError):
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            procs.append((int(e), st[st.index("(") + 1:st.rindex(")")]))
+    return sorted(procs)
+
+
 def kill_session(sid):
     """kill -9 every process of session sid (until none is left)."""
     for _ in range(20):
-        pids = []
-        for e in os.listdir("/proc"):
-            try:
-                with open("/proc/%s/stat" % e) as f:
-                    st = f.read()
-            except (OSError, ValueError):
-                continue
-            fields = st[st.rindex(")") + 2:].split()
-            if fields[0] != "Z" and int(fields[3]) == sid:
-                pids.append(int(e))
-        if not pids:
+        procs = session_procs(sid)
+        if not procs:
             return
-        for q in pids:
+        for q, _name in procs:
             try:
                 os.kill(q, 9)
             except OSError:
@@ -264,17 +270,7 @@ def kill_session(sid):
 
 def session_tools(sid):
     """The pids of the oocgemm processes (ranks) of session sid, sorted."""
-    pids = []
-    for e in os.listdir("/proc"):
-        try:
-            with open("/proc/%s/stat" % e) as f:
-                st = f.read()
-        except (OSError, ValueError):
-            continue
-        fields = st[st.rindex(")") + 2:].split()
-        if st[st.index("(") + 1:st.rindex(")")] == "oocgemm" and fields[0] != "Z" and int(fields[3]) == sid:
-            pids.append(int(e))
-    return sorted(pids)
+    return [q for q, name in session_procs(sid) if name == "oocgemm"]
 
 
 def files_case(i, args, job, np):
