@@ -7,13 +7,13 @@
  * size, is the argument. Invariants checked (abort() when one breaks):
  *  - RAW_SPEC_OK: 0 < path_len < strlen(arg), arg[path_len] == ':', the
  *    field after it is a shape that shape_parse reads as the same rows and
- *    cols (both >= 1), format RAW, a known dtype and layout (the defaults
+ *    cols (both >= 0: an empty matrix is a shape), format RAW, a known dtype and layout (the defaults
  *    when the argument names none);
  *  - RAW_SPEC_BAD_DTYPE / BAD_ORDER: the bad field lies inside arg, right
  *    after a ':', holds no ':', and is not a name its parser accepts;
  *  - RAW_SPEC_NO_PATH: arg starts with ':'; any other result is unknown;
  *  - shape_parse, dtype_parse and order_parse on the whole argument: a
- *    success gives rows, cols >= 1 and a known dtype or layout, and the
+ *    success gives rows, cols >= 0 and a known dtype or layout, and the
  *    name parsers never accept an argument with a ':' in it.
  */
 #include "config.h"
@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (r) {
     case RAW_SPEC_OK:
         if (path_len == 0 || path_len >= len || arg[path_len] != ':') abort();
-        if (spec.format != OOC_FORMAT_RAW || spec.rows < 1 || spec.cols < 1) abort();
+        if (spec.format != OOC_FORMAT_RAW || spec.rows < 0 || spec.cols < 0) abort();
         if (!known_dtype(spec.dtype) || !known_layout(spec.layout)) abort();
         n = strcspn(arg + path_len + 1, ":");
         if (shape_parse(arg + path_len + 1, n, &rows, &cols) != 0 || rows != spec.rows || cols != spec.cols)
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* the pieces on the whole argument */
     rows = cols = 0;
-    if (shape_parse(arg, len, &rows, &cols) == 0 && (rows < 1 || cols < 1)) abort();
+    if (shape_parse(arg, len, &rows, &cols) == 0 && (rows < 0 || cols < 0)) abort();
     ooc_dtype_t t = (ooc_dtype_t)0;
     if (dtype_parse(arg, &t) == 0 && (!known_dtype(t) || strchr(arg, ':'))) abort();
     ooc_layout_t l = (ooc_layout_t)0;

@@ -252,7 +252,7 @@ typedef struct {
     "On several GPUs the figures are theirs at once (the copies of every GPU\n"                      \
     "together, the sum of their rates), and the figures given are taken as such.\n"                  \
     "The rate is cuBLAS's, also with --backend custom. No floor when nothing was\n"                  \
-    "multiplied (alpha = 0 or k = 0) or a resumed run did part of the job.\n"                        \
+    "multiplied (m, n or k is 0, or alpha = 0) or a resumed run did part of the job.\n"              \
     "On the host backend (OpenBLAS on the CPU) nothing crosses a bus: the floor is\n"                 \
     "flops / the CPU's rate, OpenBLAS's GEMM on min(m,1024) x min(n,1024) x\n"                        \
     "min(k,1024) in memory, best of 5, and the summary speaks of the CPU alone.\n"                    \
@@ -567,6 +567,9 @@ typedef struct {
 } scalar_t;
 
 void operand_free(operand_t *op);
+/* multiply's -o or gen's OUT written as PATH:ROWSxCOLS[...]: a usage error
+ * naming what to give `instead`; RC_OK otherwise (cli_operand.c). */
+int output_name_check(const char *cmd, const char *what, const char *arg, const char *instead);
 int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d,
                   operand_t *op);
 int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d);

@@ -127,14 +127,14 @@ void floor_traffic(floor_t *f, const ooc_stats_t *st)
 
 /* What the multiply was (its stats), for the floor: the devices it ran on
  * (with several, the floor is theirs together), or nothing multiplied
- * (alpha = 0 or k = 0: C = beta C on the host, no floor). */
+ * (m, n or k is 0 or alpha = 0: C = beta C on the host, no floor). */
 void floor_of_run(floor_t *f, const ooc_stats_t *st)
 {
     int nd = stats_ndevices(st);
     f->run_ndev = nd;
     for (int i = 0; i < nd; i++) f->run_devs[i] = st->device[i].device;
     if (st->panels == 0)
-        snprintf(f->note, sizeof f->note, "nothing was multiplied: alpha = 0 or k = 0, C = beta C on the host");
+        snprintf(f->note, sizeof f->note, "nothing was multiplied: m, n or k is 0 or alpha = 0; C = beta C on the host");
 }
 
 /* The copies of the GPUs devs[0..ndev) at once, those not given: pinned
@@ -408,8 +408,8 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
     else if (st->stage_out_chunk > 0)
         snprintf(through, sizeof through, " (C out through %d buffers of %s)", (int)st->stage_out_bufs,
                  human_bytes((uint64_t)st->stage_out_chunk, b3, sizeof b3));
-    if (st->panels == 0) /* alpha == 0: C = beta*C, nothing streamed */
-        fprintf(out, "plan: none (an empty product, k = 0 or alpha = 0: nothing to multiply)\n");
+    if (st->panels == 0) /* m, n or k = 0 or alpha == 0: C = beta*C, nothing streamed */
+        fprintf(out, "plan: none (an empty product: m, n or k is 0 or alpha = 0; nothing to multiply)\n");
     else
         fprintf(out,
                 "plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "

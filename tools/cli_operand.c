@@ -21,8 +21,8 @@ void operand_free(operand_t *op)
 }
 
 /* What is wrong with s[0, len) when it is written as a shape, decimal
- * digits 'x' decimal digits, that shape_parse refuses (0x5, 7x0, a number
- * past 64 bits); NULL when it is a shape or not written as one. */
+ * digits 'x' decimal digits, that shape_parse refuses (a number past 64
+ * bits); NULL when it is a shape or not written as one. */
 static const char *shape_problem(const char *s, size_t len)
 {
     size_t x = 0;
@@ -32,12 +32,9 @@ static const char *shape_problem(const char *s, size_t len)
         if (s[i] < '0' || s[i] > '9') return NULL;
     int64_t rows, cols;
     if (shape_parse(s, len, &rows, &cols) == 0) return NULL;
-    const char *r = s, *c = s + x + 1;
-    size_t rn = x, cn = len - x - 1;
+    const char *r = s;
+    size_t rn = x;
     while (rn > 1 && *r == '0') r++, rn--; /* leading zeros */
-    while (cn > 1 && *c == '0') c++, cn--;
-    if (*r == '0') return "rows must be positive";
-    if (*c == '0') return "cols must be positive";
     /* decimal digits past INT64_MAX (9223372036854775807, 19 digits) */
     if (rn > 19 || (rn == 19 && memcmp(r, "9223372036854775807", 19) > 0)) return "rows is too large (over 64 bits)";
     return "cols is too large (over 64 bits)";
@@ -70,7 +67,7 @@ static const char *raw_shape_problem(const char *arg, size_t *field, size_t *fie
  * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
  * them is a shape; missing fields come from --dtype and --layout; else d
  * and row). Without such a suffix the whole argument is the path, unless a
- * field is written as a shape with a bad value (A.bin:0x5:z): a usage error
+ * field is written as a shape with a bad value (A.bin:99999999999999999999x5): a usage error
  * saying what is wrong with the shape.
  */
 int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d, operand_t *op)
@@ -87,7 +84,7 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
     case RAW_SPEC_NONE: {
         const char *why = raw_shape_problem(arg, &field, &field_len);
         if (why)
-            return usage_error(cmd, "%s '%s': bad shape '%.*s': %s (ROWSxCOLS, both positive integers)", name,
+            return usage_error(cmd, "%s '%s': bad shape '%.*s': %s (ROWSxCOLS, two integers >= 0)", name,
                                arg, (int)field_len, arg + field, why);
         if (*arg == '\0') return usage_error(cmd, "%s: empty file name", name);
         op->path = strdup(arg);
@@ -103,6 +100,25 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
     }
     if (op->path == NULL) return fail(RC_RUNTIME, "out of host memory");
     return RC_OK;
+}
+
+/*
+ * An output's name (multiply's -o, gen's OUT) written as a raw operand is,
+ * PATH:ROWSxCOLS[:DTYPE[:ORDER]]: refused (usage error), since an output's
+ * shape is not given that way and the file would be made under the whole
+ * name, in the default layout, whatever the suffix said. `instead` says
+ * what gives the output's format, shape and layout. RC_OK otherwise.
+ */
+int output_name_check(const char *cmd, const char *what, const char *arg, const char *instead)
+{
+    size_t path_len = 0, field = 0, field_len = 0;
+    ooc_file_spec_t spec;
+    if (raw_spec_parse(arg, OOC_R64, OOC_ROW_MAJOR, &path_len, &spec, &field, &field_len) == RAW_SPEC_NONE &&
+        raw_shape_problem(arg, &field, &field_len) == NULL)
+        return RC_OK;
+    return usage_error(cmd, "%s '%s': an output takes no raw shape suffix (ROWSxCOLS[:DTYPE[:ORDER]] describes an "
+                            "input); %s",
+                       what, arg, instead);
 }
 
 /*

@@ -186,6 +186,9 @@ static int gen_parse(int argc, char **argv, gen_opts_t *o)
     if (optind + 1 < argc) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
     o->out = argv[optind];
     if (*o->out == '\0') return usage_error(cmd, "empty output file name");
+    if (output_name_check(cmd, "output", o->out,
+                          "name the file alone and give --rows, --cols, --dtype, --layout and --format raw") != RC_OK)
+        return RC_USAGE;
     if (co.rows == 0) return usage_error(cmd, "--rows R is required");
     if (co.cols == 0) return usage_error(cmd, "--cols C is required");
     if (format == OOC_FORMAT_AUTO) format = has_npy_ext(o->out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW;

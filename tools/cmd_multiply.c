@@ -256,6 +256,10 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
     o->b = argv[optind + 1];
     if (o->out == NULL) return usage_error(cmd, "-o C is required (the output file)");
     if (*o->out == '\0') return usage_error(cmd, "-o: empty file name");
+    if (output_name_check(cmd, "-o", o->out,
+                          "C's shape is op(A)'s rows x op(B)'s columns; name the file alone and give "
+                          "--out-format raw and --out-layout row|col") != RC_OK)
+        return RC_USAGE;
     if ((o->raw.rows > 0) != (o->raw.cols > 0)) return usage_error(cmd, "--rows and --cols go together");
     if (o->c_in && !co.beta_given) o->beta = 1.0;
     if (o->beta != 0.0 && o->c_in == NULL)

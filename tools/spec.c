@@ -38,8 +38,9 @@ int order_parse(const char *s, ooc_layout_t *l)
     return 0;
 }
 
-/* A positive decimal integer of s[0, len) that fits int64_t: 0, else -1. */
-static int positive(const char *s, size_t len, int64_t *v)
+/* A decimal integer of s[0, len) (0 included: an empty matrix) that fits
+ * int64_t: 0, else -1. */
+static int count(const char *s, size_t len, int64_t *v)
 {
     if (len == 0) return -1;
     int64_t x = 0;
@@ -48,7 +49,6 @@ static int positive(const char *s, size_t len, int64_t *v)
         if (x > (INT64_MAX - (s[i] - '0')) / 10) return -1;
         x = 10 * x + (s[i] - '0');
     }
-    if (x < 1) return -1;
     *v = x;
     return 0;
 }
@@ -57,7 +57,7 @@ int shape_parse(const char *s, size_t len, int64_t *rows, int64_t *cols)
 {
     for (size_t i = 0; i < len; i++)
         if (s[i] == 'x' || s[i] == 'X')
-            return positive(s, i, rows) == 0 && positive(s + i + 1, len - i - 1, cols) == 0 ? 0 : -1;
+            return count(s, i, rows) == 0 && count(s + i + 1, len - i - 1, cols) == 0 ? 0 : -1;
     return -1;
 }
 

@@ -26,14 +26,15 @@ size_t colon_from_end(const char *arg, size_t len, int nf);
 
 /* Split a raw-shape suffix off arg (NUL-terminated): the last one, two or
  * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
- * them is a shape of two positive decimal integers; missing fields take the
+ * them is a shape of two decimal integers (0 allowed); missing fields take the
  * given defaults. RAW_SPEC_OK: the path is arg's first *path_len bytes and
  * *spec the raw spec. RAW_SPEC_BAD_*: the bad field is arg[*field ..
  * *field + *field_len). */
 raw_spec_result_t raw_spec_parse(const char *arg, ooc_dtype_t dtype, ooc_layout_t layout, size_t *path_len,
                                  ooc_file_spec_t *spec, size_t *field, size_t *field_len);
 
-/* "ROWSxCOLS" (or X), both positive decimal integers: 0, else -1. */
+/* "ROWSxCOLS" (or X), both decimal integers that fit int64_t (0 allowed: an
+ * empty matrix, stored as an empty file): 0, else -1. */
 int shape_parse(const char *s, size_t len, int64_t *rows, int64_t *cols);
 
 /* Element type by name (s|d|c|z, f4|f8|c8|c16, float32 ... complex128, any
