@@ -254,12 +254,15 @@ def session_procs(sid):
     return sorted(procs)
 
 
-def kill_session(sid):
-    """kill -9 every process of session sid (until none is left)."""
-    for _ in range(20):
+def kill_session(sid, patience=30.0):
+    """kill -9 every process of session sid until none is left, for at most
+    patience s (a process in uninterruptible I/O dies when that ends): the
+    (pid, name) of those still alive then, else []."""
+    end = time.time() + patience
+    while True:
         procs = session_procs(sid)
-        if not procs:
-            return
+        if not procs or time.time() > end:
+            return procs
         for q, _name in procs:
             try:
                 os.kill(q, 9)
@@ -299,7 +302,10 @@ def files_case(i, args, job, np):
         limit kills a job; or with rank (under mpirun), one rank's process
         alone, as a node that fails, and mpirun stops the others (what is
         left after 60 s is killed, and is a failure). Its exit status when it
-        ended before, else None; "stuck" when mpirun did not stop."""
+        ended before, else None; "stuck" when mpirun did not stop, "lingering"
+        when a process of the session outlived 30 s of kill -9 (it could hold
+        the job's locks into the next run). A rank's kill that comes before
+        any rank exists kills the whole job, and the log says so."""
         argv, e = command(argv, extra_env, ranks, "(kill -9 %s after %.3f s) " % (
             "the job" if rank is None else "rank process %d" % rank, delay))
         with open(os.path.join(d, "killed.err"), "w") as err:
@@ -308,6 +314,7 @@ def files_case(i, args, job, np):
                 return pr.wait(timeout=delay)
             except subprocess.TimeoutExpired:
                 pids = session_tools(pr.pid) if rank is not None else []
+                stuck = None
                 if pids:
                     try:
                         os.kill(pids[rank % len(pids)], 9)
@@ -316,12 +323,15 @@ def files_case(i, args, job, np):
                     try:
                         pr.wait(timeout=60)
                     except subprocess.TimeoutExpired:
-                        kill_session(pr.pid)
-                        pr.wait()
-                        return "stuck"
-                kill_session(pr.pid)
+                        stuck = "stuck"
+                elif rank is not None:
+                    log.append("  (no rank process yet at %.3f s: the whole job was killed instead)" % delay)
+                left = kill_session(pr.pid)
                 pr.wait()
-                return None
+                if left:
+                    log.append("  (still alive after 30 s of kill -9: %s)" %
+                               ", ".join("%d %s" % q for q in left))
+                return stuck or ("lingering" if left else None)
 
     def fail(why, p=None):
         print("FAIL case %d (files): %s\n  in %s:\n  %s%s" % (i, why, d, "\n  ".join(log),
@@ -502,6 +512,9 @@ def files_case(i, args, job, np):
             np_ = sw["ranks"] if ranks else 0
             delay = kr.uniform(0.0, 1.2) * job["length"][bool(np_)]
             ended = killed(argv, {"OOC_HOST_JITTER_US": "500"}, np_, delay)
+            if ended in ("stuck", "lingering"):
+                return fail("switching, run %d: kill -9 after %.3f s: a process of the job %s" % (
+                    t + 1, delay, "did not die" if ended == "lingering" else "was left by mpirun"))
             sw["fault"] = "kill -9 after %.3f s" % delay
             if ended is None:
                 if args.verbose:
@@ -580,6 +593,8 @@ def kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same):
         if ended == "stuck":
             return "kill -9 of rank process %d of %d after %.3f s: mpirun did not stop the others within 60 s" % (
                 rank, np_, delay)
+        if ended == "lingering":
+            return "kill -9 after %.3f s: a process of the job outlived 30 s of kill -9 (see the log)" % delay
         kills.append("%.3f s%s%s%s" % (delay, " on %d ranks" % np_ if np_ else "",
                                        "" if rank is None else " (one rank)",
                                        "" if ended is None else " (exit %d first)" % ended))
