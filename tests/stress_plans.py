@@ -638,8 +638,8 @@ def run_case(i, args, cmd, env, trace):
         out = None
     why = None
     if p.returncode == 0 and out and out.get("check", {}).get("passed") is True:
-        if trace and not os.path.getsize(full[-1]):
-            why = "the trace is empty"
+        if trace and not (os.path.exists(full[-1]) and os.path.getsize(full[-1])):
+            why = "the trace is missing or empty"
         else:
             return 0, out
     elif p.returncode == 3 and out and out.get("error"):
@@ -677,6 +677,7 @@ def main():
         ap.error("--mpi goes with --files")
     if args.files:
         return main_files(args, rng)
+    os.makedirs(args.dir, exist_ok=True)  # (the traces go there)
     cases = [draw(rng, args) for _ in range(args.cases)]
     if args.list:
         for cmd, env, trace in cases:

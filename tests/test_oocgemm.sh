@@ -355,6 +355,24 @@ else
     fail "run --trace" "$(cat "$tmp/out" "$tmp/err")"
 fi
 
+# a trace whose write fails (at the end) warns and says why in the JSON; one
+# that cannot be made where it is asked is a bad command line, said at once
+if "$OOCGEMM" run --backend host -m 90 -n 13 -k 17 --no-floor --trace /dev/full --json >"$tmp/out" 2>"$tmp/err" &&
+    grep -q 'warning: the trace was not written' "$tmp/err" && grep -q '"trace_error":"trace: writing /dev/full' "$tmp/out"; then
+    pass "run --trace /dev/full: exit 0, a warning and the JSON's trace_error"
+else
+    fail "run --trace /dev/full" "$(cat "$tmp/out" "$tmp/err")"
+fi
+for t in /nonexistent/t.json "$tmp" ""; do
+    "$OOCGEMM" run --backend host -m 90 -n 13 -k 17 --no-floor --trace "$t" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q -- "--trace '$t'" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+        pass "run --trace '$t': exit 2 before running: $(head -n 1 "$tmp/err")"
+    else
+        fail "run --trace '$t': exit $rc (expected 2 before running)" "$(cat "$tmp/out" "$tmp/err")"
+    fi
+done
+
 # ---- bench (the peers need a GPU; ours and the floor run on the host backend) ----
 if "$OOCGEMM" bench -m 300 -n 200 -k 100 --backend host --repeat 1 >"$tmp/out" 2>"$tmp/err" &&
     grep -q '^  ours .* PASS' "$tmp/out" && grep -q 'peers skipped' "$tmp/out"; then

@@ -519,13 +519,22 @@ else
     fi
 fi
 rm -f W.npy W.npy.ooc-tmp W.npy.ooc-journal
-# (c) a trace that cannot be written does not lose the multiply
-oc multiply A.npy B.npy -o TR.npy "${S[@]}" --trace /nonexistent/dir/t.json
+# (c) a trace that cannot be written does not lose the multiply (its write
+# fails at the end: /dev/full), and one whose place is wrong is said at once
+oc multiply A.npy B.npy -o TR.npy "${S[@]}" --trace /dev/full
 rc=$?
 if [ "$rc" -eq 0 ] && cmp -s TR.npy REF1.npy && grep -i 'warning' err | grep -q -i 'trace'; then
-    pass "10c --trace /nonexistent/dir/t.json: exit 0, C identical: $(grep -i warning err | head -n 1 | cut -c1-120)"
+    pass "10c --trace /dev/full: exit 0, C identical: $(grep -i warning err | head -n 1 | cut -c1-120)"
 else
-    fail "10c --trace into a missing directory: exit $rc (expected 0), C identical and a warning?"
+    fail "10c --trace /dev/full: exit $rc (expected 0), C identical and a warning?"
+fi
+rm -f TR.npy
+oc multiply A.npy B.npy -o TR.npy "${S[@]}" --trace /nonexistent/dir/t.json
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -e TR.npy ] && [ ! -e TR.npy.ooc-tmp ] && grep -q "cannot be created in /nonexistent/dir" err; then
+    pass "10d --trace into a missing directory: exit 2 before any work: $(head -n 1 err | cut -c1-120)"
+else
+    fail "10d --trace into a missing directory: exit $rc (expected 2 and nothing made)"
 fi
 rm -f TR.npy
 

@@ -377,6 +377,9 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
 
     /* ours (meth[0]: on all the devices), and with --devices on the first alone */
     bench_ours(&x, h, "ours", -1, 0, &res->stats, &res->have_stats);
+    if (res->have_stats && res->stats.trace_status != OOC_SUCCESS)
+        fprintf(stderr, "%s: warning: the trace of %s was not written (%s)\n", progname, sh->name,
+                res->stats.trace_error);
     /* the floor over the bytes ours' plan moved (A once per panel of op(B)),
      * and with the host's memory bandwidth when it staged operands */
     if (res->have_stats && res->fl.have) {

@@ -213,6 +213,9 @@ typedef struct {
     "                        (timed events for every op, made before the multiply\n"                 \
     "                        and read after it): compare the times of untraced\n"                    \
     "                        runs; the timeline itself is the traced run's\n"                        \
+    "                        (a FILE that cannot be made there is refused at\n"                      \
+    "                        once, exit 2; a write that fails at the end warns,\n"                   \
+    "                        and the JSON's stats.trace_error says why)\n"                           \
     "\n"                                                                                              \
     "BYTES: an integer with an optional binary suffix K, M, G or T (64M = 64 MiB).\n"                 \
     "\n"
@@ -414,6 +417,8 @@ const char *backend_reason(const char *backend);
 int parse_int(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
               int64_t *out);
 int parse_bytes(const char *cmd, const char *opt, const char *s, int64_t *out);
+/* why a trace cannot be written at path, else NULL (cli_opts.c) */
+const char *trace_place_problem(const char *path);
 int parse_real(const char *cmd, const char *opt, const char *s, int positive, double *out);
 int parse_op(const char *cmd, const char *opt, const char *s, ooc_op_t *op);
 int parse_param(const char *cmd, const char *opt, const char *s, ooc_param_t param,

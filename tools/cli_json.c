@@ -273,6 +273,8 @@ void json_stats(json_t *j, const ooc_stats_t *st, int have)
     json_real(j, "probe_host_gbps", st->probe_host_gbps, st->probe_host_gbps > 0);
     json_real(j, "probe_peer_gbps", st->probe_peer_gbps, st->probe_peer_gbps > 0);
     json_bool(j, "traced", st->traced);
+    if (st->trace_status != OOC_SUCCESS) json_string(j, "trace_error", st->trace_error);
+    else json_null(j, "trace_error");
     json_busy(j, st->traced, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,
               st->trace_wall, st->overlap_efficiency);
     json_end(j);

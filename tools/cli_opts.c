@@ -78,6 +78,37 @@ big:
     return -1;
 }
 
+/* What keeps a trace from being written at path (an empty name, a
+ * directory, a directory that is missing or not writable, a file not
+ * writable), else NULL. The message is in a static buffer. */
+const char *trace_place_problem(const char *path)
+{
+    static char why[4400];
+    if (*path == '\0') return "an empty file name";
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return "is a directory (give a file name)";
+        if (access(path, W_OK) != 0) {
+            snprintf(why, sizeof why, "cannot be written: %s", strerror(errno));
+            return why;
+        }
+        return NULL;
+    }
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else return "the directory's name is too long";
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        int e = errno;
+        snprintf(why, sizeof why, "cannot be created in %s: %s", dir,
+                 stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode) ? "not a directory" : strerror(e));
+        return why;
+    }
+    return NULL;
+}
+
 /* Finite real number; positive if `positive`. */
 int parse_real(const char *cmd, const char *opt, const char *s, int positive, double *out)
 {
@@ -328,7 +359,14 @@ int lib_opt_parse(const char *cmd, int c, const char *optname, const char *arg, 
         else if (strcasecmp(arg, "share") == 0) l->peer_b = OOC_PEER_B_SHARE;
         else return usage_error(cmd, "--peer-b: '%s' is not auto, host or share", arg), -1;
         return 1;
-    case OPT_TRACE: l->trace = arg; return 1;
+    case OPT_TRACE: {
+        /* written after the multiply: a place it cannot be written is said
+         * now, not after hours of work (the library then only warns) */
+        const char *bad = trace_place_problem(arg);
+        if (bad) return usage_error(cmd, "--trace '%s': %s", arg, bad), -1;
+        l->trace = arg;
+        return 1;
+    }
     case OPT_TF32: l->tf32 = 1; return 1;
     default: return 0;
     }

@@ -341,6 +341,8 @@ int cmd_run(int argc, char **argv)
         if (rc == RC_OK || rc == RC_CHECK_FAILED) {
             if (j->o.json) run_print_json(j, rc);
             else if (!j->o.quiet) run_print_text(j);
+            if (j->have_stats && j->stats.trace_status != OOC_SUCCESS)
+                fprintf(stderr, "%s: warning: the trace was not written (%s)\n", progname, j->stats.trace_error);
         }
     }
     free(j->times);
