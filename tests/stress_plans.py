@@ -31,9 +31,13 @@ instead: the journal's complete record unflushed, or the commit's rename)
 and is resumed (--resume) until it
 finishes, and that C must be byte-identical to the first; then it is
 killed with kill -9 at random times, 1 to 3 times (its operations slowed
-by OOC_HOST_JITTER_US on the host backend; in place half the time), and
-resumed: byte-identical too (under --mpi half the kills take one rank's
-process alone, as a node that fails: mpirun must stop the others); when beta != 0,
+by OOC_HOST_JITTER_US on the host backend; in place half the time; two
+kills in five are a stop signal instead, TERM, INT, HUP or USR1 as a batch
+system sends before the wall time, which must end the job within 60 s with
+exit 7), and after each C must be absent or whole (in place: C0 or the
+result), then resumed: byte-identical too (under --mpi half the kills and
+signals take one rank's process alone, as a node that fails: mpirun must
+stop the others); when beta != 0,
 once more in place (--c-in C -o C), byte-identical too. Then 3 or 4 runs of
 the job with --resume switch journals (C's default, JA, JB: one, another,
 the first again) and forced options (the second set with a small device
@@ -67,6 +71,7 @@ import os
 import random
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -276,6 +281,36 @@ def session_tools(sid):
     return [q for q, name in session_procs(sid) if name == "oocgemm"]
 
 
+def catches(pid, sig):
+    """Whether process pid has a handler for signal sig now (/proc's SigCgt);
+    None when it is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError):
+        return None
+    return False
+
+
+def stop_signal(pr, pids, sig, patience=10.0):
+    """Send sig to each process of pids once it has its handler (a signal
+    before that would kill it as kill -9 does, which the kills test
+    already): what was signalled, as "pid" strings."""
+    sent, end = [], time.time() + patience
+    for q in pids:
+        while catches(q, sig) is False and time.time() < end and pr.poll() is None:
+            time.sleep(0.005)
+        if catches(q, sig):
+            try:
+                os.kill(q, sig)
+                sent.append(str(q))
+            except OSError:
+                pass
+    return sent
+
+
 def files_case(i, args, job, np):
     """0: passed, 1: refused cleanly, 2: failed (printed)."""
     d = os.path.join(args.dir, "case%d" % i)
@@ -296,7 +331,7 @@ def files_case(i, args, job, np):
         argv, e = command(argv, extra_env, ranks)
         return subprocess.run(argv, cwd=d, env=e, capture_output=True, text=True, timeout=args.timeout)
 
-    def killed(argv, extra_env, ranks, delay, rank=None):
+    def killed(argv, extra_env, ranks, delay, rank=None, sig=9):
         """argv run, and kill -9 after delay s: every process of its session
         (mpirun gives each rank a process group of its own), as a wall-time
         limit kills a job; or with rank (under mpirun), one rank's process
@@ -305,33 +340,55 @@ def files_case(i, args, job, np):
         ended before, else None; "stuck" when mpirun did not stop, "lingering"
         when a process of the session outlived 30 s of kill -9 (it could hold
         the job's locks into the next run). A rank's kill that comes before
-        any rank exists kills the whole job, and the log says so."""
-        argv, e = command(argv, extra_env, ranks, "(kill -9 %s after %.3f s) " % (
-            "the job" if rank is None else "rank process %d" % rank, delay))
+        any rank exists kills the whole job, and the log says so.
+        With sig another signal (a stop: TERM, INT, HUP, USR1, as a batch
+        system sends before the wall time), sent to every rank's process
+        (or to rank's alone) once it handles it: the job's exit status,
+        which must come within 60 s (else "hung", and it is killed)."""
+        what = "the job" if rank is None else "rank process %d" % rank
+        argv, e = command(argv, extra_env, ranks, "(%s %s after %.3f s) " % (
+            "kill -9" if sig == 9 else signal.Signals(sig).name, what, delay))
         with open(os.path.join(d, "killed.err"), "w") as err:
             pr = subprocess.Popen(argv, cwd=d, env=e, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
             try:
                 return pr.wait(timeout=delay)
             except subprocess.TimeoutExpired:
-                pids = session_tools(pr.pid) if rank is not None else []
-                stuck = None
-                if pids:
-                    try:
-                        os.kill(pids[rank % len(pids)], 9)
-                    except OSError:
-                        pass
-                    try:
-                        pr.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        stuck = "stuck"
-                elif rank is not None:
-                    log.append("  (no rank process yet at %.3f s: the whole job was killed instead)" % delay)
-                left = kill_session(pr.pid)
-                pr.wait()
-                if left:
-                    log.append("  (still alive after 30 s of kill -9: %s)" %
-                               ", ".join("%d %s" % q for q in left))
-                return stuck or ("lingering" if left else None)
+                pass
+            if sig != 9:
+                end = time.time() + 10
+                pids = session_tools(pr.pid)
+                while not pids and pr.poll() is None and time.time() < end:  # (mpirun starting its ranks)
+                    time.sleep(0.005)
+                    pids = session_tools(pr.pid)
+                if rank is not None and pids:
+                    pids = [pids[rank % len(pids)]]
+                sent = stop_signal(pr, pids, sig)
+                log.append("  (signalled: %s)" % (", ".join(sent) or "none: the job had ended"))
+                try:
+                    return pr.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    kill_session(pr.pid)
+                    pr.wait()
+                    return "hung"
+            pids = session_tools(pr.pid) if rank is not None else []
+            stuck = None
+            if pids:
+                try:
+                    os.kill(pids[rank % len(pids)], 9)
+                except OSError:
+                    pass
+                try:
+                    pr.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    stuck = "stuck"
+            elif rank is not None:
+                log.append("  (no rank process yet at %.3f s: the whole job was killed instead)" % delay)
+            left = kill_session(pr.pid)
+            pr.wait()
+            if left:
+                log.append("  (still alive after 30 s of kill -9: %s)" %
+                           ", ".join("%d %s" % q for q in left))
+            return stuck or ("lingering" if left else None)
 
     def fail(why, p=None):
         print("FAIL case %d (files): %s\n  in %s:\n  %s%s" % (i, why, d, "\n  ".join(log),
@@ -584,22 +641,43 @@ def kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same):
     job["length"] = dict(length)
     if True not in job["length"]:
         job["length"][True] = length[False] + 0.5  # (mpirun's own start)
+    c0 = "C0" + (".bin" if o and o["raw"] else ".npy")
     kills, ended = [], None
-    for _ in range(kr.randrange(1, 4)):
+    for n in range(kr.randrange(1, 4)):
         np_ = kr.choice([0, 1, 2, 3, 4]) if args.mpi else 0
         delay = kr.uniform(0.0, 1.2) * length[bool(np_)]
         rank = kr.randrange(0, np_) if np_ > 1 and kr.random() < 0.5 else None  # a node lost
-        ended = killed(argv + ["--resume"], jitter, np_, delay, rank)
+        # two kills in five are a stop signal instead, as a batch system
+        # sends before the wall time (an RNG of its own: older seeds kill
+        # at the same times)
+        sr = random.Random("signal %d %d %d" % (args.seed, i, n))
+        sig = sr.choice([signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1]) if sr.random() < 0.4 else 9
+        how = "kill -9" if sig == 9 else signal.Signals(sig).name
+        ended = killed(argv + ["--resume"], jitter, np_, delay, rank, sig)
         if ended == "stuck":
             return "kill -9 of rank process %d of %d after %.3f s: mpirun did not stop the others within 60 s" % (
                 rank, np_, delay)
         if ended == "lingering":
             return "kill -9 after %.3f s: a process of the job outlived 30 s of kill -9 (see the log)" % delay
-        kills.append("%.3f s%s%s%s" % (delay, " on %d ranks" % np_ if np_ else "",
-                                       "" if rank is None else " (one rank)",
-                                       "" if ended is None else " (exit %d first)" % ended))
+        if ended == "hung":
+            return "%s after %.3f s%s: the job did not stop within 60 s" % (
+                how, delay, "" if rank is None else " to rank process %d" % rank)
+        if sig != 9 and ended not in (0, 7):
+            with open(os.path.join(d, "killed.err")) as f:
+                return "%s after %.3f s: exit %s (expected 7: stopped, or 0: done first): %s" % (
+                    how, delay, ended, f.read().strip()[-500:])
+        kills.append("%s %.3f s%s%s%s" % (how, delay, " on %d ranks" % np_ if np_ else "",
+                                          "" if rank is None else " (one rank)",
+                                          "" if ended is None else " (exit %d)" % ended))
+        # nothing half-written, whenever it stopped: C is absent or the
+        # whole result (in place: C0 as it was, or the whole result)
+        if os.path.exists(os.path.join(d, k)) and not same(ref, k) and not (inplace and same(c0, k)):
+            return "%s after %.3f s: %s is there, neither %s nor the result" % (
+                how, delay, k, "C0" if inplace else "absent")
         if ended == 0:
             break
+        if ended == 7:
+            ended = None  # stopped: resumed as after a kill
         if ended is not None:
             with open(os.path.join(d, "killed.err")) as f:
                 return "a run to be killed ended first with exit %d: %s" % (ended, f.read().strip()[-500:])
