@@ -17,6 +17,8 @@
  * at once. */
 static ooc_handle_t *volatile stop_handle;
 static volatile sig_atomic_t stop_signal;
+static const int stop_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+#define NSTOP_SIGS (sizeof stop_sigs / sizeof stop_sigs[0])
 
 static void on_stop_signal(int sig)
 {
@@ -37,15 +39,22 @@ static void on_stop_signal(int sig)
  * its handle is created and lose no signal. */
 void stop_signals_install(ooc_handle_t *h)
 {
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
     stop_handle = h;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+    for (size_t i = 0; i < NSTOP_SIGS; i++) sigaction(stop_sigs[i], &sa, NULL);
     if (h && stop_signal) ooc_cancel(h); /* a signal before the handle was given */
+}
+
+/* The stop signals back to their default action (the process ends), once
+ * nothing is left to stop cleanly. */
+void stop_signals_default(void)
+{
+    stop_handle = NULL;
+    for (size_t i = 0; i < NSTOP_SIGS; i++) signal(stop_sigs[i], SIG_DFL);
 }
 
 /* The signal that asked the command to stop, 0 when none has. */
