@@ -97,7 +97,8 @@ enum {
  * goes when the job is recorded complete, and at ooc_file_commit() at the
  * latest: the committed file is exactly the .npy or raw matrix.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
- *         (unknown flags), OOC_ERR_IO (the target or temporary file is not a
+ *         (unknown flags; a path ending in ".ooc-tmp", the temporary file of
+ *         another output), OOC_ERR_IO (the target or temporary file is not a
  *         regular file, cannot be created), OOC_ERR_NO_SPACE (the space cannot
  *         be reserved), OOC_ERR_BUSY, OOC_ERR_JOURNAL (a file that is not a
  *         journal sits at the default journal path), OOC_ERR_FORMAT (spec not

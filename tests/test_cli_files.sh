@@ -312,6 +312,10 @@ if grep -q "an output takes no raw shape suffix" err && grep -q -- "--out-layout
     pass "multiply -o with a raw shape suffix: the message says what to give instead"
 else fail "multiply -o with a raw shape suffix: the message does not say what to give instead"; fi
 bad "gen OUT with a raw shape suffix" 2 X24.bin:4x4 gen X24.bin:4x4 --rows 4 --cols 4
+# an output named as another output's temporary file (a job on X25.npy would
+# replace it when starting afresh) is refused
+bad "multiply -o X25.npy.ooc-tmp" 2 X25.npy.ooc-tmp multiply K0C.npy E0.bin:5x0 -o X25.npy.ooc-tmp
+bad "gen X26.ooc-tmp" 2 X26.ooc-tmp gen X26.ooc-tmp --rows 4 --cols 4
 # a suffix written as a shape, with a bad value: what is wrong with the shape
 bad "raw shape too large" 2 X22.npy multiply A_c.bin:99999999999999999999x5:c B_cF.bin:130x120:c:F -o X22.npy
 if grep -q "rows .*too large" err; then pass "raw shape 99999999999999999999x5: rows too large"

@@ -781,6 +781,18 @@ static void test_create_errors(void)
     CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_ERR_FORMAT);
     CU_ASSERT(f == sentinel);
     CU_ASSERT(!exists(tmp));
+    /* a name another output's job would take for its temporary file (and
+     * replace when it starts afresh): refused, nothing made */
+    spec.format = OOC_FORMAT_RAW;
+    in_dir(path, sizeof path, "d.bin.ooc-tmp");
+    CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT(contains(ooc_last_error(H), "temporary file"));
+    CU_ASSERT(f == sentinel);
+    CU_ASSERT(!exists(path));
+    in_dir(path, sizeof path, "d.ooc-tmp.bin"); /* (the suffix elsewhere in the name is a name) */
+    CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_SUCCESS);
+    ooc_file_close(f, 1);
+    f = sentinel;
     /* a directory that does not exist: IO naming the temporary */
     spec.format = OOC_FORMAT_NPY;
     in_dir(path, sizeof path, "no/such/dir/c.npy");

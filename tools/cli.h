@@ -572,7 +572,8 @@ typedef struct {
 } scalar_t;
 
 void operand_free(operand_t *op);
-/* multiply's -o or gen's OUT written as PATH:ROWSxCOLS[...]: a usage error
+/* multiply's -o or gen's OUT written as PATH:ROWSxCOLS[...] or ending in
+ * .ooc-tmp: a usage error
  * naming what to give `instead`; RC_OK otherwise (cli_operand.c). */
 int output_name_check(const char *cmd, const char *what, const char *arg, const char *instead);
 int operand_parse(const char *cmd, const char *name, const char *arg, const raw_defaults_t *d,

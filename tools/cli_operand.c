@@ -106,11 +106,18 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
  * An output's name (multiply's -o, gen's OUT) written as a raw operand is,
  * PATH:ROWSxCOLS[:DTYPE[:ORDER]]: refused (usage error), since an output's
  * shape is not given that way and the file would be made under the whole
- * name, in the default layout, whatever the suffix said. `instead` says
+ * name, in the default layout, whatever the suffix said; and so is a name
+ * ending in .ooc-tmp, which a job on the name without it would replace. `instead` says
  * what gives the output's format, shape and layout. RC_OK otherwise.
  */
 int output_name_check(const char *cmd, const char *what, const char *arg, const char *instead)
 {
+    static const char tmp[] = ".ooc-tmp"; /* (lib/io.h's OOC_TMP_SUFFIX) */
+    size_t len = strlen(arg);
+    if (len >= sizeof tmp - 1 && strcmp(arg + len - (sizeof tmp - 1), tmp) == 0)
+        return usage_error(cmd, "%s '%s': a name ending in %s is the temporary file of a job on %.*s, which would "
+                                "replace it; choose another name",
+                           what, arg, tmp, (int)(len - (sizeof tmp - 1)), arg);
     size_t path_len = 0, field = 0, field_len = 0;
     ooc_file_spec_t spec;
     if (raw_spec_parse(arg, OOC_R64, OOC_ROW_MAJOR, &path_len, &spec, &field, &field_len) == RAW_SPEC_NONE &&
