@@ -486,6 +486,37 @@ else
     fail "resume: a float32 job resumed with --tf32: exit $rc, $rc2 (expected 7, 6), or the strict resume differs"
 fi
 
+# --resume with half of what it continues from says so before the work,
+# which then starts from the first block: the temporary file without its
+# journal (the stopped run was given --journal, the resume not), and the
+# journal without the temporary file (removed)
+stop_after 20000 2 NJ.txt multiply $fargs -o NC.npy --journal NJ.txt
+rc=$?
+oc multiply $fargs -o NC.npy --resume
+if [ "$rc" -eq 7 ] && grep -q "note: --resume: NC.npy.ooc-tmp is there but no journal at NC.npy.ooc-journal" err &&
+    cmp -s NC.npy FREF.npy; then
+    pass "resume: the temporary file without its journal (another --journal): a note, then the whole job"
+else
+    fail "resume: the temporary file without its journal: exit $rc (expected 7), no note or C differs: $(head -c 300 err)"
+fi
+stop_after 20000 2 ND.npy.ooc-journal multiply $fargs -o ND.npy
+rc=$?
+rm -f ND.npy.ooc-tmp
+oc multiply $fargs -o ND.npy --resume
+if [ "$rc" -eq 7 ] && grep -q "note: --resume: the journal ND.npy.ooc-journal is there but not ND.npy.ooc-tmp" err &&
+    cmp -s ND.npy FREF.npy; then
+    pass "resume: the journal without its temporary file: a note, then the whole job"
+else
+    fail "resume: the journal without its temporary file: exit $rc (expected 7), no note or C differs: $(head -c 300 err)"
+fi
+oc multiply $fargs -o NE.npy --resume
+if ! grep -q "note: --resume" err && cmp -s NE.npy FREF.npy; then
+    pass "resume: nothing there at all: no note (a requeued job's first run)"
+else
+    fail "resume: nothing there at all: a note, or C differs: $(head -c 300 err)"
+fi
+rm -f NC.npy* ND.npy* NE.npy* NJ.txt
+
 # a job resumed where OpenBLAS would round otherwise computes its blocks to
 # other last bits: other kernels (another node's CPU: OPENBLAS_CORETYPE
 # here; needs an OpenBLAS that picks them at run time, DYNAMIC_ARCH) or

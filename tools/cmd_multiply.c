@@ -80,11 +80,14 @@ void multiply_usage(FILE *f)
             "                        disk): the result is byte-identical to an\n"
             "                        uninterrupted run. Give the same operands and\n"
             "                        options. A journal of another job, or damaged or\n"
-            "                        edited, is refused (exit 6). A --resume run keeps its\n"
-            "                        journal marked complete: the same command again says\n"
-            "                        the job finished and does nothing (a requeued batch\n"
-            "                        job). Blocks are computed the same way only by the\n"
-            "                        same computer ('oocgemm info': \"blocks computed by\"):\n"
+            "                        edited, is refused (exit 6); with only one of the\n"
+            "                        two there (another --journal?) the job starts from\n"
+            "                        its first block, and a note says so. A --resume run\n"
+            "                        keeps its journal marked complete: the same command\n"
+            "                        again says the job finished and does nothing (a\n"
+            "                        requeued batch job). Blocks are computed the same\n"
+            "                        way only by the same computer ('oocgemm info':\n"
+            "                        \"blocks computed by\"):\n"
             "                        a resume that would mix computers (another GPU kind,\n"
             "                        cuBLAS, backend, CPU or thread count) is refused\n"
             "                        (exit 6), as is an mpirun job whose ranks differ\n"
@@ -528,6 +531,10 @@ static int mul_run(mul_job_t *j)
                     signal_name(stop_signal_caught()));
     int rc = o->resume ? RC_OK : journals_forget(j->h, j->journal_path, j->tmp_path);
     if (rc != RC_OK) return rc;
+    /* what there is to continue from, before the output's creation (which
+     * removes the default journal when it makes the temporary file anew) */
+    struct stat tsb;
+    int had_tmp = stat(j->tmp_path, &tsb) == 0, had_journal = journals_resumable(j->journal_path);
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, o->resume ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
@@ -535,6 +542,16 @@ static int mul_run(mul_job_t *j)
     /* journals of a job split by mpirun/srun that this one process resumes */
     if (o->resume && (j->old_journals = range_journals(j->journal_path, 0, 0)) != NULL && j->old_journals[0])
         j->fo.journals = (const char *const *)j->old_journals;
+    /* --resume with half of what it continues from: said before the work,
+     * which starts from the first block (a forgotten --journal, a file
+     * removed) */
+    if (o->resume && had_tmp && !had_journal)
+        fprintf(stderr, "%s: note: --resume: %s is there but no journal at %s (was the run given --journal?): "
+                "nothing can be continued, the job starts from its first block\n", progname, j->tmp_path,
+                j->journal_path);
+    else if (o->resume && !had_tmp && had_journal)
+        fprintf(stderr, "%s: note: --resume: the journal %s is there but not %s, the file of the blocks it records: "
+                "the job starts from its first block\n", progname, j->journal_path, j->tmp_path);
     progress_t *p = &j->prog;
     p->mode = o->quiet || o->no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
     p->flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
