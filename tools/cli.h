@@ -555,7 +555,7 @@ typedef struct {
     int dtype_given;
 } raw_defaults_t;
 
-/* One operand as given: PATH, or PATH:ROWSxCOLS[:DTYPE[:ORDER]] for raw data. */
+/* One operand as given: PATH, or PATH:ROWSxCOLS[:DTYPE[:LAYOUT]] for raw data. */
 typedef struct {
     const char *name;     /* "A", "B", "C0", "C" */
     const char *arg;      /* as given */

@@ -64,7 +64,7 @@ static const char *raw_shape_problem(const char *arg, size_t *field, size_t *fie
 
 /*
  * Split a raw-shape suffix off an operand (spec.c: the last one, two or
- * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
+ * three ':'-separated fields are ROWSxCOLS[:DTYPE[:LAYOUT]] when the first of
  * them is a shape; missing fields come from --dtype and --layout; else d
  * and row). Without such a suffix the whole argument is the path, unless a
  * field is written as a shape with a bad value (A.bin:99999999999999999999x5): a usage error
@@ -104,7 +104,7 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
 
 /*
  * An output's name (multiply's -o, gen's OUT) written as a raw operand is,
- * PATH:ROWSxCOLS[:DTYPE[:ORDER]]: refused (usage error), since an output's
+ * PATH:ROWSxCOLS[:DTYPE[:LAYOUT]]: refused (usage error), since an output's
  * shape is not given that way and the file would be made under the whole
  * name, in the default layout, whatever the suffix said; and so is a name
  * ending in .ooc-tmp, which a job on the name without it would replace. `instead` says
@@ -123,7 +123,7 @@ int output_name_check(const char *cmd, const char *what, const char *arg, const 
     if (raw_spec_parse(arg, OOC_R64, OOC_ROW_MAJOR, &path_len, &spec, &field, &field_len) == RAW_SPEC_NONE &&
         raw_shape_problem(arg, &field, &field_len) == NULL)
         return RC_OK;
-    return usage_error(cmd, "%s '%s': an output takes no raw shape suffix (ROWSxCOLS[:DTYPE[:ORDER]] describes an "
+    return usage_error(cmd, "%s '%s': an output takes no raw shape suffix (ROWSxCOLS[:DTYPE[:LAYOUT]] describes an "
                             "input); %s",
                        what, arg, instead);
 }
@@ -164,7 +164,7 @@ int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
             if (d->rows <= 0 || d->cols <= 0)
                 return fail(RC_INPUT,
                             "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
-                            "%s:ROWSxCOLS:DTYPE:ORDER (or --rows and --cols)",
+                            "%s:ROWSxCOLS:DTYPE:LAYOUT (or --rows and --cols)",
                             what, op->path);
             spec = (ooc_file_spec_t){OOC_FORMAT_RAW, d->rows, d->cols, d->dtype, d->layout};
         }

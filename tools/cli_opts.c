@@ -115,6 +115,10 @@ int parse_real(const char *cmd, const char *opt, const char *s, int positive, do
     char *end;
     errno = 0;
     double v = strtod(s, &end);
+    if (*s != '\0' && *end == '\0' && errno == ERANGE && fabs(v) < 1) { /* (strtod's underflow) */
+        usage_error(cmd, "%s: '%s' is too small for a double (below about 2.2e-308 it underflows)", opt, s);
+        return -1;
+    }
     if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
         usage_error(cmd, "%s: '%s' is not a finite number", opt, s);
         return -1;

@@ -297,7 +297,7 @@ static void run_print_json(const run_job_t *j, int rc)
     json_uint(&js, "seed", o->seed);
     json_real(&js, "time_s", j->best, 1);
     json_real(&js, "median_s", j->median, 1);
-    json_real(&js, "tflops", j->tflops, 1);
+    json_real(&js, "tflops", j->tflops, j->tflops > 0); /* (null: nothing multiplied) */
     json_floor(&js, "floor", &j->fl, j->best);
     json_check_rows(&js, j->checked, j->r, j->max_err, j->tol, j->off, j->passed);
     json_plan(&js, &j->stats, j->have_stats);
@@ -312,7 +312,8 @@ static void run_print_text(const run_job_t *j)
     print_plan(stdout, ooc_backend_name(j->h), &j->stats);
     if (o->repeat > 1) printf("time: %.3g s (best of %lld; median %.3g s)", j->best, (long long)o->repeat, j->median);
     else printf("time: %.3g s (1 run)", j->best);
-    printf("   rate: %s", format_rate(j->tflops * 1e12, b, sizeof b));
+    if (j->tflops > 0) printf("   rate: %s", format_rate(j->tflops * 1e12, b, sizeof b));
+    else printf("   rate: n/a (nothing multiplied)");
     if (j->host)
         printf("   copied: in %.3g GB, out %.3g GB\n", (double)j->stats.bytes_h2d / 1e9, (double)j->stats.bytes_d2h / 1e9);
     else

@@ -109,7 +109,7 @@ int journals_forget(ooc_handle_t *h, const char *base, const char *tmp_path)
     int rc = RC_OK;
     for (size_t i = 0; v[i] && rc == RC_OK; i++) {
         ooc_status_t st = ooc_journal_forget(h, v[i]);
-        if (st == OOC_ERR_BUSY) rc = lib_fail(h, st, AT_OUTPUT, tmp_path, NULL, "starting afresh");
+        if (st == OOC_ERR_BUSY) rc = lib_fail(h, st, AT_OUTPUT, tmp_path, NULL, "cannot start afresh");
     }
     strv_free(v);
     return rc;

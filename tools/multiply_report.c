@@ -145,7 +145,7 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     else json_null(&js, "resume_keeps_blocks");
     json_string(&js, "signal", sig ? signal_name(sig) : NULL);
     json_real(&js, "time_s", secs, b != NULL);
-    json_real(&js, "tflops", b ? b->tflops : 0, b != NULL);
+    json_real(&js, "tflops", b ? b->tflops : 0, b != NULL && b->tflops > 0); /* (null: nothing multiplied) */
     json_uint(&js, "bytes_read", j->prog.bytes_read);
     json_uint(&js, "bytes_written", j->prog.bytes_written);
     json_real(&js, "read_gbps", secs > 0 && b ? b->br / secs / 1e9 : NAN, 1);
@@ -212,7 +212,8 @@ static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
                    human_bytes(r->bytes_written, b2, sizeof b2));
         }
     }
-    printf("time: %.3g s   rate: %s", secs, format_rate(b->tflops * 1e12, b1, sizeof b1));
+    if (b->tflops > 0) printf("time: %.3g s   rate: %s", secs, format_rate(b->tflops * 1e12, b1, sizeof b1));
+    else printf("time: %.3g s   rate: n/a (nothing multiplied in this run)", secs);
     if (b->resumed > 0)
         printf("   (resumed after %lld of %lld blocks)", (long long)b->resumed, (long long)b->total_blocks);
     printf("\n");

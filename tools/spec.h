@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spec.h: the command line's names for matrix files and their elements:
- * the raw-operand syntax PATH:ROWSxCOLS[:DTYPE[:ORDER]], element type names
+ * the raw-operand syntax PATH:ROWSxCOLS[:DTYPE[:LAYOUT]], element type names
  * (s, d, c, z, f4, ..., complex128) and storage orders (C, F). Pure parsing:
  * no printing, no allocation, no I/O (tools/spec.c; fuzzed by
  * fuzz/fuzz_rawspec.c).
@@ -15,7 +15,7 @@
 
 typedef enum {
     RAW_SPEC_NONE = 0,       /* no raw-shape suffix: the whole argument is a path */
-    RAW_SPEC_OK = 1,         /* PATH:ROWSxCOLS[:DTYPE[:ORDER]] */
+    RAW_SPEC_OK = 1,         /* PATH:ROWSxCOLS[:DTYPE[:LAYOUT]] */
     RAW_SPEC_BAD_DTYPE = -1, /* a shape, then a field that is not an element type */
     RAW_SPEC_BAD_ORDER = -2, /* a shape and type, then a field that is not an order */
     RAW_SPEC_NO_PATH = -3    /* a shape suffix with nothing before it */
@@ -25,7 +25,7 @@ typedef enum {
 size_t colon_from_end(const char *arg, size_t len, int nf);
 
 /* Split a raw-shape suffix off arg (NUL-terminated): the last one, two or
- * three ':'-separated fields are ROWSxCOLS[:DTYPE[:ORDER]] when the first of
+ * three ':'-separated fields are ROWSxCOLS[:DTYPE[:LAYOUT]] when the first of
  * them is a shape of two decimal integers (0 allowed); missing fields take the
  * given defaults. RAW_SPEC_OK: the path is arg's first *path_len bytes and
  * *spec the raw spec. RAW_SPEC_BAD_*: the bad field is arg[*field ..
