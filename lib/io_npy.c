@@ -129,10 +129,18 @@ static const char *shown(const cur_t *c, char *buf, size_t len)
 
 static ooc_status_t parse_descr(cur_t *c, ooc_dtype_t *dtype, ooc_err_t *err)
 {
+    /* numpy's names of the four types: np.save writes '<f8'; other writers
+     * may give the type character (d) or the native order ('=', or none) */
     static const struct {
         const char *code;
         ooc_dtype_t t;
-    } known[] = {{"f4", OOC_R32}, {"f8", OOC_R64}, {"c8", OOC_C32}, {"c16", OOC_C64}};
+    } known[] = {{"f4", OOC_R32}, {"f8", OOC_R64}, {"c8", OOC_C32}, {"c16", OOC_C64},
+                 {"f", OOC_R32},  {"d", OOC_R64},  {"F", OOC_C32},  {"D", OOC_C64}};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    const int native_little = 0;
+#else
+    const int native_little = 1;
+#endif
     const char *s;
     size_t n;
     skip_ws(c);
@@ -142,16 +150,19 @@ static ooc_status_t parse_descr(cur_t *c, ooc_dtype_t *dtype, ooc_err_t *err)
                         "unsupported dtype: descr %s is not a plain type string (structured "
                         "dtypes are not matrices); supported: '<f4', '<f8', '<c8', '<c16'",
                         shown(&at, vb, sizeof vb));
+    int order = n > 0 && (s[0] == '<' || s[0] == '>' || s[0] == '=') ? s[0] : 0;
+    const char *code = order ? s + 1 : s;
+    size_t cn = order ? n - 1 : n;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        if (n < 1 || !str_is(s + 1, n - 1, known[i].code)) continue;
-        if (s[0] == '<') {
+        if (!str_is(code, cn, known[i].code)) continue;
+        if (order == '<' || ((order == '=' || order == 0) && native_little)) {
             *dtype = known[i].t;
             return OOC_SUCCESS;
         }
-        OOC_RETURN_ERROR_IF(s[0] == '>', err, OOC_ERR_FORMAT,
-                            "descr '%.*s' is big-endian; only little-endian data is supported "
-                            "(convert with arr.astype('<%s'))",
-                            (int)n, s, known[i].code);
+        return OOC_ERR(err, OOC_ERR_FORMAT,
+                       "descr '%.*s' is big-endian; only little-endian data is supported "
+                       "(convert with arr.astype('<%s'))",
+                       (int)n, s, known[i % 4].code);
     }
     return OOC_ERR(err, OOC_ERR_FORMAT,
                    "unsupported dtype descr '%.*s'; supported: '<f4', '<f8', '<c8', '<c16' "

@@ -238,6 +238,20 @@ static void test_parse_variants(void)
     CU_ASSERT_EQUAL(parse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4), }\n", &s, &off, &err),
                     OOC_SUCCESS);
     CU_ASSERT(s.rows == 0 && s.cols == 4);
+    /* numpy's other names of the four types: the type character, the
+     * native order ('=', or none: little-endian here) */
+    static const struct {
+        const char *descr;
+        ooc_dtype_t t;
+    } names[] = {{"<d", OOC_R64}, {"<f", OOC_R32}, {"<F", OOC_C32}, {"<D", OOC_C64}, {"=f8", OOC_R64},
+                 {"f8", OOC_R64}, {"=c8", OOC_C32}, {"c16", OOC_C64},  {"d", OOC_R64},   {"=f", OOC_R32}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char dict[128];
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (3, 4), }\n", names[i].descr);
+        s.dtype = (ooc_dtype_t)99;
+        CU_ASSERT_EQUAL(parse_dict(1, dict, &s, &off, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(s.dtype, names[i].t);
+    }
 }
 
 static void test_parse_errors(void)
@@ -247,7 +261,10 @@ static void test_parse_errors(void)
     parse_fails(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "'<i4'");
     parse_fails(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "'<f2'");
     parse_fails(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "'|u1'");
-    parse_fails(1, "{'descr': '=f8', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "'=f8'");
+    parse_fails(1, "{'descr': '>d', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "big-endian");
+    parse_fails(1, "{'descr': '|f8', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "'|f8'");
+    parse_fails(1, "{'descr': '<f16', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "'<f16'");
+    parse_fails(1, "{'descr': '<', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "'<'");
     parse_fails(1, "{'descr': [('a', '<f4'), ('b', '<f4')], 'fortran_order': False, 'shape': (3,), }",
                 OOC_ERR_FORMAT, "[('a', '<f4')");
     parse_fails(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3, 4), }", OOC_ERR_FORMAT, "3 dimensions");
