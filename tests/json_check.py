@@ -202,6 +202,15 @@ def main():
         case(cmd + " --frobnicate", tool, [cmd, "--frobnicate", "--json"], cmd, 2,
              check=lambda o: "frobnicate" in o["error"] or 1 / 0)
     case("run -m 0", tool, ["run", "-m", "0", "-n", "5", "-k", "5", "--json"], "run", 2)
+    # --help and --version: the one object too, the text as its "help"
+    for cmd in ("gen", "multiply", "verify", "info", "run", "bench"):
+        case(cmd + " --help", tool, [cmd, "--help", "--json"], cmd, 0,
+             check=lambda o, c=cmd: o["help"].startswith("Usage: oocgemm " + c) and "Exit status:" in o["help"]
+             or 1 / 0)
+    case("help run", tool, ["help", "run", "--json"], "run", 0,
+         check=lambda o: o["help"].startswith("Usage: oocgemm run") or 1 / 0)
+    case("--help", tool, ["--help", "--json"], None, 0, check=lambda o: "oocgemm gen" in o["help"] or 1 / 0)
+    case("--version", tool, ["--version", "--json"], None, 0, check=lambda o: VERSION in o["help"] or 1 / 0)
     case("no command", tool, ["--json"], None, 2)
     case("unknown command", tool, ["frobnicate", "--json"], None, 2)
 

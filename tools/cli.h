@@ -508,6 +508,12 @@ typedef struct {
 } json_t;
 
 extern int json_printed; /* a command printed its object (json_close) */
+/* --help's text goes to help_out(): stdout, or with --json (main sets
+ * json_help_wanted) a buffer that json_help_print() prints as the object's
+ * "help" (1 when it did). */
+extern int json_help_wanted;
+FILE *help_out(void);
+int json_help_print(const char *command, int rc);
 
 /* A JSON string, null for NULL; valid UTF-8 always (U+FFFD for bad bytes). */
 void json_str(FILE *f, const char *s);

@@ -19,6 +19,34 @@
  * failure that printed none). */
 int json_printed;
 
+/* With --json, help goes into a buffer (help_out()), which main then
+ * prints as the "help" of the one JSON object (json_help_print). */
+int json_help_wanted;
+static char *help_buf;
+static size_t help_len;
+static FILE *help_mem;
+
+FILE *help_out(void)
+{
+    if (!json_help_wanted) return stdout;
+    if (help_mem == NULL) help_mem = open_memstream(&help_buf, &help_len);
+    return help_mem ? help_mem : stdout;
+}
+
+int json_help_print(const char *command, int rc)
+{
+    if (help_mem == NULL) return 0;
+    fclose(help_mem);
+    help_mem = NULL;
+    json_t js;
+    json_open(&js, stdout, command);
+    json_string(&js, "help", help_buf);
+    json_close(&js, rc);
+    free(help_buf);
+    help_buf = NULL;
+    return 1;
+}
+
 /* The length of the valid UTF-8 sequence at p (1 to 4), or 0 when the byte
  * at p does not start one: overlong forms, surrogates and code points above
  * U+10FFFF are invalid (RFC 3629). */

@@ -301,7 +301,7 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
         case OPT_NO_SERIAL: o->no_serial = 1; break;
         case OPT_NO_INCORE: o->no_incore = 1; break;
         case OPT_CSV: o->csv = 1; break;
-        case 'h': bench_usage(stdout); print_exit_codes(stdout); return -1;
+        case 'h': bench_usage(help_out()); print_exit_codes(help_out()); return -1;
         default: return getopt_failure(cmd, c, argv, "mnkqh");
         }
     }

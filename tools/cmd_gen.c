@@ -175,7 +175,7 @@ static int gen_parse(int argc, char **argv, gen_opts_t *o)
         case OPT_THREADS:
             if (parse_int(cmd, "--threads", optarg, 1, 1024, &o->threads)) return RC_USAGE;
             break;
-        case 'h': gen_usage(stdout); print_exit_codes(stdout); return -1;
+        case 'h': gen_usage(help_out()); print_exit_codes(help_out()); return -1;
         default: return getopt_failure(cmd, c, argv, "qh");
         }
     }

@@ -189,7 +189,7 @@ int cmd_info(int argc, char **argv)
         case OPT_BACKEND:
             if (lib_opt_parse(cmd, c, optname, optarg, &lib) < 0) return RC_USAGE;
             break;
-        case 'h': info_usage(stdout); print_exit_codes(stdout); return RC_OK;
+        case 'h': info_usage(help_out()); print_exit_codes(help_out()); return RC_OK;
         default: return getopt_failure(cmd, c, argv, "h");
         }
     }

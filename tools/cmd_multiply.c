@@ -241,7 +241,7 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
         case OPT_DISK_WRITE_BW:
             if (parse_real(cmd, "--disk-write-bw", optarg, 1, &o->disk_write_bw)) return RC_USAGE;
             break;
-        case 'h': multiply_usage(stdout); print_exit_codes(stdout); return -1;
+        case 'h': multiply_usage(help_out()); print_exit_codes(help_out()); return -1;
         default: return getopt_failure(cmd, c, argv, "oqh");
         }
     }

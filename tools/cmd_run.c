@@ -132,7 +132,7 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
         case OPT_REPEAT:
             if (parse_int(cmd, "--repeat", optarg, 1, 1000000, &o->repeat)) return RC_USAGE;
             break;
-        case 'h': run_usage(stdout); print_exit_codes(stdout); return -1;
+        case 'h': run_usage(help_out()); print_exit_codes(help_out()); return -1;
         default: return getopt_failure(cmd, c, argv, "mnkqh");
         }
     }

@@ -123,7 +123,7 @@ static int verify_parse(int argc, char **argv, verify_job_t *j)
             if (parse_param(cmd, "--host-mem", optarg, OOC_PARAM_HOST_MEM, 1, &j->host_mem)) return RC_USAGE;
             break;
         case OPT_TF32: j->tf32 = 1; break;
-        case 'h': verify_usage(stdout); print_exit_codes(stdout); return -1;
+        case 'h': verify_usage(help_out()); print_exit_codes(help_out()); return -1;
         default: return getopt_failure(cmd, c, argv, "qh");
         }
     }

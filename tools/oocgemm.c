@@ -156,28 +156,32 @@ static int dispatch(int argc, char **argv, const char **name)
 {
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        main_usage(stdout);
-        print_exit_codes(stdout);
+        main_usage(help_out());
+        print_exit_codes(help_out());
         return RC_OK;
     }
     if (strcmp(cmd, "--help-all") == 0) {
-        help_all(stdout);
+        help_all(help_out());
         return RC_OK;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        printf("oocgemm (%s) %s\nlibooc_gemm %s (run time)\n", PACKAGE_NAME, PACKAGE_VERSION, ooc_version_string());
+        fprintf(help_out(), "oocgemm (%s) %s\nlibooc_gemm %s (run time)\n", PACKAGE_NAME, PACKAGE_VERSION,
+                ooc_version_string());
         return RC_OK;
     }
     if (strcmp(cmd, "help-options") == 0) return help_options();
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) {
-            main_usage(stdout);
-            print_exit_codes(stdout);
+            main_usage(help_out());
+            print_exit_codes(help_out());
             return RC_OK;
         }
         char *help_argv[] = {argv[2], (char *)"--help", NULL};
         for (size_t i = 0; i < NCOMMANDS; i++)
-            if (strcmp(argv[2], commands[i].name) == 0) return commands[i].fn(2, help_argv);
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                *name = commands[i].name;
+                return commands[i].fn(2, help_argv);
+            }
         return usage_error(NULL, "unknown command '%s'", argv[2]);
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
@@ -196,8 +200,10 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     const char *name = NULL;
     int json = wants_json(argc, argv), rc;
+    json_help_wanted = json;
     if (argc < 2) rc = usage_error(NULL, "no command given (try 'oocgemm --help')");
     else rc = dispatch(argc, argv, &name);
+    if (json_help_print(name, rc)) json_printed = 1; /* --help, --version with --json */
     int split = name && strcmp(name, "multiply") == 0 && cli_mpi_launched_rank() > 0; /* not rank 0's */
     if (rc != RC_OK && json && !json_printed && !split) { /* a failure the command printed no object for */
         json_t js;
