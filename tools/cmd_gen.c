@@ -252,14 +252,16 @@ static int gen_write(gen_job_t *g, ooc_handle_t *h, const char *out, int64_t thr
         if (g->st != OOC_SUCCESS)
             rc = fail(exit_status_for(g->st, AT_OUTPUT, NULL, NULL, NULL), "%s: %s%s%s", what,
                       ooc_status_string(g->st), *g->msg ? ": " : "", g->msg);
-        else if (stop_signal_caught())
+        else if (stop_signal_caught() && done < g->nchunks) /* (a chunk taken is written before a stop) */
             rc = fail(RC_INTERRUPTED, "interrupted by %s after %llu of %llu chunks: %s is not written (its "
                                       "temporary file is removed)",
-                      signal_name(stop_signal_caught()),
-                      (unsigned long long)(done < g->nchunks ? done : g->nchunks), (unsigned long long)g->nchunks,
+                      signal_name(stop_signal_caught()), (unsigned long long)done, (unsigned long long)g->nchunks,
                       out);
         else if ((st = ooc_file_commit(h, g->file)) != OOC_SUCCESS)
             rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
+        else if (stop_signal_caught()) /* every chunk written: kept, as multiply keeps a job whose last block is in */
+            fprintf(stderr, "%s: note: %s came after the last chunk: %s is complete and committed\n", progname,
+                    signal_name(stop_signal_caught()), out);
     }
     free(created);
     free(th);
