@@ -628,7 +628,7 @@ void progress_sum(progress_t *p, int64_t done, int64_t ran, int64_t total, uint6
 void progress_end(progress_t *p);
 void measure_disk(const char *sample, const char *out, double *read_gbs, double *write_gbs, double *both_gbs);
 void stop_signals_install(ooc_handle_t *h);
-void stop_signals_default(void);
+void stop_signals_exit(int rc);
 int stop_signal_caught(void);
 const char *signal_name(int sig);
 

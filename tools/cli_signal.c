@@ -49,12 +49,27 @@ void stop_signals_install(ooc_handle_t *h)
     if (h && stop_signal) ooc_cancel(h); /* a signal before the handle was given */
 }
 
-/* The stop signals back to their default action (the process ends), once
- * nothing is left to stop cleanly. */
-void stop_signals_default(void)
+/* Once the work is over: the exit status the process ends with. */
+static volatile sig_atomic_t exit_status;
+
+static void on_late_signal(int sig)
+{
+    (void)sig;
+    _exit(exit_status); /* (async-signal-safe; exit handlers skipped) */
+}
+
+/* Once nothing is left to stop cleanly (the output flushed): a stop signal
+ * ends the process at once with status rc, the command's own, skipping the
+ * exit handlers that may hang (a result committed keeps its 0). */
+void stop_signals_exit(int rc)
 {
     stop_handle = NULL;
-    for (size_t i = 0; i < NSTOP_SIGS; i++) signal(stop_sigs[i], SIG_DFL);
+    exit_status = rc;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_late_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NSTOP_SIGS; i++) sigaction(stop_sigs[i], &sa, NULL);
 }
 
 /* The signal that asked the command to stop, 0 when none has. */

@@ -211,10 +211,13 @@ int main(int argc, char **argv)
         json_close(&js, rc);
     }
     cli_mpi_finish(); /* after rank 0's object: a barrier first */
-    /* The work is over: a stop signal now ends the process at once. Its
-     * libraries' exit handlers run next, and one can hang (OpenBLAS joins
-     * a worker that retries an allocation forever under a small ulimit -v),
-     * which SIGTERM (timeout, a batch system) must still end. */
-    stop_signals_default();
+    /* The work is over: a stop signal now ends the process at once, with
+     * its status (what it printed flushed first). Its libraries' exit
+     * handlers run next, and one can hang (OpenBLAS joins a worker that
+     * retries an allocation forever under a small ulimit -v), which SIGTERM
+     * (timeout, a batch system) must still end. */
+    fflush(stdout);
+    fflush(stderr);
+    stop_signals_exit(rc);
     return rc;
 }
