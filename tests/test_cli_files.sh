@@ -14,8 +14,8 @@
 #     on a .npy file, a shape past 64 bits, an output named with a shape
 #     suffix, too); empty raw operands (shapes 0xN, Nx0) give NumPy's empty
 #     products;
-#   - gen stopped by SIGTERM or SIGINT exits 7 and leaves no output and no
-#     temporary file;
+#   - gen stopped by SIGTERM or SIGINT part-way exits 7 and leaves no
+#     output and no temporary file;
 #   - resume after kill -9 gives a byte-identical C; resuming after an input
 #     changed is refused (exit 6: the journal records the inputs' identity,
 #     so lib/files.c answers OOC_ERR_JOURNAL) and the files are kept, and a
@@ -515,7 +515,31 @@ if ! grep -q "note: --resume" err && cmp -s NE.npy FREF.npy; then
 else
     fail "resume: nothing there at all: a note, or C differs: $(head -c 300 err)"
 fi
-rm -f NC.npy* ND.npy* NE.npy* NJ.txt
+# the temporary file and a journal both there, but the journal's blocks are
+# of an earlier file (a resume without --journal started it over, and was
+# stopped): a note that the job was computed from its first block
+stop_after 20000 2 NG.txt multiply $fargs -o NG.npy --journal NG.txt
+rc=$?
+stop_after 20000 2 NG.npy.ooc-journal multiply $fargs -o NG.npy --resume
+rc2=$?
+oc multiply $fargs -o NG.npy --resume --journal NG.txt
+if [ "$rc" -eq 7 ] && [ "$rc2" -eq 7 ] &&
+    grep -q "note: --resume: NG.npy.ooc-tmp is not the file whose [0-9]* blocks the journal NG.txt records" err &&
+    cmp -s NG.npy FREF.npy; then
+    pass "resume: a journal of an earlier temporary file: a note, then the whole job"
+else
+    fail "resume: a journal of an earlier temporary file: exit $rc, $rc2 (expected 7, 7), no note or C differs: $(head -c 300 err)"
+fi
+# a job finished by --resume keeps its journal, marked complete: resumed
+# again after C is removed it is computed again, with no note (the journal
+# vouches for a committed C, not for blocks of a temporary file)
+oc multiply $fargs -o NH.npy --resume && rm -f NH.npy && oc multiply $fargs -o NH.npy --resume
+if ! grep -q "note: --resume" err && cmp -s NH.npy FREF.npy; then
+    pass "resume: again after the finished C was removed: computed again, no note"
+else
+    fail "resume: again after the finished C was removed: a note, or C differs: $(head -c 300 err)"
+fi
+rm -f NC.npy* ND.npy* NE.npy* NG.npy* NH.npy* NJ.txt NG.txt
 
 # a job resumed where OpenBLAS would round otherwise computes its blocks to
 # other last bits: other kernels (another node's CPU: OPENBLAS_CORETYPE

@@ -56,6 +56,7 @@
 #  27. killed between its commit and the removal of the ranks' journals: a
 #      --resume (mpirun or one process) finds it finished, removes them;
 #  27b. but a --journal shared by two outputs keeps the other job's;
+#  28. resumed without the --journal it was stopped with: rank 0's note;
 #  24. a split resume naming another journal, absent, over a kept temporary
 #      file starts over in a new one: a later resume of the first run's
 #      journals commits the right C (both ways round);
@@ -451,6 +452,25 @@ else
     fail "27b a --journal shared by two outputs: exit $rc, $left of 2 ranks' journals left, or the other job did not resume its $had blocks"
 fi
 rm -f C.npy C.npy.ooc-* D.npy D.npy.ooc-* J J.*
+
+# 28. a split job stopped with --journal J, resumed by mpirun without it: the
+# temporary file is there but no journal at C's path; rank 0 says so in a
+# note before the work, which starts from the first block (it was silent)
+OOC_HOST_JITTER_US=60000
+bg 2 $P -o C.npy $S --journal J -q
+OOC_HOST_JITTER_US=
+i=0
+while [ "$(cat J.r* 2>/dev/null | grep -c '^done')" -lt 2 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+kill -USR1 "$(cat pid.0)" 2>/dev/null
+bg_wait
+rc=$?
+if [ $rc -eq 7 ] && [ -f C.npy.ooc-tmp ] && mpi 2 $P -o C.npy $S --resume &&
+    grep -q "note: --resume: C.npy.ooc-tmp is there but no journal at C.npy.ooc-journal" err && cmp -s C.npy ref.npy; then
+    pass "28 a split job resumed without its --journal: rank 0's note, then the whole job, byte-identical"
+else
+    fail "28 a split job resumed without its --journal: exit $rc (expected 7), no note, or C differs: $(head -c 300 err)"
+fi
+rm -f C.npy C.npy.ooc-* J J.*
 
 # 10. journals an earlier mpirun left (a failed split job) are forgotten by a
 # later fresh run of one process, which empties the same temporary file in

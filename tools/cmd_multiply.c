@@ -504,6 +504,50 @@ void mul_finished_already(mul_job_t *j)
                "unchanged: nothing to do\n", j->o.out, j->journal_path, j->o.out);
 }
 
+/* The blocks a journal records done, and whether it records the job
+ * complete (its output committed); 0 and 0 when path is not a journal. */
+static int64_t journal_done(const char *path, int *complete)
+{
+    int64_t done = 0;
+    FILE *f = is_journal(path) ? fopen(path, "r") : NULL;
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "done ", 5) == 0) done++;
+        else if (strncmp(line, "complete ", 9) == 0) *complete = 1;
+    }
+    if (f) fclose(f);
+    return done;
+}
+
+void resume_look(const mul_job_t *j, resume_found_t *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!j->o.resume) return;
+    struct stat sb;
+    f->tmp = stat(j->tmp_path, &sb) == 0;
+    f->journal = journals_resumable(j->journal_path);
+    char **v = range_journals(j->journal_path, 0, 1);
+    for (size_t i = 0; v && v[i]; i++) f->blocks += journal_done(v[i], &f->complete);
+    strv_free(v);
+}
+
+void resume_note(const mul_job_t *j, const resume_found_t *f, int kept, int after_work)
+{
+    if (!j->o.resume || f->complete) return; /* (a job finished before: its journal vouches for C, not blocks) */
+    if (kept < 0 && f->tmp && !f->journal)
+        fprintf(stderr, "%s: note: --resume: %s is there but no journal at %s (a run stopped before its first "
+                "block writes none; or was it given another --journal?): the job starts from its first block\n",
+                progname, j->tmp_path, j->journal_path);
+    else if (kept < 0 && !f->tmp && f->journal && f->blocks > 0)
+        fprintf(stderr, "%s: note: --resume: the journal %s is there but not %s, the file of the %lld blocks it "
+                "records: the job starts from its first block\n", progname, j->journal_path, j->tmp_path,
+                (long long)f->blocks);
+    else if (kept == 0 && f->tmp && f->journal && f->blocks > 0)
+        fprintf(stderr, "%s: note: --resume: %s is not the file whose %lld blocks the journal %s records (another "
+                "run's): the job %s from its first block\n", progname, j->tmp_path, (long long)f->blocks,
+                j->journal_path, after_work ? "was computed" : "starts");
+}
+
 /* The multiply itself: a finished job found by --resume does nothing;
  * otherwise the output is created (starting over removes an obsolete
  * journal; the library removes only a journal, never an input named by
@@ -533,8 +577,8 @@ static int mul_run(mul_job_t *j)
     if (rc != RC_OK) return rc;
     /* what there is to continue from, before the output's creation (which
      * removes the default journal when it makes the temporary file anew) */
-    struct stat tsb;
-    int had_tmp = stat(j->tmp_path, &tsb) == 0, had_journal = journals_resumable(j->journal_path);
+    resume_found_t found;
+    resume_look(j, &found);
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, o->resume ? OOC_FILE_RESUME : 0, &j->C)) != OOC_SUCCESS) {
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, what);
@@ -542,16 +586,7 @@ static int mul_run(mul_job_t *j)
     /* journals of a job split by mpirun/srun that this one process resumes */
     if (o->resume && (j->old_journals = range_journals(j->journal_path, 0, 0)) != NULL && j->old_journals[0])
         j->fo.journals = (const char *const *)j->old_journals;
-    /* --resume with half of what it continues from: said before the work,
-     * which starts from the first block (a forgotten --journal, a file
-     * removed) */
-    if (o->resume && had_tmp && !had_journal)
-        fprintf(stderr, "%s: note: --resume: %s is there but no journal at %s (was the run given --journal?): "
-                "nothing can be continued, the job starts from its first block\n", progname, j->tmp_path,
-                j->journal_path);
-    else if (o->resume && !had_tmp && had_journal)
-        fprintf(stderr, "%s: note: --resume: the journal %s is there but not %s, the file of the blocks it records: "
-                "the job starts from its first block\n", progname, j->journal_path, j->tmp_path);
+    resume_note(j, &found, -1, 0); /* (one of the two missing: said before the work) */
     progress_t *p = &j->prog;
     p->mode = o->quiet || o->no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
     p->flops = (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
@@ -560,6 +595,7 @@ static int mul_run(mul_job_t *j)
     st = ooc_gemm_files(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, j->C, &j->fo);
     j->secs = now_seconds() - p->t0;
     progress_end(p);
+    if (st == OOC_SUCCESS) resume_note(j, &found, ooc_file_resumed(j->C), 1); /* (the file not the journal's) */
     if (st != OOC_SUCCESS) return mul_failed(j, st);
     j->multiplied = 1;
     rc = mul_commit(j, j->journal_path, what, 0);

@@ -92,6 +92,20 @@ int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep);
  * (consumed: they vouch for the committed file alone). */
 void mul_finished_already(mul_job_t *j);
 
+/* What a --resume finds to continue from, looked at before C's creation:
+ * C's temporary file, a journal (or the ranks'), the blocks they record
+ * done, and whether one records the job complete (cmd_multiply.c). */
+typedef struct {
+    int tmp, journal, complete;
+    int64_t blocks;
+} resume_found_t;
+void resume_look(const mul_job_t *j, resume_found_t *f);
+/* A note on stderr when --resume cannot continue from what it found: one of
+ * the two missing (kept < 0: before the work), or the temporary file not
+ * the one the journal records (kept 0: the file was started over; the job
+ * "was computed" after_work, else "starts"). */
+void resume_note(const mul_job_t *j, const resume_found_t *f, int kept, int after_work);
+
 /* The job split across the ranks of mpirun/srun (cli_mpi_active()): rank
  * 0 creates C shared, plans and commits; each rank computes its blocks (rows
  * of C, or columns when the plan keeps op(A) resident) with

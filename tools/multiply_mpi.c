@@ -392,10 +392,13 @@ static int mpi_open(mpi_job_t *x)
         return fail(RC_INTERRUPTED, "interrupted by %s before it started: nothing written",
                     signal_name(stop_signal_caught()));
     unsigned flags = OOC_FILE_SHARED | (o->resume ? OOC_FILE_RESUME : 0);
+    resume_found_t found; /* (before the creation, which may remove a journal) */
+    resume_look(j, &found);
     if ((st = ooc_file_create(j->h, o->out, &j->cspec, flags, &j->C)) != OOC_SUCCESS) {
         j->C = NULL;
         return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "output");
     }
+    resume_note(j, &found, -1, 0);
     int kept = ooc_file_resumed(j->C);
     char **all = o->resume ? range_journals(j->journal_path, 0, 1) : NULL;
     size_t n = 0; /* every journal but this rank's own */
@@ -410,6 +413,7 @@ static int mpi_open(mpi_job_t *x)
     /* (after the plan: a resume that finds no block of this C recorded
      * starts it over in a new temporary file, before any rank joins) */
     x->s.resumed = ooc_file_resumed(j->C);
+    if (st == OOC_SUCCESS) resume_note(j, &found, x->s.resumed, 0);
     if (st == OOC_SUCCESS && kept && !x->s.resumed) {
         /* started over: the range journals at C's default path and this
          * run's name the old file; where the file system keeps no birth
