@@ -277,8 +277,18 @@ def kill_session(sid, patience=30.0):
 
 
 def session_tools(sid):
-    """The pids of the oocgemm processes (ranks) of session sid, sorted."""
-    return [q for q, name in session_procs(sid) if name == "oocgemm"]
+    """The pids of the oocgemm processes (ranks) of session sid, sorted: the
+    tool itself, not a libtool wrapper script of that name (a shell, which
+    handles SIGINT and would lose it as it execs the tool)."""
+    pids = []
+    for q, name in session_procs(sid):
+        try:
+            exe = os.path.basename(os.readlink("/proc/%d/exe" % q))
+        except OSError:
+            continue
+        if name in ("oocgemm", "lt-oocgemm") and exe in ("oocgemm", "lt-oocgemm"):
+            pids.append(q)
+    return pids
 
 
 def catches(pid, sig):
@@ -363,13 +373,28 @@ def files_case(i, args, job, np):
                 if rank is not None and pids:
                     pids = [pids[rank % len(pids)]]
                 sent = stop_signal(pr, pids, sig)
+                if not sent and pr.poll() is None:  # no process took it in time: killed instead
+                    log.append("  (no process handled it within 10 s: the job was killed instead)")
+                    left = kill_session(pr.pid)
+                    pr.wait()
+                    return "lingering" if left else None
                 log.append("  (signalled: %s)" % (", ".join(sent) or "none: the job had ended"))
                 try:
-                    return pr.wait(timeout=60)
+                    rc = pr.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     kill_session(pr.pid)
                     pr.wait()
                     return "hung"
+                # the job's processes end with it (mpirun waits for its ranks)
+                end = time.time() + 10
+                while session_procs(pr.pid) and time.time() < end:
+                    time.sleep(0.02)
+                left = session_procs(pr.pid)
+                if left:
+                    log.append("  (still alive 10 s after the job ended: %s)" % ", ".join("%d %s" % q for q in left))
+                    kill_session(pr.pid)
+                    return "lingering"
+                return rc
             pids = session_tools(pr.pid) if rank is not None else []
             stuck = None
             if pids:
@@ -658,7 +683,7 @@ def kill_and_resume(i, args, job, base, out, ref, ranks, sh, killed, same):
             return "kill -9 of rank process %d of %d after %.3f s: mpirun did not stop the others within 60 s" % (
                 rank, np_, delay)
         if ended == "lingering":
-            return "kill -9 after %.3f s: a process of the job outlived 30 s of kill -9 (see the log)" % delay
+            return "%s after %.3f s: a process of the job outlived it (see the log)" % (how, delay)
         if ended == "hung":
             return "%s after %.3f s%s: the job did not stop within 60 s" % (
                 how, delay, "" if rank is None else " to rank process %d" % rank)
