@@ -210,6 +210,12 @@ def main():
     case("help run", tool, ["help", "run", "--json"], "run", 0,
          check=lambda o: o["help"].startswith("Usage: oocgemm run") or 1 / 0)
     case("--help", tool, ["--help", "--json"], None, 0, check=lambda o: "oocgemm gen" in o["help"] or 1 / 0)
+    case("help --json", tool, ["help", "--json"], None, 0, check=lambda o: "oocgemm gen" in o["help"] or 1 / 0)
+    # a subnormal alpha is a number; one that underflows to 0 is refused
+    case("run --alpha 1e-310", tool, ["run", "-m", "30", "-n", "20", "-k", "10", "--alpha", "1e-310", "--json"] + H,
+         "run", 0, check=lambda o: o["alpha"] == 1e-310 or 1 / 0)
+    case("run --alpha 1e-400", tool, ["run", "-m", "30", "-n", "20", "-k", "10", "--alpha", "1e-400", "--json"] + H,
+         "run", 2, check=lambda o: "underflows" in o["error"] or 1 / 0)
     case("--version", tool, ["--version", "--json"], None, 0, check=lambda o: VERSION in o["help"] or 1 / 0)
     case("no command", tool, ["--json"], None, 2)
     case("unknown command", tool, ["frobnicate", "--json"], None, 2)

@@ -88,24 +88,29 @@ const char *trace_place_problem(const char *path)
     struct stat sb;
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode)) return "is a directory (give a file name)";
-        if (access(path, W_OK) != 0) {
+        int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC); /* (as the trace will be: not truncated now) */
+        if (fd < 0) {
             snprintf(why, sizeof why, "cannot be written: %s", strerror(errno));
             return why;
         }
+        close(fd);
         return NULL;
     }
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (slash == NULL) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else return "the directory's name is too long";
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0) {
+    /* not there: made and removed again, as the trace will be made (a
+     * dangling symbolic link, a name too long, a directory missing or not
+     * writable are found now) */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
         int e = errno;
-        snprintf(why, sizeof why, "cannot be created in %s: %s", dir,
-                 stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode) ? "not a directory" : strerror(e));
+        struct stat lsb;
+        if (e == EEXIST && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode))
+            snprintf(why, sizeof why, "is a symbolic link to nothing");
+        else
+            snprintf(why, sizeof why, "cannot be created: %s", strerror(e));
         return why;
     }
+    close(fd);
+    unlink(path);
     return NULL;
 }
 
@@ -116,8 +121,12 @@ int parse_real(const char *cmd, const char *opt, const char *s, int positive, do
     errno = 0;
     double v = strtod(s, &end);
     if (*s != '\0' && *end == '\0' && errno == ERANGE && fabs(v) < 1) { /* (strtod's underflow) */
-        usage_error(cmd, "%s: '%s' is too small for a double (below about 2.2e-308 it underflows)", opt, s);
-        return -1;
+        if (v == 0) {
+            usage_error(cmd, "%s: '%s' is too small for a double (it underflows to 0; the least is about 4.9e-324)",
+                        opt, s);
+            return -1;
+        }
+        errno = 0; /* a subnormal: representable, with fewer digits */
     }
     if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
         usage_error(cmd, "%s: '%s' is not a finite number", opt, s);

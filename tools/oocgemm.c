@@ -171,6 +171,11 @@ static int dispatch(int argc, char **argv, const char **name)
     }
     if (strcmp(cmd, "help-options") == 0) return help_options();
     if (strcmp(cmd, "help") == 0) {
+        if (argc >= 3 && strcmp(argv[2], "--json") == 0) { /* (help --json [COMMAND]) */
+            argv[2] = argv[1];
+            argv++;
+            argc--;
+        }
         if (argc < 3) {
             main_usage(help_out());
             print_exit_codes(help_out());
