@@ -306,6 +306,18 @@ if oc multiply K0C.npy E0.bin:5x0 --beta 0 -o Z2.bin --backend host --no-floor &
     pass "raw shape 5x0: n = 0 gives an empty raw C"
 else fail "raw shape 5x0: n = 0 gave no empty raw C ($(head -n 1 err))"; fi
 bad "empty raw operand with a non-empty shape" 4 X22.npy multiply E0.bin:1x120:c B_cF.bin:130x120:c:F -o X22.npy
+# --rows 0 / --cols 0 mean the same: gen writes an empty matrix, and a raw
+# operand without a suffix takes that shape
+if oc gen G0.npy --rows 0 --cols 5 -q && head -c 128 G0.npy | grep -a -q "'shape': (0, 5)" &&
+    oc gen G0.bin --rows 3 --cols 0 -q && [ -f G0.bin ] && [ ! -s G0.bin ] &&
+    oc multiply E0.bin K0C.npy --rows 0 --cols 7 -o Z3.npy --backend host --no-floor -q &&
+    head -c 128 Z3.npy | grep -a -q "'shape': (0, 5)"; then
+    pass "gen --rows 0, --cols 0 and multiply --rows 0: empty matrices"
+else
+    fail "gen --rows 0, --cols 0 or multiply --rows 0: $(head -c 300 err)"
+fi
+bad "multiply --rows 0 without --cols" 2 X27.npy multiply E0.bin K0C.npy --rows 0 -o X27.npy
+rm -f G0.npy G0.bin Z3.npy
 # an output written with a raw shape suffix is refused, not made under the whole name
 bad "multiply -o with a raw shape suffix" 2 X23.bin:7x5:d:F multiply K0C.npy E0.bin:5x0 -o X23.bin:7x5:d:F
 if grep -q "an output takes no raw shape suffix" err && grep -q -- "--out-layout" err; then

@@ -92,7 +92,8 @@ typedef struct {
     int pinned;          /* --memory pinned|pageable */
     uint64_t seed;       /* --seed */
     int64_t check_rows;  /* --check-rows (--no-check: 0) */
-    int64_t rows, cols;  /* --rows, --cols (0: not given) */
+    int64_t rows, cols;  /* --rows, --cols (0 or more: an empty matrix) */
+    int rows_given, cols_given;
     int quiet, json;     /* -q, --quiet; --json */
     int dtype_given, layout_given, ta_given, tb_given, alpha_given, beta_given, memory_given;
 } common_opts_t;
@@ -555,10 +556,11 @@ void json_check_files(json_t *j, const ooc_verify_result_t *v, int have);
  * must match every operand (no conversion: a mismatch is a usage error). */
 typedef struct {
     const char *cmd;    /* for the messages */
-    int64_t rows, cols; /* 0: not given */
+    int64_t rows, cols; /* when shape_given */
     ooc_dtype_t dtype;
     ooc_layout_t layout;
     int dtype_given;
+    int shape_given; /* --rows and --cols both given */
 } raw_defaults_t;
 
 /* One operand as given: PATH, or PATH:ROWSxCOLS[:DTYPE[:LAYOUT]] for raw data. */

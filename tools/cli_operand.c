@@ -160,8 +160,8 @@ int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
     } else {
         memset(&spec, 0, sizeof spec);
         spec.format = OOC_FORMAT_AUTO; /* unreadable: the library says why */
-        if (got > 0 && !npy) {
-            if (d->rows <= 0 || d->cols <= 0)
+        if ((got > 0 && !npy) || (got == 0 && d->shape_given)) { /* (an empty file: an empty matrix) */
+            if (!d->shape_given)
                 return fail(RC_INPUT,
                             "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
                             "%s:ROWSxCOLS:DTYPE:LAYOUT (or --rows and --cols)",

@@ -319,8 +319,8 @@ int common_opt_parse(const char *cmd, int c, const char *optname, const char *ar
         o->check_rows = v;
         return 1;
     case OPT_NO_CHECK: o->check_rows = 0; return 1;
-    case OPT_ROWS: return parse_int(cmd, optname, arg, 1, INT64_MAX, &o->rows) ? -1 : 1;
-    case OPT_COLS: return parse_int(cmd, optname, arg, 1, INT64_MAX, &o->cols) ? -1 : 1;
+    case OPT_ROWS: return parse_int(cmd, optname, arg, 0, INT64_MAX, &o->rows) ? -1 : (o->rows_given = 1);
+    case OPT_COLS: return parse_int(cmd, optname, arg, 0, INT64_MAX, &o->cols) ? -1 : (o->cols_given = 1);
     case 'q': o->quiet = 1; return 1;
     case OPT_JSON: o->json = 1; return 1;
     default: return 0;

@@ -26,7 +26,7 @@ void gen_usage(FILE *f)
             "stops it: OUT is committed, exit status 0, and a note says so).\n"
             "\n"
             "Matrix:\n"
-            "  --rows R, --cols C    shape (required; positive integers)\n"
+            "  --rows R, --cols C    shape (required; 0 or more: 0 is an empty matrix)\n"
             "  --dtype T             element type: s, d, c or z (float32, float64,\n"
             "                        complex64, complex128; also f4, f8, c8, c16)\n"
             "                        (default d)\n"
@@ -190,8 +190,8 @@ static int gen_parse(int argc, char **argv, gen_opts_t *o)
     if (output_name_check(cmd, "output", o->out,
                           "name the file alone and give --rows, --cols, --dtype, --layout and --format raw") != RC_OK)
         return RC_USAGE;
-    if (co.rows == 0) return usage_error(cmd, "--rows R is required");
-    if (co.cols == 0) return usage_error(cmd, "--cols C is required");
+    if (!co.rows_given) return usage_error(cmd, "--rows R is required");
+    if (!co.cols_given) return usage_error(cmd, "--cols C is required");
     if (format == OOC_FORMAT_AUTO) format = has_npy_ext(o->out) ? OOC_FORMAT_NPY : OOC_FORMAT_RAW;
     o->spec = (ooc_file_spec_t){format, co.rows, co.cols, co.dtype, co.layout};
     size_t e = dtype_size(co.dtype);
@@ -214,6 +214,12 @@ static void gen_plan(gen_job_t *g, int64_t *threads)
     size_t e = dtype_size(g->spec.dtype);
     uint64_t lo = ((uint64_t)1 << 20) / e, hi = ((uint64_t)64 << 20) / e;
     g->total = (uint64_t)g->spec.rows * (uint64_t)g->spec.cols;
+    if (g->total == 0) { /* an empty matrix: its header alone, by one writer that finds no chunk */
+        g->chunk = 1;
+        g->nchunks = 0;
+        *threads = 1;
+        return;
+    }
     g->chunk = (g->total + (uint64_t)*threads - 1) / (uint64_t)*threads;
     g->chunk = g->chunk < lo ? lo : g->chunk > hi ? hi : g->chunk;
     if (g->chunk > g->total) g->chunk = g->total;

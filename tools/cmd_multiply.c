@@ -251,7 +251,8 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
     o->beta = co.beta;
     o->quiet = co.quiet;
     o->json = co.json;
-    o->raw = (raw_defaults_t){cmd, co.rows, co.cols, co.dtype, co.layout, co.dtype_given};
+    o->raw = (raw_defaults_t){cmd, co.rows, co.cols, co.dtype, co.layout, co.dtype_given,
+                              co.rows_given && co.cols_given};
     if (argc - optind < 2) return usage_error(cmd, "two input files A and B are required");
     if (argc - optind > 2)
         return usage_error(cmd, "unexpected argument '%s' (the output is given with -o)", argv[optind + 2]);
@@ -263,7 +264,7 @@ static int multiply_parse(int argc, char **argv, mul_opts_t *o)
                           "C's shape is op(A)'s rows x op(B)'s columns; name the file alone and give "
                           "--out-format raw and --out-layout row|col") != RC_OK)
         return RC_USAGE;
-    if ((o->raw.rows > 0) != (o->raw.cols > 0)) return usage_error(cmd, "--rows and --cols go together");
+    if (co.rows_given != co.cols_given) return usage_error(cmd, "--rows and --cols go together");
     if (o->c_in && !co.beta_given) o->beta = 1.0;
     if (o->beta != 0.0 && o->c_in == NULL)
         return usage_error(cmd, "--beta %g needs --c-in C0 (the matrix beta multiplies)", o->beta);

@@ -134,13 +134,14 @@ static int verify_parse(int argc, char **argv, verify_job_t *j)
     j->check_rows = co.check_rows;
     j->quiet = co.quiet;
     j->json = co.json;
-    j->raw = (raw_defaults_t){cmd, co.rows, co.cols, co.dtype, co.layout, co.dtype_given};
+    j->raw = (raw_defaults_t){cmd, co.rows, co.cols, co.dtype, co.layout, co.dtype_given,
+                              co.rows_given && co.cols_given};
     if (argc - optind < 3) return usage_error(cmd, "three files A, B and C are required");
     if (argc - optind > 3) return usage_error(cmd, "unexpected argument '%s'", argv[optind + 3]);
     j->a = argv[optind];
     j->b = argv[optind + 1];
     j->c = argv[optind + 2];
-    if ((j->raw.rows > 0) != (j->raw.cols > 0))
+    if (co.rows_given != co.cols_given)
         return usage_error(cmd, "--rows and --cols go together (the shape of raw operands; the rows of C "
                                 "recomputed are --check-rows)");
     if (j->c_in && !co.beta_given) j->beta = 1.0;
