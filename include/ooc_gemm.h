@@ -315,7 +315,9 @@ OOC_API ooc_status_t ooc_cuda_probe(int *gpus, const char **why, const char **mo
  *
  * op(A) is m x k, op(B) is k x n, C is m x n, all stored in @p layout with the
  * given leading dimensions. alpha and beta point to one element of @p dtype.
- * With beta == 0, C is not read (NaN in C does not propagate). A, B and C may
+ * With beta == 0, C is not read (NaN in C does not propagate); with alpha
+ * == 0, A and B are not read (NaN in them does not propagate), but they are
+ * checked as always: a NULL A or B that holds elements is refused. A, B and C may
  * be pageable or pinned host memory. C must share no element with A or B
  * (OOC_ERR_OVERLAP; disjoint blocks of one larger matrix, interleaved by a
  * common leading dimension, are fine); A and B may overlap each other.
@@ -427,7 +429,9 @@ typedef struct {
     int32_t trace_status;  /**< writing the trace file: OOC_SUCCESS, or why it failed (the multiply itself
                                 succeeded: a trace is never worth a result) */
     char trace_error[256]; /**< the message of that failure, "" when none */
-    int64_t blocks_resumed; /**< file multiplies: row blocks a resumed run found done in the journal */
+    int64_t blocks_resumed; /**< file multiplies: row blocks a resumed run found done in the journal (with
+                                 op(B) in panels, each panel's blocks count separately: at most blocks x
+                                 panels) */
     int32_t ndevices;       /**< devices the multiply ran on (entries of device[]) */
     ooc_device_stats_t device[OOC_MAX_DEVICES]; /**< each of them, in the order of their indices */
     int32_t b_shared;       /**< several devices: 1 when op(B) was uploaded once and copied between them */

@@ -47,6 +47,8 @@ typedef struct {
  * @brief Open a matrix file for reading, checking its header and that its size
  * matches the shape (a truncated file is an error). Only regular files: a
  * FIFO, a device or a directory is refused at once (never waited on).
+ * @p spec NULL is a spec of format OOC_FORMAT_AUTO (a .npy file by its
+ * magic; raw data needs a spec).
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_IO (cannot open,
  *         not a regular file), OOC_ERR_FORMAT (malformed, truncated, big-endian,
  *         unsupported dtype or shape, raw spec missing), OOC_ERR_OVERFLOW (the
@@ -146,7 +148,8 @@ OOC_API int ooc_file_resumed(const ooc_file_t *file);
  * is checked again: it must still be absent or a regular file. The
  * temporary file's trailer (see ooc_file_create()) is cut right before the
  * rename; when the rename fails it is put back, so that the journals that
- * name the file by its id still vouch for its blocks.
+ * name the file by its id still vouch for its blocks. A file committed
+ * already is left as it is (OOC_SUCCESS again).
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (not a created file), OOC_ERR_IO, OOC_ERR_NO_SPACE
  */

@@ -73,10 +73,13 @@ static void parse(void)
         long long at = strtoll(n, &end, 10);
         int k = 0;
         while (k < OOC_FAULT_KINDS && strcmp(item, names[k]) != 0) k++;
-        if (k == OOC_FAULT_KINDS || end == n || *end != '\0' || at < 1 || (e && !errno_named(e))) {
+        if (k == OOC_FAULT_KINDS || end == n || *end != '\0' || at < 1 || (e && !errno_named(e)) ||
+            (e && default_errno[k] == 0)) {
             if (bad[0]) continue;
             if (k == OOC_FAULT_KINDS)
                 snprintf(bad, sizeof bad, "unknown kind '%.40s'", item);
+            else if (e && default_errno[k] == 0) /* (its failure is not an errno: an allocation, a call) */
+                snprintf(bad, sizeof bad, "%s: an ERRNO ('%.20s') is for the file kinds alone", item, e);
             else if (e && !errno_named(e))
                 snprintf(bad, sizeof bad, "%s: '%.20s' is not EIO, ENOSPC, EDQUOT, EFBIG or EPERM", item, e);
             else

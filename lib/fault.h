@@ -68,10 +68,11 @@ int ooc_fault_errno(ooc_fault_t kind);
 void ooc_fault_reset(void);
 
 /* OOC_FAULT with a mistake in it (an unknown kind, a count or errno that is
- * none) refused: OOC_ERR_PARAM_RANGE naming it, else OOC_SUCCESS. Every
- * entry that may write checks it before it writes (also the ones that open
- * no backend: scaling C, a finished job, creating a file), so a test's typo
- * cannot pass for a fault that never comes. */
+ * none, an errno given to a kind that is not a file's) refused:
+ * OOC_ERR_PARAM_RANGE naming it, else OOC_SUCCESS. Every entry that may
+ * write checks it before it writes (also the ones that open no backend:
+ * scaling C, a finished job, creating a file; and ooc_host_alloc), so a
+ * test's typo cannot pass for a fault that never comes. */
 ooc_status_t ooc_fault_check(ooc_err_t *err);
 
 #endif

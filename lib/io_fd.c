@@ -116,7 +116,7 @@ ooc_status_t ooc_fd_lock(int fd, const char *path, int shared, ooc_err_t *err)
     char eb[128];
     if (e == 0) return OOC_SUCCESS;
     if (e == EAGAIN || e == EACCES || e == EWOULDBLOCK)
-        return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "%s is locked by another process (the job writing this output)", path);
+        return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "%s is locked by another job (another process, or another handle of this one, writing this output)", path);
     return OOC_ERR_FILE(err, OOC_ERR_IO, path, "lock %s: %s", path, ooc_io_errtext(e, eb, sizeof eb));
 }
 

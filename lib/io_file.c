@@ -145,8 +145,9 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(&h->err);
     ooc_err_t *err = &h->err;
-    OOC_RETURN_ERROR_IF(path == NULL || spec == NULL || file == NULL, err, OOC_ERR_NULL_ARG,
-                        "ooc_file_open: path, spec or file is NULL");
+    OOC_RETURN_ERROR_IF(path == NULL || file == NULL, err, OOC_ERR_NULL_ARG, "ooc_file_open: path or file is NULL");
+    static const ooc_file_spec_t auto_spec = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+    if (spec == NULL) spec = &auto_spec; /* (a .npy file's header says it all) */
     OOC_RETURN_ERROR_IF(spec->format != OOC_FORMAT_AUTO && spec->format != OOC_FORMAT_NPY &&
                             spec->format != OOC_FORMAT_RAW,
                         err, OOC_ERR_FORMAT, "%s: unknown file format %d", path, (int)spec->format);

@@ -334,6 +334,16 @@ static void test_bad_spec_refused(void)
         CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
         ooc_destroy(h);
     }
+    /* an ERRNO for a kind whose failure is not one (it was taken, and did nothing) */
+    ooc_handle_t *h = new_handle();
+    memcpy(C, C0, sizeof C);
+    fault("gemm:2:EIO");
+    ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.5, A, M, B, K, 0.5, C, M);
+    fault(NULL);
+    CU_ASSERT_EQUAL(st, OOC_ERR_PARAM_RANGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(h), "is for the file kinds alone"));
+    CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
+    ooc_destroy(h);
 }
 
 /* The library's staging that cannot be registered (mapped pages refused by

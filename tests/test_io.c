@@ -737,7 +737,16 @@ static void test_open_errors(void)
     /* arguments */
     CU_ASSERT_EQUAL(ooc_file_open(NULL, good, &autos, &f), OOC_ERR_INVALID_HANDLE);
     CU_ASSERT_EQUAL(ooc_file_open(H, NULL, &autos, &f), OOC_ERR_NULL_ARG);
-    CU_ASSERT_EQUAL(ooc_file_open(H, good, NULL, &f), OOC_ERR_NULL_ARG);
+    /* spec NULL: AUTO, a .npy file by its magic */
+    f = NULL;
+    CU_ASSERT_EQUAL(ooc_file_open(H, good, NULL, &f), OOC_SUCCESS);
+    if (f) {
+        ooc_file_spec_t g;
+        CU_ASSERT_EQUAL(ooc_file_describe(f, &g), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(g.format, OOC_FORMAT_NPY);
+        ooc_file_close(f, 0);
+    }
+    f = NULL;
     CU_ASSERT_EQUAL(ooc_file_open(H, good, &autos, NULL), OOC_ERR_NULL_ARG);
     ooc_file_spec_t d;
     CU_ASSERT_EQUAL(ooc_file_describe(NULL, &d), OOC_ERR_NULL_ARG);
