@@ -502,25 +502,25 @@ fi
 # which then starts from the first block: the temporary file without its
 # journal (the stopped run was given --journal, the resume not), and the
 # journal without the temporary file (removed)
+# resumed_with_note OUT NOTE WHAT: after a run of OUT stopped ($rc), its
+# --resume must say NOTE and give FREF.npy's bytes
+resumed_with_note() {
+    oc multiply $fargs -o "$1" --resume
+    if [ "$rc" -eq 7 ] && grep -q "$2" err && cmp -s "$1" FREF.npy; then
+        pass "resume: $3: a note, then the whole job"
+    else
+        fail "resume: $3: exit $rc (expected 7), no note or C differs: $(head -c 300 err)"
+    fi
+}
 stop_after 20000 2 NJ.txt multiply $fargs -o NC.npy --journal NJ.txt
 rc=$?
-oc multiply $fargs -o NC.npy --resume
-if [ "$rc" -eq 7 ] && grep -q "note: --resume: NC.npy.ooc-tmp is there but no journal at NC.npy.ooc-journal" err &&
-    cmp -s NC.npy FREF.npy; then
-    pass "resume: the temporary file without its journal (another --journal): a note, then the whole job"
-else
-    fail "resume: the temporary file without its journal: exit $rc (expected 7), no note or C differs: $(head -c 300 err)"
-fi
+resumed_with_note NC.npy "note: --resume: NC.npy.ooc-tmp is there but no journal at NC.npy.ooc-journal" \
+    "the temporary file without its journal (another --journal)"
 stop_after 20000 2 ND.npy.ooc-journal multiply $fargs -o ND.npy
 rc=$?
 rm -f ND.npy.ooc-tmp
-oc multiply $fargs -o ND.npy --resume
-if [ "$rc" -eq 7 ] && grep -q "note: --resume: the journal ND.npy.ooc-journal is there but not ND.npy.ooc-tmp" err &&
-    cmp -s ND.npy FREF.npy; then
-    pass "resume: the journal without its temporary file: a note, then the whole job"
-else
-    fail "resume: the journal without its temporary file: exit $rc (expected 7), no note or C differs: $(head -c 300 err)"
-fi
+resumed_with_note ND.npy "note: --resume: the journal ND.npy.ooc-journal is there but not ND.npy.ooc-tmp" \
+    "the journal without its temporary file"
 oc multiply $fargs -o NE.npy --resume
 if ! grep -q "note: --resume" err && cmp -s NE.npy FREF.npy; then
     pass "resume: nothing there at all: no note (a requeued job's first run)"
