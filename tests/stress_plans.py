@@ -341,6 +341,40 @@ def files_case(i, args, job, np):
         argv, e = command(argv, extra_env, ranks)
         return subprocess.run(argv, cwd=d, env=e, capture_output=True, text=True, timeout=args.timeout)
 
+    def stop_job(pr, rank, sig):
+        """killed()'s stop signal to the running job pr: its exit status,
+        "hung" or "lingering" as killed() says."""
+        end = time.time() + 10
+        pids = session_tools(pr.pid)
+        while not pids and pr.poll() is None and time.time() < end:  # (mpirun starting its ranks)
+            time.sleep(0.005)
+            pids = session_tools(pr.pid)
+        if rank is not None and pids:
+            pids = [pids[rank % len(pids)]]
+        sent = stop_signal(pr, pids, sig)
+        if not sent and pr.poll() is None:  # no process took it in time: killed instead
+            log.append("  (no process handled it within 10 s: the job was killed instead)")
+            left = kill_session(pr.pid)
+            pr.wait()
+            return "lingering" if left else None
+        log.append("  (signalled: %s)" % (", ".join(sent) or "none: the job had ended"))
+        try:
+            rc = pr.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            kill_session(pr.pid)
+            pr.wait()
+            return "hung"
+        # the job's processes end with it (mpirun waits for its ranks)
+        end = time.time() + 10
+        while session_procs(pr.pid) and time.time() < end:
+            time.sleep(0.02)
+        left = session_procs(pr.pid)
+        if left:
+            log.append("  (still alive 10 s after the job ended: %s)" % ", ".join("%d %s" % q for q in left))
+            kill_session(pr.pid)
+            return "lingering"
+        return rc
+
     def killed(argv, extra_env, ranks, delay, rank=None, sig=9):
         """argv run, and kill -9 after delay s: every process of its session
         (mpirun gives each rank a process group of its own), as a wall-time
@@ -365,36 +399,7 @@ def files_case(i, args, job, np):
             except subprocess.TimeoutExpired:
                 pass
             if sig != 9:
-                end = time.time() + 10
-                pids = session_tools(pr.pid)
-                while not pids and pr.poll() is None and time.time() < end:  # (mpirun starting its ranks)
-                    time.sleep(0.005)
-                    pids = session_tools(pr.pid)
-                if rank is not None and pids:
-                    pids = [pids[rank % len(pids)]]
-                sent = stop_signal(pr, pids, sig)
-                if not sent and pr.poll() is None:  # no process took it in time: killed instead
-                    log.append("  (no process handled it within 10 s: the job was killed instead)")
-                    left = kill_session(pr.pid)
-                    pr.wait()
-                    return "lingering" if left else None
-                log.append("  (signalled: %s)" % (", ".join(sent) or "none: the job had ended"))
-                try:
-                    rc = pr.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    kill_session(pr.pid)
-                    pr.wait()
-                    return "hung"
-                # the job's processes end with it (mpirun waits for its ranks)
-                end = time.time() + 10
-                while session_procs(pr.pid) and time.time() < end:
-                    time.sleep(0.02)
-                left = session_procs(pr.pid)
-                if left:
-                    log.append("  (still alive 10 s after the job ended: %s)" % ", ".join("%d %s" % q for q in left))
-                    kill_session(pr.pid)
-                    return "lingering"
-                return rc
+                return stop_job(pr, rank, sig)
             pids = session_tools(pr.pid) if rank is not None else []
             stuck = None
             if pids:

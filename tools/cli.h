@@ -113,6 +113,10 @@ typedef struct {
 } lib_opts_t;
 
 /* The in-memory problem of run and bench (bench: replacing the shapes'). */
+/* An output's data is in OUT OUT_TMP_SUFFIX until committed (lib/io.h's
+ * OOC_TMP_SUFFIX, which the tool does not include). */
+#define OUT_TMP_SUFFIX ".ooc-tmp"
+
 #define PROBLEM_LONG_OPTS                                                                             \
     {"dtype", required_argument, NULL, OPT_DTYPE}, {"layout", required_argument, NULL, OPT_LAYOUT},   \
         {"transa", required_argument, NULL, OPT_TRANSA},                                              \
@@ -510,11 +514,11 @@ typedef struct {
 
 extern int json_printed; /* a command printed its object (json_close) */
 /* --help's text goes to help_out(): stdout, or with --json (main sets
- * json_help_wanted) a buffer that json_help_print() prints as the object's
- * "help" (1 when it did). */
+ * json_help_wanted) a buffer that json_help_print() prints, when there is
+ * one, as the object's "help". */
 extern int json_help_wanted;
 FILE *help_out(void);
-int json_help_print(const char *command, int rc);
+void json_help_print(const char *command, int rc);
 
 /* A JSON string, null for NULL; valid UTF-8 always (U+FFFD for bad bytes). */
 void json_str(FILE *f, const char *s);

@@ -33,9 +33,9 @@ FILE *help_out(void)
     return help_mem ? help_mem : stdout;
 }
 
-int json_help_print(const char *command, int rc)
+void json_help_print(const char *command, int rc)
 {
-    if (help_mem == NULL) return 0;
+    if (help_mem == NULL) return;
     fclose(help_mem);
     help_mem = NULL;
     json_t js;
@@ -44,7 +44,6 @@ int json_help_print(const char *command, int rc)
     json_close(&js, rc);
     free(help_buf);
     help_buf = NULL;
-    return 1;
 }
 
 /* The length of the valid UTF-8 sequence at p (1 to 4), or 0 when the byte

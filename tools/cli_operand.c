@@ -112,12 +112,11 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
  */
 int output_name_check(const char *cmd, const char *what, const char *arg, const char *instead)
 {
-    static const char tmp[] = ".ooc-tmp"; /* (lib/io.h's OOC_TMP_SUFFIX) */
-    size_t len = strlen(arg);
-    if (len >= sizeof tmp - 1 && strcmp(arg + len - (sizeof tmp - 1), tmp) == 0)
+    size_t len = strlen(arg), tl = sizeof OUT_TMP_SUFFIX - 1;
+    if (len >= tl && strcmp(arg + len - tl, OUT_TMP_SUFFIX) == 0)
         return usage_error(cmd, "%s '%s': a name ending in %s is the temporary file of a job on %.*s, which would "
                                 "replace it; choose another name",
-                           what, arg, tmp, (int)(len - (sizeof tmp - 1)), arg);
+                           what, arg, OUT_TMP_SUFFIX, (int)(len - tl), arg);
     size_t path_len = 0, field = 0, field_len = 0;
     ooc_file_spec_t spec;
     if (raw_spec_parse(arg, OOC_R64, OOC_ROW_MAJOR, &path_len, &spec, &field, &field_len) == RAW_SPEC_NONE &&

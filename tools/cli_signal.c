@@ -20,6 +20,17 @@ static volatile sig_atomic_t stop_signal;
 static const int stop_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 #define NSTOP_SIGS (sizeof stop_sigs / sizeof stop_sigs[0])
 
+/* fn for every stop signal */
+static void stop_signals_handle(void (*fn)(int), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = flags;
+    for (size_t i = 0; i < NSTOP_SIGS; i++) sigaction(stop_sigs[i], &sa, NULL);
+}
+
 static void on_stop_signal(int sig)
 {
     if (stop_signal && sig == SIGINT) {
@@ -40,12 +51,7 @@ static void on_stop_signal(int sig)
 void stop_signals_install(ooc_handle_t *h)
 {
     stop_handle = h;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    for (size_t i = 0; i < NSTOP_SIGS; i++) sigaction(stop_sigs[i], &sa, NULL);
+    stop_signals_handle(on_stop_signal, SA_RESTART);
     if (h && stop_signal) ooc_cancel(h); /* a signal before the handle was given */
 }
 
@@ -65,11 +71,7 @@ void stop_signals_exit(int rc)
 {
     stop_handle = NULL;
     exit_status = rc;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_late_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < NSTOP_SIGS; i++) sigaction(stop_sigs[i], &sa, NULL);
+    stop_signals_handle(on_late_signal, 0);
 }
 
 /* The signal that asked the command to stop, 0 when none has. */

@@ -214,17 +214,11 @@ static void gen_plan(gen_job_t *g, int64_t *threads)
     size_t e = dtype_size(g->spec.dtype);
     uint64_t lo = ((uint64_t)1 << 20) / e, hi = ((uint64_t)64 << 20) / e;
     g->total = (uint64_t)g->spec.rows * (uint64_t)g->spec.cols;
-    if (g->total == 0) { /* an empty matrix: its header alone, by one writer that finds no chunk */
-        g->chunk = 1;
-        g->nchunks = 0;
-        *threads = 1;
-        return;
-    }
     g->chunk = (g->total + (uint64_t)*threads - 1) / (uint64_t)*threads;
     g->chunk = g->chunk < lo ? lo : g->chunk > hi ? hi : g->chunk;
-    if (g->chunk > g->total) g->chunk = g->total;
+    if (g->chunk > g->total) g->chunk = g->total > 0 ? g->total : 1; /* (an empty matrix: no chunk) */
     g->nchunks = (g->total + g->chunk - 1) / g->chunk;
-    if ((uint64_t)*threads > g->nchunks) *threads = (int64_t)g->nchunks;
+    if ((uint64_t)*threads > g->nchunks) *threads = g->nchunks > 0 ? (int64_t)g->nchunks : 1;
 }
 
 /* Create the output, run the writers (the last one on this thread), commit

@@ -329,7 +329,7 @@ int mul_prepare(mul_job_t *j)
         (rc = operand_parse(cmd, "B", o->b, &o->raw, &j->B)) != RC_OK ||
         (o->c_in && (rc = operand_parse(cmd, "C0", o->c_in, &o->raw, &j->C0)) != RC_OK))
         return rc;
-    if (asprintf(&j->tmp_path, "%s.ooc-tmp", o->out) < 0) j->tmp_path = NULL;
+    if (asprintf(&j->tmp_path, "%s" OUT_TMP_SUFFIX, o->out) < 0) j->tmp_path = NULL;
     if (o->journal) j->journal_path = strdup(o->journal);
     else j->journal_path = mul_default_journal(o->out);
     if (!j->tmp_path || !j->journal_path) return fail(RC_RUNTIME, "out of host memory");
@@ -506,11 +506,12 @@ void mul_finished_already(mul_job_t *j)
 }
 
 /* The blocks a journal records done, and whether it records the job
- * complete (its output committed); 0 and 0 when path is not a journal. */
+ * complete (its output committed); -1 when path is not a journal. */
 static int64_t journal_done(const char *path, int *complete)
 {
+    if (!is_journal(path)) return -1;
     int64_t done = 0;
-    FILE *f = is_journal(path) ? fopen(path, "r") : NULL;
+    FILE *f = fopen(path, "r");
     char line[512];
     while (f && fgets(line, sizeof line, f)) {
         if (strncmp(line, "done ", 5) == 0) done++;
@@ -526,9 +527,11 @@ void resume_look(const mul_job_t *j, resume_found_t *f)
     if (!j->o.resume) return;
     struct stat sb;
     f->tmp = stat(j->tmp_path, &sb) == 0;
-    f->journal = journals_resumable(j->journal_path);
-    char **v = range_journals(j->journal_path, 0, 1);
-    for (size_t i = 0; v && v[i]; i++) f->blocks += journal_done(v[i], &f->complete);
+    char **v = range_journals(j->journal_path, 0, 1); /* (C's journal and the ranks') */
+    for (size_t i = 0; v && v[i]; i++) {
+        int64_t done = journal_done(v[i], &f->complete);
+        if (done >= 0) f->journal = 1, f->blocks += done;
+    }
     strv_free(v);
 }
 

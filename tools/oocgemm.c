@@ -171,23 +171,21 @@ static int dispatch(int argc, char **argv, const char **name)
     }
     if (strcmp(cmd, "help-options") == 0) return help_options();
     if (strcmp(cmd, "help") == 0) {
-        if (argc >= 3 && strcmp(argv[2], "--json") == 0) { /* (help --json [COMMAND]) */
-            argv[2] = argv[1];
-            argv++;
-            argc--;
-        }
-        if (argc < 3) {
+        char *topic = NULL; /* (help [--json] COMMAND [--json]) */
+        for (int i = 2; i < argc && topic == NULL; i++)
+            if (strcmp(argv[i], "--json") != 0) topic = argv[i];
+        if (topic == NULL) {
             main_usage(help_out());
             print_exit_codes(help_out());
             return RC_OK;
         }
-        char *help_argv[] = {argv[2], (char *)"--help", NULL};
+        char *help_argv[] = {topic, (char *)"--help", NULL};
         for (size_t i = 0; i < NCOMMANDS; i++)
-            if (strcmp(argv[2], commands[i].name) == 0) {
+            if (strcmp(topic, commands[i].name) == 0) {
                 *name = commands[i].name;
                 return commands[i].fn(2, help_argv);
             }
-        return usage_error(NULL, "unknown command '%s'", argv[2]);
+        return usage_error(NULL, "unknown command '%s'", topic);
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
@@ -208,7 +206,7 @@ int main(int argc, char **argv)
     json_help_wanted = json;
     if (argc < 2) rc = usage_error(NULL, "no command given (try 'oocgemm --help')");
     else rc = dispatch(argc, argv, &name);
-    if (json_help_print(name, rc)) json_printed = 1; /* --help, --version with --json */
+    json_help_print(name, rc); /* --help, --version with --json (json_printed then) */
     int split = name && strcmp(name, "multiply") == 0 && cli_mpi_launched_rank() > 0; /* not rank 0's */
     if (rc != RC_OK && json && !json_printed && !split) { /* a failure the command printed no object for */
         json_t js;
