@@ -34,6 +34,9 @@
 #  14. SIGUSR1 to every rank, as mpirun forwards it, with --json: exit 7, rank
 #      0's object says interrupted and resumable (the ranks' journals),
 #      as one process's does; --resume with 2 ranks: byte-identical;
+#  29. a stop signal once every rank has its last block in hand (to every
+#      rank, and to rank 1 alone): the job commits, exit 0, rank 0's note
+#      once and its JSON's "signal", as one process does;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -620,6 +623,38 @@ assert o["interrupted"] is True and o["resumable"] is True and o["resume_keeps_b
 else
     fail "14 SIGUSR1 to every rank with --json: exit $rc (expected 7), or the object does not say interrupted and resumable"
 fi
+
+# 29. a stop signal that comes once every rank has its last block in hand
+# (one block each, copied out in 4 pieces, each held 1 s; SIGUSR1 at 1 s)
+# stops nothing: the job commits C (exit 0), byte-identical, and rank 0
+# alone says so in a note, its JSON naming the signal (interrupted false),
+# as one process does; also when the signal reaches rank 1 alone. It gave exit 7, "interrupted ...
+# after 1 of 1 blocks of this rank", nothing committed.
+T29="--backend host --block-rows 512 --a-pieces 2 --b-chunks 4 --no-progress"
+oc multiply $P -o ref29.npy $T29 -q || fail "29 the reference: exit $?"
+for to in every 1; do
+    rm -f C.npy C.npy.ooc-*
+    OOC_HOST_D2H_DELAY_US=999999
+    bg 2 $P -o C.npy $T29 --json
+    OOC_HOST_D2H_DELAY_US=
+    i=0
+    while [ "$(ls C.npy.ooc-journal.r*-of-2 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    sleep 1
+    if [ $to = every ]; then for f in pid.*; do kill -USR1 "$(cat "$f")" 2>/dev/null; done
+    else kill -USR1 "$(cat pid.1)" 2>/dev/null; fi
+    bg_wait
+    rc=$?
+    if [ $rc -eq 0 ] && cmp -s C.npy ref29.npy && [ -z "$(ls C.npy.ooc-* 2>/dev/null)" ] &&
+        [ "$(grep -c 'note: SIGUSR1 came after the last block: C.npy is complete and committed' err)" = 1 ] &&
+        grep -q 'rank 0 of 2.*note: SIGUSR1 came after the last block' err && ! grep -q interrupted err &&
+        out_json 'o["exit_status"] == 0 and o["signal"] == "SIGUSR1" and o["interrupted"] is False and o["multiplied"]'
+    then
+        pass "29 SIGUSR1 to $to rank(s) with every last block in hand: exit 0, C committed, byte-identical, rank 0's note once, JSON signal"
+    else
+        fail "29 SIGUSR1 to $to rank(s) with every last block in hand: exit $rc (expected 0), C not committed or different, or no single note from rank 0"
+    fi
+done
+rm -f C.npy C.npy.ooc-* ref29.npy
 
 # 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
 # process on 1 device resumes it, starting over with the plan the ranks'

@@ -67,6 +67,8 @@ typedef struct {
     int64_t m, n, k;
     ooc_dtype_t t;
     double secs, disk_both;
+    int signal;              /* split by mpirun/srun: the stop signal any rank caught (multiply_mpi.c's
+                                job_signal), 0: none or not known yet (mul_signal) */
     char **old_journals;     /* --resume: the range journals of earlier split runs (NULL-terminated) */
     mul_rank_t *ranks;       /* split by mpirun/srun: every rank (rank 0's copy), else NULL */
     int nranks;
@@ -130,6 +132,9 @@ void range_journals_remove(ooc_handle_t *h, const char *base);
 int journals_forget(ooc_handle_t *h, const char *base, const char *tmp_path);
 void strv_free(char **v);
 
+/* The stop signal the job caught: this process's, else (mpirun/srun)
+ * another rank's; 0 when none. */
+int mul_signal(const mul_job_t *j);
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
 void mul_summary(mul_job_t *j, int rc);
 /* --verify of the whole committed C by this process (cmd_multiply.c): RC_OK,

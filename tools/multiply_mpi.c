@@ -562,7 +562,13 @@ static int mpi_multiply(mpi_job_t *x)
     j->secs = now_seconds() - agg.t0; /* the whole job's time, every rank done */
     x->me.time_s = x->secs;
     x->own_failure = 1;
-    if (stop_signal_caught())
+    /* a stop signal stops the job only when it stopped some rank's
+     * multiply: one that came once every rank had its last blocks in hand
+     * (each multiply succeeded) stops nothing, and the job commits, as one
+     * process's does (mul_summary's note, from rank 0) */
+    int64_t unfinished = x->st != OOC_SUCCESS;
+    cli_mpi_allreduce_i64(&unfinished, 1, CLI_MPI_MAX);
+    if (stop_signal_caught() && unfinished)
         return fail(RC_INTERRUPTED, "interrupted by %s after %lld of %lld blocks of this rank: stopped cleanly, %s",
                     signal_name(stop_signal_caught()), (long long)j->prog.done, (long long)total,
                     resume_words(x->own));
@@ -737,6 +743,16 @@ static int mpi_verify(mpi_job_t *x)
     return fail(RC_CHECK_FAILED, "%s", verify_failure(v, j->split_cols && !j->split_grid, msg, sizeof msg));
 }
 
+/* Every rank: the stop signal the job caught, any rank's (rank 0's own
+ * first), in j->signal: rank 0's summary and JSON name it though it reached
+ * another rank alone. A collective: every rank calls it at the same point. */
+static void job_signal(mpi_job_t *x)
+{
+    int64_t sig = stop_signal_caught();
+    cli_mpi_allreduce_i64(&sig, 1, CLI_MPI_MAX);
+    x->j->signal = stop_signal_caught() ? stop_signal_caught() : (int)sig;
+}
+
 /* One rank's part of the job's floor. */
 typedef struct {
     int32_t counted; /* it had blocks: its bytes count */
@@ -793,7 +809,9 @@ static void rank_floor(mpi_job_t *x, int64_t resumed, rank_floor_t *p)
     memset(p, 0, sizeof *p);
     snprintf(p->host, sizeof p->host, "%s", cli_mpi_host());
     p->f = floor_given(&o->floor);
-    if (o->floor.no_floor || resumed > 0) return;
+    /* (a stop signal that came too late to stop the job: the user asked it
+     * to end, and the probes take seconds; the summary says not measured) */
+    if (o->floor.no_floor || resumed > 0 || j->signal) return;
     p->counted = !x->idle;
     if (x->idle) snprintf(p->f.note, sizeof p->f.note, "no blocks: nothing to measure");
     else {
@@ -894,6 +912,7 @@ static void floor_of_ranks(const rank_floor_t *p, int P, floor_t *fl)
 static void mpi_report(mpi_job_t *x, int rc)
 {
     mul_job_t *j = x->j;
+    job_signal(x);
     x->me.bytes_read = j->prog.bytes_read; /* (the rest: rank_me) */
     x->me.bytes_written = j->prog.bytes_written;
     mul_rank_t dummy;

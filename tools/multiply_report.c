@@ -42,7 +42,7 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b, int measure)
         floor_compute(&b->fl, j->t, j->m, j->n, j->k, o->c_in != NULL && o->beta != 0.0);
         if (!measure && !b->fl.have && !b->fl.note[0])
             snprintf(b->fl.note, sizeof b->fl.note, "not measured: %s came after the last block",
-                     signal_name(stop_signal_caught()));
+                     signal_name(mul_signal(j)));
     }
     b->br = (double)j->prog.bytes_read;
     b->bw = (double)j->prog.bytes_written;
@@ -111,7 +111,7 @@ static void mul_json_ranks(json_t *js, const mul_job_t *j)
 static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
 {
     mul_opts_t *o = &j->o;
-    int sig = stop_signal_caught();
+    int sig = mul_signal(j);
     double secs = j->secs;
     json_t js;
     json_open(&js, stdout, "multiply");
@@ -259,6 +259,8 @@ static void mixed_note(mul_job_t *j)
                 progname, j->ranks_mixed, j->ranks_mixed_by, j->ranks_mixed_ref, j->ranks_ref_by);
 }
 
+int mul_signal(const mul_job_t *j) { return stop_signal_caught() ? stop_signal_caught() : j->signal; }
+
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
 void mul_summary(mul_job_t *j, int rc)
 {
@@ -266,7 +268,7 @@ void mul_summary(mul_job_t *j, int rc)
     mul_bounds_t b;
     /* a stop signal the multiply finished despite: its last block was in
      * hand (C is complete and committed: exit 0, nothing to resume) */
-    int late = stop_signal_caught() != 0;
+    int late = mul_signal(j) != 0;
     int report = (o->json || !o->quiet) && !j->already;
     memset(&b, 0, sizeof b);
     if (report) mul_bounds(j, &b, !late);
@@ -275,7 +277,7 @@ void mul_summary(mul_job_t *j, int rc)
     if (!j->already) mixed_note(j);
     if (late && j->multiplied && !j->already)
         fprintf(stderr, "%s: note: %s came after the last block: %s is complete and committed%s\n", progname,
-                signal_name(stop_signal_caught()), o->out,
+                signal_name(mul_signal(j)), o->out,
                 report && !o->floor.no_floor && !b.fl.have ? " (the floor was not measured)" : "");
     if (!o->json && !o->quiet && j->verified)
         print_verify(stdout, &j->vr, j->m, j->n, j->split_cols && !j->split_grid);
