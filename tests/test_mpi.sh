@@ -37,6 +37,10 @@
 #  29. a stop signal once every rank has its last block in hand (to every
 #      rank, and to rank 1 alone): the job commits, exit 0, rank 0's note
 #      once and its JSON's "signal", as one process does;
+#  30. ranks given different jobs (--alpha, --transb, another B of the
+#      same shape, --resume on one rank): exit 2 before anything is
+#      written, rank 0 alone naming what differs; an identical copy of B
+#      on one rank is the same job;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -655,6 +659,42 @@ for to in every 1; do
     fi
 done
 rm -f C.npy C.npy.ooc-* ref29.npy
+
+# 30. ranks given different jobs (MPMD: mpirun -np 1 ... : -np 1 ...): each
+# computed its part of another C, one wrong C with exit 0 (half its rows
+# 2 A B with --alpha 2 on rank 1). Now refused before anything is made:
+# exit 2 on every rank, rank 0's one message naming rank 1 and what
+# differs. A copy of B (another inode and time, the same bytes: a node's
+# local copy) is the same job: byte-identical.
+gen SA.npy --rows 120 --cols 120 --seed 51
+gen SB.npy --rows 120 --cols 120 --seed 52
+gen SB2.npy --rows 120 --cols 120 --seed 53
+cp SB.npy SBcopy.npy
+Q="--backend host --block-rows 64 --no-progress"
+oc multiply SA.npy SB.npy -o ref30.npy $Q -q || fail "30 the reference: exit $?"
+for d in "--alpha 2:--alpha 2, rank 0 1" "--transb T:--transa/--transb N/T, rank 0 N/N" \
+    "--resume:--resume given, rank 0 not given" "B=SB2.npy:its B holds other bytes than rank 0's B (SB.npy)"; do
+    opt=${d%%:*} want=${d#*:} b=SB.npy
+    case $opt in B=*) b=${opt#B=} opt= ;; esac
+    rm -f SC.npy SC.npy.ooc-*
+    timeout 60 mpirun --oversubscribe -np 1 ./rank.sh SA.npy SB.npy -o SC.npy $Q : \
+        -np 1 ./rank.sh SA.npy $b -o SC.npy $Q $opt >out 2>err
+    rc=$?
+    if [ $rc -eq 2 ] && [ -z "$(ls SC.npy* 2>/dev/null)" ] && [ "$(grep -c 'given another job' err)" = 1 ] &&
+        grep -F "rank 1 was given another job than rank 0: $want" err | grep -q '^oocgemm (rank 0 of 2'; then
+        pass "30 rank 1 given ${opt:-another B of the same shape}: exit 2, nothing written, rank 0 names it: $want"
+    else
+        fail "30 rank 1 given ${opt:-another B of the same shape}: exit $rc (expected 2), files left, or not one message naming it ($want)"
+    fi
+done
+rm -f SC.npy
+if timeout 60 mpirun --oversubscribe -np 1 ./rank.sh SA.npy SB.npy -o SC.npy $Q : -np 1 ./rank.sh SA.npy SBcopy.npy \
+    -o SC.npy $Q >out 2>err && cmp -s SC.npy ref30.npy; then
+    pass "30 rank 1 given an identical copy of B: the same job, byte-identical"
+else
+    fail "30 rank 1 given an identical copy of B: exit $?, or C differs"
+fi
+rm -f SA.npy SB.npy SB2.npy SBcopy.npy SC.npy SC.npy.ooc-* ref30.npy
 
 # 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
 # process on 1 device resumes it, starting over with the plan the ranks'

@@ -57,7 +57,9 @@ void print_exit_code_list(FILE *f)
     fprintf(f, "Under mpirun or srun (multiply) every rank exits with the status of the\n"
                "lowest-numbered rank that failed on its own, which the message names (7 when\n"
                "a stop signal reached any rank); a rank that is killed ends the job with the\n"
-               "launcher's status (Open MPI's mpirun: 137 after SIGKILL), resumable too.\n");
+               "launcher's status (Open MPI's mpirun: 137 after SIGKILL), resumable too.\n"
+               "Ranks given different jobs (operands, scalars, ops, C's format or layout,\n"
+               "--journal, --resume, --verify, ...) exit 2 before anything is written.\n");
 }
 
 void print_exit_codes(FILE *f)

@@ -222,6 +222,155 @@ static int same_computers(mpi_job_t *x)
     return rc;
 }
 
+/* What defines the job, which every rank must be given alike: what C is
+ * (the shape, type, ops, scalars, C0 or not, C's format and layout), the
+ * inputs as this rank sees them (what each holds, its size and a sample of
+ * its bytes: a node-local copy of an input is the same file, whatever its
+ * inode or time), and the options every rank acts on together (the
+ * journal, --resume, --verify, --allow-mixed, --no-floor: the ranks'
+ * collective steps follow them). */
+typedef struct {
+    int64_t m, n, k;
+    int32_t dtype, ta, tb, c_in, out_format, out_layout;
+    double alpha, beta;
+    ooc_file_spec_t spec[3]; /* A, B, C0 */
+    int64_t size[3];         /* bytes; -1: not known */
+    uint64_t sample[3];      /* FNV-1a of up to 16 pieces of 4 KiB spread over the file; 0: not read */
+    uint64_t journal;        /* FNV-1a of the journal's path */
+    int32_t verify, resume, allow_mixed, no_floor;
+} job_def_t;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+/* An input's size and a sample of its bytes (16 pieces of 4 KiB, the first
+ * and the last among them); 0 when it cannot be read (not compared). */
+static uint64_t file_sample(const char *path, int64_t *size)
+{
+    uint64_t h = 14695981039346656037ull;
+    char buf[4096];
+    struct stat sb;
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    *size = -1;
+    if (fd < 0) return 0;
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return 0;
+    }
+    *size = (int64_t)sb.st_size;
+    int64_t span = *size > (int64_t)sizeof buf ? *size - (int64_t)sizeof buf : 0;
+    for (int i = 0; i < 16; i++) {
+        ssize_t got = pread(fd, buf, sizeof buf, (off_t)(span * i / 15));
+        if (got < 0) {
+            close(fd);
+            return 0;
+        }
+        h = fnv1a(h, buf, (size_t)got);
+    }
+    close(fd);
+    return h ? h : 1;
+}
+
+static const char *op_name(int32_t op) { return op == OOC_OP_N ? "N" : op == OOC_OP_T ? "T" : "C"; }
+
+/* Rank 0: what rank r's job (b) has that rank 0's (a) has not, said in
+ * why[len]; 0 when they are the same job. */
+static int job_differs(const mul_job_t *j, const job_def_t *a, const job_def_t *b, char *why, size_t len)
+{
+    static const char *const names[3] = {"A", "B", "C0"};
+    const operand_t *ops[3] = {&j->A, &j->B, &j->C0};
+    char s1[128], s2[128];
+    if (a->ta != b->ta || a->tb != b->tb)
+        return snprintf(why, len, "--transa/--transb %s/%s, rank 0 %s/%s", op_name(b->ta), op_name(b->tb),
+                        op_name(a->ta), op_name(a->tb)), 1;
+    if (a->c_in != b->c_in)
+        return snprintf(why, len, "%s, rank 0 %s", b->c_in ? "--c-in C0" : "no --c-in",
+                        a->c_in ? "--c-in C0" : "no --c-in"), 1;
+    for (int i = 0; i < (a->c_in ? 3 : 2); i++) {
+        const ooc_file_spec_t *p = &a->spec[i], *q = &b->spec[i];
+        if (p->format != q->format || p->rows != q->rows || p->cols != q->cols || p->dtype != q->dtype ||
+            p->layout != q->layout)
+            return snprintf(why, len, "its %s holds %s, rank 0's %s (%s) %s", names[i],
+                            describe_spec(&b->spec[i], s1, sizeof s1), names[i], ops[i]->path,
+                            describe_spec(&a->spec[i], s2, sizeof s2)), 1;
+        if (a->size[i] >= 0 && b->size[i] >= 0 && a->size[i] != b->size[i])
+            return snprintf(why, len, "its %s is %lld bytes, rank 0's %s (%s) %lld", names[i],
+                            (long long)b->size[i], names[i], ops[i]->path, (long long)a->size[i]), 1;
+        if (a->sample[i] && b->sample[i] && a->sample[i] != b->sample[i])
+            return snprintf(why, len, "its %s holds other bytes than rank 0's %s (%s), of the same shape and size",
+                            names[i], names[i], ops[i]->path), 1;
+    }
+    if (a->m != b->m || a->n != b->n || a->k != b->k || a->dtype != b->dtype) /* (the operands say it first) */
+        return snprintf(why, len, "m=%lld n=%lld k=%lld %s, rank 0 m=%lld n=%lld k=%lld %s", (long long)b->m,
+                        (long long)b->n, (long long)b->k, dtype_name(b->dtype), (long long)a->m, (long long)a->n,
+                        (long long)a->k, dtype_name(a->dtype)), 1;
+    if (a->alpha != b->alpha) return snprintf(why, len, "--alpha %g, rank 0 %g", b->alpha, a->alpha), 1;
+    if (a->beta != b->beta) return snprintf(why, len, "--beta %g, rank 0 %g", b->beta, a->beta), 1;
+    if (a->out_format != b->out_format)
+        return snprintf(why, len, "C in the %s format, rank 0 %s (--out-format)",
+                        b->out_format == OOC_FORMAT_NPY ? "npy" : "raw",
+                        a->out_format == OOC_FORMAT_NPY ? "npy" : "raw"), 1;
+    if (a->out_layout != b->out_layout)
+        return snprintf(why, len, "C %s-major, rank 0 %s-major (--out-layout)", layout_name(b->out_layout),
+                        layout_name(a->out_layout)), 1;
+    if (a->journal != b->journal)
+        return snprintf(why, len, "%s, rank 0 %s%s", b->journal ? "another --journal" : "no --journal",
+                        a->journal ? "--journal " : "none", a->journal ? j->o.journal : ""), 1;
+    static const char *const flags[4] = {"--resume", "--verify", "--allow-mixed", "--no-floor"};
+    const int32_t fa[4] = {a->resume, a->verify, a->allow_mixed, a->no_floor},
+                  fb[4] = {b->resume, b->verify, b->allow_mixed, b->no_floor};
+    for (int i = 0; i < 4; i++)
+        if (fa[i] != fb[i])
+            return snprintf(why, len, "%s %s, rank 0 %s", flags[i], fb[i] ? "given" : "not given",
+                            fa[i] ? "given" : "not given"), 1;
+    return 0;
+}
+
+/* Every rank is given the same job (job_def_t): ranks given different
+ * operands or options would each compute their part of another C, mixed
+ * into one wrong C with exit status 0. Rank 0 compares and names the first
+ * rank that differs and how: a usage error (exit status 2), before
+ * anything is made. */
+static int same_job(mpi_job_t *x)
+{
+    mul_job_t *j = x->j;
+    mul_opts_t *o = &j->o;
+    job_def_t me;
+    memset(&me, 0, sizeof me);
+    me.m = j->m, me.n = j->n, me.k = j->k;
+    me.dtype = j->t, me.ta = o->ta, me.tb = o->tb, me.c_in = o->c_in != NULL;
+    me.out_format = j->cspec.format, me.out_layout = j->cspec.layout;
+    me.alpha = o->alpha, me.beta = o->beta;
+    const operand_t *ops[3] = {&j->A, &j->B, o->c_in ? &j->C0 : NULL};
+    for (int i = 0; i < 3; i++) {
+        me.size[i] = -1;
+        if (ops[i] == NULL) continue;
+        me.spec[i] = ops[i]->spec;
+        me.sample[i] = file_sample(ops[i]->path, &me.size[i]);
+    }
+    /* (a given one: C's default journal follows -o, which the joining ranks check) */
+    me.journal = o->journal ? fnv1a(14695981039346656037ull, o->journal, strlen(o->journal)) : 0;
+    me.verify = o->verify, me.resume = o->resume, me.allow_mixed = o->allow_mixed, me.no_floor = o->floor.no_floor;
+    job_def_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof me) : NULL;
+    if (cli_mpi_any(x->rank == 0 && all == NULL)) {
+        free(all);
+        return x->rank == 0 ? fail(RC_RUNTIME, "out of host memory") : RC_OK;
+    }
+    cli_mpi_gather(&me, sizeof me, all);
+    int rc = RC_OK;
+    char why[1024];
+    for (int r = 1; x->rank == 0 && rc == RC_OK && r < x->size; r++)
+        if (job_differs(j, &me, &all[r], why, sizeof why))
+            rc = fail(RC_USAGE, "rank %d was given another job than rank 0: %s. Every rank must run the same "
+                      "command: the same operands (the same files, or identical copies) and options", r, why);
+    free(all);
+    return rc;
+}
+
 /* First row (column when the plan keeps op(A) resident) of block b (their
  * number for b == blocks). */
 static int64_t block_row(const ooc_files_plan_t *p, int64_t b)
@@ -977,6 +1126,7 @@ int mul_mpi(mul_job_t *j)
         rc = fail(RC_RUNTIME, "out of host memory");
     }
     if ((rc = agreed(x, rc, 1, "opening the inputs")) != RC_OK) goto failed;
+    if ((rc = agreed(x, same_job(x), 1, "comparing the jobs")) != RC_OK) goto failed;
     if (x->rank == 0) x->s.rc = mpi_finished(x);
     cli_mpi_bcast(&x->s, sizeof x->s); /* rank 0 said why it failed */
     if ((rc = x->s.rc) != RC_OK) goto failed;
