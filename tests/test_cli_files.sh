@@ -682,7 +682,9 @@ fi
 # op(B) in k-panels (C holds partial sums): a stopped job cannot keep its
 # blocks, says so, and --resume starts it over with the plan its journal
 # records, so that C is byte for byte what the interrupted run would have
-# made, on another number of devices too (lead: one block per device)
+# made, on another number of devices too (lead: one block per device). The
+# resume's note says why it starts over (the plan keeps no blocks), not that
+# the temporary file is another run's (it did)
 gen KA.npy --rows 1200 --cols 256 --seed 31
 gen KB.npy --rows 256 --cols 80 --seed 32
 kargs="KA.npy KB.npy --backend host --device-mem 100K --b-chunks 4 --no-floor -q"
@@ -693,7 +695,10 @@ for _ in $(seq 1 200); do # until the job has started (its journal is written), 
     if [ -f KC.npy.ooc-journal ] && grep -q '^plan .* resumable=0 ' KC.npy.ooc-journal; then break; fi
     sleep 0.05
 done
-sleep 0.3
+for _ in $(seq 1 100); do # until a block is recorded (the resume's note counts them), 5 s at most
+    if grep -q '^done ' KC.npy.ooc-journal; then break; fi
+    sleep 0.05
+done
 kill -TERM "$bgpid" 2>/dev/null
 wait "$bgpid"
 rc=$?
@@ -704,10 +709,11 @@ if [ "$rc" -ne 7 ] || ! grep -q 'splits k into panels' err || grep -q 'finished 
 else
     OOC_HOST_DEVICES=1 oc multiply $kargs -o KC.npy --resume
     rc=$?
-    if [ "$rc" -eq 0 ] && cmp -s KC.npy KREF.npy; then
-        pass "k-panels: stopped (exit 7, 'starts it over'), resumed on 1 device of 2: byte-identical"
+    if [ "$rc" -eq 0 ] && cmp -s KC.npy KREF.npy && ! grep -q 'another run' err &&
+        grep -q 'note: --resume: the plan the journal KC.npy.ooc-journal records splits k into panels' err; then
+        pass "k-panels: stopped (exit 7, 'starts it over'), resumed on 1 device of 2: byte-identical, the note says why"
     else
-        fail "k-panels: resumed on 1 device of 2: exit $rc, $(cmp KC.npy KREF.npy 2>&1)"
+        fail "k-panels: resumed on 1 device of 2: exit $rc, $(cmp KC.npy KREF.npy 2>&1), or its note is not the plan's: $(head -c 300 err)"
     fi
 fi
 

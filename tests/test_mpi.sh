@@ -64,6 +64,7 @@
 #      --resume (mpirun or one process) finds it finished, removes them;
 #  27b. but a --journal shared by two outputs keeps the other job's;
 #  28. resumed without the --journal it was stopped with: rank 0's note;
+#      the temporary file gone: the note names the ranks' journals;
 #  24. a split resume naming another journal, absent, over a kept temporary
 #      file starts over in a new one: a later resume of the first run's
 #      journals commits the right C (both ways round);
@@ -478,6 +479,23 @@ else
     fail "28 a split job resumed without its --journal: exit $rc (expected 7), no note, or C differs: $(head -c 300 err)"
 fi
 rm -f C.npy C.npy.ooc-* J J.*
+# ... and stopped, its temporary file then removed: the note names the
+# journals there are, the ranks' (it named C.npy.ooc-journal, not there)
+OOC_HOST_JITTER_US=60000
+bg 2 $P -o C.npy $S -q
+OOC_HOST_JITTER_US=
+wait_blocks 2
+kill -USR1 "$(cat pid.0)" 2>/dev/null
+bg_wait
+rc=$?
+rm -f C.npy.ooc-tmp
+if [ $rc -eq 7 ] && mpi 2 $P -o C.npy $S --resume && cmp -s C.npy ref.npy && grep -q "note: --resume: the journals \
+C.npy.ooc-journal.r\*-of-2 are there but not C.npy.ooc-tmp, the file of the [0-9]* blocks they record" err; then
+    pass "28 a split job's temporary file removed: rank 0's note names the ranks' journals; the whole job, byte-identical"
+else
+    fail "28 a split job's temporary file removed: exit $rc (expected 7), the note does not name the ranks' journals, or C differs: $(head -c 300 err)"
+fi
+rm -f C.npy C.npy.ooc-*
 
 # 10. journals an earlier mpirun left (a failed split job) are forgotten by a
 # later fresh run of one process, which empties the same temporary file in

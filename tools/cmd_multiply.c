@@ -530,28 +530,52 @@ void resume_look(const mul_job_t *j, resume_found_t *f)
     struct stat sb;
     f->tmp = stat(j->tmp_path, &sb) == 0;
     char **v = range_journals(j->journal_path, 0, 1); /* (C's journal and the ranks') */
+    int of = 0, base = 0, mixed = 0;
+    const char *one = NULL;
     for (size_t i = 0; v && v[i]; i++) {
         int64_t done = journal_done(v[i], &f->complete);
-        if (done >= 0) f->journal = 1, f->blocks += done;
+        if (done < 0) continue;
+        f->journal = 1, f->blocks += done;
+        f->keeps = f->keeps || journal_keeps_blocks(v[i]);
+        if (f->njournals++ == 0) one = v[i];
+        int r, q;
+        const char *tail = v[i] + strlen(j->journal_path);
+        if (strcmp(v[i], j->journal_path) == 0) base = 1;
+        else if (sscanf(tail, ".r%d-of-%d", &r, &q) == 2 && (of == 0 || of == q)) of = q;
+        else mixed = 1;
     }
+    /* named as they are: a split run's are the ranks' JOURNAL.rR-of-P */
+    const char *jp = j->journal_path;
+    if (f->njournals == 1) snprintf(f->journals, sizeof f->journals, "the journal %s", one);
+    else if (f->njournals > 1 && !base && !mixed)
+        snprintf(f->journals, sizeof f->journals, "the journals %s.r*-of-%d", jp, of);
+    else if (f->njournals > 1)
+        snprintf(f->journals, sizeof f->journals, "the journals %s%s%s.r*-of-*", base ? jp : "", base ? " and " : "", jp);
     strv_free(v);
 }
 
 void resume_note(const mul_job_t *j, const resume_found_t *f, int kept, int after_work)
 {
     if (!j->o.resume || f->complete) return; /* (a job finished before: its journal vouches for C, not blocks) */
+    int many = f->njournals > 1;
     if (kept < 0 && f->tmp && !f->journal)
-        fprintf(stderr, "%s: note: --resume: %s is there but no journal at %s (a run stopped before its first "
-                "block writes none; or was it given another --journal?): the job starts from its first block\n",
-                progname, j->tmp_path, j->journal_path);
+        fprintf(stderr, "%s: note: --resume: %s is there but no journal at %s, nor a split run's at %s.r*-of-* "
+                "(a run stopped before its first block writes none; or was it given another --journal?): the job "
+                "starts from its first block\n", progname, j->tmp_path, j->journal_path, j->journal_path);
     else if (kept < 0 && !f->tmp && f->journal && f->blocks > 0)
-        fprintf(stderr, "%s: note: --resume: the journal %s is there but not %s, the file of the %lld blocks it "
-                "records: the job starts from its first block\n", progname, j->journal_path, j->tmp_path,
-                (long long)f->blocks);
+        fprintf(stderr, "%s: note: --resume: %s %s there but not %s, the file of the %lld blocks %s: the job "
+                "starts from its first block\n", progname, f->journals, many ? "are" : "is", j->tmp_path,
+                (long long)f->blocks, many ? "they record" : "it records");
+    else if (kept == 0 && f->tmp && f->journal && f->blocks > 0 && !f->keeps)
+        /* (not another run's file: a resume of such a plan starts over) */
+        fprintf(stderr, "%s: note: --resume: the plan %s record%s splits k into panels (%s held partial sums, "
+                "no finished block): the job %s from its first block, with that plan\n", progname, f->journals,
+                many ? "" : "s", j->tmp_path,
+                after_work ? "was computed" : "starts");
     else if (kept == 0 && f->tmp && f->journal && f->blocks > 0)
-        fprintf(stderr, "%s: note: --resume: %s is not the file whose %lld blocks the journal %s records (another "
-                "run's): the job %s from its first block\n", progname, j->tmp_path, (long long)f->blocks,
-                j->journal_path, after_work ? "was computed" : "starts");
+        fprintf(stderr, "%s: note: --resume: %s is not the file whose %lld blocks %s record%s (another run's): the "
+                "job %s from its first block\n", progname, j->tmp_path, (long long)f->blocks, f->journals,
+                many ? "" : "s", after_work ? "was computed" : "starts");
 }
 
 /* The multiply itself: a finished job found by --resume does nothing;

@@ -99,13 +99,17 @@ void mul_finished_already(mul_job_t *j);
  * done, and whether one records the job complete (cmd_multiply.c). */
 typedef struct {
     int tmp, journal, complete;
+    int keeps;           /* a journal keeps its blocks (not a plan in k-panels, which a resume starts over) */
+    int njournals;
     int64_t blocks;
+    char journals[4200]; /* the journals found, as the notes name them (one path, or the ranks' J.r*-of-P) */
 } resume_found_t;
 void resume_look(const mul_job_t *j, resume_found_t *f);
 /* A note on stderr when --resume cannot continue from what it found: one of
  * the two missing (kept < 0: before the work), or the temporary file not
- * the one the journal records (kept 0: the file was started over; the job
- * "was computed" after_work, else "starts"). */
+ * the one the journal records, or a plan in k-panels, whose resume starts
+ * over (kept 0: the file was started over; the job "was computed"
+ * after_work, else "starts"). */
 void resume_note(const mul_job_t *j, const resume_found_t *f, int kept, int after_work);
 
 /* The job split across the ranks of mpirun/srun (cli_mpi_active()): rank
