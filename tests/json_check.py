@@ -4,8 +4,9 @@
 
 Runs gen, multiply, verify, info, run and bench with --json through the host
 backend: successes, failures (a missing input, a failed check, a refused
---dtype), a usage error of every command, and a file name that is not UTF-8
-(bytes 0xff 0xfe, made in the work directory). Each run must print exactly
+--dtype, a commit cut short: resumable), a usage error of every command, and
+a file name that is not UTF-8 (bytes 0xff 0xfe, made in the work directory).
+Each run must print exactly
 one line on stdout that is strict UTF-8 and parses with json.loads into an
 object with command (the subcommand), version (the tool's), library_version,
 exit_status (the process's) and error (null exactly when exit_status is 0).
@@ -165,6 +166,20 @@ def main():
          ["--json"], "multiply", 2, check=lambda o: ("float32" in o["error"] and "float64" in o["error"]) or 1 / 0)
     case("multiply: the CPU's floor on the host backend", tool, ["multiply", "A.npy", "B.npy", "-o", "C5.npy", "--no-progress"] + H +
          ["--json"], "multiply", 0, check=lambda o: o["floor"]["kind"] == "cpu" or 1 / 0)
+    # the commit cut short (the rename fails): the complete result is left in
+    # C.ooc-tmp, which the same command with --resume commits: resumable (it
+    # said false, the message on stderr saying to resume)
+    for resume in ([], ["--resume"]):
+        case("multiply, the commit cut short" + (" (--resume)" if resume else ""), tool,
+             ["multiply", "A.npy", "B.npy", "-o", "C6.npy", "--no-floor", "--no-progress"] + resume + H + ["--json"],
+             "multiply", 6, env={"OOC_FAULT": "commit:1"},
+             check=lambda o: (o["resumable"] is True and o["resume_keeps_blocks"] is True) or 1 / 0)
+        case("multiply --resume commits it", tool, ["multiply", "A.npy", "B.npy", "-o", "C6.npy", "--resume",
+                                                   "--no-floor", "--no-progress"] + H + ["--json"], "multiply", 0,
+             check=lambda o: (o["resumed"] is True and o["resumable"] is False) or 1 / 0)
+        os.remove("C6.npy")
+        if os.path.exists("C6.npy.ooc-journal"):
+            os.remove("C6.npy.ooc-journal")
 
     # verify: pass, and a failed check (exit 1: error set)
     case("verify", tool, ["verify", "A.npy", "B.npy", "C.npy", "--json"], "verify", 0)

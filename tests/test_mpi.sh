@@ -400,18 +400,20 @@ rm -f C.npy C.npy.ooc-*
 # complete result stays, with the trailer naming the temporary file put
 # back, so that the ranks' journals (which recorded it by its id) still
 # vouch for every block and --resume only commits. Before, the commit cut
-# the trailer for good and the resume computed every block again
+# the trailer for good and the resume computed every block again. Its JSON
+# says resumable (it said false, while stderr said to resume)
 rm -f C.npy C.npy.ooc-*
 RANK_ENV=0:OOC_FAULT=commit:1
-mpi 2 $P -o C.npy $S
+mpi 2 $P -o C.npy $S --json
 rc=$?
 RANK_ENV=
 if [ $rc -eq 6 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && grep -q "complete result is left in C.npy.ooc-tmp" err &&
+    out_json 'o["resumable"] is True and o["resume_keeps_blocks"] is True and o["exit_status"] == 6' &&
     [ "$(tail -c 32 C.npy.ooc-tmp | head -c 15)" = "oocgemm-tmp-id " ] &&
     mpi 2 $P -o C.npy $S --resume --json && cmp -s C.npy ref.npy &&
     out_json 'o["exit_status"] == 0 and o["resumed"] and o["blocks_before_resume"] == 34' &&
     [ "$(stat -c %s C.npy)" = "$(stat -c %s ref.npy)" ]; then
-    pass "26 a split job's commit cut short: its result kept, --resume keeps all 34 blocks and commits, byte-identical"
+    pass "26 a split job's commit cut short: its result kept, JSON resumable, --resume keeps all 34 blocks and commits, byte-identical"
 else
     fail "26 a split job's commit cut short: exit $rc (expected 6), no trailer, or the resume did not keep every block: $(head -c 400 err) $(head -c 400 out)"
 fi

@@ -486,6 +486,7 @@ int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep)
         int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, journal, what);
         ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
         j->C = NULL;
+        j->uncommitted = 1;
         fprintf(stderr, "%s: the complete result is left in %s: the same command with --resume commits it\n",
                 progname, j->tmp_path);
         return rc;

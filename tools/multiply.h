@@ -63,6 +63,8 @@ typedef struct {
     char ranks_mixed_by[OOC_COMPUTE_ID_MAX], ranks_ref_by[OOC_COMPUTE_ID_MAX];
     ooc_verify_result_t vr;
     int verified, multiplied, already, interrupted;
+    int uncommitted;         /* the result is complete in the temporary file but its commit (or its record as
+                                finished) failed: a --resume commits it */
     int have_shape; /* the operands fit together: m, n, k and t are known */
     int64_t m, n, k;
     ooc_dtype_t t;

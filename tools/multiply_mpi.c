@@ -828,6 +828,7 @@ static int mpi_commit(mpi_job_t *x)
             int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "recording the job as finished");
             ooc_file_close(j->C, 0);
             j->C = NULL;
+            j->uncommitted = 1;
             fprintf(stderr, "%s: %s is complete but not committed: run the same command with --resume to record "
                     "and commit it\n", progname, j->tmp_path);
             return rc;

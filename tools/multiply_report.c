@@ -138,7 +138,8 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
                                  : j->ranks_mixed      ? j->ranks_mixed_by
                                                        : NULL);
     json_bool(&js, "interrupted", j->interrupted);
-    int resumable = !j->multiplied && journals_resumable(j->journal_path);
+    /* (a result complete but not committed: a resume commits it) */
+    int resumable = (!j->multiplied || j->uncommitted) && journals_resumable(j->journal_path);
     json_bool(&js, "resumable", resumable);
     /* a resume continues from the finished blocks, or (k-panels) starts over */
     if (resumable) json_bool(&js, "resume_keeps_blocks", journals_keep_blocks(j->journal_path));
