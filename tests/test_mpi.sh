@@ -41,6 +41,8 @@
 #      same shape, --resume on one rank): exit 2 before anything is
 #      written, rank 0 alone naming what differs; an identical copy of B
 #      on one rank is the same job;
+#  31. a rank's journal (JOURNAL.r1-of-2) that is an input: a usage error
+#      (exit 2) naming it, as for one process's --journal; nothing touched;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -715,6 +717,22 @@ else
     fail "30 rank 1 given an identical copy of B: exit $?, or C differs"
 fi
 rm -f SA.npy SB.npy SB2.npy SBcopy.npy SC.npy SC.npy.ooc-* ref30.npy
+
+# 31. the ranks' journals are checked against the inputs as one process's
+# --journal is: rank 1's jj.r1-of-2 given as B is a usage error (exit 2),
+# rank 1 naming it, nothing written or touched. It was refused late as a
+# journal of another job (exit 6), as if --resume had been given
+cp B.npy jj.r1-of-2
+rm -f Z.npy Z.npy.ooc-*
+mpi 2 A.npy jj.r1-of-2 --transa T -o Z.npy $S --journal jj
+rc=$?
+if [ $rc -eq 2 ] && cmp -s B.npy jj.r1-of-2 && [ -z "$(ls Z.npy* jj.r0* 2>/dev/null)" ] &&
+    grep -q "rank 1 of 2.*the journal jj.r1-of-2 of rank 1 (jj.r<R>-of-2) is the input B (jj.r1-of-2)" err; then
+    pass "31 rank 1's journal is the input B: exit 2, named, nothing written"
+else
+    fail "31 rank 1's journal is the input B: exit $rc (expected 2), files written or touched, or not named: $(head -c 300 err)"
+fi
+rm -f jj.r1-of-2 Z.npy Z.npy.ooc-*
 
 # 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
 # process on 1 device resumes it, starting over with the plan the ranks'

@@ -72,7 +72,8 @@ void multiply_usage(FILE *f)
             "  --journal PATH        the resume journal (default C.ooc-journal). Every\n"
             "                        finished row block of C is flushed and recorded there\n"
             "                        with a checksum. It must be a file of its own (not an\n"
-            "                        input, the output or C.ooc-tmp: exit 2); nothing but\n"
+            "                        input, the output or C.ooc-tmp: exit 2; under mpirun\n"
+            "                        nor may the ranks' PATH.r<R>-of-<P> be); nothing but\n"
             "                        a journal (or an empty file: a journal's creation\n"
             "                        cut short) is ever removed or overwritten at PATH\n"
             "  --resume              continue the job that C.ooc-tmp and the journal\n"
@@ -294,27 +295,34 @@ static int same_entry(const char *a, const char *b)
 /* The journal must be a file of its own: not an operand, not the output or
  * its temporary file, compared by name too (before the commit C is not
  * there: the journal would be made at its path, then C renamed over it).
+ * what: how the messages name it ("--journal PATH", a rank's journal).
  * RC_OK, or RC_USAGE with a message (nothing is created before this). */
-static int journal_apart(const char *cmd, const char *journal, const char *out, const char *tmp,
+static int journal_apart(const char *cmd, const char *journal, const char *what, const char *out, const char *tmp,
                          const operand_t *const *ops, int n)
 {
     struct stat j, o;
     if (same_entry(journal, out))
-        return usage_error(cmd, "--journal %s is the output %s: the journal must be a file of its own", journal, out);
+        return usage_error(cmd, "%s is the output %s: the journal must be a file of its own", what, out);
     if (same_entry(journal, tmp))
-        return usage_error(cmd, "--journal %s is %s, the temporary file of the output: the journal must be a file of "
-                           "its own", journal, tmp);
+        return usage_error(cmd, "%s is %s, the temporary file of the output: the journal must be a file of its own",
+                           what, tmp);
     if (stat(journal, &j) != 0) return RC_OK;
     for (int i = 0; i < n; i++)
         if (ops[i] && ops[i]->path && stat(ops[i]->path, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
-            return usage_error(cmd, "--journal %s is the input %s (%s): the journal must be a file of its own",
-                               journal, ops[i]->name, ops[i]->path);
+            return usage_error(cmd, "%s is the input %s (%s): the journal must be a file of its own", what,
+                               ops[i]->name, ops[i]->path);
     if (stat(out, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
-        return usage_error(cmd, "--journal %s is the output %s: the journal must be a file of its own", journal, out);
+        return usage_error(cmd, "%s is the output %s: the journal must be a file of its own", what, out);
     if (stat(tmp, &o) == 0 && o.st_dev == j.st_dev && o.st_ino == j.st_ino)
-        return usage_error(cmd, "--journal %s is %s, the temporary file of the output: the journal must be a file of "
-                           "its own", journal, tmp);
+        return usage_error(cmd, "%s is %s, the temporary file of the output: the journal must be a file of its own",
+                           what, tmp);
     return RC_OK;
+}
+
+int mul_journal_apart(const mul_job_t *j, const char *journal, const char *what)
+{
+    const operand_t *ops[3] = {&j->A, &j->B, j->o.c_in ? &j->C0 : NULL};
+    return journal_apart("multiply", journal, what, j->o.out, j->tmp_path, ops, 3);
 }
 
 
@@ -418,7 +426,9 @@ int mul_open_inputs(mul_job_t *j)
             return usage_error("multiply", "the input %s (%s) is %s, the temporary file the output is written into",
                                ops[i]->name, ops[i]->path, j->tmp_path);
     }
-    return journal_apart("multiply", j->journal_path, o->out, j->tmp_path, ops, 3);
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "--journal %s", j->journal_path);
+    return journal_apart("multiply", j->journal_path, what, o->out, j->tmp_path, ops, 3);
 }
 
 /* --measure-disk: the disk's bandwidths now, unless given. */

@@ -86,6 +86,9 @@ void mul_rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t
 int mul_prepare(mul_job_t *j);
 int mul_open_inputs(mul_job_t *j);
 void mul_measure_disk(mul_job_t *j);
+/* journal (named `what` in the messages) is a file of its own: not an
+ * input, the output or its temporary file. RC_OK, or RC_USAGE, said. */
+int mul_journal_apart(const mul_job_t *j, const char *journal, const char *what);
 /* Commit C (RC_OK), else report it and keep the temporary file; C is
  * closed, or with keep left open on success (the caller closes it). */
 int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep);

@@ -1126,6 +1126,12 @@ int mul_mpi(mul_job_t *j)
         x->own = NULL;
         rc = fail(RC_RUNTIME, "out of host memory");
     }
+    if (rc == RC_OK) { /* (its own journal, as one process's: an input there is a usage error) */
+        char what[128 + PATH_MAX];
+        snprintf(what, sizeof what, "the journal %s of rank %d (%s.r<R>-of-%d)", x->own, x->rank, j->journal_path,
+                 x->size);
+        rc = mul_journal_apart(j, x->own, what);
+    }
     if ((rc = agreed(x, rc, 1, "opening the inputs")) != RC_OK) goto failed;
     if ((rc = agreed(x, same_job(x), 1, "comparing the jobs")) != RC_OK) goto failed;
     if (x->rank == 0) x->s.rc = mpi_finished(x);
