@@ -43,6 +43,8 @@
 #      on one rank is the same job;
 #  31. a rank's journal (JOURNAL.r1-of-2) that is an input: a usage error
 #      (exit 2) naming it, as for one process's --journal; nothing touched;
+#  32. gen under mpirun with 4 ranks: refused at once (exit 2), rank 0's one
+#      message and JSON object, no file; with one rank it writes;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -733,6 +735,23 @@ else
     fail "31 rank 1's journal is the input B: exit $rc (expected 2), files written or touched, or not named: $(head -c 300 err)"
 fi
 rm -f jj.r1-of-2 Z.npy Z.npy.ooc-*
+
+# 32. gen started by mpirun with several ranks: each wrote OUT through the
+# one OUT.ooc-tmp ("locked by another job", a temporary file left). Now
+# refused before any file is touched: exit 2, one message and one JSON
+# object (rank 0's); mpirun -np 1 writes it
+rm -f G.npy G.npy.ooc-*
+timeout 60 mpirun --oversubscribe -np 4 "$OOCGEMM" gen G.npy --rows 300 --cols 200 --json >out 2>err
+rc=$?
+if [ $rc -eq 2 ] && [ -z "$(ls G.npy* 2>/dev/null)" ] && [ "$(grep -c 'gen writes one file from one process' err)" = 1 ] &&
+    grep -q 'one of 4 ranks' err && [ "$(wc -l <out)" = 1 ] && out_json 'o["exit_status"] == 2 and "one of 4 ranks" in o["error"]' &&
+    timeout 60 mpirun --oversubscribe -np 1 "$OOCGEMM" gen G.npy --rows 300 --cols 200 -q >out 2>err && [ -f G.npy ] &&
+    [ -z "$(ls G.npy.* 2>/dev/null)" ]; then
+    pass "32 gen by 4 ranks: refused (exit 2), one message and object, no file; by one rank: written"
+else
+    fail "32 gen by 4 ranks: exit $rc (expected 2), files left, not one message or object, or one rank failed: $(head -c 300 err)"
+fi
+rm -f G.npy G.npy.*
 
 # 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
 # process on 1 device resumes it, starting over with the plan the ranks'

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "cli_mpi.h"
 
 void gen_usage(FILE *f)
 {
@@ -24,6 +25,8 @@ void gen_usage(FILE *f)
             "cleanly: the temporary file is removed, nothing is left at OUT, and the\n"
             "exit status is 7 (one that comes after every chunk is written no longer\n"
             "stops it: OUT is committed, exit status 0, and a note says so).\n"
+            "Started by mpirun or srun with several ranks, gen refuses at once (exit\n"
+            "status 2, rank 0 says why) and touches no file: run it once, alone.\n"
             "\n"
             "Matrix:\n"
             "  --rows R, --cols C    shape (required; 0 or more: 0 is an empty matrix)\n"
@@ -303,6 +306,19 @@ int cmd_gen(int argc, char **argv)
     int rc = gen_parse(argc, argv, &o);
     if (rc < 0) return RC_OK; /* --help */
     if (rc != RC_OK) return rc;
+    /* several ranks of mpirun or srun would each write OUT through the one
+     * OUT.ooc-tmp (the second locked out, the first's file left behind):
+     * refused before any file is touched, rank 0 saying why (the others,
+     * silent, exit with the same status: one message, not one per rank) */
+    int ranks = cli_mpi_launched();
+    if (ranks > 1 || cli_mpi_launched_rank() > 0) {
+        if (cli_mpi_launched_rank() > 0) return RC_USAGE;
+        char count[32] = "several";
+        if (ranks > 1) snprintf(count, sizeof count, "%d", ranks);
+        return usage_error("gen", "started by mpirun or srun as one of %s ranks: gen writes one file from one "
+                           "process (the ranks would race on %s.ooc-tmp); run it once, without the launcher or "
+                           "with one rank (mpirun -np 1)", count, o.out);
+    }
 
     gen_job_t g;
     memset(&g, 0, sizeof g);

@@ -207,7 +207,8 @@ int main(int argc, char **argv)
     if (argc < 2) rc = usage_error(NULL, "no command given (try 'oocgemm --help')");
     else rc = dispatch(argc, argv, &name);
     json_help_print(name, rc); /* --help, --version with --json (json_printed then) */
-    int split = name && strcmp(name, "multiply") == 0 && cli_mpi_launched_rank() > 0; /* not rank 0's */
+    /* not rank 0's (gen refuses several ranks: rank 0's object says why) */
+    int split = name && (strcmp(name, "multiply") == 0 || strcmp(name, "gen") == 0) && cli_mpi_launched_rank() > 0;
     if (rc != RC_OK && json && !json_printed && !split) { /* a failure the command printed no object for */
         json_t js;
         json_open(&js, stdout, name);
