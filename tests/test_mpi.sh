@@ -45,6 +45,8 @@
 #      (exit 2) naming it, as for one process's --journal; nothing touched;
 #  32. gen under mpirun with 4 ranks: refused at once (exit 2), rank 0's one
 #      message and JSON object, no file; with one rank it writes;
+#  33. a usage error or a missing input that every rank finds: said once
+#      (rank 0); one rank's own usage error: said by it, rank 0 naming it;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -752,6 +754,26 @@ else
     fail "32 gen by 4 ranks: exit $rc (expected 2), files left, not one message or object, or one rank failed: $(head -c 300 err)"
 fi
 rm -f G.npy G.npy.*
+
+# 33. a usage error (--bogus) or a missing input, the same on every rank,
+# was printed by every rank: now once, by rank 0, exit 2 and 4. A rank's
+# own failure is still said by it (MPMD: --bogus on rank 1 alone), rank 0
+# naming it
+mpi 3 $P -o Z.npy $S --bogus
+rc=$?
+nb=$(grep -c 'unknown option --bogus' err)
+mpi 3 A.npy nothere.npy -o Z.npy $S
+rc2=$?
+nm=$(grep -c 'nothere.npy' err)
+grep -q 'rank 0 of 3.*nothere.npy' err || nm="not rank 0's"
+timeout 60 mpirun --oversubscribe -np 1 ./rank.sh $P -o Z.npy $S : -np 1 ./rank.sh $P -o Z.npy $S --bogus >out 2>err
+rc3=$?
+if [ $rc -eq 2 ] && [ "$nb" = 1 ] && [ $rc2 -eq 4 ] && [ "$nm" = 1 ] && [ -z "$(ls Z.npy* 2>/dev/null)" ] &&
+    [ $rc3 -eq 2 ] && [ "$(grep -c 'unknown option --bogus' err)" = 1 ] && grep -q 'rank 0 of 2.*rank 1 of 2 failed' err; then
+    pass "33 --bogus and a missing B on 3 ranks: said once (exit 2, 4); --bogus on rank 1 alone: said, rank 0 names it"
+else
+    fail "33 errors of every rank said once: exit $rc, $rc2, $rc3 (expected 2, 4, 2), --bogus said $nb times, the missing B $nm, or rank 1's own not said: $(head -c 300 err)"
+fi
 
 # 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
 # process on 1 device resumes it, starting over with the plan the ranks'

@@ -387,6 +387,12 @@ int fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int lib_fail(const ooc_handle_t *h, ooc_status_t st, stage_t at, const char *tmp_path,
              const char *journal_path, const char *what);
 int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
+/* From messages_hold() on, the error messages above (usage_error, fail)
+ * are kept instead of printed, until messages_release() prints them (say)
+ * or drops them: a rank of a split job says a failure that rank 0 says too
+ * (the same command line, the same files) only once, through rank 0. */
+void messages_hold(void);
+void messages_release(int say);
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers (cli_util.c)                                                */

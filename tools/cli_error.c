@@ -4,7 +4,8 @@
  * printed by every --help), the one mapping from library statuses to them,
  * and the error messages every subcommand prints: usage errors (an
  * ambiguous abbreviation names its options), library failures and the file
- * commands' failures (kept in fail_msg for --json).
+ * commands' failures (kept in fail_msg for --json), held back while a rank
+ * of a split job waits to know whether rank 0 says the same.
  * It prints to stderr only.
  */
 #include "config.h"
@@ -114,15 +115,48 @@ const char *progname = "oocgemm";
 /* The message of the last failure (usage_error, fail), for --json. */
 char fail_msg[2048];
 
-/* "oocgemm run: <message>" on stderr, a hint, and RC_USAGE. */
+/* Messages held back (messages_hold), the first few KiB of them. */
+static int held;
+static char held_text[8192];
+
+/* text on stderr, or kept while messages are held */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (held) {
+        size_t n = strlen(held_text);
+        vsnprintf(held_text + n, sizeof held_text - n, fmt, ap);
+    } else {
+        vfprintf(stderr, fmt, ap);
+    }
+    va_end(ap);
+}
+
+void messages_hold(void)
+{
+    held = 1;
+    held_text[0] = '\0';
+}
+
+void messages_release(int say_them)
+{
+    if (held && say_them) fputs(held_text, stderr);
+    held = 0;
+    held_text[0] = '\0';
+}
+
+/* "oocgemm run: <message>" on stderr, a hint, and RC_USAGE. The hint names
+ * the tool alone (progname may name a rank of a split job). */
 int usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s%s%s: %s\nTry '%s%s%s --help'.\n", progname, cmd ? " " : "", cmd ? cmd : "", fail_msg,
-            progname, cmd ? " " : "", cmd ? cmd : "");
+    say("%s%s%s: %s\nTry 'oocgemm%s%s --help'.\n", progname, cmd ? " " : "", cmd ? cmd : "", fail_msg,
+        cmd ? " " : "", cmd ? cmd : "");
     return RC_USAGE;
 }
 
@@ -141,7 +175,7 @@ int fail(int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", progname, fail_msg);
+    say("%s: %s\n", progname, fail_msg);
     return rc;
 }
 

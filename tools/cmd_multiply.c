@@ -740,8 +740,12 @@ int cmd_multiply(int argc, char **argv)
      * handle at once. Left at their default, a Slurm warning then killed the
      * rank (no exit 7: the batch script does not requeue the job) */
     stop_signals_install(NULL);
+    /* a rank of a split job other than 0 holds its error messages back
+     * until the ranks agree (mul_mpi_first_agreement): one that rank 0
+     * says too (a usage error, a missing input) is said once */
+    if (cli_mpi_launched_rank() > 0) messages_hold();
     char why[512];
-    int who, rc = multiply_parse(argc, argv, &j->o);
+    int rc = multiply_parse(argc, argv, &j->o);
     if (rc < 0) {
         rc = RC_OK; /* --help */
     } else if (cli_mpi_start(why, sizeof why) != 0) {
@@ -750,7 +754,7 @@ int cmd_multiply(int argc, char **argv)
         /* a usage error too: agreed as mul_mpi's first step agrees, so that
          * no rank exits before rank 0 printed the job's one JSON object (in
          * main, before cli_mpi_finish's barrier) */
-        rc = rc == RC_OK ? mul_mpi(j) : cli_mpi_agree(rc, 1, &who);
+        rc = rc == RC_OK ? mul_mpi(j) : mul_mpi_first_agreement(rc);
     } else if (rc == RC_OK) {
         rc = mul_prepare(j);
         if (rc == RC_OK) rc = mul_open_inputs(j);
@@ -760,6 +764,7 @@ int cmd_multiply(int argc, char **argv)
         if (rc == RC_OK || rc == RC_CHECK_FAILED) mul_summary(j, rc);
         else if (j->o.json) mul_print_failure_json(j, rc);
     }
+    messages_release(1); /* (not split after all: said) */
     mul_cleanup(j);
     free(j);
     return rc; /* (MPI, when started, is finished by main) */

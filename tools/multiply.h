@@ -122,6 +122,13 @@ void resume_note(const mul_job_t *j, const resume_found_t *f, int kept, int afte
  * of C, or columns when the plan keeps op(A) resident) with
  * its own journal. Returns the exit status, the same on every rank. */
 int mul_mpi(mul_job_t *j);
+/* Every rank of a split job, its command line parsed and its inputs opened
+ * (rc: how that went; mul_mpi's first collective, which a rank whose
+ * command line was refused calls alone): the agreed exit status. A rank
+ * other than 0 held its messages back (messages_hold) and says them only
+ * when they are not rank 0's: a usage error or a missing input that every
+ * rank finds is said once. */
+int mul_mpi_first_agreement(int rc);
 
 /* Range journals "<base>.r<R>-of-<P>" beside base, NULL-terminated (NULL:
  * out of memory): those of any P but not_of (0: every P), base itself too

@@ -146,16 +146,32 @@ typedef struct {
 
 /* An agreement point: every rank gets the status of the lowest rank that
  * failed on its own; rank 0 names it when it is another. */
-static int agreed(mpi_job_t *x, int rc, int own, const char *when)
+static int agreed_at(int rank, int size, int rc, int own, const char *when)
 {
     int who;
     int all = cli_mpi_agree(rc, own, &who);
-    if (all != RC_OK && who > 0 && x->rank == 0) {
+    if (all != RC_OK && who > 0 && rank == 0) {
         snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d, its message above)", who,
-                 x->size, when, all);
+                 size, when, all);
         fprintf(stderr, "%s: %s: every rank stops\n", progname, fail_msg);
     }
     return all;
+}
+
+static int agreed(mpi_job_t *x, int rc, int own, const char *when)
+{
+    return agreed_at(x->rank, x->size, rc, own, when);
+}
+
+int mul_mpi_first_agreement(int rc)
+{
+    /* rank 0's message (none when it did not fail) to every rank */
+    char zero[sizeof fail_msg] = "";
+    int rank = cli_mpi_rank();
+    if (rank == 0 && rc != RC_OK) snprintf(zero, sizeof zero, "%s", fail_msg);
+    cli_mpi_bcast(zero, sizeof zero);
+    messages_release(rc != RC_OK && strcmp(zero, fail_msg) != 0);
+    return agreed_at(rank, cli_mpi_size(), rc, 1, "opening the inputs");
 }
 
 /* The devices this rank uses: --devices as given; else, with N visible
@@ -1132,7 +1148,7 @@ int mul_mpi(mul_job_t *j)
                  x->size);
         rc = mul_journal_apart(j, x->own, what);
     }
-    if ((rc = agreed(x, rc, 1, "opening the inputs")) != RC_OK) goto failed;
+    if ((rc = mul_mpi_first_agreement(rc)) != RC_OK) goto failed;
     if ((rc = agreed(x, same_job(x), 1, "comparing the jobs")) != RC_OK) goto failed;
     if (x->rank == 0) x->s.rc = mpi_finished(x);
     cli_mpi_bcast(&x->s, sizeof x->s); /* rank 0 said why it failed */
