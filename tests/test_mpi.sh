@@ -47,6 +47,7 @@
 #      message and JSON object, no file; with one rank it writes;
 #  33. a usage error or a missing input that every rank finds: said once
 #      (rank 0); one rank's own usage error: said by it, rank 0 naming it;
+#  34. a stop signal to rank 1 alone, with --json: rank 0's object names it;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -774,6 +775,25 @@ if [ $rc -eq 2 ] && [ "$nb" = 1 ] && [ $rc2 -eq 4 ] && [ "$nm" = 1 ] && [ -z "$(
 else
     fail "33 errors of every rank said once: exit $rc, $rc2, $rc3 (expected 2, 4, 2), --bogus said $nb times, the missing B $nm, or rank 1's own not said: $(head -c 300 err)"
 fi
+
+# 34. a stop signal that reaches rank 1 alone (kill -TERM of its pid):
+# every rank stops, exit 7, and rank 0's JSON object says interrupted with
+# the signal (it said "signal": null: rank 0 caught none itself)
+rm -f C.npy C.npy.ooc-*
+OOC_HOST_JITTER_US=60000
+bg 3 $P -o C.npy $S --json
+OOC_HOST_JITTER_US=
+wait_blocks 2
+kill -TERM "$(cat pid.1)" 2>/dev/null
+bg_wait
+rc=$?
+if [ $rc -eq 7 ] && [ ! -e C.npy ] && [ "$(wc -l <out)" = 1 ] &&
+    out_json 'o["exit_status"] == 7 and o["interrupted"] is True and o["signal"] == "SIGTERM" and o["resumable"] is True'; then
+    pass "34 SIGTERM to rank 1 alone with --json: exit 7, rank 0's object: interrupted, signal SIGTERM"
+else
+    fail "34 SIGTERM to rank 1 alone with --json: exit $rc (expected 7), or rank 0's object lacks the signal: $(head -c 300 out)"
+fi
+rm -f C.npy C.npy.ooc-*
 
 # 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
 # process on 1 device resumes it, starting over with the plan the ranks'

@@ -1198,9 +1198,12 @@ int mul_mpi(mul_job_t *j)
     blocks_mixed(x);
     if ((rc = agreed(x, x->rank == 0 ? mpi_commit(x) : RC_OK, 1, "committing")) != RC_OK) goto failed;
     if (j->o.verify) rc = mpi_verify(x);
-    if (rc == RC_OK || rc == RC_CHECK_FAILED) mpi_report(x, rc);
+    j->interrupted = rc == RC_INTERRUPTED; /* (a stop signal while verifying, on any rank, as one process says it) */
+    if (rc != RC_OK && rc != RC_CHECK_FAILED) goto failed;
+    mpi_report(x, rc);
     goto done;
 failed:
+    job_signal(x); /* (every rank comes here, each with the same status) */
     if (x->rank == 0 && j->o.json) mul_print_failure_json(j, rc);
 done:
     strv_free(x->old);
