@@ -20,6 +20,7 @@ per rank with its one set of keys. Prints one line per case; exits 1 on any fail
 Usage: json_check.py OOCGEMM WORKDIR
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -180,6 +181,19 @@ def main():
         os.remove("C6.npy")
         if os.path.exists("C6.npy.ooc-journal"):
             os.remove("C6.npy.ooc-journal")
+
+    # multiply --help lists the keys of its object, in their order (it
+    # named "bytes" and "bounds", which it has not); "ranks_split" and
+    # "ranks" are a split job's (tests/test_mpi.sh)
+    helped = {}
+    case("multiply --help's keys", tool, ["multiply", "--help", "--json"], "multiply", 0,
+         check=lambda o: helped.update(text=o["help"]))
+    listed = re.sub(r"\s+", " ", helped.get("text", "").split("with the keys", 1)[-1].split("-h, --help")[0])
+    listed = [k.strip(" ,()") for k in listed.replace("(under mpirun:", ",").split(",")]
+    listed = [k for k in listed if k and k not in ("ranks_split", "ranks")]
+    case("multiply --json has the keys its --help lists", tool,
+         ["multiply", "A.npy", "B.npy", "-o", "C7.npy", "--no-floor", "--no-progress"] + H + ["--json"], "multiply",
+         0, check=lambda o: list(o.keys()) == listed or 1 / 0)
 
     # verify: pass, and a failed check (exit 1: error set)
     case("verify", tool, ["verify", "A.npy", "B.npy", "C.npy", "--json"], "verify", 0)
