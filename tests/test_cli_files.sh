@@ -717,6 +717,24 @@ else
     fi
 fi
 
+# a raw operand without a suffix: its shape from --rows and --cols; with
+# neither, an error of the input (exit 4); one without the other, a bad
+# command line (exit 2), as the manual's FILE FORMATS says
+head -c 800 /dev/zero >R10.bin
+oc multiply R10.bin R10.bin -o RR.bin --backend host -q
+rc1=$?
+oc multiply R10.bin R10.bin -o RR.bin --backend host -q --rows 10
+rc2=$?
+msg=$(head -n 1 err)
+oc multiply R10.bin R10.bin -o RR.bin --backend host -q --rows 10 --cols 10
+rc3=$?
+if [ $rc1 -eq 4 ] && [ $rc2 -eq 2 ] && echo "$msg" | grep -q -- '--rows and --cols go together' && [ $rc3 -eq 0 ]; then
+    pass "raw without a suffix: no shape exit 4, --rows alone exit 2 (go together), both: multiplied"
+else
+    fail "raw without a suffix: exit $rc1, $rc2, $rc3 (expected 4, 2, 0): $msg"
+fi
+rm -f R10.bin RR.bin
+
 # ---- help ----
 for c in gen multiply verify info run; do
     oc "$c" --help
