@@ -717,6 +717,19 @@ else
     fi
 fi
 
+# --verify failing (a copy to the host lost): exit 1, and the message says
+# that C was written and committed but is wrong (it said only "verification
+# failed: ..."), as the exit status table does
+rm -f VL.npy
+OOC_FAULT=lose:2 oc multiply $fargs -o VL.npy --verify --no-progress
+rc=$?
+if [ $rc -eq 1 ] && [ -f VL.npy ] && grep -q 'verification failed: .*: VL.npy is written (committed), but wrong: do not use it' err; then
+    pass "--verify failing: exit 1, the message says C is written but wrong"
+else
+    fail "--verify failing: exit $rc (expected 1), C not there, or the message does not say it is wrong: $(head -c 300 err)"
+fi
+rm -f VL.npy VL.npy.ooc-*
+
 # a raw operand without a suffix: its shape from --rows and --cols; with
 # neither, an error of the input (exit 4); one without the other, a bad
 # command line (exit 2), as the manual's FILE FORMATS says

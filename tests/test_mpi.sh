@@ -48,6 +48,8 @@
 #  33. a usage error or a missing input that every rank finds: said once
 #      (rank 0); one rank's own usage error: said by it, rank 0 naming it;
 #  34. a stop signal to rank 1 alone, with --json: rank 0's object names it;
+#  35. --verify failing (rank 0 loses a copy out): exit 1, rank 0 says C is
+#      written but wrong;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -792,6 +794,21 @@ if [ $rc -eq 7 ] && [ ! -e C.npy ] && [ "$(wc -l <out)" = 1 ] &&
     pass "34 SIGTERM to rank 1 alone with --json: exit 7, rank 0's object: interrupted, signal SIGTERM"
 else
     fail "34 SIGTERM to rank 1 alone with --json: exit $rc (expected 7), or rank 0's object lacks the signal: $(head -c 300 out)"
+fi
+rm -f C.npy C.npy.ooc-*
+
+# 35. --verify failing: the split job's message says that C was written
+# (committed) and is wrong, as one process's does
+rm -f C.npy C.npy.ooc-*
+RANK_ENV=0:OOC_FAULT=lose:2
+mpi 2 $P -o C.npy $S --verify
+rc=$?
+RANK_ENV=
+if [ $rc -eq 1 ] && [ -f C.npy ] &&
+    grep -q 'rank 0 of 2.*verification failed: .*: C.npy is written (committed), but wrong: do not use it' err; then
+    pass "35 --verify failing on 2 ranks: exit 1, rank 0 says C is written but wrong"
+else
+    fail "35 --verify failing on 2 ranks: exit $rc (expected 1), or the message does not say C is wrong: $(head -c 300 err)"
 fi
 rm -f C.npy C.npy.ooc-*
 

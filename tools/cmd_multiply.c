@@ -125,7 +125,9 @@ void multiply_usage(FILE *f)
             "Check:\n"
             "  --verify              after the multiply, check C (read back from its\n"
             "                        path) against OpenBLAS as 'oocgemm verify' does (3\n"
-            "                        vectors, 16 rows); exit 1 if it fails\n"
+            "                        vectors, 16 rows); exit 1 if it fails (C is written\n"
+            "                        all the same, and the message says it is wrong: do\n"
+            "                        not use it)\n"
             "\n"
             LIB_HELP
             FLOOR_HELP
@@ -689,7 +691,8 @@ static int mul_verify(mul_job_t *j)
     j->verified = 1;
     if (j->vr.passed) return RC_OK;
     char msg[400];
-    return fail(RC_CHECK_FAILED, "%s", verify_failure(&j->vr, 0, msg, sizeof msg));
+    return fail(RC_CHECK_FAILED, "%s: %s is written (committed), but wrong: do not use it",
+                verify_failure(&j->vr, 0, msg, sizeof msg), o->out);
 }
 
 

@@ -906,7 +906,8 @@ static int mpi_verify(mpi_job_t *x)
     if (v->passed) return RC_OK;
     if (x->rank != 0) return RC_CHECK_FAILED;
     char msg[400];
-    return fail(RC_CHECK_FAILED, "%s", verify_failure(v, j->split_cols && !j->split_grid, msg, sizeof msg));
+    return fail(RC_CHECK_FAILED, "%s: %s is written (committed), but wrong: do not use it",
+                verify_failure(v, j->split_cols && !j->split_grid, msg, sizeof msg), o->out);
 }
 
 /* Every rank: the stop signal the job caught, any rank's (rank 0's own
