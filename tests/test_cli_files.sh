@@ -760,6 +760,12 @@ for c in gen multiply verify info run; do
 done
 oc help multiply
 if [ $? -eq 0 ] && grep -q -- '--resume' out; then pass "help multiply"; else fail "help multiply"; fi
+# the exit status 7 of a check stopped by a signal (C committed, not verified) is in the table
+if grep -A 4 '^  7  ' out | grep -q 'committed but not verified'; then
+    pass "help: exit status 7 names a stopped --verify (C committed, not verified)"
+else
+    fail "help: exit status 7 does not name a stopped --verify: $(grep -A 4 '^  7  ' out)"
+fi
 oc info --no-measure
 if [ $? -eq 0 ] && grep -q '^libooc_gemm ' out; then pass "info: $(tail -n 1 out)"; else fail "info"; fi
 

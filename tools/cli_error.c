@@ -33,7 +33,9 @@ static const struct {
                 "     journal does not match the job or is damaged (resume impossible)"},
     {RC_INTERRUPTED, "interrupted by SIGTERM, SIGINT, SIGHUP or SIGUSR1: the finished row\n"
                      "     blocks are kept; run the same command with --resume to finish\n"
-                     "     (gen part-way: nothing is left, its temporary file is removed)"},
+                     "     (gen part-way: nothing is left, its temporary file is removed;\n"
+                     "     multiply --verify stopped while checking: C is complete and\n"
+                     "     committed but not verified: check it with oocgemm verify)"},
 };
 
 /* The meaning of an exit status, its first line (for JSON's "error" when
