@@ -404,7 +404,10 @@ OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, 
  * output shape, type, order and format) as complete, and the file at @p c_path
  * is the output it committed, unchanged since. A resumed batch job calls this
  * first and does nothing when *finished is 1. *finished is 0 when there is no
- * journal, or it is of another job, incomplete, or the output has changed,
+ * journal, or it is of another job, incomplete, or the output has changed
+ * (when it records another job complete, the call succeeds and
+ * ooc_last_error() says what differs: other scalars or ops, an input
+ * replaced or modified, ..., for a note of why the job is computed anew),
  * except for a job in place (C0 is the file at @p c_path): when its journal
  * records it complete and that file has changed since the commit, the file
  * may hold the result, which a run would take for C0: OOC_ERR_JOURNAL (start

@@ -501,12 +501,23 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     int uncommitted = exists && (size_t)snprintf(tmp, sizeof tmp, "%s" OOC_TMP_SUFFIX, c_path) < sizeof tmp &&
                       ooc_journal_output_is(&have, tmp);
     int changed = !is_output && !uncommitted && in_place && have.complete && have.head.range_m == 0 && same_but_c0;
+    /* a finished job's journal, of another job (other scalars or ops, an
+     * input replaced or modified since): not finished, and a run computes
+     * anew, which is no loss; said in ooc_last_error() (the call succeeds)
+     * for the caller's note of why */
+    char why[400] = "";
+    if (exists && have.complete && have.head.range_m == 0 && !uncommitted && strcmp(have.head.job, job) != 0 &&
+        !(in_place && same_but_c0))
+        ooc_files_job_difference(have.head.job, job, why, sizeof why);
     ooc_journal_info_free(&have);
     OOC_RETURN_ERROR_IF(changed, err, OOC_ERR_JOURNAL,
                         "the journal %s records this in-place job as complete, but %s has changed since it was "
                         "committed (written, touched or replaced): it may hold the result, and computing again "
                         "would take that for C0; nothing done (start afresh from %s as it is now without resume, "
                         "or remove %s)", jpath, c_path, c_path, jpath);
+    if (why[0])
+        snprintf(err->msg, sizeof err->msg, "the journal %.200s records another job as finished (what differs: %.250s)",
+                 jpath, why);
     *finished = same_job; /* (written on success alone, as every output) */
     return OOC_SUCCESS;
 }

@@ -730,6 +730,24 @@ else
 fi
 rm -f VL.npy VL.npy.ooc-*
 
+# --resume over the journal of another job recorded finished (here another
+# --alpha, then an input modified since): computed anew, C replaced, exit 0,
+# and a note says what differs (it was silent)
+oc multiply $fargs -o FA2.npy --alpha 2
+rm -f NF.npy NF.npy.ooc-*
+oc multiply $fargs -o NF.npy --resume && oc multiply $fargs -o NF.npy --resume --alpha 2
+rc=$?
+if [ $rc -eq 0 ] && cmp -s NF.npy FA2.npy &&
+    grep -q 'note: --resume: the journal NF.npy.ooc-journal records another job as finished (what differs: alpha)' err &&
+    touch FA.npy && oc multiply $fargs -o NF.npy --resume --alpha 2 && cmp -s NF.npy FA2.npy &&
+    grep -q 'records another job as finished (what differs: A was modified' err &&
+    oc multiply $fargs -o NF.npy --resume --alpha 2 && ! grep -q 'note' err; then
+    pass "resume over another finished job's journal: computed anew, exit 0, a note naming alpha, then A modified"
+else
+    fail "resume over another finished job's journal: exit $rc, C differs, or no note of what differs: $(head -c 300 err)"
+fi
+rm -f NF.npy NF.npy.ooc-* FA2.npy
+
 # a raw operand without a suffix: its shape from --rows and --cols; with
 # neither, an error of the input (exit 4); one without the other, a bad
 # command line (exit 2), as the manual's FILE FORMATS says

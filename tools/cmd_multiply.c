@@ -86,7 +86,11 @@ void multiply_usage(FILE *f)
             "                        its first block, and a note says so. A --resume run\n"
             "                        keeps its journal marked complete: the same command\n"
             "                        again says the job finished and does nothing (a\n"
-            "                        requeued batch job). Blocks are computed the same\n"
+            "                        requeued batch job); a journal that records another\n"
+            "                        job finished (other options, an input modified since)\n"
+            "                        holds no work to keep: the job is computed anew and C\n"
+            "                        replaced, a note saying what differs. Blocks are\n"
+            "                        computed the same\n"
             "                        way only by the same computer ('oocgemm info':\n"
             "                        \"blocks computed by\"):\n"
             "                        a resume that would mix computers (another GPU kind,\n"
@@ -528,6 +532,14 @@ void mul_finished_already(mul_job_t *j)
                "unchanged: nothing to do\n", j->o.out, j->journal_path, j->o.out);
 }
 
+void mul_finished_other(const mul_job_t *j)
+{
+    const char *why = ooc_last_error(j->h);
+    if (!j->already && why && *why)
+        fprintf(stderr, "%s: note: --resume: %s: the job is computed anew, and %s replaced (a finished job's journal "
+                "holds no work to keep)\n", progname, why, j->o.out);
+}
+
 /* The blocks a journal records done, and whether it records the job
  * complete (its output committed); -1 when path is not a journal. */
 static int64_t journal_done(const char *path, int *complete)
@@ -615,6 +627,7 @@ static int mul_run(mul_job_t *j)
         st = ooc_gemm_files_finished(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, o->out, &j->cspec, &j->fo,
                                      &j->already);
         if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
+        mul_finished_other(j);
     }
     if (j->already) {
         mul_finished_already(j);

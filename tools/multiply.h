@@ -98,6 +98,10 @@ int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep);
  * of a split run killed between its commit and their removal removed
  * (consumed: they vouch for the committed file alone). */
 void mul_finished_already(mul_job_t *j);
+/* --resume found the journal of another job recorded finished (other
+ * scalars, an input modified since, ...): a note says what differs and that
+ * the job is computed anew (ooc_gemm_files_finished()'s ooc_last_error()). */
+void mul_finished_other(const mul_job_t *j);
 
 /* What a --resume finds to continue from, looked at before C's creation:
  * C's temporary file, a journal (or the ranks'), the blocks they record
