@@ -778,7 +778,7 @@ int cmd_multiply(int argc, char **argv)
         /* a usage error too: agreed as mul_mpi's first step agrees, so that
          * no rank exits before rank 0 printed the job's one JSON object (in
          * main, before cli_mpi_finish's barrier) */
-        rc = rc == RC_OK ? mul_mpi(j) : mul_mpi_first_agreement(rc);
+        rc = rc == RC_OK ? mul_mpi(j) : mul_mpi_refused(rc);
     } else if (rc == RC_OK) {
         rc = mul_prepare(j);
         if (rc == RC_OK) rc = mul_open_inputs(j);

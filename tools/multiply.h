@@ -133,6 +133,10 @@ int mul_mpi(mul_job_t *j);
  * when they are not rank 0's: a usage error or a missing input that every
  * rank finds is said once. */
 int mul_mpi_first_agreement(int rc);
+/* A rank whose command line was refused (rc) in a split job: the
+ * collectives mul_mpi's failure path makes, in its order; the agreed exit
+ * status. */
+int mul_mpi_refused(int rc);
 
 /* Range journals "<base>.r<R>-of-<P>" beside base, NULL-terminated (NULL:
  * out of memory): those of any P but not_of (0: every P), base itself too

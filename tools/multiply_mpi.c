@@ -163,6 +163,14 @@ static int agreed(mpi_job_t *x, int rc, int own, const char *when)
     return agreed_at(x->rank, x->size, rc, own, when);
 }
 
+int mul_mpi_refused(int rc)
+{
+    rc = mul_mpi_first_agreement(rc);
+    int64_t sig = stop_signal_caught(); /* (job_signal's collective, as mul_mpi's failure path calls it) */
+    cli_mpi_allreduce_i64(&sig, 1, CLI_MPI_MAX);
+    return rc;
+}
+
 int mul_mpi_first_agreement(int rc)
 {
     /* rank 0's message (none when it did not fail) to every rank */
