@@ -470,6 +470,10 @@ typedef struct {
     int64_t stage_out_chunk; /**< bytes of each pinned buffer a staged C came out through chunk by chunk
                                   (::OOC_PARAM_STAGE_C); 0: through the ring's out-slots, or not staged */
     int32_t stage_out_bufs;  /**< how many such buffers (0 with stage_out_chunk 0) */
+    int32_t b_follow;        /**< with a_pieces > 1: 1 when op(B) went up piece by piece of its depth with the
+                                  first block's pieces of A, each piece multiplied once its rows of op(B) were
+                                  there (the planner's choice for few rows and a large op(B), pinned, on one
+                                  device); 0 when op(B) went up whole first */
 } ooc_stats_t;
 
 /**

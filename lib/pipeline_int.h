@@ -120,6 +120,9 @@ typedef struct {
     const void *beta;    /* beta for this panel */
     int stage_a, stage_cin, stage_cout;
     int b_first;         /* op(B)'s panel is uploaded before the first turn's copy-in (issue order) */
+    int b_follow;        /* the plan's b_follow, op(B) pinned and not shared: op(B)'s panel goes up piece by
+                          * piece of depth, each piece's rows right before the first turn's piece of A
+                          * (issue_pieces), not whole before it (upload_b) */
     int64_t *turn;       /* turn t runs block turn[t] of the panel (m_blocks entries) */
     int64_t pieces;      /* A in k-pieces: pieces of the panel issued so far */
     int out_left;        /* >= 0: the previous panel was left with its copies out running (not

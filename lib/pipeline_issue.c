@@ -229,6 +229,20 @@ static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_s
     return OOC_SUCCESS;
 }
 
+/* Rows [k0, k1) of the depth of op(B)'s pinned panel (stream in), to where
+ * they lie in dB: a piece's own rows, which its multiply reads (b_follow). */
+static ooc_status_t upload_b_rows(pipe_t *P, int64_t k0, int64_t k1, ooc_err_t *err)
+{
+    rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    rect_t r = rect(&P->vb, P->k0 + k0, P->k0 + k1, P->c0, P->c1);
+    size_t at = P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * rb.width; /* lines: columns, or rows */
+    int tr = TR_START(P, P->s_in);
+    OOC_FORWARD(P->o->copy2d(P->be, P->dB + at, rb.width, r.ptr, r.pitch, r.width, r.height, OOC_H2D, P->s_in, err));
+    TR_END(P, P->s_in, tr, "H2D B (a piece's rows)", OOC_LANE_IN, P->g0);
+    ooc_pipe_count(P, r.width * r.height, 0, 0, 0);
+    return OOC_SUCCESS;
+}
+
 /* Turn t's block in k-pieces (plan.h, pipeline.c): piece after piece, its
  * copy-in on the in stream into A slot n mod RA (n counting the panel's
  * pieces) once the multiply of piece n - RA has freed it, then its multiply
@@ -246,6 +260,8 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         if (k1 == k0) continue; /* a last k-panel shallower than the pieces */
         int64_t n = P->pieces++;
         int j = (int)(n % P->RA);
+        /* (op(B)'s rows before the wait for the A slot: they have their place) */
+        if (P->b_follow && t == 0) OOC_FORWARD(upload_b_rows(P, k0, k1, err));
         if (n >= P->RA) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_pgemm[j], err));
         rect_t rp = rect(&P->va, u->r0, u->r1, P->k0 + k0, P->k0 + k1);
         const char *src = rp.ptr;
@@ -277,6 +293,9 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         }
         OOC_FORWARD(o->event_record(be, P->ev_pgemm[j], sc, err));
     }
+    /* op(B) followed the pieces: all of it is there once these copies are (the other turns wait) */
+    for (int c = 0; P->b_follow && t == 0 && c < P->pl->b_chunks; c++)
+        OOC_FORWARD(o->event_record(be, P->ev_b[c], P->s_in, err));
     /* every copy-in of the block is issued: its staging slot is free once they are done */
     OOC_FORWARD(o->event_record(be, P->ev_in[u->s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);
@@ -317,7 +336,7 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     /* the first turn on each compute stream waits for all of op(B): shared,
      * other devices' chunks come on the out stream, which a later turn's
      * copy-in (all it waits for) does not follow */
-    if (t < P->ncomp && !split)
+    if (t < P->ncomp && !split && !(P->b_follow && t == 0)) /* (b_follow: turn 0's pieces wait for theirs) */
         for (int c = 0; c < P->pl->b_chunks; c++) OOC_FORWARD(o->stream_wait(be, sc, P->ev_b[c], err));
     if (pieces) OOC_FORWARD(issue_pieces(P, t, &u, sc, &g, err));
     int chunks = pieces ? 0 : split ? P->pl->b_chunks : 1;
@@ -441,6 +460,13 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
      * the same stream, nor the reader for them (A staged meanwhile only
      * after), or when A goes in k-pieces (whose first needs all of op(B)) */
     P->b_first = P->pl->a_pieces > 1 || !P->p->B.pinned;
+    /* the plan's b_follow (A in k-pieces), op(B) pinned and not shared:
+     * op(B)'s rows go up with the first turn's pieces, each piece's multiply
+     * waiting only for its own (the multiply starts after a piece of op(B),
+     * not all of it); op(B) needs no pinned slot, so the reader need not
+     * wait for it */
+    P->b_follow = P->pl->b_follow && P->pl->a_pieces > 1 && P->p->B.pinned && !P->share;
+    if (P->b_follow) ooc_pipe_advance(P, &P->b_staged, 1);
     pthread_t reader, writer;
     int have_reader = 0, have_writer = 0;
 
@@ -465,7 +491,7 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
     for (int64_t t = 0; st == OOC_SUCCESS && !stopped && (st = claim_when_free(P, t, &i, &err)) == OOC_SUCCESS && i >= 0;
          t++) {
         st = check_cancel(P, i, &err);
-        if (st == OOC_SUCCESS && t == 0 && P->b_first) st = upload_b(P, 1, &stopped, &err);
+        if (st == OOC_SUCCESS && t == 0 && P->b_first && !P->b_follow) st = upload_b(P, 1, &stopped, &err);
         if (st == OOC_SUCCESS && !stopped) st = issue_in(P, t, &err);
         if (st == OOC_SUCCESS && t == 0 && !P->b_first) st = upload_b(P, 1, &stopped, &err);
         if (st == OOC_SUCCESS && !stopped) st = issue_rest(P, t, &err);

@@ -378,6 +378,9 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
         p->b_chunks = copy_out_bound(c, mb) && (c->lines & OOC_PLAN_STRIDED_C) ? (int)min64(OOC_MAX_B_CHUNKS, lines) : 1;
     p->a_slots = p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : c->ring;
     p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
+    /* one block in k-pieces on one device: its multiply need not wait for
+     * all of op(B) (follow_plan(); also a plan asked for, or resumed) */
+    p->b_follow = p->a_pieces > 1 && p->m_blocks == 1 && c->lead <= 1;
 }
 
 void ooc_plan_block(const ooc_plan_t *p, int64_t i, int64_t *r0, int64_t *r1)
@@ -495,6 +498,60 @@ static double plan_cost(const ooc_plan_t *p, const ctx_t *c, int complex_type, d
     double math = (complex_type ? 8.0 : 2.0) * m * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
     double slowest = math > in ? math : in;
     return e * k * n + (slowest > out ? slowest : out);
+}
+
+/* A problem of few rows (m <= MAX_AUTO_BLOCK_ROWS) whose op(B) fits whole,
+ * both pinned (neither staged), on one device: the usual plan uploads all
+ * of op(B) before most of the multiply can start (a lead block hides only
+ * its share), a loss as large as op(B) is against the rest. Instead: one
+ * block of all the rows in q k-pieces, op(B)'s rows going up piece by
+ * piece with them (b_follow), so that the multiply starts after one piece
+ * and the copies in run back to back. ZGEMM 3093x3373x36341 (row-major,
+ * B^H, beta 0.5) on an H200: 100 ms the usual way, 85.1 in 8 pieces (95.4
+ * in 16, whose strided lines are half as long); DGEMM 18565x2975x43593
+ * 218 -> 160 ms (docs/PERFORMANCE.md session 37). Its cost, in bytes at
+ * the copy rate: the copies in (lines of a piece of depth kc at
+ * strided_cost() where they are parts of longer lines) and the last
+ * piece's multiply, or the first piece's copies and the whole multiply,
+ * whichever is longer; then C out. q: 8 or 4, the cheaper, with pieces at
+ * least MIN_PIECE_DEPTH deep and lines at least LONG_LINE_BYTES; not 2,
+ * whose first piece (half of all the copies in) comes before any multiply:
+ * SGEMM 20501x1019x19223 NT beta -1, 35.5 ms the usual way, 41.3 in 2
+ * pieces (the model: 0.93 of the usual plan's cost, which its lead block,
+ * multiplied chunk by chunk of op(B), beats). Taken at a cost under
+ * FOLLOW_GAIN of the usual plan's: of 12 shapes of the kind drawn at
+ * random and measured on an H200 (session 37), 10 ran faster by 7-27%, 2
+ * the same (bound by their copies in already, at 0.93-0.95 of the floor).
+ * Returns 1 and the plan and its cost when one fits. */
+#define FOLLOW_GAIN 0.95
+
+static int follow_plan(const ctx_t *c0, int complex_type, double fpb, ooc_plan_t *p, double *cost)
+{
+    if (c0->m > MAX_AUTO_BLOCK_ROWS || c0->sa || c0->sb || c0->lead > 1) return 0;
+    double e = (double)c0->e, m = (double)c0->m, n = (double)c0->n, k = (double)c0->k;
+    double math = (complex_type ? 8.0 : 2.0) * m * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
+    int found = 0;
+    for (int q = 8; q >= 4; q /= 2) {
+        int64_t kc = ceil_div(c0->k, q);
+        if (kc < MIN_PIECE_DEPTH || kc * (int64_t)c0->e < LONG_LINE_BYTES) continue;
+        ctx_t c = *c0;
+        c.q = c.q_req = q;
+        c.ring = 2; /* one block: a second C slot is all the ring needs */
+        c.tail = 1;
+        if (!fits(&c, c.m, c.n, c.k)) continue;
+        /* a piece's lines: parts of op(B)'s columns, of A's rows when A's rows are its lines */
+        double fb = c.lines & OOC_PLAN_B_ROWS ? 1.0 : strided_cost(kc * (int64_t)c.e, 0);
+        double fa = c.lines & OOC_PLAN_STRIDED_A ? 1.0 : strided_cost(kc * (int64_t)c.e, 0);
+        double in_ab = e * k * (n * fb + m * fa), in_c = c.c_in ? e * m * n : 0.0;
+        double first = in_ab / q + in_c, all = in_ab + in_c;
+        double t = (all + math / q > first + math ? all + math / q : first + math) + e * m * n;
+        if (!found || t < *cost) {
+            fill_plan(&c, c.m, c.n, c.k, p); /* (one block in pieces: b_follow) */
+            *cost = t;
+            found = 1;
+        }
+    }
+    return found;
 }
 
 /* Costs closer than this (or 2%) are a tie: ~1 ms of copies on an H200; a
@@ -833,6 +890,17 @@ static ooc_status_t plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
         alt.traffic_bytes <= best.traffic_bytes) {
         alt.swap = w;
         best = alt;
+    }
+    /* few rows and op(B) whole: all the rows in one block, op(B) going up
+     * with its pieces, where that costs clearly less (follow_plan()) */
+    for (int v = 0; v < (in->allow_swap ? 2 : 1); v++) {
+        if (in->block_rows || in->a_pieces || in->ring || in->b_chunks || in->devices > 1) break;
+        double cb = plan_cost(&best, &o[best.swap], cplx, in->flop_per_byte), ck;
+        if (follow_plan(&o[v], cplx, in->flop_per_byte, &alt, &ck) && ck < FOLLOW_GAIN * cb &&
+            alt.traffic_bytes <= best.traffic_bytes) {
+            alt.swap = v;
+            best = alt;
+        }
     }
     best.streams = streams;
     set_least(&best, in, least[0], least[1]);

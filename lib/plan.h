@@ -92,6 +92,11 @@ typedef struct {
     int a_pieces;             /* op(A)'s block goes up in this many k-pieces (rows [kb p / q, kb (p+1) / q)
                                * of the panel's depth), multiplied one after another into C; its device
                                * slots hold one piece. 1: whole */
+    int b_follow;             /* one block (m_blocks 1) in k-pieces, on one device: op(B)'s panel goes
+                               * up piece by piece of its depth, each piece's rows right before the
+                               * block's piece of A, whose multiply waits only for them (the pipeline,
+                               * when op(B) is pinned; else whole first). A schedule: what the block
+                               * computes is the same either way */
     int a_slots;              /* device slots for op(A): `ring` (whole blocks), or OOC_PLAN_PIECE_SLOTS
                                * (pieces: a piece is copied in while two are multiplied or waiting) */
     int ring, streams;

@@ -665,6 +665,51 @@ static void test_last_piece_cols(void)
     H = saved;
 }
 
+/* One block of all the rows in k-pieces (block rows >= m), one device:
+ * op(B) pinned goes up piece by piece of its depth with the block's pieces,
+ * each piece's multiply waiting only for its own rows of op(B)
+ * (plan.h b_follow; stats.b_follow); op(B) pageable goes up whole first.
+ * Every layout and op pair, beta 0 (C starts as NaN) and not, the last
+ * piece whole or by chunks of C's columns, and op(B) in k-panels. The host
+ * backend delays its ops at random, so that a piece multiplied before its
+ * rows of op(B) are there shows. */
+static void test_b_follow(void)
+{
+    ooc_handle_t *saved = H;
+    setenv("OOC_HOST_JITTER_US", "300", 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
+    unsetenv("OOC_HOST_JITTER_US");
+    CU_ASSERT_EQUAL(tu_backend_runs(H, OOC_TEST_BACKEND), 1);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICES, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, 5), OOC_SUCCESS);
+    for (int l = 0; l < 2; l++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                mem_t mb = (a + b + l) % 3 ? MEM_PINNED : MEM_PAGEABLE;
+                CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, (a + l) % 2 ? 8 : 0), OOC_SUCCESS);
+                case_t c = {(a + l) % 2 ? OOC_R64 : OOC_C32, LAYOUTS[l], OPS[a], OPS[b], 173, 61, 1013, (a + b) % 2,
+                            1.5, (a + b) % 2 ? 0.0 : 0.5, MEM_PINNED, mb, MEM_PINNED, 0, 192, 0, 0, 0};
+                ooc_stats_t st = run_case(&c);
+                CU_ASSERT(st.a_pieces == 5 && st.blocks == 1 && st.panels == 1);
+                CU_ASSERT_EQUAL(st.b_follow, mb == MEM_PINNED);
+            }
+    /* panels: B is 1013 x 61 doubles; in 200 KB or 120 KB of device memory
+     * (a ring of 2) the plan splits its depth into 4 or 8 panels (C read
+     * back), each of one block whose pieces op(B)'s rows follow */
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
+    const int64_t budgets[2] = {200 << 10, 120 << 10};
+    for (int i = 0; i < 2; i++)
+        for (int bz = 0; bz < 2; bz++) {
+            case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, 37, 61, 1013, 0, 1.0, bz ? 0.0 : -1.0,
+                        MEM_PINNED, MEM_PINNED, MEM_PINNED, budgets[i], 64, 2, 0, 0};
+            ooc_stats_t st = run_case(&c);
+            CU_ASSERT(st.a_pieces == 5 && st.panels >= 4 && st.blocks == 1 && st.b_follow == 1);
+            CU_ASSERT(st.panel_depth < 1013);
+        }
+    ooc_destroy(H);
+    H = saved;
+}
+
 /* A handle of the backend under test whose host ops are delayed at random
  * by up to `us` microseconds (OOC_HOST_JITTER_US, read when it opens). */
 static ooc_handle_t *jittered_handle(const char *us)
@@ -1226,6 +1271,7 @@ int main(void)
     CU_add_test(s, "staged operands: the reader stages ahead into free slots", test_staged_ahead);
     CU_add_test(s, "staged A through cache-sized buffers", test_staged_through);
     CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
+    CU_add_test(s, "one block in k-pieces: op(B) goes up with them", test_b_follow);
     CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
     CU_add_test(s, "C overlapping A or B", test_overlap);
     CU_add_test(s, "lowered budgets give the buffers back (host backend)", test_buffers_shrink);

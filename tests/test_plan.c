@@ -990,6 +990,78 @@ static void test_wide_lines(void)
     }
 }
 
+/* Few rows, op(B) whole and large against them, both pinned, one device:
+ * one block of all the rows in 8 or 4 k-pieces, op(B) going up with them
+ * (b_follow), where its cost is clearly lower (plan.c follow_plan(); the
+ * first three measured faster on an H200, session 37). Not in 2 pieces
+ * (SGEMM 20501x1019x19223 NT beta -1, measured slower); not when rows,
+ * pieces, chunks or a ring are asked for, on several devices, or with an
+ * operand staged; none of the suite's shapes changes. A plan with one
+ * block in pieces (asked for, or resumed) has b_follow; more blocks not. */
+static void test_follow(void)
+{
+    const uint64_t dev = (uint64_t)130 << 30;
+    const int A = OOC_PLAN_STRIDED_A, C = OOC_PLAN_STRIDED_C, BR = OOC_PLAN_B_ROWS;
+    struct {
+        const char *name;
+        int64_t m, n, k;
+        size_t e;
+        int beta, complex_type, lines0, lines1;
+        double fpb;
+        int follow, pieces; /* expected (pieces: when it follows) */
+    } cases[] = {
+        {"ZGEMM 3093x3373x36341 row-major N C, beta", 3093, 3373, 36341, 16, 1, 1, 0, C, 0, 1, 8},
+        {"DGEMM 18565x2975x43593 NN", 18565, 2975, 43593, 8, 0, 0, A | C, BR, 0, 1, 8},
+        {"CGEMM 877x7663x22097 C C", 877, 7663, 22097, 8, 0, 1, BR | C, A, 0, 1, 4},
+        {"SGEMM 20501x1019x19223 NT beta -1 (2 pieces at most)", 20501, 1019, 19223, 4, 1, 0, A | BR | C, A | BR, 0, 0, 0},
+        {"SGEMM 2519x4619x49745 NN (not clearly cheaper)", 2519, 4619, 49745, 4, 0, 0, A | C, BR, 0, 0, 0},
+        {"S1", 65536, 16384, 16384, 8, 0, 0, A | C, BR, 0, 0, 0},
+        {"S2", 262144, 1024, 4096, 8, 0, 0, A | C, BR, 0, 0, 0},
+        {"tall", 131072, 4096, 4096, 8, 0, 0, A | C, BR, 0, 0, 0},
+        {"wide", 4096, 131072, 4096, 8, 0, 0, A | C, BR, 0, 0, 0},
+        {"smallk", 65536, 16384, 256, 8, 0, 0, A | C, BR, 0, 0, 0},
+        {"square", 32768, 32768, 32768, 8, 0, 0, A | C, BR, 0, 0, 0},
+        {"tf32", 65536, 16384, 16384, 4, 0, 0, A | C, BR, 7000, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int var = 0; var < 7; var++) {
+            /* 0: as is; then rows, pieces, chunks, a ring asked for; 2 devices; op(B) staged */
+            if (var > 0 && !cases[i].follow) break;
+            ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev);
+            in.allow_swap = 1;
+            in.beta_nonzero = cases[i].beta;
+            in.complex_type = cases[i].complex_type;
+            in.lines[0] = cases[i].lines0;
+            in.lines[1] = cases[i].lines1;
+            in.flop_per_byte = cases[i].fpb;
+            in.block_rows = var == 1 ? 8192 : 0;
+            in.a_pieces = var == 2 ? 8 : 0;
+            in.b_chunks = var == 3 ? 1 : 0;
+            in.ring = var == 4 ? 2 : 0;
+            in.devices = var == 5 ? 2 : 1;
+            in.stage_a = in.stage_b = var == 6;
+            ooc_plan_t p;
+            CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+            if (in.devices == 1) CU_ASSERT(check_invariants(&in, &p));
+            int want = var == 0 && cases[i].follow;
+            int ok = p.b_follow == want &&
+                     (!want || (p.m_blocks == 1 && p.a_pieces == cases[i].pieces && p.tail == 0 && p.ring == 2 &&
+                                p.n_panels == 1 && p.k_panels == 1));
+            if (!ok)
+                printf("\n    %s (variant %d): b_follow %d, %lld blocks of %lld rows, %d pieces (expected b_follow %d, %d pieces)",
+                       cases[i].name, var, p.b_follow, (long long)p.m_blocks, (long long)p.mb, p.a_pieces, want,
+                       cases[i].pieces);
+            CU_ASSERT(ok);
+            /* b_follow is one block in pieces on one device, whoever chose it */
+            CU_ASSERT_EQUAL(p.b_follow, p.m_blocks == 1 && p.a_pieces > 1 && in.devices == 1);
+            /* a resumed job's plan (ooc_plan_fixed) is the same */
+            ooc_plan_t f;
+            CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &f), OOC_SUCCESS);
+            CU_ASSERT(f.mb == p.mb && f.m_blocks == p.m_blocks && f.a_pieces == p.a_pieces && f.b_follow == p.b_follow &&
+                      f.swap == p.swap);
+        }
+}
+
 /* Staged A through the cache-sized buffers (through_chunk): the in-slots
  * hold no A, the buffers are counted once, op(B) staged through the slots
  * goes in pieces at least a chunk large (not a row at a time), and an
@@ -1109,5 +1181,6 @@ int main(void)
     CU_add_test(s, "copy-out bound shapes: no tail, A in 2 pieces, the last by columns", test_copy_out_bound);
     CU_add_test(s, "orientation: the resident upload and copy lines", test_orientation_lines);
     CU_add_test(s, "wide lines in k-pieces where blocks copy in slower than they multiply", test_wide_lines);
+    CU_add_test(s, "few rows and a large op(B): one block in pieces, op(B) going up with them", test_follow);
     return tu_run();
 }

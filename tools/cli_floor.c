@@ -388,7 +388,8 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
         snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces (the last in %d chunks of C's columns), ",
                  (int)st->a_pieces, (int)st->c_chunks);
     else if (st->a_pieces > 1)
-        snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces, ", (int)st->a_pieces);
+        snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces%s, ", (int)st->a_pieces,
+                 st->b_follow ? " (op(B) going up with them)" : "");
     /* what went through the cache-sized buffers: the reader's (A, C read in) and the writer's (C out) */
     char through[192] = "", b3[32], b4[32];
     const char *a = st->a_resident ? "op(B)" : "A";
