@@ -994,7 +994,9 @@ static void test_wide_lines(void)
  * one block of all the rows in 8 or 4 k-pieces, op(B) going up with them
  * (b_follow), where its cost is clearly lower (plan.c follow_plan(); the
  * first three measured faster on an H200, session 37). Not in 2 pieces
- * (SGEMM 20501x1019x19223 NT beta -1, measured slower); not when rows,
+ * (SGEMM 20501x1019x19223 NT beta -1, measured slower), nor where the
+ * usual plan's one block is multiplied chunk by chunk of op(B) as it
+ * arrives (DGEMM 939x19145x17037 TT, measured slower); not when rows,
  * pieces, chunks or a ring are asked for, on several devices, or with an
  * operand staged; none of the suite's shapes changes. A plan with one
  * block in pieces (asked for, or resumed) has b_follow; more blocks not. */
@@ -1014,6 +1016,8 @@ static void test_follow(void)
         {"DGEMM 18565x2975x43593 NN", 18565, 2975, 43593, 8, 0, 0, A | C, BR, 0, 1, 8},
         {"CGEMM 877x7663x22097 C C", 877, 7663, 22097, 8, 0, 1, BR | C, A, 0, 1, 4},
         {"SGEMM 20501x1019x19223 NT beta -1 (2 pieces at most)", 20501, 1019, 19223, 4, 1, 0, A | BR | C, A | BR, 0, 0, 0},
+        {"DGEMM 939x19145x17037 TT (one block, multiplied chunk by chunk of op(B))", 939, 19145, 17037, 8, 0, 0,
+         BR | C, A, 0, 0, 0},
         {"SGEMM 2519x4619x49745 NN (not clearly cheaper)", 2519, 4619, 49745, 4, 0, 0, A | C, BR, 0, 0, 0},
         {"S1", 65536, 16384, 16384, 8, 0, 0, A | C, BR, 0, 0, 0},
         {"S2", 262144, 1024, 4096, 8, 0, 0, A | C, BR, 0, 0, 0},
