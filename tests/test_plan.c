@@ -1063,6 +1063,9 @@ static void test_follow(void)
             CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &f), OOC_SUCCESS);
             CU_ASSERT(f.mb == p.mb && f.m_blocks == p.m_blocks && f.a_pieces == p.a_pieces && f.b_follow == p.b_follow &&
                       f.swap == p.swap);
+            /* resumed on two devices: the same blocks, op(B) whole first (as a plan made for two) */
+            in.devices = 2;
+            if (p.b_follow) CU_ASSERT(ooc_plan_fixed(&in, &p, &f) == OOC_SUCCESS && f.m_blocks == 1 && !f.b_follow);
         }
 }
 

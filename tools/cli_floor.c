@@ -383,10 +383,10 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
     const char *why = host ? cuda_unused_reason() : NULL;
     if (why) fprintf(out, "backend: %s (OpenBLAS on the CPU; CUDA not used: %s)\n", backend, why);
     else fprintf(out, "backend: %s%s   ", backend, host ? " (OpenBLAS on the CPU)" : "");
-    char pieces[96] = "";
+    char pieces[128] = "";
     if (st->a_pieces > 1 && st->c_chunks > 1)
-        snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces (the last in %d chunks of C's columns), ",
-                 (int)st->a_pieces, (int)st->c_chunks);
+        snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces (the last in %d chunks of C's columns%s), ",
+                 (int)st->a_pieces, (int)st->c_chunks, st->b_follow ? "; op(B) going up with them" : "");
     else if (st->a_pieces > 1)
         snprintf(pieces, sizeof pieces, "blocks of A in %d k-pieces%s, ", (int)st->a_pieces,
                  st->b_follow ? " (op(B) going up with them)" : "");
