@@ -179,7 +179,7 @@ int mul_mpi_first_agreement(int rc)
     if (rank == 0 && rc != RC_OK) snprintf(zero, sizeof zero, "%s", fail_msg);
     cli_mpi_bcast(zero, sizeof zero);
     messages_release(rc != RC_OK && strcmp(zero, fail_msg) != 0);
-    return agreed_at(rank, cli_mpi_size(), rc, 1, "opening the inputs");
+    return agreed_at(rank, cli_mpi_size(), rc, 1, "on its command line or opening the inputs");
 }
 
 /* The devices this rank uses: --devices as given; else, with N visible
@@ -260,6 +260,8 @@ typedef struct {
     ooc_file_spec_t spec[3]; /* A, B, C0 */
     int64_t size[3];         /* bytes; -1: not known */
     uint64_t sample[3];      /* FNV-1a of up to 16 pieces of 4 KiB spread over the file; 0: not read */
+    uint64_t out;            /* FNV-1a of -o as given (the ranks write one file: a rank given another
+                              * name would write its rows into another's leftover .ooc-tmp) */
     uint64_t journal;        /* FNV-1a of the journal's path */
     int32_t verify, resume, allow_mixed, no_floor;
 } job_def_t;
@@ -341,6 +343,7 @@ static int job_differs(const mul_job_t *j, const job_def_t *a, const job_def_t *
     if (a->out_layout != b->out_layout)
         return snprintf(why, len, "C %s-major, rank 0 %s-major (--out-layout)", layout_name(b->out_layout),
                         layout_name(a->out_layout)), 1;
+    if (a->out != b->out) return snprintf(why, len, "another -o than rank 0's %s", j->o.out), 1;
     if (a->journal != b->journal)
         return snprintf(why, len, "%s, rank 0 %s%s", b->journal ? "another --journal" : "no --journal",
                         a->journal ? "--journal " : "none", a->journal ? j->o.journal : ""), 1;
@@ -378,6 +381,7 @@ static int same_job(mpi_job_t *x)
     }
     /* (a given one: C's default journal follows -o, which the joining ranks check) */
     me.journal = o->journal ? fnv1a(14695981039346656037ull, o->journal, strlen(o->journal)) : 0;
+    me.out = o->out ? fnv1a(14695981039346656037ull, o->out, strlen(o->out)) : 0;
     me.verify = o->verify, me.resume = o->resume, me.allow_mixed = o->allow_mixed, me.no_floor = o->floor.no_floor;
     job_def_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof me) : NULL;
     if (cli_mpi_any(x->rank == 0 && all == NULL)) {
@@ -924,9 +928,11 @@ static int mpi_verify(mpi_job_t *x)
  * another rank alone. A collective: every rank calls it at the same point. */
 static void job_signal(mpi_job_t *x)
 {
-    int64_t sig = stop_signal_caught();
+    int mine = stop_signal_caught(); /* (read once: one caught after the allreduce would make this rank
+                                      * alone skip the floor's collectives) */
+    int64_t sig = mine;
     cli_mpi_allreduce_i64(&sig, 1, CLI_MPI_MAX);
-    x->j->signal = stop_signal_caught() ? stop_signal_caught() : (int)sig;
+    x->j->signal = mine ? mine : (int)sig;
 }
 
 /* One rank's part of the job's floor. */
