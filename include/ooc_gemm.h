@@ -243,7 +243,9 @@ OOC_API ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t
  * getters ooc_get() and ooc_get_stats() too) except ooc_last_error(),
  * ooc_last_error_path(), ooc_backend_name() and ooc_cancel() (which a signal
  * handler or another thread may call meanwhile: async-signal-safe), which
- * leave it unchanged. Valid until the next call that replaces it.
+ * leave it unchanged. Valid until the next call that replaces it. With a
+ * NULL handle: "invalid handle (NULL)" (a static string), the message of the
+ * OOC_ERR_INVALID_HANDLE that every call taking a handle returns for NULL.
  */
 OOC_API const char *ooc_last_error(const ooc_handle_t *handle);
 
@@ -252,6 +254,7 @@ OOC_API const char *ooc_last_error(const ooc_handle_t *handle);
  * file, the journal, the trace), as the caller named it, or NULL when the last
  * failure concerns no file. Replaced with ooc_last_error(), valid as long. Lets a
  * caller tell an input's fault from the output's without parsing messages.
+ * NULL with a NULL handle.
  */
 OOC_API const char *ooc_last_error_path(const ooc_handle_t *handle);
 
@@ -280,7 +283,8 @@ OOC_API ooc_status_t ooc_cancel(ooc_handle_t *handle);
  * the one its last multiply ran on, or "none" when none is: no call has needed
  * one yet (a multiply with nothing to compute opens none; ooc_host_alloc(),
  * ooc_gemm_files_plan(), ooc_compute_id() and the measurements open it too), or a CUDA failure
- * closed it until the next call. Leaves ooc_last_error() unchanged.
+ * closed it until the next call, or the handle is NULL. Leaves
+ * ooc_last_error() unchanged.
  */
 OOC_API const char *ooc_backend_name(const ooc_handle_t *handle);
 

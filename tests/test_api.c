@@ -34,6 +34,11 @@ static void test_handle(void)
     CU_ASSERT_EQUAL(s.blocks, 0);
     CU_ASSERT_EQUAL(ooc_get_stats(h, NULL), OOC_ERR_NULL_ARG);
     CU_ASSERT_EQUAL(ooc_get_stats(NULL, &s), OOC_ERR_INVALID_HANDLE);
+    /* a NULL handle, as the header says */
+    CU_ASSERT_STRING_EQUAL(ooc_last_error(NULL), "invalid handle (NULL)");
+    CU_ASSERT_PTR_NULL(ooc_last_error_path(NULL));
+    CU_ASSERT_STRING_EQUAL(ooc_backend_name(NULL), "none");
+    CU_ASSERT_EQUAL(ooc_cancel(NULL), OOC_ERR_INVALID_HANDLE);
     ooc_destroy(h);
     ooc_destroy(NULL); /* accepted */
 }
