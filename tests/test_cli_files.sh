@@ -463,10 +463,13 @@ elif [ ! -f RC.npy.ooc-tmp ] || [ ! -f RC.npy.ooc-journal ]; then
     fail "resume: no temporary file or journal after kill -9"
 else
     pass "resume: killed after ${blocks:-0} recorded blocks: RC.npy.ooc-tmp and the journal are there, RC.npy is not"
-    oc multiply RA.npy RB.npy -o RC.npy --backend host --device-mem 256K --resume
+    # (--a-pieces 2: the journal's plan, of whole blocks, is kept, and a note says so)
+    oc multiply RA.npy RB.npy -o RC.npy --backend host --device-mem 256K --resume --a-pieces 2
     rc=$?
     if [ "$rc" -ne 0 ]; then
         fail "resume: exit $rc"
+    elif ! grep -q 'note: --resume: the job kept the plan its journal records (blocks of [0-9]* rows, A in 1 k-piece): --a-pieces 2 not used' err; then
+        fail "resume: no note that --a-pieces 2 was not used: $(cat err)"
     elif ! grep -q '^floor: n/a (a resumed run: [0-9]* of [0-9]* blocks were done before' out; then
         fail "resume: a floor of the whole job against the time of the rest: $(grep '^floor' out)"
     elif [ -e RC.npy.ooc-tmp ]; then

@@ -80,7 +80,9 @@ void multiply_usage(FILE *f)
             "                        record (after kill -9, a crash, a signal or a full\n"
             "                        disk): the result is byte-identical to an\n"
             "                        uninterrupted run. Give the same operands and\n"
-            "                        options. A journal of another job, or damaged or\n"
+            "                        options (the plan is the journal's: --block-rows or\n"
+            "                        --a-pieces it does not follow are said in a note).\n"
+            "                        A journal of another job, or damaged or\n"
             "                        edited, is refused (exit 6); with only one of the\n"
             "                        two there (another --journal?) the job starts from\n"
             "                        its first block, and a note says so. A --resume run\n"
@@ -615,6 +617,26 @@ void resume_note(const mul_job_t *j, const resume_found_t *f, int kept, int afte
  * otherwise the output is created (starting over removes an obsolete
  * journal; the library removes only a journal, never an input named by
  * mistake), multiplied into and committed. */
+/* A resumed job keeps the plan its journal records (its blocks are
+ * computed that way): --block-rows or --a-pieces given now that it does not
+ * follow are said, after the work (the stats say the plan run). */
+static void resume_plan_note(const mul_job_t *j)
+{
+    const lib_opts_t *l = &j->o.lib;
+    const ooc_stats_t *st = &j->stats;
+    if (!j->o.resume || st->blocks_resumed == 0) return;
+    char unused[96] = "";
+    int n = 0;
+    if (l->block_rows && st->block_rows > l->block_rows)
+        n += snprintf(unused + n, sizeof unused - (size_t)n, "--block-rows %lld", (long long)l->block_rows);
+    if (l->a_pieces && st->a_pieces != l->a_pieces)
+        snprintf(unused + n, sizeof unused - (size_t)n, "%s--a-pieces %lld", n ? " and " : "", (long long)l->a_pieces);
+    if (unused[0])
+        fprintf(stderr, "%s: note: --resume: the job kept the plan its journal records (blocks of %lld %s, A in "
+                "%d k-piece%s): %s not used\n", progname, (long long)st->block_rows,
+                st->a_resident ? "columns" : "rows", (int)st->a_pieces, st->a_pieces == 1 ? "" : "s", unused);
+}
+
 static int mul_run(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
@@ -670,6 +692,7 @@ static int mul_run(mul_job_t *j)
     if (!o->resume) (void)ooc_journal_forget(j->h, j->journal_path);
     if (j->old_journals && j->old_journals[0]) range_journals_remove(j->h, j->journal_path); /* consumed */
     if (ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
+    resume_plan_note(j);
     if (j->stats.trace_status != OOC_SUCCESS)
         fprintf(stderr, "%s: warning: the trace was not written (%s): the result %s is complete\n", progname,
                 j->stats.trace_error, o->out);
