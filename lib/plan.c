@@ -520,10 +520,11 @@ static double plan_cost(const ooc_plan_t *p, const ctx_t *c, int complex_type, d
  * pieces (the model: 0.93 of the usual plan's cost, which its lead block,
  * multiplied chunk by chunk of op(B), beats). Taken at a cost under
  * FOLLOW_GAIN of the usual plan's, unless every block of the usual plan
- * is a lead block (plan_make()): of 12 shapes of the kind drawn at random
- * and measured on an H200 (session 37), 10 ran faster by 7-27%, 2 the
- * same (bound by their copies in already, at 0.93-0.95 of the floor; one
- * of them, DGEMM 1015x3871x58911, a lead block, is now left as it was).
+ * is a lead block (plan_make()): of 13 shapes of the kind measured on an
+ * H200 (session 37), 10 ran faster by 7-27%, 2 the same (bound by their
+ * copies in already, at 0.93-0.95 of the floor; one of them, DGEMM
+ * 1015x3871x58911, a lead block, is now left as it was), 1 slower in 2
+ * pieces (above).
  * Returns 1 and the plan and its cost when one fits. */
 #define FOLLOW_GAIN 0.95
 
