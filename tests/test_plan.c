@@ -1048,9 +1048,10 @@ static void test_follow(void)
             CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
             if (in.devices == 1) CU_ASSERT(check_invariants(&in, &p));
             int want = var == 0 && cases[i].follow;
+            /* (the follow plans measured had op(A) resident: swap 1) */
             int ok = p.b_follow == want &&
                      (!want || (p.m_blocks == 1 && p.a_pieces == cases[i].pieces && p.tail == 0 && p.ring == 2 &&
-                                p.n_panels == 1 && p.k_panels == 1));
+                                p.n_panels == 1 && p.k_panels == 1 && p.swap == 1));
             if (!ok)
                 printf("\n    %s (variant %d): b_follow %d, %lld blocks of %lld rows, %d pieces (expected b_follow %d, %d pieces)",
                        cases[i].name, var, p.b_follow, (long long)p.m_blocks, (long long)p.mb, p.a_pieces, want,
