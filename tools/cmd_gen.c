@@ -308,11 +308,13 @@ int cmd_gen(int argc, char **argv)
     if (rc != RC_OK) return rc;
     /* several ranks of mpirun or srun would each write OUT through the one
      * OUT.ooc-tmp (the second locked out, the first's file left behind):
-     * refused before any file is touched, rank 0 saying why (the others,
-     * silent, exit with the same status: one message, not one per rank) */
+     * refused before any file is touched, rank 0 saying why and exiting
+     * with status 2, the job's. The others leave silently with status 0:
+     * one that failed first would make mpirun kill rank 0 before it said
+     * why (no message, no --json object) */
     int ranks = cli_mpi_launched();
     if (ranks > 1 || cli_mpi_launched_rank() > 0) {
-        if (cli_mpi_launched_rank() > 0) return RC_USAGE;
+        if (cli_mpi_launched_rank() > 0) return RC_OK;
         char count[32] = "several";
         if (ranks > 1) snprintf(count, sizeof count, "%d", ranks);
         return usage_error("gen", "started by mpirun or srun as one of %s ranks: gen writes one file from one "
