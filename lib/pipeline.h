@@ -159,6 +159,14 @@ typedef struct {
     const atomic_int *cancel; /* NULL: cannot be cancelled */
 } ooc_pipe_hooks_t;
 
+/* Whether op(B) follows the block's pieces (plan.h b_follow) as the
+ * pipeline runs it: only from pinned memory, and not when it is shared
+ * between devices. */
+static inline int ooc_pipe_b_follows(const ooc_plan_t *pl, int b_pinned, int shared)
+{
+    return pl->b_follow && b_pinned && !shared;
+}
+
 /* Run this device's share of problem p with plan pl: the blocks it claims
  * from queue, where it is pipeline `rank` (0 .. devices-1). pool may be NULL when nothing is staged; hooks may be NULL.
  * With trace non-NULL every op is timed into *trace, which the caller

@@ -465,7 +465,7 @@ ooc_status_t ooc_pipe_run_panel(pipe_t *P)
      * waiting only for its own (the multiply starts after a piece of op(B),
      * not all of it); op(B) needs no pinned slot, so the reader need not
      * wait for it */
-    P->b_follow = P->pl->b_follow && P->pl->a_pieces > 1 && P->p->B.pinned && !P->share;
+    P->b_follow = ooc_pipe_b_follows(P->pl, P->p->B.pinned, P->share);
     if (P->b_follow) ooc_pipe_advance(P, &P->b_staged, 1);
     pthread_t reader, writer;
     int have_reader = 0, have_writer = 0;

@@ -530,7 +530,7 @@ static double plan_cost(const ooc_plan_t *p, const ctx_t *c, int complex_type, d
 
 static int follow_plan(const ctx_t *c0, int complex_type, double fpb, ooc_plan_t *p, double *cost)
 {
-    if (c0->m > MAX_AUTO_BLOCK_ROWS || c0->sa || c0->sb || c0->lead > 1) return 0;
+    if (c0->m > MAX_AUTO_BLOCK_ROWS || c0->sa || c0->sb) return 0; /* (one device: plan_make()) */
     double e = (double)c0->e, m = (double)c0->m, n = (double)c0->n, k = (double)c0->k;
     double math = (complex_type ? 8.0 : 2.0) * m * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
     int found = 0;
@@ -897,12 +897,12 @@ static ooc_status_t plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
     }
     /* few rows and op(B) whole: all the rows in one block, op(B) going up
      * with its pieces, where that costs clearly less (follow_plan()) */
-    for (int v = 0; v < (in->allow_swap ? 2 : 1); v++) {
-        if (in->block_rows || in->a_pieces || in->ring || in->b_chunks || in->devices > 1) break;
-        /* (every block of the usual plan a lead block, multiplied chunk by chunk as op(B) arrives: it
-         * hides the upload already; plan_cost() does not see that. DGEMM 939x19145x17037 TT, one block
-         * of 939 rows: 54.4 ms so, 56.0 in 4 pieces) */
-        if (best.m_blocks <= best.lead && best.a_pieces == 1 && best.b_chunks > 1) break;
+    /* (not when anything is asked for, on several devices, nor when every block of the usual plan is a
+     * lead block, multiplied chunk by chunk as op(B) arrives: it hides the upload already; plan_cost()
+     * does not see that. DGEMM 939x19145x17037 TT, one block of 939 rows: 54.4 ms so, 56.0 in 4 pieces) */
+    int may_follow = !in->block_rows && !in->a_pieces && !in->ring && !in->b_chunks && in->devices <= 1 &&
+                     !(best.m_blocks <= best.lead && best.a_pieces == 1 && best.b_chunks > 1);
+    for (int v = 0; may_follow && v < (in->allow_swap ? 2 : 1); v++) {
         /* (against the plan kept so far by plan_cost(): when both orientations' follow plans pass, the
          * second, op(A) resident, is taken, plan_cost() weighing the first as a usual plan, which its
          * follow plan beats. That is the choice measured on an H200 (session 37); which orientation of
