@@ -543,7 +543,7 @@ ooc_status_t ooc_files_plan_cols(const ooc_files_plan_t *plan, int64_t panel, in
     int64_t panels = (plan->cols - 1) / plan->panel_cols + 1;
     if (panel < 0 || panel >= panels) return OOC_ERR_ROW_RANGE;
     *col_begin = panel * plan->panel_cols;
-    *col_end = *col_begin + plan->panel_cols < plan->cols ? *col_begin + plan->panel_cols : plan->cols;
+    *col_end = plan->cols - *col_begin > plan->panel_cols ? *col_begin + plan->panel_cols : plan->cols;
     return OOC_SUCCESS;
 }
 

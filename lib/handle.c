@@ -81,6 +81,15 @@ static int bounds(ooc_param_t p, int64_t *lo, int64_t *hi)
     return 0;
 }
 
+/* Its name, for messages ("parameter 6" says little); "?" for one not named here. */
+static const char *param_name(ooc_param_t p)
+{
+    static const char *const names[] = {NULL, "BACKEND", "DEVICE", "DEVICE_MEM", "HOST_MEM", "BLOCK_ROWS",
+                                        "RING_DEPTH", "STAGING_THREADS", "MATH_MODE", "STREAMS", "TAIL",
+                                        "B_CHUNKS", "DEVICES", "PEER_B", "A_PIECES", "STAGE_CHUNK", "STAGE_C"};
+    return (int)p > 0 && (size_t)p < sizeof names / sizeof names[0] && names[p] ? names[p] : "?";
+}
+
 ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t *upper)
 {
     int64_t lo, hi;
@@ -100,8 +109,8 @@ ooc_status_t ooc_set(ooc_handle_t *h, ooc_param_t param, int64_t value)
         return OOC_ERR(&h->err, OOC_ERR_INVALID_PARAM, "ooc_set: unknown parameter %d", (int)param);
     if (value != 0 && (value < lo || value > hi))
         return OOC_ERR(&h->err, OOC_ERR_PARAM_RANGE,
-                       "ooc_set: value %lld for parameter %d outside [%lld, %lld] (or 0 for automatic)",
-                       (long long)value, (int)param, (long long)lo, (long long)hi);
+                       "ooc_set: value %lld for OOC_PARAM_%s (%d) outside [%lld, %lld] (or 0 for automatic)",
+                       (long long)value, param_name(param), (int)param, (long long)lo, (long long)hi);
     h->param[param] = value;
     return OOC_SUCCESS;
 }

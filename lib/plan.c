@@ -389,7 +389,7 @@ void ooc_plan_block(const ooc_plan_t *p, int64_t i, int64_t *r0, int64_t *r1)
     int64_t body = p->m - tail_rows(p->mb, p->tail_rep, nt), body_blocks = p->m_blocks - nt;
     if (i < body_blocks) {
         *r0 = i * p->mb;
-        *r1 = *r0 + p->mb < body ? *r0 + p->mb : body;
+        *r1 = body - *r0 > p->mb ? *r0 + p->mb : body; /* (not *r0 + mb: m may be near 2^63) */
         return;
     }
     int64_t j = i - body_blocks; /* tail block j has mb >> (j / tail_rep + 1) rows */
@@ -399,8 +399,9 @@ void ooc_plan_block(const ooc_plan_t *p, int64_t i, int64_t *r0, int64_t *r1)
 
 ooc_status_t ooc_plan_check(const ooc_plan_t *p)
 {
-    if (p == NULL || p->m < 1 || p->n < 1 || p->k < 1 || p->mb < 1 || p->mb > p->m || p->nb < 1 ||
-        p->nb > p->n || p->kb < 1 || p->kb > p->k || p->tail < 0 || p->tail > 6 || p->ring < 2 ||
+    if (p == NULL || p->m < 1 || p->n < 1 || p->k < 1 || p->mb < 1 || p->mb > p->m || p->mb > OOC_PLAN_MAX_DIM ||
+        p->nb < 1 || p->nb > p->n || p->nb > OOC_PLAN_MAX_DIM || p->kb < 1 || p->kb > p->k ||
+        p->kb > OOC_PLAN_MAX_DIM || p->tail < 0 || p->tail > 6 || p->ring < 2 ||
         p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
         p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks || p->tail_rep < 1 ||
         p->tail_rep > OOC_PLAN_MAX_TAIL_REP || (p->tail == 0 && p->tail_rep != 1) || p->a_pieces < 1 ||

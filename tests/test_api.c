@@ -89,6 +89,11 @@ static void test_params(void)
         CU_ASSERT_EQUAL(ooc_set(h, (ooc_param_t)p, 0), OOC_SUCCESS); /* back to automatic */
     }
     int64_t lo, hi, v;
+    /* the refusal names the parameter, not only its number */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_RING_DEPTH, 17), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT(strstr(ooc_last_error(h), "OOC_PARAM_RING_DEPTH") != NULL);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_STAGE_C, 2), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT(strstr(ooc_last_error(h), "OOC_PARAM_STAGE_C (16)") != NULL);
     CU_ASSERT_EQUAL(ooc_param_bounds((ooc_param_t)0, &lo, &hi), OOC_ERR_INVALID_PARAM);
     CU_ASSERT_EQUAL(ooc_param_bounds((ooc_param_t)99, &lo, &hi), OOC_ERR_INVALID_PARAM);
     CU_ASSERT_EQUAL(ooc_param_bounds(OOC_PARAM_BACKEND, NULL, &hi), OOC_ERR_NULL_ARG);

@@ -394,6 +394,29 @@ static void test_refusals(void)
     huge.rows = INT64_MAX;
     huge.block_rows = INT64_MAX - 5;
     CU_ASSERT_NOT_EQUAL(ooc_files_plan_rows(&huge, 0, &r0, &r1), OOC_SUCCESS);
+    /* blocks of 2^30 rows (the most a plan has) over 2^63 - 1 rows: the last
+     * block ends at C's end (its end was computed as start + rows, past
+     * 2^63: a negative end, and success) */
+    huge.block_rows = (int64_t)1 << 30;
+    huge.tail = 0;
+    huge.tail_rep = 1;
+    huge.blocks = (int64_t)1 << 33;
+    CU_ASSERT_EQUAL(ooc_files_plan_rows(&huge, huge.blocks - 1, &r0, &r1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(r0, INT64_MAX - ((int64_t)1 << 30) + 1);
+    CU_ASSERT_EQUAL(r1, INT64_MAX);
+    /* blocks taller than any plan's, whose tail's rows would sum past 2^63 */
+    huge.block_rows = INT64_MAX / 4;
+    huge.tail = 6;
+    huge.tail_rep = 16;
+    huge.blocks = 100;
+    CU_ASSERT_EQUAL(ooc_files_plan_rows(&huge, 0, &r0, &r1), OOC_ERR_INVALID_PARAM);
+    /* panels over 2^63 - 1 columns, the last ending at C's end */
+    ooc_files_plan_t wide = plan;
+    wide.cols = INT64_MAX;
+    wide.panel_cols = ((int64_t)1 << 62) + 1;
+    CU_ASSERT_EQUAL(ooc_files_plan_cols(&wide, 1, &r0, &r1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(r0, wide.panel_cols);
+    CU_ASSERT_EQUAL(r1, INT64_MAX);
     /* a plan of another job */
     ooc_files_plan_t other = plan;
     other.rows += 1;
