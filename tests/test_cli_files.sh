@@ -682,6 +682,39 @@ else
     fail "resume: start over: exit $rc"
 fi
 
+# resume with another --out-layout or --out-format: another job, refused
+# (exit 6) and nothing touched, as for another alpha. Its C.ooc-tmp did not
+# match the output asked for, so it was started afresh and the default
+# journal dropped before any check: the finished blocks were lost, exit 0,
+# and a note blamed "another run's" file. Resumed as started: byte-identical
+oc multiply A_big.npy B_big.npy -o RL.npy --backend host --device-mem 256K --host-mem 256K --no-floor -q
+cp RL.npy RLref.npy
+rm -f RL.npy
+OOC_FAULT=write:4 oc multiply A_big.npy B_big.npy -o RL.npy --backend host --device-mem 256K --host-mem 256K \
+    --no-floor -q
+rc=$?
+md5sum RL.npy.ooc-tmp RL.npy.ooc-journal >RL.md5 2>/dev/null
+oc multiply A_big.npy B_big.npy -o RL.npy --backend host --device-mem 256K --host-mem 256K --no-floor -q \
+    --resume --out-layout col
+rc2=$?
+grep -q 'describes another job: its [0-9]* finished blocks are in RL.npy.ooc-tmp, made for a C of 600 x 200 float64, row-major, .npy, and this command makes C 600 x 200 float64, col-major, .npy' err
+said=$?
+oc multiply A_big.npy B_big.npy -o RL.npy --backend host --device-mem 256K --host-mem 256K --no-floor -q \
+    --resume --out-format raw
+rc3=$?
+md5sum -c --quiet RL.md5 >/dev/null 2>&1
+kept=$?
+oc multiply A_big.npy B_big.npy -o RL.npy --backend host --device-mem 256K --host-mem 256K --no-floor \
+    --resume --no-progress
+rc4=$?
+if [ "$rc" -eq 6 ] && [ "$rc2" -eq 6 ] && [ "$rc3" -eq 6 ] && [ $said -eq 0 ] && [ $kept -eq 0 ] &&
+    [ "$rc4" -eq 0 ] && grep -q '(resumed after [1-9]' out && cmp -s RL.npy RLref.npy; then
+    pass "resume: another --out-layout or --out-format refused with exit 6, files kept; resumed as started: same bytes"
+else
+    fail "resume: another --out-layout/--out-format: exit $rc/$rc2/$rc3/$rc4 (expected 6, 6, 6, 0), message $said, files kept $kept: $(head -n 1 err)"
+fi
+rm -f RL.npy RLref.npy RL.md5 RL.npy.ooc-journal
+
 # op(B) in k-panels (C holds partial sums): a stopped job cannot keep its
 # blocks, says so, and --resume starts it over with the plan its journal
 # records, so that C is byte for byte what the interrupted run would have

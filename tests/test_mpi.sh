@@ -50,6 +50,8 @@
 #  34. a stop signal to rank 1 alone, with --json: rank 0's object names it;
 #  35. --verify failing (rank 0 loses a copy out): exit 1, rank 0 says C is
 #      written but wrong;
+#  36. --resume with another --out-format than the job's: exit 6 before C's
+#      temporary file is touched; resumed as started, byte-identical;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -306,6 +308,28 @@ if [ $rc -eq 6 ] && [ ! -e C.npy ] && [ -f C.npy.ooc-tmp ] && grep -q "rank 1 of
 else
     fail "4 a write failure on rank 1: exit $rc (expected 6), or the resume failed"
 fi
+
+# 36. resumed with another --out-format (another job's output): refused,
+# exit 6, nothing touched, before rank 0 creates the output. The creation
+# started C.ooc-tmp afresh first, so the refusal came with the blocks the
+# ranks' journals record gone. Resumed as started: the blocks kept,
+# byte-identical
+rm -f C.npy C.npy.ooc-*
+RANK_ENV=1:OOC_FAULT=write:3
+mpi 3 $P -o C.npy $S
+rc=$?
+RANK_ENV=
+md5sum C.npy.ooc-tmp C.npy.ooc-journal.r* >C.md5 2>/dev/null
+mpi 2 $P -o C.npy $S --resume --out-format raw
+rc2=$?
+if [ $rc -eq 6 ] && [ $rc2 -eq 6 ] && md5sum -c --quiet C.md5 >/dev/null 2>&1 &&
+    grep -q "rank 0 of 2.*journal C.npy.ooc-journal.r.-of-3 describes another job: its [0-9]* finished blocks are in C.npy.ooc-tmp" err &&
+    mpi 2 $P -o C.npy $S --resume && grep -q "resumed after [1-9]" out && cmp -s C.npy ref.npy; then
+    pass "36 resumed with another --out-format: exit 6, nothing touched; resumed as started: blocks kept, byte-identical"
+else
+    fail "36 resumed with another --out-format: exit $rc, $rc2 (expected 6, 6), files touched, or the resume failed: $(head -c 300 err)"
+fi
+rm -f C.md5
 
 # 5. a truncated B seen by rank 2 alone
 head -c 3000 B.npy >Bcut.npy

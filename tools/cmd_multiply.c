@@ -558,6 +558,62 @@ static int64_t journal_done(const char *path, int *complete)
     return done;
 }
 
+/* The output a journal's job records (its "dtype=" and
+ * "C=ROWSxCOLS:LAYOUT:FORMAT") and the temporary file its blocks are in (its
+ * plan's "out=DEV:INO"): 0, else -1. */
+static int journal_output(const char *path, ooc_file_spec_t *s, unsigned long long *dev, unsigned long long *ino)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int have = 0;
+    while (f && have != 3 && fgets(line, sizeof line, f)) {
+        const char *c = strstr(line, " C=");
+        long long rows, cols;
+        int dtype, layout, format;
+        if (strncmp(line, "job ", 4) == 0 && sscanf(line, "job dtype=%d", &dtype) == 1 && c &&
+            sscanf(c, " C=%lldx%lld:%d:%d", &rows, &cols, &layout, &format) == 4) {
+            *s = (ooc_file_spec_t){(ooc_format_t)format, rows, cols, (ooc_dtype_t)dtype, (ooc_layout_t)layout};
+            have |= 1;
+        } else if (strncmp(line, "plan ", 5) == 0 && (c = strstr(line, " out=")) != NULL &&
+                   sscanf(c, " out=%llu:%llu", dev, ino) == 2)
+            have |= 2;
+    }
+    if (f) fclose(f);
+    return have == 3 ? 0 : -1;
+}
+
+int resume_other_output(const mul_job_t *j)
+{
+    struct stat t;
+    if (!j->o.resume || stat(j->tmp_path, &t) != 0) return RC_OK;
+    const ooc_file_spec_t *now = &j->cspec;
+    char **v = range_journals(j->journal_path, 0, 1); /* (C's journal and the ranks') */
+    int rc = RC_OK;
+    for (size_t i = 0; rc == RC_OK && v && v[i]; i++) {
+        int complete = 0; /* (a range's journal is complete once its range is: the job is not) */
+        int64_t done = journal_done(v[i], &complete);
+        ooc_file_spec_t was;
+        unsigned long long dev, ino;
+        if (done <= 0 || !journal_keeps_blocks(v[i]) || journal_output(v[i], &was, &dev, &ino) != 0 ||
+            dev != (unsigned long long)t.st_dev || ino != (unsigned long long)t.st_ino)
+            continue; /* (no block of it in the temporary file there: nothing to lose) */
+        if (was.rows == now->rows && was.cols == now->cols && was.dtype == now->dtype && was.layout == now->layout &&
+            was.format == now->format)
+            continue;
+        char a[160], b[160];
+        rc = fail(RC_OUTPUT,
+                  "--resume: the journal %s describes another job: its %lld finished blocks are in %s, made for a C of "
+                  "%s%s, and this command makes C %s%s (another --out-layout or --out-format, or other inputs?): "
+                  "resume with the options the job was started with, or run without --resume to start over; "
+                  "nothing touched",
+                  v[i], (long long)done, j->tmp_path, describe_spec(&was, a, sizeof a),
+                  was.format == OOC_FORMAT_NPY ? ", .npy" : "", describe_spec(now, b, sizeof b),
+                  now->format == OOC_FORMAT_NPY ? ", .npy" : "");
+    }
+    strv_free(v);
+    return rc;
+}
+
 void resume_look(const mul_job_t *j, resume_found_t *f)
 {
     memset(f, 0, sizeof *f);
@@ -659,7 +715,7 @@ static int mul_run(mul_job_t *j)
     if (stop_signal_caught()) /* before anything is made: nothing to keep */
         return fail(RC_INTERRUPTED, "interrupted by %s before it started: nothing written",
                     signal_name(stop_signal_caught()));
-    int rc = o->resume ? RC_OK : journals_forget(j->h, j->journal_path, j->tmp_path);
+    int rc = o->resume ? resume_other_output(j) : journals_forget(j->h, j->journal_path, j->tmp_path);
     if (rc != RC_OK) return rc;
     /* what there is to continue from, before the output's creation (which
      * removes the default journal when it makes the temporary file anew) */

@@ -114,6 +114,13 @@ typedef struct {
     char journals[4200]; /* the journals found, as the notes name them (one path, or the ranks' J.r*-of-P) */
 } resume_found_t;
 void resume_look(const mul_job_t *j, resume_found_t *f);
+/* --resume where an unfinished journal (C's or the ranks') records blocks
+ * kept in C.ooc-tmp made for another output (another --out-layout or
+ * --out-format; another shape or type: other inputs): the output's creation
+ * would start that file afresh (and drop the default journal), losing the
+ * blocks before the job's check refuses the journal. Refused first, nothing
+ * touched: RC_OUTPUT with the message said; else RC_OK. */
+int resume_other_output(const mul_job_t *j);
 /* A note on stderr when --resume cannot continue from what it found: one of
  * the two missing (kept < 0: before the work), or the temporary file not
  * the one the journal records, or a plan in k-panels, whose resume starts

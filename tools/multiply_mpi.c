@@ -562,10 +562,10 @@ static int mpi_open(mpi_job_t *x)
     ooc_file_t *c0 = o->c_in ? j->C0.file : NULL;
     ooc_status_t st;
     if (o->measure_disk) mul_measure_disk(j);
-    if (!o->resume) {
-        int rc = journals_forget(j->h, j->journal_path, j->tmp_path); /* no later resume may trust them */
-        if (rc != RC_OK) return rc;
-    }
+    /* no later resume may trust them; a resume of another output's blocks
+     * would lose them */
+    int rc0 = o->resume ? resume_other_output(j) : journals_forget(j->h, j->journal_path, j->tmp_path);
+    if (rc0 != RC_OK) return rc0;
     if (stop_signal_caught()) /* before anything is made: nothing to keep */
         return fail(RC_INTERRUPTED, "interrupted by %s before it started: nothing written",
                     signal_name(stop_signal_caught()));
