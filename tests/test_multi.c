@@ -414,7 +414,9 @@ static void test_pinned_shared(void)
     printf("\n    %lld blocks: %lld and %lld ", (long long)total, (long long)st.device[0].blocks,
            (long long)st.device[n - 1].blocks);
     CU_ASSERT(total >= 20);
-    for (int d = 0; d < n; d++) CU_ASSERT(st.device[d].blocks >= total / 5); /* without the claim rule: 2 of 334 */
+    /* without the claim rule: 0, 2 or 6 of 334; with it, 67 and 67 of 134 on 2 cores, 109 and 25 once under
+     * make check on the 16-core GPU machine (its other tests' threads loading one device's) */
+    for (int d = 0; d < n; d++) CU_ASSERT(st.device[d].blocks >= total / 8);
     double one[2] = {1, 0}, zero[2] = {0, 0}, worst;
     CU_ASSERT_EQUAL(tu_check(OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, m, nn, k, one, A, m, B, k, zero, C, C, m, &worst), 0);
     ooc_host_free(h, A), ooc_host_free(h, B), ooc_host_free(h, C);
