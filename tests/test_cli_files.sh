@@ -236,6 +236,15 @@ oc multiply A_d.npy B_dF.npy -o Cq.npy --backend host --no-floor -q --alpha 2
 oc verify A_d.npy B_dF.npy Cq.npy -q
 rc=$?
 if [ "$rc" -eq 1 ] && [ ! -s out ] && [ -s err ]; then pass "verify -q: wrong alpha fails, message on stderr only"; else fail "verify -q: exit $rc"; fi
+# the summary names the scalars checked, as multiply's does: a check of the
+# wrong alpha or beta must be visible in its output
+oc verify A_d.npy B_dF.npy Cq.npy --alpha 2
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^oocgemm .*: verify Cq.npy against .*, alpha=2 beta=0$' out; then
+    pass "verify: the summary names alpha and beta"
+else
+    fail "verify: exit $rc, or the summary does not name alpha and beta: $(head -n 1 out)"
+fi
 
 # ---- bad inputs: documented status, a message, nothing written ----
 printf 'not a matrix at all, just text\n' >text.bin

@@ -221,10 +221,11 @@ static void verify_report(const verify_job_t *j, int rc)
     }
     if (ran && !j->quiet) {
         char b[32];
-        printf("oocgemm %s: verify %s against %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s\n", PACKAGE_VERSION, j->C.path,
-               j->ta == OOC_OP_N ? "" : j->ta == OOC_OP_T ? "T:" : "H:", j->A.path,
+        printf("oocgemm %s: verify %s against %s%s x %s%s%s%s: m=%lld n=%lld k=%lld %s, alpha=%g beta=%g\n",
+               PACKAGE_VERSION, j->C.path, j->ta == OOC_OP_N ? "" : j->ta == OOC_OP_T ? "T:" : "H:", j->A.path,
                j->tb == OOC_OP_N ? "" : j->tb == OOC_OP_T ? "T:" : "H:", j->B.path, j->c_in ? " + beta x " : "",
-               j->c_in ? j->C0.path : "", (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t));
+               j->c_in ? j->C0.path : "", (long long)j->m, (long long)j->n, (long long)j->k, dtype_name(j->t), j->alpha,
+               j->beta);
         printf("read %s in %.3g s\n", human_bytes(j->vr.bytes_read, b, sizeof b), j->secs);
         print_verify(stdout, &j->vr, j->m, j->n, 0);
     }
