@@ -347,6 +347,19 @@ bad "verify: missing C" 4 "" verify A_d.npy B_dF.npy missing.npy
 bad "verify: C of another shape" 5 "" verify A_d.npy B_dF.npy C6.npy
 bad "gen: no --rows" 2 X17.npy gen X17.npy --cols 5
 bad "gen: into a missing directory" 6 nodir/X18.npy gen nodir/X18.npy --rows 5 --cols 5
+# --alpha and --beta beyond single precision's range are refused, not made
+# infinite (C all inf or NaN) or 0 (the product dropped) when the files are
+# float32 or complex64; in double precision they are fine
+bad "multiply --alpha 1e39 on float32" 2 X27.npy multiply AT_sF.npy B_s.npy --transa T -o X27.npy --backend host --alpha 1e39
+if grep -q -- "--alpha 1e+39 is not representable in float32" err; then pass "multiply --alpha 1e39 on float32: says why"
+else fail "multiply --alpha 1e39 on float32: the message does not say why"; fi
+gen X28s.npy --rows 260 --cols 90 --dtype s --seed 9
+bad "multiply --beta 1e-50 on float32" 2 X27.npy multiply AT_sF.npy B_s.npy --transa T --c-in X28s.npy --beta 1e-50 \
+    -o X27.npy --backend host
+bad "verify --alpha 1e39 on float32" 2 "" verify AT_sF.npy B_s.npy X28s.npy --transa T --alpha 1e39
+bad "run --beta 1e40 in complex64" 2 "" run --dtype c -m 5 -n 5 -k 5 --beta 1e40 --backend host
+ok "multiply --alpha 1e39 on float64" multiply A_d.npy B_dF.npy -o X29.npy --backend host --alpha 1e39 --verify \
+    --no-floor --no-progress
 # --dtype names the product's type: an operand of another type is refused
 # (exit 2, naming both types), never read as it is or converted
 bad "multiply --dtype s on float64 .npy" 2 X19.npy multiply A_d.npy B_dF.npy -o X19.npy --backend host --dtype s

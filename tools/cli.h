@@ -605,6 +605,7 @@ void op_shape(const ooc_file_spec_t *s, ooc_op_t op, int64_t *rows, int64_t *col
 int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t tb, const operand_t *C0,
                    const operand_t *C, int64_t *m, int64_t *n, int64_t *k);
 scalar_t scalar_of(double x);
+int scalars_fit(const char *cmd, ooc_dtype_t t, double alpha, double beta);
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t);
 void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n, int cols);
 /* The message of a failed check (verification failed: ...). */

@@ -271,6 +271,24 @@ int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t
 }
 
 scalar_t scalar_of(double x) { return (scalar_t){{x, 0.0}, {(float)x, 0.0f}}; }
+
+/* --alpha and --beta are parsed as finite doubles before the element type is
+ * known; in single precision one beyond float's range would become infinite
+ * (C all inf or NaN) and a nonzero one below its smallest subnormal 0 (the
+ * product dropped), silently. RC_OK, or RC_USAGE with a message. */
+int scalars_fit(const char *cmd, ooc_dtype_t t, double alpha, double beta)
+{
+    if (dtype_double(t)) return RC_OK;
+    const char *name[2] = {"--alpha", "--beta"};
+    double x[2] = {alpha, beta};
+    for (int i = 0; i < 2; i++) {
+        float f = (float)x[i];
+        if (!isfinite(f) || (f == 0.0f && x[i] != 0.0))
+            return usage_error(cmd, "%s %g is not representable in %s (magnitudes %g to %g): it would be %s", name[i],
+                               x[i], dtype_name(t), (double)FLT_TRUE_MIN, (double)FLT_MAX, isfinite(f) ? "0" : "infinite");
+    }
+    return RC_OK;
+}
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t) { return dtype_double(t) ? (const void *)s->d : (const void *)s->f; }
 
 /* "verify: <mode>: max relative error E (tolerance T): PASS|FAIL"; cols:

@@ -174,6 +174,7 @@ static int verify_run(verify_job_t *j)
     if ((rc = check_operands(&j->A, j->ta, &j->B, j->tb, j->c_in ? &j->C0 : NULL, &j->C, &j->m, &j->n, &j->k)) != RC_OK)
         return rc;
     j->t = j->A.spec.dtype;
+    if ((rc = scalars_fit(cmd, j->t, j->alpha, j->beta)) != RC_OK) return rc;
     if (!dtype_complex(j->t)) {
         if (j->ta == OOC_OP_C) j->ta = OOC_OP_T;
         if (j->tb == OOC_OP_C) j->tb = OOC_OP_T;
