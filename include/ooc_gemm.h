@@ -93,8 +93,10 @@ typedef enum {
     OOC_ERR_ROW_RANGE = 36,      /**< a range of C's rows (its columns when the plan keeps op(A) resident) that
                                       is empty, passes C's end, or does not fall on the blocks of the job's plan
                                       (see ooc_files_opts_t::row_begin) */
-    OOC_ERR_OVERLAP = 37         /**< C shares elements with A or B (in memory), or the output file is the
+    OOC_ERR_OVERLAP = 37,        /**< C shares elements with A or B (in memory), or the output file is the
                                       input A or B: C would be written while they are read */
+    OOC_ERR_UNDECIDED = 38       /**< a verification could neither pass nor fail C: nothing failed, but values
+                                      of the check overflowed (ooc_verify_files()); C may be right */
 } ooc_status_t;
 
 /** @brief Fixed English description of a status ("lda is too small", ...); never NULL. */

@@ -551,10 +551,10 @@ typedef struct {
  *         OOC_ERR_NULL_A/_B/_C/_ARG, OOC_ERR_SHAPE (files that do not fit
  *         together); OOC_ERR_PARAM_RANGE (@p vectors or @p sample_rows
  *         negative, or both 0 for a non-empty C too large for an exact check);
- *         OOC_ERR_OVERFLOW (a dimension beyond the BLAS integers; or, with
- *         nothing failed, a check left undecided by an overflow: finite values
- *         beyond the range of double, or infinities of C where its elements
- *         may overflow their type); OOC_ERR_IO; OOC_ERR_FORMAT (a file shorter
+ *         OOC_ERR_OVERFLOW (a dimension beyond the BLAS integers);
+ *         OOC_ERR_UNDECIDED (nothing failed, but the check was left undecided
+ *         by an overflow: finite values beyond the range of double, or
+ *         infinities of C where its elements may overflow their type); OOC_ERR_IO; OOC_ERR_FORMAT (a file shorter
  *         than its header says); OOC_ERR_HOST_MEMORY (also: the budget holds
  *         neither one sampled row with @p vectors 0, nor the vectors' arrays
  *         of one row); OOC_ERR_CANCELLED

@@ -113,6 +113,7 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_BUSY: return "the output is being written by another job";
     case OOC_ERR_ROW_RANGE: return "the row range is empty, passes the end of C or is not on the plan's row blocks";
     case OOC_ERR_OVERLAP: return "C overlaps A or B: it would be written while they are read";
+    case OOC_ERR_UNDECIDED: return "the verification is undecided: values of the check overflowed";
     }
     return "unknown status";
 }

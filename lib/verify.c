@@ -642,7 +642,7 @@ static ooc_status_t verify_run(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t t
     all.off = cmp.off;
     all.first_off_row = cmp.off_row;
     int failed = cmp.mismatch || cmp.worst > all.tolerance || cmp.off > 0;
-    OOC_RETURN_ERROR_IF(!failed && cmp.inconclusive > 0, &h->err, OOC_ERR_OVERFLOW,
+    OOC_RETURN_ERROR_IF(!failed && cmp.inconclusive > 0, &h->err, OOC_ERR_UNDECIDED,
                         "ooc_verify_files: %lld value%s of the check (from %s %lld of C on) overflowed double "
                         "precision or may be correct overflows of C's type: the check is inconclusive "
                         "(nothing else failed)", (long long)cmp.inconclusive, cmp.inconclusive == 1 ? "" : "s",

@@ -54,7 +54,7 @@ static void test_version(void)
 
 static void test_status_strings(void)
 {
-    for (int a = 0; a <= OOC_ERR_OVERLAP; a++) {
+    for (int a = 0; a <= OOC_ERR_UNDECIDED; a++) {
         const char *sa = ooc_status_string((ooc_status_t)a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(sa);
         CU_ASSERT(strlen(sa) > 3);

@@ -824,6 +824,28 @@ else
 fi
 rm -f R10.bin RR.bin
 
+# ---- a check left undecided: float32 A of 3e38 times B of ones is inf in C,
+# rightly; the check cannot tell (exit 1 and why, not exit 4 "size overflows 64 bits")
+rep() { local i; for ((i = 0; i < $2; i++)); do printf "$1"; done; }
+{ npy_header '<f4' '(4, 3)'; rep '\xe6\xb1\x61\x7f' 12; } >U_A.npy
+{ npy_header '<f4' '(3, 2)'; rep '\x00\x00\x80\x3f' 6; } >U_B.npy
+{ npy_header '<f4' '(4, 2)'; rep '\x00\x00\x80\x7f' 8; } >U_C.npy
+oc verify U_A.npy U_B.npy U_C.npy
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'undecided' err && ! grep -q '64 bits' err; then
+    pass "verify: a check left undecided by overflows: exit 1, said so"
+else
+    fail "verify: a check left undecided: exit $rc (expected 1): $(cat err)"
+fi
+oc multiply U_A.npy U_B.npy -o U_O.npy --verify --backend host --no-floor --no-progress
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'written (committed), but the check could not decide' err && [ -f U_O.npy ]; then
+    pass "multiply --verify left undecided: exit 1, C committed, said so"
+else
+    fail "multiply --verify left undecided: exit $rc (expected 1): $(cat err)"
+fi
+rm -f U_A.npy U_B.npy U_C.npy U_O.npy
+
 # ---- help ----
 for c in gen multiply verify info run; do
     oc "$c" --help

@@ -20,7 +20,8 @@ static const struct {
     const char *meaning;
 } exit_codes[] = {
     {RC_OK, "success"},
-    {RC_CHECK_FAILED, "verification failed: C does not match OpenBLAS within the tolerance\n"
+    {RC_CHECK_FAILED, "verification failed: C does not match OpenBLAS within the tolerance,\n"
+                      "     or the check could not decide (values of the check overflowed)\n"
                       "     (multiply --verify: C is committed all the same; do not use it)"},
     {RC_USAGE, "bad command line (unknown command or option, missing or bad value)"},
     {RC_RUNTIME, "run-time failure: a libooc_gemm error (GPU, memory budget) or no host memory"},
@@ -105,6 +106,7 @@ int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const cha
     case OOC_ERR_CANCELLED: return RC_INTERRUPTED;
     case OOC_ERR_PARAM_RANGE:
     case OOC_ERR_OVERLAP: return RC_USAGE; /* (-o naming an input) */
+    case OOC_ERR_UNDECIDED: return RC_CHECK_FAILED; /* (C not shown right: not to be used as checked) */
     default: return RC_RUNTIME;
     }
 }

@@ -780,6 +780,9 @@ static int mul_verify(mul_job_t *j)
         return fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, but not verified",
                     signal_name(stop_signal_caught()), o->out);
     }
+    if (st == OOC_ERR_UNDECIDED)
+        return fail(RC_CHECK_FAILED, "verify: %s: %s is written (committed), but the check could not decide: do not "
+                    "use it as checked", ooc_last_error(j->h), o->out);
     if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
     j->verified = 1;
     if (j->vr.passed) return RC_OK;
