@@ -560,9 +560,11 @@ static int64_t journal_done(const char *path, int *complete)
 }
 
 /* The output a journal's job records (its "dtype=" and
- * "C=ROWSxCOLS:LAYOUT:FORMAT") and the temporary file its blocks are in (its
- * plan's "out=DEV:INO"): 0, else -1. */
-static int journal_output(const char *path, ooc_file_spec_t *s, unsigned long long *dev, unsigned long long *ino)
+ * "C=ROWSxCOLS:LAYOUT:FORMAT"), the temporary file its blocks are in (its
+ * plan's "out=DEV:INO") and whether that plan keeps them (resumable=1, as
+ * journal_keeps_blocks()): 0, else -1. */
+static int journal_output(const char *path, ooc_file_spec_t *s, unsigned long long *dev, unsigned long long *ino,
+                          int *keeps)
 {
     FILE *f = fopen(path, "r");
     char line[4096];
@@ -576,8 +578,10 @@ static int journal_output(const char *path, ooc_file_spec_t *s, unsigned long lo
             *s = (ooc_file_spec_t){(ooc_format_t)format, rows, cols, (ooc_dtype_t)dtype, (ooc_layout_t)layout};
             have |= 1;
         } else if (strncmp(line, "plan ", 5) == 0 && (c = strstr(line, " out=")) != NULL &&
-                   sscanf(c, " out=%llu:%llu", dev, ino) == 2)
+                   sscanf(c, " out=%llu:%llu", dev, ino) == 2) {
+            *keeps = strstr(line, " resumable=1 ") != NULL;
             have |= 2;
+        }
     }
     if (f) fclose(f);
     return have == 3 ? 0 : -1;
@@ -595,7 +599,8 @@ int resume_other_output(const mul_job_t *j)
         int64_t done = journal_done(v[i], &complete);
         ooc_file_spec_t was;
         unsigned long long dev, ino;
-        if (done <= 0 || !journal_keeps_blocks(v[i]) || journal_output(v[i], &was, &dev, &ino) != 0 ||
+        int keeps = 0;
+        if (done <= 0 || journal_output(v[i], &was, &dev, &ino, &keeps) != 0 || !keeps ||
             dev != (unsigned long long)t.st_dev || ino != (unsigned long long)t.st_ino)
             continue; /* (no block of it in the temporary file there: nothing to lose) */
         if (was.rows == now->rows && was.cols == now->cols && was.dtype == now->dtype && was.layout == now->layout &&
