@@ -42,6 +42,7 @@ typedef struct {
     int numa_node; /* the host NUMA node of the device (numa.h), -1 unknown */
     cublasHandle_t blas;
     void *workspace;
+    int tf32; /* the math mode is TF32 (single precision on the tensor cores) */
 } cbe_t;
 
 static ooc_status_t cuda_fail(ooc_err_t *err, ooc_status_t st, cudaError_t e, const char *call,
@@ -182,6 +183,7 @@ static ooc_status_t c_open_into(cbe_t *be, int device, int math, ooc_err_t *err)
     CUBLAS(err, "cublasSetWorkspace", cublasSetWorkspace(be->blas, be->workspace, CUBLAS_WORKSPACE_BYTES));
     CUBLAS(err, "cublasSetMathMode",
            cublasSetMathMode(be->blas, math == OOC_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    be->tf32 = math == OOC_MATH_TF32;
     return OOC_SUCCESS;
 }
 
@@ -512,6 +514,60 @@ static ooc_status_t c_copy_peer(ooc_be_t *b, void *dst, ooc_be_t *peer, const vo
     return OOC_SUCCESS;
 }
 
+/* One cuBLAS call, column-major: C (m x n) = alpha op1(X) op2(Y) + beta C. */
+typedef struct {
+    cublasOperation_t o1, o2;
+    int m, n, k;
+    const void *X, *Y;
+    void *C;
+    int ldx, ldy, ldc;
+} blas_call_t;
+
+typedef union {
+    float s;
+    double d;
+    cuComplex c;
+    cuDoubleComplex z;
+} scalar_t;
+
+static ooc_status_t blas_call(cublasHandle_t h, ooc_dtype_t t, const blas_call_t *c, const scalar_t *al,
+                              const scalar_t *be, ooc_err_t *err)
+{
+    switch (t) {
+    case OOC_R32:
+        CUBLAS(err, "cublasSgemm", cublasSgemm(h, c->o1, c->o2, c->m, c->n, c->k, &al->s, c->X, c->ldx, c->Y, c->ldy,
+                                               &be->s, c->C, c->ldc));
+        break;
+    case OOC_R64:
+        CUBLAS(err, "cublasDgemm", cublasDgemm(h, c->o1, c->o2, c->m, c->n, c->k, &al->d, c->X, c->ldx, c->Y, c->ldy,
+                                               &be->d, c->C, c->ldc));
+        break;
+    case OOC_C32:
+        CUBLAS(err, "cublasCgemm", cublasCgemm(h, c->o1, c->o2, c->m, c->n, c->k, &al->c, c->X, c->ldx, c->Y, c->ldy,
+                                               &be->c, c->C, c->ldc));
+        break;
+    case OOC_C64:
+        CUBLAS(err, "cublasZgemm", cublasZgemm(h, c->o1, c->o2, c->m, c->n, c->k, &al->z, c->X, c->ldx, c->Y, c->ldy,
+                                               &be->z, c->C, c->ldc));
+        break;
+    }
+    return OOC_SUCCESS;
+}
+
+/* The elements that make 16 bytes, where cuBLAS's tensor-core kernels need
+ * m and k in multiples of them (and 16-byte aligned columns, which the
+ * pipeline's device pitches give in TF32: plan.h pad_lines): 4 for FP32 in
+ * TF32, else 1 (no split). On an H200 (docs/PERFORMANCE.md, session 39):
+ * TF32 8192^3 with m or k of 8191 or 8190 ran at 119-136 TFLOP/s against
+ * 417 with 8188; split and padded, TF32 shapes of odd sizes ran 1.13-1.79
+ * times faster end to end. DGEMM also runs slower so (47-49 TFLOP/s
+ * against 56-64), but split and padded one DGEMM ran 1.21 times faster and
+ * two 2% and 6% slower (their copies, or their op(Y) = Y^T): not taken. */
+static int64_t tensor_multiple(const cbe_t *be, ooc_dtype_t t)
+{
+    return t == OOC_R32 && be->tf32 ? 4 : 1;
+}
+
 static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
 {
     OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUBLAS,
@@ -522,38 +578,56 @@ static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     /* cuBLAS is column-major: a row-major C = op(A) op(B) is the column-major
      * C^T = op(B)^T op(A)^T on the same memory, so swap the operands */
     int rm = g->layout == OOC_ROW_MAJOR;
-    cublasOperation_t o1 = (cublasOperation_t)((rm ? g->tb : g->ta) - OOC_OP_N);
-    cublasOperation_t o2 = (cublasOperation_t)((rm ? g->ta : g->tb) - OOC_OP_N);
-    int m = rm ? g->n : g->m, n = rm ? g->m : g->n;
-    const void *X = rm ? g->B : g->A, *Y = rm ? g->A : g->B;
-    int ldx = rm ? g->ldb : g->lda, ldy = rm ? g->lda : g->ldb;
+    blas_call_t c = {(cublasOperation_t)((rm ? g->tb : g->ta) - OOC_OP_N),
+                     (cublasOperation_t)((rm ? g->ta : g->tb) - OOC_OP_N),
+                     rm ? g->n : g->m,
+                     rm ? g->m : g->n,
+                     g->k,
+                     rm ? g->B : g->A,
+                     rm ? g->A : g->B,
+                     g->C,
+                     rm ? g->ldb : g->lda,
+                     rm ? g->lda : g->ldb,
+                     g->ldc};
     /* alpha and beta copied into scalars of their type, aligned as it is
      * (cuDoubleComplex: 16 bytes): a caller's need only be aligned as
      * their real part (double alpha[2] in a struct), and cuBLAS 13.1's
      * ZGEMM for n = 1 (cublasLt algo 13) loads them with an aligned 16-byte
      * load, a SIGSEGV otherwise (a file job's alpha was 8 bytes off). cuBLAS
      * reads host scalars during the call: locals will do. */
-    union {
-        float s;
-        double d;
-        cuComplex c;
-        cuDoubleComplex z;
-    } al, be_;
-    memcpy(&al, g->alpha, ooc_dtype_size(g->dtype));
-    memcpy(&be_, g->beta, ooc_dtype_size(g->dtype));
-    switch (g->dtype) {
-    case OOC_R32:
-        CUBLAS(err, "cublasSgemm", cublasSgemm(h, o1, o2, m, n, g->k, &al.s, X, ldx, Y, ldy, &be_.s, g->C, g->ldc));
-        break;
-    case OOC_R64:
-        CUBLAS(err, "cublasDgemm", cublasDgemm(h, o1, o2, m, n, g->k, &al.d, X, ldx, Y, ldy, &be_.d, g->C, g->ldc));
-        break;
-    case OOC_C32:
-        CUBLAS(err, "cublasCgemm", cublasCgemm(h, o1, o2, m, n, g->k, &al.c, X, ldx, Y, ldy, &be_.c, g->C, g->ldc));
-        break;
-    case OOC_C64:
-        CUBLAS(err, "cublasZgemm", cublasZgemm(h, o1, o2, m, n, g->k, &al.z, X, ldx, Y, ldy, &be_.z, g->C, g->ldc));
-        break;
+    scalar_t al, be_, one;
+    size_t e = ooc_dtype_size(g->dtype);
+    memcpy(&al, g->alpha, e);
+    memcpy(&be_, g->beta, e);
+    memset(&one, 0, sizeof one);
+    if (g->dtype == OOC_R32 || g->dtype == OOC_C32)
+        one.s = 1.0f; /* (cuComplex: its real part first) */
+    else
+        one.d = 1.0;
+    /* m or k not a multiple of the tensor cores' 16 bytes: the rest of the
+     * rows and the rest of the depth in calls of their own (a few rows: the
+     * rows' own multiply; a few of the depth: an update of all of C), so
+     * that the bulk runs on the fast kernels. Always the same calls for the
+     * same tile, so a block is summed the same way whoever computes it. */
+    int64_t q = tensor_multiple(be, g->dtype), mr = c.m % q, kr = c.k % q;
+    if (q == 1 || c.m < q || c.k < q || (mr == 0 && kr == 0)) return blas_call(h, g->dtype, &c, &al, &be_, err);
+    blas_call_t bulk = c;
+    bulk.m = (int)(c.m - mr);
+    bulk.k = (int)(c.k - kr);
+    OOC_FORWARD(blas_call(h, g->dtype, &bulk, &al, &be_, err));
+    if (mr) { /* rows [m - mr, m) of C over the bulk's depth */
+        blas_call_t rows = bulk;
+        rows.m = (int)mr;
+        rows.X = (const char *)c.X + (size_t)bulk.m * (c.o1 == CUBLAS_OP_N ? e : (size_t)c.ldx * e);
+        rows.C = (char *)c.C + (size_t)bulk.m * e;
+        OOC_FORWARD(blas_call(h, g->dtype, &rows, &al, &be_, err));
+    }
+    if (kr) { /* all of C += the depth [k - kr, k) */
+        blas_call_t depth = c;
+        depth.k = (int)kr;
+        depth.X = (const char *)c.X + (size_t)bulk.k * (c.o1 == CUBLAS_OP_N ? (size_t)c.ldx * e : e);
+        depth.Y = (const char *)c.Y + (size_t)bulk.k * (c.o2 == CUBLAS_OP_N ? e : (size_t)c.ldy * e);
+        OOC_FORWARD(blas_call(h, g->dtype, &depth, &al, &one, err));
     }
     return OOC_SUCCESS;
 }

@@ -13,7 +13,10 @@
  * op by a random 0..N microseconds, to shake out ordering bugs in tests;
  * "N0,N1,..." gives each device its own (uneven devices);
  * OOC_HOST_D2H_DELAY_US=N delays every copy to the host by N microseconds
- * (a slow copy-out, for the tests). OOC_FAULT
+ * (a slow copy-out, for the tests). OOC_HOST_ALIGNED=1 refuses a tile
+ * multiply whose operands or columns do not start 16-byte aligned (the
+ * pipeline's device tiles must, for cuBLAS's fast kernels: the tests check
+ * it here). OOC_FAULT
  * (fault.h) makes an allocation, a copy or a multiply fail when enqueued, or
  * an op fail while it runs: that failure is sticky, as CUDA's are: every
  * later op is skipped and every synchronisation reports it.
@@ -90,6 +93,7 @@ static ooc_regions_t pinned = OOC_REGIONS_INIT;
 struct hbe {
     ooc_be_t base;
     unsigned jitter_us, d2h_delay_us;
+    int aligned;        /* OOC_HOST_ALIGNED: tiles must be 16-byte aligned */
     int device;         /* which simulated device (OOC_HOST_DEVICES) */
     atomic_int failed;  /* an op failed while running: sticky, as a CUDA error */
 };
@@ -333,6 +337,8 @@ static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     const char *d = getenv("OOC_HOST_D2H_DELAY_US");
     unsigned long us = d ? strtoul(d, NULL, 10) : 0;
     be->d2h_delay_us = us < 1000000 ? (unsigned)us : 999999; /* under a second: one nanosleep */
+    const char *a = getenv("OOC_HOST_ALIGNED");
+    be->aligned = a && strcmp(a, "1") == 0;
     *out = &be->base;
     return OOC_SUCCESS;
 }
@@ -557,6 +563,12 @@ static ooc_status_t h_gemm(ooc_be_t *b, ooc_stream_t st, const ooc_tile_gemm_t *
     OOC_FORWARD(sticky((hbe_t *)b, "gemm", err));
     OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUBLAS,
                         "gemm (%d x %d x %d): failure injected by OOC_FAULT=gemm (host backend)", g->m, g->n, g->k);
+    size_t e = ooc_dtype_size(g->dtype);
+    uintptr_t off = (uintptr_t)g->A | (uintptr_t)g->B | (uintptr_t)g->C | (uintptr_t)((size_t)g->lda * e) |
+                    (uintptr_t)((size_t)g->ldb * e) | (uintptr_t)((size_t)g->ldc * e);
+    OOC_RETURN_ERROR_IF(((hbe_t *)b)->aligned && off % 16 != 0, err, OOC_ERR_INTERNAL,
+                        "gemm (%d x %d x %d, ld %d %d %d): a tile not 16-byte aligned (OOC_HOST_ALIGNED, host backend)",
+                        g->m, g->n, g->k, g->lda, g->ldb, g->ldc);
     hop_t *op;
     OOC_FORWARD(new_op(OP_GEMM, &op, err));
     op->u.gemm.g = *g;

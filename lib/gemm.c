@@ -312,7 +312,7 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
                           (int)h->param[OOC_PARAM_A_PIECES], {0, 0},
                           /* the planner counts the buffers' alignment for the ring it tries */
-                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}, 0, 0};
+                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}, 0, 0, 0};
     /* how the copies lie in each orientation: the problem, and its transpose
      * as the pipeline would run it */
     ooc_problem_t t = *p;
@@ -341,6 +341,13 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
      * more math, and copies bound shapes that FP32 would not */
     if ((p->dtype == OOC_R32 || p->dtype == OOC_C32) && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32)
         x.flop_per_byte = 7000;
+    /* TF32 SGEMM on the tensor cores runs a third as fast when its columns
+     * are not 16-byte aligned or m or k is not a multiple of 4 (an H200,
+     * docs/PERFORMANCE.md session 39): the tiles' lines on 16-byte pitches,
+     * parts at multiples of 8, and backend_cuda.c c_gemm splits off the rest
+     * of m and k. 27593 x 4221 x 33345: 0.122 -> 0.0924 s; 20001 x 16383 x
+     * 16385: 0.102 -> 0.0569 s */
+    x.pad_lines = p->dtype == OOC_R32 && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
     *in = x;
     *dev_budget = dev;
     *host_budget = host;

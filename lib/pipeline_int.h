@@ -35,6 +35,7 @@
 
 static inline size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
+
 /* ---------- views of the operands ---------- */
 
 /* op(X) or C as stored: element (i, j) at i + j*ld (rows contiguous) or
@@ -184,6 +185,30 @@ typedef struct {
 static inline void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *r1) { ooc_plan_block(P->pl, i, r0, r1); }
 
 static inline int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); }
+
+/* The pitch of a rectangle's lines in the device tiles: its width, or with
+ * the plan's pad_lines (TF32) rounded up to 16 bytes, so that every column
+ * of a tile starts 16-byte aligned, as cuBLAS's tensor-core kernels need (a
+ * TF32 SGEMM whose columns are 4 bytes off runs 3 times slower on an H200;
+ * docs/PERFORMANCE.md, session 39). The planner counts it (plan.c
+ * tile_bytes). The staging buffers on the host stay packed. */
+static inline size_t dev_pitch(const pipe_t *P, size_t width)
+{
+    return P->pl->pad_lines ? (width + 15) & ~(size_t)15 : width;
+}
+
+/* Part j of `parts` of [0, total) (op(B)'s chunks, a block's k-pieces):
+ * from total j / parts; with pad_lines rounded down to a multiple of 8
+ * elements when every part keeps some (total >= 8 parts), so that a part
+ * starts 16-byte aligned in a tile whatever the type. */
+static inline void part_of(const pipe_t *P, size_t total, size_t parts, size_t j, size_t *l0, size_t *l1)
+{
+    int round = P->pl->pad_lines && total >= 8 * parts;
+    *l0 = total * j / parts;
+    *l1 = total * (j + 1) / parts;
+    if (round && j > 0) *l0 &= ~(size_t)7;
+    if (round && j + 1 < parts) *l1 &= ~(size_t)7;
+}
 
 /* A packed rectangle of lines of `width` bytes cut into chunks of at most
  * `chunk` bytes for the cache-sized buffers: `per` whole lines each, or,

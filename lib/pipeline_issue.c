@@ -18,8 +18,7 @@
  * multiplies (height: the panel's columns). */
 static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, size_t *l1)
 {
-    *l0 = height * (size_t)j / (size_t)P->pl->b_chunks;
-    *l1 = height * (size_t)(j + 1) / (size_t)P->pl->b_chunks;
+    part_of(P, height, (size_t)P->pl->b_chunks, (size_t)j, l0, l1);
 }
 
 /* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in), chunk
@@ -33,6 +32,7 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
 {
     *stopped = 0;
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
+    size_t db = dev_pitch(P, rb.width);
     size_t lines = P->p->B.pinned ? rb.height : P->pl->pin_in_slot_bytes / rb.width;
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
                         (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
@@ -63,12 +63,12 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
                 src = P->pin_in[s];
                 spitch = rb.width;
                 int tr = TR_START(P, P->s_in);
-                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
+                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * db, db, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
                 TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
                 OOC_FORWARD(P->o->event_record(P->be, P->ev_in[s], P->s_in, err));
             } else {
                 int tr = TR_START(P, P->s_in);
-                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * rb.width, rb.width, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
+                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * db, db, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
                 TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
             }
             ooc_pipe_count(P, rb.width * h, 0, 0, 0);
@@ -88,14 +88,14 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
         }
         size_t c0, c1;
         b_chunk_lines(P, rb.height, j, &c0, &c1);
-        size_t bytes = (c1 - c0) * rb.width;
+        size_t bytes = (c1 - c0) * db; /* (the lines' padding too: one contiguous copy) */
         OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, there, err));
         if (bytes > 0) {
             int tr = TR_START(P, P->s_out);
-            OOC_FORWARD(P->o->copy_peer(P->be, P->dB + c0 * rb.width, owner, from + c0 * rb.width, bytes, P->s_out, err));
+            OOC_FORWARD(P->o->copy_peer(P->be, P->dB + c0 * db, owner, from + c0 * db, bytes, P->s_out, err));
             TR_END(P, P->s_out, tr, "peer B", OOC_LANE_OUT, P->g0);
             pthread_mutex_lock(&P->mu);
-            P->stats.bytes_peer += bytes;
+            P->stats.bytes_peer += (c1 - c0) * rb.width; /* (of op(B)) */
             pthread_mutex_unlock(&P->mu);
         }
         OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_out, err));
@@ -129,7 +129,7 @@ static ooc_status_t copy_in_rect(pipe_t *P, void *dst, const rect_t *r, const ch
 {
     const char *src = pin ? pin : r->ptr;
     size_t pitch = pin ? r->width : r->pitch;
-    OOC_FORWARD(P->o->copy2d(P->be, dst, r->width, src, pitch, r->width, r->height, OOC_H2D, P->s_in, err));
+    OOC_FORWARD(P->o->copy2d(P->be, dst, dev_pitch(P, r->width), src, pitch, r->width, r->height, OOC_H2D, P->s_in, err));
     ooc_pipe_count(P, r->width * r->height, 0, 0, 0);
     return OOC_SUCCESS;
 }
@@ -180,14 +180,16 @@ static ooc_status_t copy_out_cols(pipe_t *P, const turn_t *u, size_t l0, size_t 
     int s = u->s;
     const rect_t rc = u->rc;
     rect_t part = rect(&P->vc, u->r0, u->r1, P->c0 + (int64_t)l0, P->c0 + (int64_t)l1);
-    size_t off = P->vc.rows_contig ? l0 * rc.width : l0 * P->e; /* where those columns start in the tile */
+    /* where those columns start in the tile, and in the packed out-slot */
+    size_t dc = dev_pitch(P, rc.width), off = P->vc.rows_contig ? l0 * dc : l0 * P->e;
+    size_t poff = P->vc.rows_contig ? l0 * rc.width : l0 * P->e;
     OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, ev, err));
     int tr = TR_START(P, P->s_out);
     if (P->stage_cout)
-        OOC_FORWARD(P->o->copy2d(P->be, P->pin_out[s] + off, rc.width, P->dC[s] + off, rc.width, part.width,
+        OOC_FORWARD(P->o->copy2d(P->be, P->pin_out[s] + poff, rc.width, P->dC[s] + off, dc, part.width,
                                  part.height, OOC_D2H, P->s_out, err));
     else
-        OOC_FORWARD(P->o->copy2d(P->be, (char *)part.ptr, part.pitch, P->dC[s] + off, rc.width, part.width,
+        OOC_FORWARD(P->o->copy2d(P->be, (char *)part.ptr, part.pitch, P->dC[s] + off, dc, part.width,
                                  part.height, OOC_D2H, P->s_out, err));
     TR_END(P, P->s_out, tr, name, OOC_LANE_OUT, P->g0 + u->i);
     ooc_pipe_count(P, 0, part.width * part.height, 0, 0);
@@ -217,8 +219,8 @@ static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_s
         if (l1 == l0) continue;
         ooc_tile_gemm_t y = *x;
         y.n = (int)(l1 - l0);
-        y.B = (const char *)x->B + (P->vb.rows_contig ? l0 * u->rb.width : l0 * P->e);
-        y.C = (char *)x->C + (P->vc.rows_contig ? l0 * u->rc.width : l0 * P->e);
+        y.B = (const char *)x->B + (P->vb.rows_contig ? l0 * dev_pitch(P, u->rb.width) : l0 * P->e);
+        y.C = (char *)x->C + (P->vc.rows_contig ? l0 * dev_pitch(P, u->rc.width) : l0 * P->e);
         int tr = TR_START(P, sc);
         OOC_FORWARD(P->o->gemm(P->be, sc, &y, err));
         TR_END(P, sc, tr, "gemm (piece of A, columns of C)", OOC_LANE_COMPUTE, P->g0 + u->i);
@@ -235,9 +237,10 @@ static ooc_status_t upload_b_rows(pipe_t *P, int64_t k0, int64_t k1, ooc_err_t *
 {
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     rect_t r = rect(&P->vb, P->k0 + k0, P->k0 + k1, P->c0, P->c1);
-    size_t at = P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * rb.width; /* lines: columns, or rows */
+    size_t db = dev_pitch(P, rb.width);
+    size_t at = P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * db; /* lines: columns, or rows */
     int tr = TR_START(P, P->s_in);
-    OOC_FORWARD(P->o->copy2d(P->be, P->dB + at, rb.width, r.ptr, r.pitch, r.width, r.height, OOC_H2D, P->s_in, err));
+    OOC_FORWARD(P->o->copy2d(P->be, P->dB + at, db, r.ptr, r.pitch, r.width, r.height, OOC_H2D, P->s_in, err));
     TR_END(P, P->s_in, tr, "H2D B (a piece's rows)", OOC_LANE_IN, P->g0);
     ooc_pipe_count(P, r.width * r.height, 0, 0, 0);
     return OOC_SUCCESS;
@@ -256,7 +259,9 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
     int64_t depth = P->k1 - P->k0, q = P->pl->a_pieces;
     int first = 1;
     for (int64_t p = 0; p < q; p++) {
-        int64_t k0 = depth * p / q, k1 = depth * (p + 1) / q;
+        size_t l0, l1;
+        part_of(P, (size_t)depth, (size_t)q, (size_t)p, &l0, &l1);
+        int64_t k0 = (int64_t)l0, k1 = (int64_t)l1;
         if (k1 == k0) continue; /* a last k-panel shallower than the pieces */
         int64_t n = P->pieces++;
         int j = (int)(n % P->RA);
@@ -271,7 +276,7 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
             spitch = u->ra.width;
         }
         int tr = TR_START(P, P->s_in);
-        OOC_FORWARD(o->copy2d(be, P->dA[j], rp.width, src, spitch, rp.width, rp.height, OOC_H2D, P->s_in, err));
+        OOC_FORWARD(o->copy2d(be, P->dA[j], dev_pitch(P, rp.width), src, spitch, rp.width, rp.height, OOC_H2D, P->s_in, err));
         TR_END(P, P->s_in, tr, "H2D A piece", OOC_LANE_IN, P->g0 + u->i);
         ooc_pipe_count(P, rp.width * rp.height, 0, 0, 0);
         OOC_FORWARD(o->event_record(be, P->ev_pin[j], P->s_in, err));
@@ -280,8 +285,8 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         ooc_tile_gemm_t x = *g;
         x.k = (int)(k1 - k0);
         x.A = P->dA[j];
-        x.lda = (int)(rp.width / P->e);
-        x.B = P->dB + (P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * u->rb.width);
+        x.lda = (int)(dev_pitch(P, rp.width) / P->e);
+        x.B = P->dB + (P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * dev_pitch(P, u->rb.width));
         if (!first) x.beta = P->unit;
         first = 0;
         if (k1 == depth && P->pl->b_chunks > 1) /* the last piece: by chunks of C's columns */
@@ -330,7 +335,8 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     const ooc_problem_t *p = P->p;
     ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(u.r1 - u.r0), (int)(P->c1 - P->c0),
                          (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
-                         (int)(ra.width / P->e), (int)(rb.width / P->e), (int)(rc.width / P->e)};
+                         (int)(dev_pitch(P, ra.width) / P->e), (int)(dev_pitch(P, rb.width) / P->e),
+                         (int)(dev_pitch(P, rc.width) / P->e)};
     /* (pieces: once their copies in are issued, in last_piece_cols) */
     if (cols_out && !piece_cols && !out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
     /* the first turn on each compute stream waits for all of op(B): shared,
@@ -347,13 +353,13 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
             size_t l0, l1;
             b_chunk_lines(P, rb.height, j, &l0, &l1);
             if (l1 == l0) continue;
-            q.B = P->dB + l0 * rb.width;
+            q.B = P->dB + l0 * dev_pitch(P, rb.width);
             if (P->vb.rows_contig) { /* lines of op(B) are its columns: C[:, l0:l1] = A B[:, l0:l1] */
                 q.n = (int)(l1 - l0);
-                q.C = P->dC[s] + (P->vc.rows_contig ? l0 * rc.width : l0 * P->e);
+                q.C = P->dC[s] + (P->vc.rows_contig ? l0 * dev_pitch(P, rc.width) : l0 * P->e);
             } else { /* lines are rows: C += A[:, l0:l1] B[l0:l1, :], beta only the first time */
                 q.k = (int)(l1 - l0);
-                q.A = P->dA[s] + (P->va.rows_contig ? l0 * ra.width : l0 * P->e);
+                q.A = P->dA[s] + (P->va.rows_contig ? l0 * dev_pitch(P, ra.width) : l0 * P->e);
                 if (j > 0) q.beta = P->unit;
             }
         }

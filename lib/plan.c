@@ -46,6 +46,7 @@ typedef struct {
     uint64_t th_out;    /* staged C comes out through th_bufs cache-sized buffers of this many bytes
                          * (plan.h through_out_ok), 0: through the out-slots */
     int q_wide;         /* k-pieces for blocks lengthened to wide lines (wide_pieces()), 0 or 1: none */
+    int pad;            /* plan.h pad_lines */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -72,23 +73,38 @@ typedef struct {
     uint64_t th_out;   /* staged C comes out through cache-sized buffers (0: through the out-slots) */
 } need_t;
 
+/* Bytes of an x by y tile of e-byte elements on the device: packed, or with
+ * pad_lines each line's pitch rounded up to 16 bytes (pipeline_int.h
+ * dev_pitch), whichever way its lines lie (the same as packed when both
+ * ways' lines are multiples of 16 bytes). */
+static uint64_t pad16(uint64_t w) { return w > UINT64_MAX - 15 ? UINT64_MAX : (w + 15) & ~(uint64_t)15; }
+static uint64_t tile_bytes(const ctx_t *c, int64_t x, int64_t y)
+{
+    if (!c->pad) return mulu(c->e, mulu((uint64_t)x, (uint64_t)y));
+    uint64_t a = mulu((uint64_t)x, pad16(mulu(c->e, (uint64_t)y))), b = mulu((uint64_t)y, pad16(mulu(c->e, (uint64_t)x)));
+    return a > b ? a : b;
+}
+
 static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
 {
     need_t r;
     uint64_t e = c->e, R = (uint64_t)c->ring;
     r.c_read = c->c_in || kb < c->k;
-    r.b = mulu(e, mulu((uint64_t)kb, (uint64_t)nb));
-    /* a device slot holds one k-piece of the block; a staging slot all of it */
+    r.b = tile_bytes(c, kb, nb);
+    /* a device slot holds one k-piece of the block (with pad_lines up to 7
+     * deeper than an even share: the pieces start at multiples of 8,
+     * pipeline_int.h part_of); a staging slot all of it (packed) */
     uint64_t a_block = mulu(e, mulu((uint64_t)mb, (uint64_t)kb));
     int64_t q = min64(c->q, kb); /* pieces at least a row of op(B) deep */
-    r.a_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)ceil_div(kb, q)));
-    r.c_slot = mulu(e, mulu((uint64_t)mb, (uint64_t)nb));
+    r.a_slot = tile_bytes(c, mb, q > 1 ? min64(kb, ceil_div(kb, q) + (c->pad ? 7 : 0)) : kb);
+    r.c_slot = tile_bytes(c, mb, nb);
+    uint64_t c_block = mulu(e, mulu((uint64_t)mb, (uint64_t)nb)); /* (packed, staged) */
     uint64_t RA = q > 1 ? OOC_PLAN_PIECE_SLOTS : R; /* pieces: a ring of their own */
     r.dev = addu(addu(r.b, mulu(R, r.c_slot)), mulu(RA, r.a_slot));
     /* staged A, whole blocks: through the cache-sized buffers when asked, else in the in-slots */
     r.th_chunk = c->sa && q == 1 ? c->th_chunk : 0;
     r.th_cin = c->sc && r.c_read ? c->th_cin : 0;
-    r.pin_in = addu(c->sa && !r.th_chunk ? a_block : 0, (c->sc && r.c_read && !r.th_cin) ? r.c_slot : 0);
+    r.pin_in = addu(c->sa && !r.th_chunk ? a_block : 0, (c->sc && r.c_read && !r.th_cin) ? c_block : 0);
     if (c->sb) {
         /* B panels are staged in chunks through the in slots: room for one
          * row of the panel as stored, whichever way it is stored, and for a
@@ -100,7 +116,7 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
         if (r.pin_in < row) r.pin_in = row;
     }
     r.th_out = c->sc ? c->th_out : 0;
-    r.pin_out = c->sc && !r.th_out ? r.c_slot : 0;
+    r.pin_out = c->sc && !r.th_out ? c_block : 0;
     r.host = mulu(R, addu(r.pin_in, r.pin_out));
     /* the reader's buffers: for A, C read in, or both */
     uint64_t reader = r.th_chunk ? r.th_chunk : r.th_cin;
@@ -377,6 +393,7 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     if (p->a_pieces > 1 && !c->b_chunks)
         p->b_chunks = copy_out_bound(c, mb) && (c->lines & OOC_PLAN_STRIDED_C) ? (int)min64(OOC_MAX_B_CHUNKS, lines) : 1;
     p->a_slots = p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : c->ring;
+    p->pad_lines = c->pad;
     p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
     /* one block in k-pieces on one device: its multiply need not wait for
      * all of op(B) (follow_plan(); also a plan asked for, or resumed) */
@@ -700,7 +717,7 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
                in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1],
-               in->slack0, in->slack_ring, 0, 0, 0, 0, 0, 0};
+               in->slack0, in->slack_ring, 0, 0, 0, 0, 0, 0, in->pad_lines != 0};
     int bufs = in->through_bufs;
     if (in->through_chunk && bufs >= 1 && bufs <= OOC_PLAN_MAX_THROUGH_BUFS) {
         c.th_bufs = bufs;

@@ -64,6 +64,9 @@ typedef struct {
                                * not the ring's in-slots (C0 and C are in memory, not refused) */
     int through_out_ok;       /* C, when staged, comes out through through_bufs buffers of through_chunk
                                * bytes, not the ring's out-slots (C is in memory and that was not refused) */
+    int pad_lines;            /* the tiles' lines on device pitches of 16 bytes and op(B)'s chunks and A's
+                               * k-pieces starting at multiples of 8 elements (plan.pad_lines): the multiply
+                               * runs on tensor cores that need its columns 16-byte aligned (TF32) */
 } ooc_plan_input_t;
 
 #define OOC_PLAN_STRIDED_A 1
@@ -97,6 +100,9 @@ typedef struct {
                                * block's piece of A, whose multiply waits only for them (the pipeline,
                                * when op(B) is pinned; else whole first). A schedule: what the block
                                * computes is the same either way */
+    int pad_lines;            /* as the input's: each device tile's line pitch is its width rounded up to
+                               * 16 bytes (device_bytes counts it), op(B)'s chunks and A's k-pieces start
+                               * at multiples of 8 elements where each keeps some (pipeline_int.h) */
     int a_slots;              /* device slots for op(A): `ring` (whole blocks), or OOC_PLAN_PIECE_SLOTS
                                * (pieces: a piece is copied in while two are multiplied or waiting) */
     int ring, streams;

@@ -84,6 +84,19 @@ static void scalar(ooc_dtype_t t, double re, double im, void *out)
 }
 
 /* Run one case; returns the stats of the multiply. */
+/* run_case's A and B (float) rounded to 10 bits of mantissa: values TF32 multiplies exactly */
+static int tf32_inputs;
+static void round_tf32(ooc_dtype_t t, void *x, size_t n)
+{
+    if (!tf32_inputs || t != OOC_R32) return;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, (float *)x + i, 4);
+        u &= ~(uint32_t)0x1fff;
+        memcpy((float *)x + i, &u, 4);
+    }
+}
+
 static ooc_stats_t run_case(const case_t *c)
 {
     ooc_stats_t stats;
@@ -103,6 +116,8 @@ static ooc_stats_t run_case(const case_t *c)
     CU_ASSERT_PTR_NOT_NULL_FATAL(C0);
     tu_fill(c->t, A, na, &seed);
     tu_fill(c->t, B, nb, &seed);
+    round_tf32(c->t, A, na);
+    round_tf32(c->t, B, nb);
     if (c->beta == 0) tu_fill_nan(c->t, C, nc); /* must not leak into the result */
     else tu_fill(c->t, C, nc, &seed);
     memcpy(C0, C, nc * e);
@@ -662,6 +677,47 @@ static void test_last_piece_cols(void)
     }
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, 0), OOC_SUCCESS);
     ooc_destroy(H);
+    H = saved;
+}
+
+/* TF32 (OOC_MATH_TF32): the device tiles are 16-byte aligned (cuBLAS's
+ * tensor-core kernels need it: a TF32 SGEMM whose columns are 4 bytes off
+ * runs 3 times slower on an H200): every line of a tile on a pitch of 16
+ * bytes, op(B)'s chunks and a block's k-pieces starting at multiples of 8
+ * elements (plan.h pad_lines). The host backend refuses a tile multiply
+ * that is not (OOC_HOST_ALIGNED); odd sizes, every layout and op pair, the
+ * plans that cut tiles: a lead block by op(B)'s chunks, A in k-pieces (the
+ * last by C's columns), one block whose pieces op(B)'s rows follow, staged
+ * operands, panels. A and B hold values TF32 keeps exactly (10 bits of
+ * mantissa), so that on a GPU (c_gemm splitting off the rest of m and k)
+ * C is checked against OpenBLAS as for FP32. */
+static void test_aligned_tiles(void)
+{
+    ooc_handle_t *saved = H;
+    setenv("OOC_HOST_ALIGNED", "1", 1); /* (read when the backend opens: at the first multiply) */
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_MATH_MODE, OOC_MATH_TF32), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICES, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND), OOC_SUCCESS);
+    tf32_inputs = 1;
+    for (int v = 0; v < 5; v++)
+        for (int l = 0; l < 2; l++)
+            for (int a = 0; a < 2; a++) {
+                int b = (a + v + l) % 2;
+                mem_t mem = v == 3 ? MEM_PAGEABLE : MEM_PINNED;
+                int64_t rows = v == 2 ? 4096 : 96, budget = v == 4 ? 200 << 10 : 0;
+                CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, v < 3 ? 8 : 0), OOC_SUCCESS);
+                CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, v == 1 ? 3 : v == 2 ? 5 : 0), OOC_SUCCESS);
+                case_t c = {OOC_R32, LAYOUTS[l], OPS[a], OPS[b], 389, 203, 613, (a + b) % 2, 1.5, (a + l) % 2 ? 0.0 : 0.5,
+                            mem, mem, mem, budget, rows, 0, 0, 0};
+                ooc_stats_t st = run_case(&c);
+                if (v == 1) CU_ASSERT(st.a_pieces == 3 && st.c_chunks == 8);
+                if (v == 2) CU_ASSERT(st.a_pieces == 5 && st.blocks == 1 && st.b_follow == 1);
+                if (v == 4) CU_ASSERT(st.panels > 1);
+            }
+    tf32_inputs = 0;
+    ooc_destroy(H);
+    unsetenv("OOC_HOST_ALIGNED");
     H = saved;
 }
 
@@ -1272,6 +1328,7 @@ int main(void)
     CU_add_test(s, "staged A through cache-sized buffers", test_staged_through);
     CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
     CU_add_test(s, "one block in k-pieces: op(B) goes up with them", test_b_follow);
+    CU_add_test(s, "device tiles 16-byte aligned", test_aligned_tiles);
     CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
     CU_add_test(s, "C overlapping A or B", test_overlap);
     CU_add_test(s, "lowered budgets give the buffers back (host backend)", test_buffers_shrink);

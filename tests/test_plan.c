@@ -28,6 +28,17 @@ static ooc_plan_input_t input(int64_t m, int64_t n, int64_t k, size_t e, uint64_
     return in;
 }
 
+/* The device bytes of an x by y tile as the plan counts them (plan.c
+ * tile_bytes): packed, or with pad_lines its lines on pitches of 16 bytes
+ * (pipeline_int.h dev_pitch), whichever way they lie. */
+static uint64_t pad16(uint64_t w) { return (w + 15) / 16 * 16; }
+static uint64_t tile(int pad, uint64_t e, int64_t x, int64_t y)
+{
+    if (!pad) return e * (uint64_t)x * (uint64_t)y;
+    uint64_t a = (uint64_t)x * pad16(e * (uint64_t)y), b = (uint64_t)y * pad16(e * (uint64_t)x);
+    return a > b ? a : b;
+}
+
 /* What must hold for any plan the planner returns. */
 static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
 {
@@ -73,12 +84,17 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     REQUIRE(p->a_pieces >= 1 && p->a_pieces <= p->kb);
     REQUIRE(p->a_pieces == 1 || p->b_chunks == 1 || in->b_chunks || (in->lines[p->swap] & OOC_PLAN_STRIDED_C));
     if (in->a_pieces) REQUIRE(p->a_pieces == (in->a_pieces < p->kb ? in->a_pieces : p->kb));
-    uint64_t piece = (uint64_t)((p->kb + p->a_pieces - 1) / p->a_pieces);
+    /* a piece: an even share of the depth; with pad_lines up to 7 more (the
+     * pipeline then starts pieces at multiples of 8) */
+    int pad = in->pad_lines != 0;
+    REQUIRE(p->pad_lines == pad);
+    int64_t piece = (p->kb + p->a_pieces - 1) / p->a_pieces + (pad && p->a_pieces > 1 ? 7 : 0);
+    if (piece > p->kb) piece = p->kb;
     uint64_t RA = (uint64_t)p->a_slots;
     REQUIRE(RA == (p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : R));
-    uint64_t dev = e * ((uint64_t)p->kb * (uint64_t)p->nb + R * (uint64_t)p->mb * (uint64_t)p->nb +
-                        RA * (uint64_t)p->mb * piece);
-    REQUIRE(p->device_bytes == dev);
+    uint64_t tb = tile(pad, e, p->kb, p->nb), ta = tile(pad, e, p->mb, piece), tc = tile(pad, e, p->mb, p->nb);
+    REQUIRE(p->dev_b_bytes == tb && p->dev_a_slot_bytes == ta && p->dev_c_slot_bytes == tc);
+    REQUIRE(p->device_bytes == tb + R * tc + RA * ta);
     REQUIRE(p->device_bytes <= in->device_budget);
     REQUIRE(p->host_bytes <= in->host_budget);
     REQUIRE(p->c_read == (in->beta_nonzero || p->k_panels > 1));
@@ -137,6 +153,7 @@ static void test_random_sweep(void)
         in.a_pieces = next() % 4 ? 0 : 1 + (int)(next() % 8);
         if (in.a_pieces > k) in.a_pieces = 0;
         in.allow_swap = (int)(next() % 2);
+        in.pad_lines = (int)(next() % 2);
         in.lines[0] = (int)(next() % 8); /* how the copies lie: any */
         in.lines[1] = (int)(next() % 8);
         if (next() % 3 == 0) { /* staged A through cache-sized buffers, where it is in memory */
@@ -231,6 +248,13 @@ static void test_too_small(void)
     ooc_plan_t p;
     CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &p));
+    /* lines padded to 16 bytes (TF32): each tile's one element takes 16, the least a ring of 2's 16 * 5 */
+    in.pad_lines = 1;
+    in.device_budget = 16 * 5 - 1;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_BUDGET_TOO_SMALL);
+    in.device_budget = 16 * 5;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p) && p.mb == 1 && p.nb == 1 && p.kb == 1 && p.device_bytes == 16 * 5);
 }
 
 /* A plan of tiles too many and small to be worth running (a budget in the

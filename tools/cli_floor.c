@@ -68,7 +68,11 @@ ooc_handle_t *handle_like(ooc_handle_t *h, int device, ooc_backend_t backend)
 }
 
 /* The in-core rate, unless given, on min(dim, 16384) (1024 on the host
- * backend, best of 5: a CPU's rate varies more from run to run); a failure
+ * backend, best of 5: a CPU's rate varies more from run to run), each
+ * rounded down to a multiple of 8 from 8 on: cuBLAS's tensor-core kernels
+ * run an m or k that is not a multiple of 16 bytes at a third of the rate
+ * (TF32) or three quarters (FP64) on an H200, which the library does not
+ * (backend_cuda.c c_gemm), so that is not the limit; a failure
  * leaves it unknown, with a warning unless quiet. The physical limit is
  * cuBLAS's: on the custom backend (our own kernels) it is measured on a
  * cuBLAS handle of the same devices and math mode. */
@@ -80,6 +84,9 @@ void floor_measure_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, int64_t n, in
     f->pm = m < cap ? m : cap;
     f->pn = n < cap ? n : cap;
     f->pk = k < cap ? k : cap;
+    if (f->pm >= 8) f->pm &= ~(int64_t)7;
+    if (f->pn >= 8) f->pn &= ~(int64_t)7;
+    if (f->pk >= 8) f->pk &= ~(int64_t)7;
     if (f->rate <= 0 && f->pm > 0 && f->pn > 0 && f->pk > 0) {
         double rate;
         int64_t be = 0;
