@@ -66,7 +66,8 @@ typedef enum {
     OOC_ERR_NULL_C = 13,         /**< C is NULL but holds elements */
     OOC_ERR_NULL_ARG = 14,       /**< another required pointer argument is NULL (alpha, beta, an output) */
     OOC_ERR_OVERFLOW = 15,       /**< a size or byte count does not fit in 64 bits */
-    OOC_ERR_INVALID_PARAM = 16,  /**< unknown ::ooc_param_t */
+    OOC_ERR_INVALID_PARAM = 16,  /**< an unknown ::ooc_param_t, or an argument not valid for the call (a file
+                                      not open for writing, a plan not made for this job, ...; see each call) */
     OOC_ERR_PARAM_RANGE = 17,    /**< parameter value outside ooc_param_bounds() */
     OOC_ERR_INVALID_DTYPE = 18,  /**< unknown ::ooc_dtype_t */
     OOC_ERR_BUDGET_TOO_SMALL = 19, /**< the device or host memory budget cannot hold even the smallest plan,

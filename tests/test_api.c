@@ -62,6 +62,11 @@ static void test_status_strings(void)
         for (int b = 0; b < a; b++) CU_ASSERT(strcmp(sa, ooc_status_string((ooc_status_t)b)) != 0);
     }
     CU_ASSERT_STRING_EQUAL(ooc_status_string((ooc_status_t)999), "unknown status");
+    /* OOC_ERR_INVALID_PARAM is any invalid argument (a file not open for
+     * writing, another job's plan), not only an unknown ooc_param_t: its text
+     * said "unknown parameter" */
+    CU_ASSERT(strstr(ooc_status_string(OOC_ERR_INVALID_PARAM), "invalid") != NULL);
+    CU_ASSERT(strncmp(ooc_status_string(OOC_ERR_INVALID_PARAM), "unknown", 7) != 0);
 }
 
 static void test_params(void)
