@@ -255,7 +255,10 @@ OOC_API const char *ooc_last_error(const ooc_handle_t *handle);
 /**
  * @brief The file the last failure concerns (an input, the output's temporary
  * file, the journal, the trace), as the caller named it, or NULL when the last
- * failure concerns no file. Replaced with ooc_last_error(), valid as long. Lets a
+ * failure concerns no file. An argument refused for one file names it too (a
+ * raw shape or format it cannot have, an output named like a temporary file,
+ * a file not open for writing, an output or C0 of the wrong shape); a mismatch
+ * between two inputs (types, inner dimensions) names none. Replaced with ooc_last_error(), valid as long. Lets a
  * caller tell an input's fault from the output's without parsing messages.
  * NULL with a NULL handle.
  */
