@@ -245,6 +245,19 @@ if [ "$rc" -eq 0 ] && grep -q '^oocgemm .*: verify Cq.npy against .*, alpha=2 be
 else
     fail "verify: exit $rc, or the summary does not name alpha and beta: $(head -n 1 out)"
 fi
+# --tf32 does nothing in double precision: verify and multiply alike say so
+# in a note and go on (exit 0); both were silent
+oc verify A_d.npy B_dF.npy Cq.npy --alpha 2 --tf32 -q
+rc=$?
+oc multiply A_d.npy B_dF.npy -o Cq2.npy --backend host --no-floor -q --alpha 2 --tf32
+rc2=$?
+if [ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ] && grep -q 'note: --tf32 has no effect on float64' err &&
+    cmp -s Cq.npy Cq2.npy && oc verify A_d.npy B_dF.npy Cq.npy --alpha 2 --tf32 -q &&
+    grep -q '^oocgemm verify: note: --tf32 has no effect on float64 operands: .*single precision' err; then
+    pass "--tf32 on float64: verify and multiply say in a note that it does nothing (exit 0, C the same)"
+else
+    fail "--tf32 on float64: exit $rc, $rc2 (expected 0, 0), no note, or C differs"
+fi
 
 # ---- bad inputs: documented status, a message, nothing written ----
 printf 'not a matrix at all, just text\n' >text.bin

@@ -208,7 +208,8 @@ typedef struct {
     "                        (beta != 0) through those buffers, out through 3\n"                      \
     "                        of its own; off: whole blocks through the staging\n"                     \
     "                        ring (default auto: with --stage-chunk)\n"                               \
-    "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
+    "  --tf32                allow TF32 tensor cores for s and c (CUDA only; for d\n"                 \
+    "                        and z it does nothing, and a note says so)\n"                            \
     "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
     "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \
     "                        it with tools/trace_plot.py): every copy and multiply\n"                 \
@@ -606,6 +607,8 @@ int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t
                    const operand_t *C, int64_t *m, int64_t *n, int64_t *k);
 scalar_t scalar_of(double x);
 int scalars_fit(const char *cmd, ooc_dtype_t t, double alpha, double beta);
+/* A note on stderr when --tf32 is given for double precision, where it does nothing. */
+void tf32_note(const char *cmd, int tf32, ooc_dtype_t t);
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t);
 void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n, int cols);
 /* The message of a failed check (verification failed: ...). */

@@ -415,6 +415,7 @@ int mul_open_inputs(mul_job_t *j)
     j->t = j->A.spec.dtype;
     j->have_shape = 1;
     if ((rc = scalars_fit("multiply", j->t, o->alpha, o->beta)) != RC_OK) return rc;
+    tf32_note("multiply", o->lib.tf32, j->t);
     if (!dtype_complex(j->t)) { /* A^H = A^T for real data */
         if (o->ta == OOC_OP_C) o->ta = OOC_OP_T;
         if (o->tb == OOC_OP_C) o->tb = OOC_OP_T;
