@@ -56,8 +56,9 @@ void verify_usage(FILE *f)
             "  -q, --quiet           print nothing but errors\n"
             "  --json                print one JSON object (see JSON OUTPUT in the\n"
             "                        manual): files, shape, time_s and check (method,\n"
-            "                        rows, vectors, max_rel_err, tolerance, passed,\n"
-            "                        bytes_read, rows_unverified, off, first_off_row)\n"
+            "                        rows, vectors, max_rel_err, max_rel_err_infinite,\n"
+            "                        tolerance, passed, bytes_read, rows_unverified,\n"
+            "                        off, first_off_row)\n"
             "  -h, --help            this help\n"
             "\n");
 }
