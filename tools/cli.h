@@ -394,6 +394,12 @@ int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
  * (the same command line, the same files) only once, through rank 0. */
 void messages_hold(void);
 void messages_release(int say);
+/* The same around a try whose failure may be dropped, also inside a hold
+ * (a rank's, above): messages_try() returns a mark, messages_tried(mark,
+ * say) drops what came since (say 0) or lets it through as the hold would
+ * (printed, or kept for the outer hold's release). */
+size_t messages_try(void);
+void messages_tried(size_t mark, int say);
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers (cli_util.c)                                                */

@@ -543,6 +543,8 @@ static int mpi_finished(mpi_job_t *x)
                                               scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, o->out,
                                               &j->cspec, &j->fo, &j->already);
     if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
+    int rc = mul_c0_refused(j);
+    if (rc != RC_OK) return rc;
     mul_finished_other(j);
     if (j->already) {
         x->s.finished = 1;
