@@ -66,7 +66,8 @@ typedef enum {
     OOC_ERR_NULL_C = 13,         /**< C is NULL but holds elements */
     OOC_ERR_NULL_ARG = 14,       /**< another required pointer argument is NULL (alpha, beta, an output) */
     OOC_ERR_OVERFLOW = 15,       /**< a size or byte count does not fit in 64 bits */
-    OOC_ERR_INVALID_PARAM = 16,  /**< unknown ::ooc_param_t */
+    OOC_ERR_INVALID_PARAM = 16,  /**< an unknown ::ooc_param_t, or an argument not valid for the call (a file
+                                      not open for writing, a plan not made for this job, ...; see each call) */
     OOC_ERR_PARAM_RANGE = 17,    /**< parameter value outside ooc_param_bounds() */
     OOC_ERR_INVALID_DTYPE = 18,  /**< unknown ::ooc_dtype_t */
     OOC_ERR_BUDGET_TOO_SMALL = 19, /**< the device or host memory budget cannot hold even the smallest plan,
@@ -254,7 +255,10 @@ OOC_API const char *ooc_last_error(const ooc_handle_t *handle);
 /**
  * @brief The file the last failure concerns (an input, the output's temporary
  * file, the journal, the trace), as the caller named it, or NULL when the last
- * failure concerns no file. Replaced with ooc_last_error(), valid as long. Lets a
+ * failure concerns no file. An argument refused for one file names it too (a
+ * raw shape or format it cannot have, an output named like a temporary file,
+ * a file not open for writing, an output or C0 of the wrong shape); a mismatch
+ * between two inputs (types, inner dimensions) names none. Replaced with ooc_last_error(), valid as long. Lets a
  * caller tell an input's fault from the output's without parsing messages.
  * NULL with a NULL handle.
  */

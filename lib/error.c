@@ -91,7 +91,7 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_NULL_C: return "C is NULL";
     case OOC_ERR_NULL_ARG: return "a required pointer argument is NULL";
     case OOC_ERR_OVERFLOW: return "size overflows 64 bits";
-    case OOC_ERR_INVALID_PARAM: return "unknown parameter";
+    case OOC_ERR_INVALID_PARAM: return "invalid parameter or argument (unknown, or not valid for this call)";
     case OOC_ERR_PARAM_RANGE: return "parameter value out of range";
     case OOC_ERR_INVALID_DTYPE: return "unknown element type";
     case OOC_ERR_BUDGET_TOO_SMALL: return "memory budget too small for any plan, or for a useful one";

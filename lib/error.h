@@ -56,6 +56,13 @@ ooc_status_t ooc_err_file(ooc_err_t *err, ooc_status_t status, const char *path,
         if (cond) return OOC_ERR((err), (status), __VA_ARGS__);                                    \
     } while (0)
 
+/* OOC_RETURN_ERROR_IF for a failure concerning the file at path (an
+ * argument naming a file: recorded for ooc_last_error_path() too) */
+#define OOC_RETURN_FILE_ERROR_IF(cond, err, status, path, ...)                                     \
+    do {                                                                                           \
+        if (cond) return OOC_ERR_FILE((err), (status), (path), __VA_ARGS__);                       \
+    } while (0)
+
 /* evaluate an expression returning ooc_status_t; return it if it failed */
 #define OOC_FORWARD(expr)                                                                          \
     do {                                                                                           \

@@ -367,11 +367,12 @@ static ooc_status_t committed_journal(ooc_files_job_t *job, const char *path, in
     int same = committed && resume && ooc_files_in_place(job->C0, job->C->path) &&
                ooc_files_same_but_c0(have.head.job, job->want.job);
     ooc_journal_info_free(&have);
-    OOC_RETURN_ERROR_IF(same, err, OOC_ERR_JOURNAL,
-                        "the journal %s records this in-place job as complete and committed: %s may hold its "
-                        "result, which computing again would take for C0; nothing done (ooc_gemm_files_finished() "
-                        "tells a finished job; to compute afresh from %s as it is now, run without resume)",
-                        path, job->C->path, job->C->path);
+    OOC_RETURN_FILE_ERROR_IF(same, err, OOC_ERR_JOURNAL, path,
+                             "the journal %s records this in-place job as complete and committed: %s may hold "
+                             "its result, which computing again would take for C0; nothing done "
+                             "(ooc_gemm_files_finished() tells a finished job; to compute afresh from %s as it is "
+                             "now, run without resume)",
+                             path, job->C->path, job->C->path);
     return committed && !job->C->joined ? ooc_journal_remove(path, err) : OOC_SUCCESS;
 }
 
@@ -510,11 +511,11 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
         !(in_place && same_but_c0))
         ooc_files_job_difference(have.head.job, job, why, sizeof why);
     ooc_journal_info_free(&have);
-    OOC_RETURN_ERROR_IF(changed, err, OOC_ERR_JOURNAL,
-                        "the journal %s records this in-place job as complete, but %s has changed since it was "
-                        "committed (written, touched or replaced): it may hold the result, and computing again "
-                        "would take that for C0; nothing done (start afresh from %s as it is now without resume, "
-                        "or remove %s)", jpath, c_path, c_path, jpath);
+    OOC_RETURN_FILE_ERROR_IF(changed, err, OOC_ERR_JOURNAL, jpath,
+                             "the journal %s records this in-place job as complete, but %s has changed since it was "
+                             "committed (written, touched or replaced): it may hold the result, and computing again "
+                             "would take that for C0; nothing done (start afresh from %s as it is now without resume, "
+                             "or remove %s)", jpath, c_path, c_path, jpath);
     if (why[0])
         snprintf(err->msg, sizeof err->msg, "the journal %.200s records another job as finished (what differs: %.250s)",
                  jpath, why);
@@ -580,10 +581,10 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
     OOC_RETURN_ERROR_IF(C == NULL, err, OOC_ERR_NULL_C, "ooc_gemm_files_mark_finished: C is NULL");
     OOC_RETURN_ERROR_IF(opts == NULL || opts->plan == NULL, err, OOC_ERR_NULL_ARG,
                         "ooc_gemm_files_mark_finished: opts->plan (the plan the job ran) is NULL");
-    OOC_RETURN_ERROR_IF(C->joined || !(C->committed || (C->writable && C->tmp_path != NULL)), err,
-                        OOC_ERR_INVALID_PARAM,
-                        "ooc_gemm_files_mark_finished: %s is not an output this process created (ooc_file_create; "
-                        "a joined file's creator records the job)", C->path);
+    OOC_RETURN_FILE_ERROR_IF(C->joined || !(C->committed || (C->writable && C->tmp_path != NULL)), err,
+                             OOC_ERR_INVALID_PARAM, C->path,
+                             "ooc_gemm_files_mark_finished: %s is not an output this process created "
+                             "(ooc_file_create; a joined file's creator records the job)", C->path);
     OOC_RETURN_ERROR_IF(opts->row_begin != 0 || opts->row_end != 0 || opts->col_begin != 0 || opts->col_end != 0, err,
                         OOC_ERR_ROW_RANGE,
                         "ooc_gemm_files_mark_finished: rows [%" PRId64 ", %" PRId64 ") and columns [%" PRId64 ", %" PRId64

@@ -43,9 +43,9 @@ static ooc_status_t as_source(ooc_handle_t *h, const char *role, const ooc_file_
         return OOC_SUCCESS;
     }
     if (f->spec.layout != layout) {
-        OOC_RETURN_ERROR_IF(*op == OOC_OP_C, &h->err, OOC_ERR_NOT_SUPPORTED,
-                            "op(%s) = C (conjugate transpose) needs %s in the output's order (%s order); "
-                            "%s is in the other", role, f->path, layout == OOC_ROW_MAJOR ? "C" : "Fortran", role);
+        OOC_RETURN_FILE_ERROR_IF(*op == OOC_OP_C, &h->err, OOC_ERR_NOT_SUPPORTED, f->path,
+                                 "op(%s) = C (conjugate transpose) needs %s in the output's order (%s order); "
+                                 "%s is in the other", role, f->path, layout == OOC_ROW_MAJOR ? "C" : "Fortran", role);
         *op = *op == OOC_OP_N ? OOC_OP_T : OOC_OP_N;
     }
     src->ptr = NULL;
@@ -292,8 +292,8 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
     OOC_RETURN_ERROR_IF(A == NULL, err, OOC_ERR_NULL_A, "ooc_gemm_files: A is NULL");
     OOC_RETURN_ERROR_IF(B == NULL, err, OOC_ERR_NULL_B, "ooc_gemm_files: B is NULL");
     OOC_RETURN_ERROR_IF(C == NULL, err, OOC_ERR_NULL_C, "ooc_gemm_files: C is NULL");
-    OOC_RETURN_ERROR_IF(!C->writable, err, OOC_ERR_INVALID_PARAM,
-                        "ooc_gemm_files: C (%s) was not created with ooc_file_create", C->path);
+    OOC_RETURN_FILE_ERROR_IF(!C->writable, err, OOC_ERR_INVALID_PARAM, C->path,
+                             "ooc_gemm_files: C (%s) was not created with ooc_file_create", C->path);
     ooc_dtype_t t = C->spec.dtype;
     const ooc_file_t *ins[3] = {A, B, C0};
     for (int i = 0; i < 3; i++)
@@ -306,19 +306,20 @@ static ooc_status_t check_files(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
     OOC_RETURN_ERROR_IF(ak != bk, err, OOC_ERR_SHAPE,
                         "op(A) is %" PRId64 " x %" PRId64 " (%s) but op(B) is %" PRId64 " x %" PRId64
                         " (%s): inner dimensions differ", am, ak, A->path, bk, bn, B->path);
-    OOC_RETURN_ERROR_IF(C->spec.rows != am || C->spec.cols != bn, err, OOC_ERR_SHAPE,
-                        "the output %s is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
-                        C->path, C->spec.rows, C->spec.cols, am, bn);
+    OOC_RETURN_FILE_ERROR_IF(C->spec.rows != am || C->spec.cols != bn, err, OOC_ERR_SHAPE, C->path,
+                             "the output %s is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
+                             C->path, C->spec.rows, C->spec.cols, am, bn);
     OOC_RETURN_ERROR_IF(!ooc_is_zero(t, beta) && C0 == NULL, err, OOC_ERR_NULL_ARG,
                         "beta != 0 needs C0, the matrix to add");
     if (C0) {
-        OOC_RETURN_ERROR_IF(C0->spec.rows != am || C0->spec.cols != bn, err, OOC_ERR_SHAPE,
-                            "C0 (%s) is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
-                            C0->path, C0->spec.rows, C0->spec.cols, am, bn);
+        OOC_RETURN_FILE_ERROR_IF(C0->spec.rows != am || C0->spec.cols != bn, err, OOC_ERR_SHAPE, C0->path,
+                                 "C0 (%s) is %" PRId64 " x %" PRId64 " but op(A) op(B) is %" PRId64 " x %" PRId64,
+                                 C0->path, C0->spec.rows, C0->spec.cols, am, bn);
         /* (a vector's bytes are the same in either order) */
-        OOC_RETURN_ERROR_IF(C0->spec.layout != C->spec.layout && am > 1 && bn > 1, err, OOC_ERR_NOT_SUPPORTED,
-                            "C0 (%s) must be in the output's order (%s order)", C0->path,
-                            C->spec.layout == OOC_ROW_MAJOR ? "C" : "Fortran");
+        OOC_RETURN_FILE_ERROR_IF(C0->spec.layout != C->spec.layout && am > 1 && bn > 1, err,
+                                 OOC_ERR_NOT_SUPPORTED, C0->path,
+                                 "C0 (%s) must be in the output's order (%s order)", C0->path,
+                                 C->spec.layout == OOC_ROW_MAJOR ? "C" : "Fortran");
     }
     *m = am;
     *n = bn;

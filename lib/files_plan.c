@@ -222,9 +222,9 @@ static ooc_status_t plan_of_journal(ooc_files_job_t *job, const ooc_journal_info
     ooc_plan_t fixed;
     fixed_from(h->swap, h->mb, h->nb, h->kb, h->tail, h->tail_rep, h->b_chunks, h->lead, h->a_pieces, &fixed);
     OOC_FORWARD(plan_fixed(job, &fixed, path, plan));
-    OOC_RETURN_ERROR_IF(blocks_of(plan) != h->total, &job->h->err, OOC_ERR_JOURNAL,
-                        "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64, path, h->total,
-                        blocks_of(plan));
+    OOC_RETURN_FILE_ERROR_IF(blocks_of(plan) != h->total, &job->h->err, OOC_ERR_JOURNAL, path,
+                             "journal %s: its plan has %" PRId64 " blocks, this job %" PRId64, path, h->total,
+                             blocks_of(plan));
     return OOC_SUCCESS;
 }
 
@@ -485,10 +485,10 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         const ooc_journal_head_t *h = &s->have.head;
         int64_t hb0 = h->range_m ? h->range_b0 : 0, hb1 = h->range_m ? h->range_b1 : M;
         int64_t hp0 = h->range_np ? h->range_p0 : 0, hp1 = h->range_np ? h->range_p1 : NP;
-        OOC_RETURN_ERROR_IF(!head_has_plan(h, &s->plan), err, OOC_ERR_JOURNAL,
-                            "journal %s was written with another plan than the one given (%" PRId64 " x %" PRId64
-                            " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with opts->resume "
-                            "gives it)", job->jpath, h->mb, h->nb, h->kb);
+        OOC_RETURN_FILE_ERROR_IF(!head_has_plan(h, &s->plan), err, OOC_ERR_JOURNAL, job->jpath,
+                                 "journal %s was written with another plan than the one given (%" PRId64 " x %" PRId64
+                                 " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with opts->resume "
+                                 "gives it)", job->jpath, h->mb, h->nb, h->kb);
         OOC_RETURN_ERROR_IF((h->range_m != 0 && h->range_m != M) || (h->range_np != 0 && h->range_np != NP) ||
                                 hb0 != s->b0 || hb1 != s->b1 || hp0 != s->p0 || hp1 != s->p1,
                             err, OOC_ERR_JOURNAL,

@@ -58,15 +58,15 @@ static int valid_layout(ooc_layout_t l) { return l == OOC_ROW_MAJOR || l == OOC_
 static ooc_status_t check_spec(ooc_err_t *err, const char *path, const ooc_file_spec_t *s, const char *what,
                                int64_t least)
 {
-    OOC_RETURN_ERROR_IF(s->rows < least, err, OOC_ERR_FORMAT, "%s: %s rows >= %lld (got %lld)", path, what,
-                        (long long)least, (long long)s->rows);
-    OOC_RETURN_ERROR_IF(s->cols < least, err, OOC_ERR_FORMAT, "%s: %s cols >= %lld (got %lld)", path, what,
-                        (long long)least, (long long)s->cols);
-    OOC_RETURN_ERROR_IF(!valid_dtype(s->dtype), err, OOC_ERR_FORMAT,
-                        "%s: %s a dtype (f32, f64, c64 or c128; got %d)", path, what, (int)s->dtype);
-    OOC_RETURN_ERROR_IF(!valid_layout(s->layout), err, OOC_ERR_FORMAT,
-                        "%s: %s an order (row-major/C or column-major/Fortran; got %d)", path, what,
-                        (int)s->layout);
+    OOC_RETURN_FILE_ERROR_IF(s->rows < least, err, OOC_ERR_FORMAT, path, "%s: %s rows >= %lld (got %lld)", path, what,
+                             (long long)least, (long long)s->rows);
+    OOC_RETURN_FILE_ERROR_IF(s->cols < least, err, OOC_ERR_FORMAT, path, "%s: %s cols >= %lld (got %lld)", path, what,
+                             (long long)least, (long long)s->cols);
+    OOC_RETURN_FILE_ERROR_IF(!valid_dtype(s->dtype), err, OOC_ERR_FORMAT, path,
+                             "%s: %s a dtype (f32, f64, c64 or c128; got %d)", path, what, (int)s->dtype);
+    OOC_RETURN_FILE_ERROR_IF(!valid_layout(s->layout), err, OOC_ERR_FORMAT, path,
+                             "%s: %s an order (row-major/C or column-major/Fortran; got %d)", path, what,
+                             (int)s->layout);
     return OOC_SUCCESS;
 }
 
@@ -148,9 +148,9 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
     OOC_RETURN_ERROR_IF(path == NULL || file == NULL, err, OOC_ERR_NULL_ARG, "ooc_file_open: path or file is NULL");
     static const ooc_file_spec_t auto_spec = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
     if (spec == NULL) spec = &auto_spec; /* (a .npy file's header says it all) */
-    OOC_RETURN_ERROR_IF(spec->format != OOC_FORMAT_AUTO && spec->format != OOC_FORMAT_NPY &&
-                            spec->format != OOC_FORMAT_RAW,
-                        err, OOC_ERR_FORMAT, "%s: unknown file format %d", path, (int)spec->format);
+    OOC_RETURN_FILE_ERROR_IF(spec->format != OOC_FORMAT_AUTO && spec->format != OOC_FORMAT_NPY &&
+                                 spec->format != OOC_FORMAT_RAW,
+                             err, OOC_ERR_FORMAT, path, "%s: unknown file format %d", path, (int)spec->format);
     ooc_file_spec_t s = *spec;
     if (s.format == OOC_FORMAT_RAW) OOC_FORWARD(check_spec(err, path, &s, "the raw format needs", 0));
 
@@ -491,9 +491,10 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     /* a name the output of another job (on PATH without the suffix) would
      * take for its temporary file, and replace when starting afresh */
     size_t plen = strlen(path), slen = strlen(TMP_SUFFIX);
-    OOC_RETURN_ERROR_IF(plen >= slen && strcmp(path + plen - slen, TMP_SUFFIX) == 0, err, OOC_ERR_INVALID_PARAM,
-                        "output %s: a name ending in %s is the temporary file of a job on %.*s, which would replace "
-                        "it; choose another name", path, TMP_SUFFIX, (int)(plen - slen), path);
+    OOC_RETURN_FILE_ERROR_IF(plen >= slen && strcmp(path + plen - slen, TMP_SUFFIX) == 0, err,
+                             OOC_ERR_INVALID_PARAM, path,
+                             "output %s: a name ending in %s is the temporary file of a job on %.*s, which "
+                             "would replace it; choose another name", path, TMP_SUFFIX, (int)(plen - slen), path);
     OOC_FORWARD(ooc_file_output_spec(err, path, spec, &s, hdr, &hlen, &bytes));
     OOC_FORWARD(check_target(err, path));
 
@@ -615,10 +616,10 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     ooc_err_t *err = &h->err;
     OOC_RETURN_ERROR_IF(f == NULL, err, OOC_ERR_NULL_ARG, "ooc_file_commit: file is NULL");
     if (f->committed) return OOC_SUCCESS;
-    OOC_RETURN_ERROR_IF(!f->writable || f->tmp_path == NULL, err, OOC_ERR_INVALID_PARAM,
-                        "ooc_file_commit %s: not a file created for writing", f->path);
-    OOC_RETURN_ERROR_IF(f->joined, err, OOC_ERR_INVALID_PARAM,
-                        "ooc_file_commit %s: a joined file: the process that created it commits it", f->path);
+    OOC_RETURN_FILE_ERROR_IF(!f->writable || f->tmp_path == NULL, err, OOC_ERR_INVALID_PARAM, f->path,
+                             "ooc_file_commit %s: not a file created for writing", f->path);
+    OOC_RETURN_FILE_ERROR_IF(f->joined, err, OOC_ERR_INVALID_PARAM, f->path,
+                             "ooc_file_commit %s: a joined file: the process that created it commits it", f->path);
     char eb[128];
     OOC_FORWARD(ooc_io_sync(f->fd, f->tmp_path, err));
     OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
@@ -676,14 +677,14 @@ static ooc_status_t span(ooc_err_t *err, const ooc_file_t *f, const char *call, 
                          uint64_t count, uint64_t *off, size_t *len)
 {
     uint64_t total = (uint64_t)f->spec.rows * (uint64_t)f->spec.cols; /* checked at open/create */
-    OOC_RETURN_ERROR_IF(first > total || count > total - first, err, OOC_ERR_SHAPE,
-                        "%s %s: %llu elements from element %llu pass the end (%lld x %lld = %llu elements)",
-                        call, cur_path(f), (unsigned long long)count, (unsigned long long)first,
-                        (long long)f->spec.rows, (long long)f->spec.cols, (unsigned long long)total);
+    OOC_RETURN_FILE_ERROR_IF(first > total || count > total - first, err, OOC_ERR_SHAPE, cur_path(f),
+                             "%s %s: %llu elements from element %llu pass the end (%lld x %lld = %llu elements)",
+                             call, cur_path(f), (unsigned long long)count, (unsigned long long)first,
+                             (long long)f->spec.rows, (long long)f->spec.cols, (unsigned long long)total);
     uint64_t e = ooc_dtype_size(f->spec.dtype);
-    OOC_RETURN_ERROR_IF(count * e > (uint64_t)SIZE_MAX, err, OOC_ERR_OVERFLOW,
-                        "%s %s: %llu elements do not fit in memory", call, cur_path(f),
-                        (unsigned long long)count);
+    OOC_RETURN_FILE_ERROR_IF(count * e > (uint64_t)SIZE_MAX, err, OOC_ERR_OVERFLOW, cur_path(f),
+                             "%s %s: %llu elements do not fit in memory", call, cur_path(f),
+                             (unsigned long long)count);
     *off = f->data_offset + first * e;
     *len = (size_t)(count * e);
     return OOC_SUCCESS;
@@ -709,9 +710,9 @@ ooc_status_t ooc_file_write(ooc_handle_t *h, ooc_file_t *f, uint64_t first, cons
     ooc_err_t *err = &h->err;
     OOC_RETURN_ERROR_IF(f == NULL || (buf == NULL && count > 0), err, OOC_ERR_NULL_ARG,
                         "ooc_file_write: file or buf is NULL");
-    OOC_RETURN_ERROR_IF(!f->writable, err, OOC_ERR_INVALID_PARAM,
-                        "ooc_file_write %s: not open for writing (%s)", f->path,
-                        f->committed ? "already committed" : "opened read-only");
+    OOC_RETURN_FILE_ERROR_IF(!f->writable, err, OOC_ERR_INVALID_PARAM, f->path,
+                             "ooc_file_write %s: not open for writing (%s)", f->path,
+                             f->committed ? "already committed" : "opened read-only");
     uint64_t off;
     size_t len;
     OOC_FORWARD(span(err, f, "ooc_file_write", first, count, &off, &len));

@@ -32,7 +32,7 @@ FLOOR_KEYS = {"kind", "time_s", "over_time", "rate_tflops", "rate_measured", "pr
               "bw_d2h_gbps", "bw_both_gbps", "bw_measured", "bw_both_measured", "host_measured", "in_s", "out_s", "bus_s", "math_s",
               "host_gbps", "host_s", "bytes_in", "bytes_out", "bytes_staged", "host_traffic_bytes",
               "least_traffic_bytes"}
-CHECK_KEYS = {"method", "rows", "vectors", "max_rel_err", "tolerance", "passed", "bytes_read", "rows_unverified",
+CHECK_KEYS = {"method", "rows", "vectors", "max_rel_err", "max_rel_err_infinite", "tolerance", "passed", "bytes_read", "rows_unverified",
               "off", "first_off_row"}
 FILE_KEYS = {"path", "format", "rows", "cols", "dtype", "layout"}
 DEVICE_KEYS = {"device", "blocks", "bytes_h2d", "bytes_d2h", "bytes_peer", "time_s", "busy_h2d_s", "busy_compute_s",
@@ -76,6 +76,9 @@ def walk(v, where, command):
             assert x is None or v.get("backend") == "host", "%s with backend %r" % (at, v.get("backend"))
         elif key == "check":
             assert x is None or set(x) == CHECK_KEYS, "%s: keys %r" % (at, sorted(x))
+            # null max_rel_err: infinite (C holds a NaN or inf), said apart
+            assert x is None or (x["max_rel_err"] is None) == (x["max_rel_err_infinite"] is True), \
+                "%s: max_rel_err %r, max_rel_err_infinite %r" % (at, x["max_rel_err"], x["max_rel_err_infinite"])
         elif key == "ranks_split":  # C's rows, its columns (op(A) resident), or a grid of rectangles
             assert x in ("rows", "columns", "grid") and "ranks" in v, "%s = %r" % (at, x)
         elif key == "ranks":  # multiply under mpirun/srun: one object per rank
@@ -199,6 +202,19 @@ def main():
     case("verify", tool, ["verify", "A.npy", "B.npy", "C.npy", "--json"], "verify", 0)
     case("verify, wrong alpha", tool, ["verify", "A.npy", "B.npy", "C.npy", "--alpha", "2", "--json"], "verify", 1,
          check=lambda o: o["check"]["passed"] is False or 1 / 0)
+    # a C holding a NaN: max_rel_err is null, as a figure not measured would
+    # be; max_rel_err_infinite says which (there was no telling them apart)
+    with open("C.npy", "rb") as f:
+        data = bytearray(f.read())
+    data[-8:] = b"\x00\x00\x00\x00\x00\x00\xf8\x7f"  # the last element: a float64 NaN
+    with open("Cnan.npy", "wb") as f:
+        f.write(data)
+    case("verify, C holds a NaN", tool, ["verify", "A.npy", "B.npy", "Cnan.npy", "--json"], "verify", 1,
+         check=lambda o: (o["check"]["passed"] is False and o["check"]["max_rel_err"] is None and
+                          o["check"]["max_rel_err_infinite"] is True) or 1 / 0)
+    case("verify: a finite error is not infinite", tool, ["verify", "A.npy", "B.npy", "C.npy", "--json"], "verify", 0,
+         check=lambda o: (o["check"]["max_rel_err"] is not None and o["check"]["max_rel_err_infinite"] is False)
+         or 1 / 0)
 
     # info, run, bench
     info = {}

@@ -62,6 +62,11 @@ static void test_status_strings(void)
         for (int b = 0; b < a; b++) CU_ASSERT(strcmp(sa, ooc_status_string((ooc_status_t)b)) != 0);
     }
     CU_ASSERT_STRING_EQUAL(ooc_status_string((ooc_status_t)999), "unknown status");
+    /* OOC_ERR_INVALID_PARAM is any invalid argument (a file not open for
+     * writing, another job's plan), not only an unknown ooc_param_t: its text
+     * said "unknown parameter" */
+    CU_ASSERT(strstr(ooc_status_string(OOC_ERR_INVALID_PARAM), "invalid") != NULL);
+    CU_ASSERT(strncmp(ooc_status_string(OOC_ERR_INVALID_PARAM), "unknown", 7) != 0);
 }
 
 static void test_params(void)
@@ -627,6 +632,16 @@ static void test_last_error(void)
     CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h), "/nonexistent/x.npy");
     CU_ASSERT_EQUAL(ooc_get(h, OOC_PARAM_RING_DEPTH, &v), OOC_SUCCESS);
     CU_ASSERT_PTR_NULL(ooc_last_error_path(h));
+    /* an argument refused for a file names the file too (it named none:
+     * a raw shape the file cannot have, an output named as a temporary file) */
+    ooc_file_spec_t raw0 = {OOC_FORMAT_RAW, -1, 3, OOC_R64, OOC_ROW_MAJOR};
+    CU_ASSERT_EQUAL(ooc_file_open(h, "/nonexistent/r.bin", &raw0, &f), OOC_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ooc_last_error_path(h));
+    CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h), "/nonexistent/r.bin");
+    ooc_file_spec_t out = {OOC_FORMAT_NPY, 2, 2, OOC_R64, OOC_ROW_MAJOR};
+    CU_ASSERT_EQUAL(ooc_file_create(h, "/nonexistent/c.npy.ooc-tmp", &out, 0, &f), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ooc_last_error_path(h));
+    CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h), "/nonexistent/c.npy.ooc-tmp");
     CU_ASSERT_PTR_NULL(ooc_last_error_path(NULL));
     CU_ASSERT_EQUAL(ooc_cancel(NULL), OOC_ERR_INVALID_HANDLE);
     ooc_destroy(h);

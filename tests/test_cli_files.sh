@@ -245,6 +245,19 @@ if [ "$rc" -eq 0 ] && grep -q '^oocgemm .*: verify Cq.npy against .*, alpha=2 be
 else
     fail "verify: exit $rc, or the summary does not name alpha and beta: $(head -n 1 out)"
 fi
+# --tf32 does nothing in double precision: verify and multiply alike say so
+# in a note and go on (exit 0); both were silent
+oc verify A_d.npy B_dF.npy Cq.npy --alpha 2 --tf32 -q
+rc=$?
+oc multiply A_d.npy B_dF.npy -o Cq2.npy --backend host --no-floor -q --alpha 2 --tf32
+rc2=$?
+if [ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ] && grep -q 'note: --tf32 has no effect on float64' err &&
+    cmp -s Cq.npy Cq2.npy && oc verify A_d.npy B_dF.npy Cq.npy --alpha 2 --tf32 -q &&
+    grep -q '^oocgemm verify: note: --tf32 has no effect on float64 operands: .*single precision' err; then
+    pass "--tf32 on float64: verify and multiply say in a note that it does nothing (exit 0, C the same)"
+else
+    fail "--tf32 on float64: exit $rc, $rc2 (expected 0, 0), no note, or C differs"
+fi
 
 # ---- bad inputs: documented status, a message, nothing written ----
 printf 'not a matrix at all, just text\n' >text.bin
@@ -823,6 +836,38 @@ else
     fail "raw without a suffix: exit $rc1, $rc2, $rc3 (expected 4, 2, 0): $msg"
 fi
 rm -f R10.bin RR.bin
+
+# ---- in place with --resume, C written in another format than C0 was given
+# in: run again, the same command finds the job finished (exit 0, C
+# untouched); it could not open C0 as given any more (the .npy output over a
+# raw C0, or the raw output over a .npy C0) and exited 4. Without the
+# journal to say it finished, C0 as given is still refused (exit 4)
+gen IA.npy --rows 40 --cols 12 --seed 81
+gen IB.npy --rows 12 --cols 9 --seed 82
+gen IC.bin --rows 40 --cols 9 --seed 83
+gen ID.npy --rows 40 --cols 9 --seed 84
+iargs="IA.npy IB.npy --beta 1 --backend host --block-rows 16 --no-floor --no-progress --resume"
+oc multiply $iargs --c-in IC.bin:40x9:d -o IC.bin --out-format npy -q
+rc1=$?
+cp IC.bin IC.first
+oc multiply $iargs --c-in IC.bin:40x9:d -o IC.bin --out-format npy
+rc2=$?
+said=$(grep -c 'this job finished already' out)
+oc multiply $iargs --c-in ID.npy -o ID.npy --out-format raw -q
+rc3=$?
+oc multiply $iargs --c-in ID.npy -o ID.npy --out-format raw
+rc4=$?
+said=$((said + $(grep -c 'this job finished already' out)))
+rm -f IC.bin.ooc-journal
+oc multiply $iargs --c-in IC.bin:40x9:d -o IC.bin --out-format npy -q
+rc5=$?
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ $rc4 -eq 0 ] && [ "$said" = 2 ] && cmp -s IC.bin IC.first &&
+    [ $rc5 -eq 4 ] && grep -q 'is a .npy file .*not raw data' err; then
+    pass "in place with --resume, C in another format than C0: run again, finished already (exit 0); no journal: exit 4"
+else
+    fail "in place with --resume, C in another format than C0: exit $rc1 $rc2 $rc3 $rc4 $rc5 (expected 0 0 0 0 4), said $said of 2"
+fi
+rm -f IA.npy IB.npy IC.bin IC.first ID.npy IC.bin.ooc-* ID.npy.ooc-*
 
 # ---- a check left undecided: float32 A of 3e38 times B of ones is inf in C,
 # rightly; the check cannot tell (exit 1 and why, not exit 4 "size overflows 64 bits")

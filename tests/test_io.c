@@ -507,6 +507,7 @@ static void roundtrip(ooc_format_t fmt, ooc_dtype_t t, ooc_layout_t lay)
     /* committed: read-only, committing again changes nothing */
     CU_ASSERT_EQUAL(ooc_file_write(H, f, 0, data, 1), OOC_ERR_INVALID_PARAM);
     CU_ASSERT(contains(ooc_last_error(H), "committed"));
+    CU_ASSERT(ooc_last_error_path(H) != NULL && strcmp(ooc_last_error_path(H), path) == 0); /* (was NULL) */
     CU_ASSERT_EQUAL(ooc_file_commit(H, f), OOC_SUCCESS);
     ooc_file_close(f, 1); /* discard does not touch a committed file */
     CU_ASSERT(exists(path));

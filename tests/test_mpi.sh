@@ -52,6 +52,9 @@
 #      written but wrong;
 #  36. --resume with another --out-format than the job's: exit 6 before C's
 #      temporary file is touched; resumed as started, byte-identical;
+#  37. --verify undecided (values of the check overflow, C's inf right):
+#      exit 1, rank 0 alone says C is committed but the check could not
+#      decide, as one process does;
 #  15. op(B) in k-panels on 2 ranks of 2 devices, stopped: one process on 1
 #      device starts it over with the ranks' recorded plan: byte-identical;
 #  17. a job of one process in the op(A)-resident orientation, stopped:
@@ -850,6 +853,25 @@ else
     fail "35 --verify failing on 2 ranks: exit $rc (expected 1), or the message does not say C is wrong: $(head -c 300 err)"
 fi
 rm -f C.npy C.npy.ooc-*
+
+# 37. --verify undecided (float32 A of 3e38 in rank 1's rows times B of
+# ones: C's inf is right, the check's values overflow): exit 1, rank 0 alone
+# says, as one process does, that C is written (committed) but the check
+# could not decide, naming rank 1's reason; it said only "verify: the
+# verification is undecided", on every rank
+python3 -c 'import struct, sys
+open("Au.bin", "wb").write(struct.pack("<320f", *([1.0] * 256 + [3e38] * 64)))
+open("Bu.bin", "wb").write(struct.pack("<48f", *([1.0] * 48)))'
+rm -f Cu.npy Cu.npy.ooc-*
+mpi 2 Au.bin:40x8:s Bu.bin:8x6:s -o Cu.npy --backend host --block-rows 8 --no-floor --no-progress -q --verify
+rc=$?
+if [ $rc -eq 1 ] && [ -f Cu.npy ] && [ "$(grep -c 'verif' err)" = 1 ] &&
+    grep -q 'rank 0 of 2.*verify: rank 1 of 2: .*overflowed.*: Cu.npy is written (committed), but the check could not decide: do not use it as checked' err; then
+    pass "37 --verify undecided on 2 ranks: exit 1, rank 0 says C is written but the check could not decide"
+else
+    fail "37 --verify undecided on 2 ranks: exit $rc (expected 1), C missing, or not rank 0's one message saying C is committed: $(head -c 600 err)"
+fi
+rm -f Cu.npy Cu.npy.ooc-* Au.bin Bu.bin
 
 # 15. op(B) in k-panels split by 2 ranks of 2 devices each, stopped: one
 # process on 1 device resumes it, starting over with the plan the ranks'

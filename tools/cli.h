@@ -208,7 +208,8 @@ typedef struct {
     "                        (beta != 0) through those buffers, out through 3\n"                      \
     "                        of its own; off: whole blocks through the staging\n"                     \
     "                        ring (default auto: with --stage-chunk)\n"                               \
-    "  --tf32                allow TF32 tensor cores for s and c (CUDA only)\n"                       \
+    "  --tf32                allow TF32 tensor cores for s and c (CUDA only; for d\n"                 \
+    "                        and z it does nothing, and a note says so)\n"                            \
     "  --trace FILE          write the timeline of the (last timed) multiply to\n"                    \
     "                        FILE as Chrome trace JSON (open it in Perfetto; draw\n"                  \
     "                        it with tools/trace_plot.py): every copy and multiply\n"                 \
@@ -393,6 +394,12 @@ int getopt_failure(const char *cmd, int c, char **argv, const char *shorts);
  * (the same command line, the same files) only once, through rank 0. */
 void messages_hold(void);
 void messages_release(int say);
+/* The same around a try whose failure may be dropped, also inside a hold
+ * (a rank's, above): messages_try() returns a mark, messages_tried(mark,
+ * say) drops what came since (say 0) or lets it through as the hold would
+ * (printed, or kept for the outer hold's release). */
+size_t messages_try(void);
+void messages_tried(size_t mark, int say);
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers (cli_util.c)                                                */
@@ -606,6 +613,8 @@ int check_operands(const operand_t *A, ooc_op_t ta, const operand_t *B, ooc_op_t
                    const operand_t *C, int64_t *m, int64_t *n, int64_t *k);
 scalar_t scalar_of(double x);
 int scalars_fit(const char *cmd, ooc_dtype_t t, double alpha, double beta);
+/* A note on stderr when --tf32 is given for double precision, where it does nothing. */
+void tf32_note(const char *cmd, int tf32, ooc_dtype_t t);
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t);
 void print_verify(FILE *f, const ooc_verify_result_t *v, int64_t m, int64_t n, int cols);
 /* The message of a failed check (verification failed: ...). */

@@ -151,6 +151,19 @@ void messages_release(int say_them)
     held_text[0] = '\0';
 }
 
+size_t messages_try(void)
+{
+    if (held) return strlen(held_text);
+    messages_hold();
+    return SIZE_MAX; /* (no outer hold) */
+}
+
+void messages_tried(size_t mark, int say_them)
+{
+    if (mark == SIZE_MAX) messages_release(say_them);
+    else if (!say_them && mark < sizeof held_text) held_text[mark] = '\0';
+}
+
 /* "oocgemm run: <message>" on stderr, a hint, and RC_USAGE. The hint names
  * the tool alone (progname may name a rank of a split job). */
 int usage_error(const char *cmd, const char *fmt, ...)

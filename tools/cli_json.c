@@ -373,6 +373,7 @@ void json_check_rows(json_t *j, int checked, int64_t rows, double max_err, doubl
     json_int(j, "rows", rows);
     json_null(j, "vectors");
     json_real(j, "max_rel_err", max_err, 1);
+    json_bool(j, "max_rel_err_infinite", !isfinite(max_err));
     json_real(j, "tolerance", tol, 1);
     json_bool(j, "passed", passed);
     json_null(j, "bytes_read");
@@ -394,6 +395,7 @@ void json_check_files(json_t *j, const ooc_verify_result_t *v, int have)
     if (v->exact) json_null(j, "vectors");
     else json_int(j, "vectors", v->vectors);
     json_real(j, "max_rel_err", v->max_rel_err, 1);
+    json_bool(j, "max_rel_err_infinite", !isfinite(v->max_rel_err));
     json_real(j, "tolerance", v->tolerance, 1);
     json_bool(j, "passed", v->passed);
     json_uint(j, "bytes_read", v->bytes_read);

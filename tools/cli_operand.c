@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "cli_mpi.h"
 
 void operand_free(operand_t *op)
 {
@@ -289,6 +290,18 @@ int scalars_fit(const char *cmd, ooc_dtype_t t, double alpha, double beta)
     }
     return RC_OK;
 }
+/* --tf32 allows TF32 for single precision only: on float64 or complex128
+ * it changes nothing, which a note says (multiply, verify and run alike; it
+ * was silent, as if the tolerance or the product were TF32's). Rank 0 of a
+ * split job alone says it. */
+void tf32_note(const char *cmd, int tf32, ooc_dtype_t t)
+{
+    if (!tf32 || !dtype_double(t) || cli_mpi_rank() != 0) return;
+    fprintf(stderr, "%s %s: note: --tf32 has no effect on %s operands: TF32 applies to single precision (float32, "
+            "complex64) alone; %s full %s precision\n", progname, cmd, dtype_name(t),
+            strcmp(cmd, "verify") == 0 ? "the tolerance stays that of" : "the product is computed in", dtype_name(t));
+}
+
 const void *scalar_ptr(const scalar_t *s, ooc_dtype_t t) { return dtype_double(t) ? (const void *)s->d : (const void *)s->f; }
 
 /* "verify: <mode>: max relative error E (tolerance T): PASS|FAIL"; cols:

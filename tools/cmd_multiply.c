@@ -401,6 +401,60 @@ static int mul_out_layout(mul_job_t *j)
     return RC_OK;
 }
 
+/* C0 opened. In place with --resume (C0 the output's file), a job that
+ * finished committed its output over C0 in the output's format, which may
+ * not be C0's as given (a raw C0 with its shape suffix, a .npy output, or
+ * the other way round): the same command run again could not open C0 as
+ * given (exit 4) where it should find the job finished. C0 is then opened as
+ * the file now is (a .npy file by its header; raw data with C's shape and
+ * the output's type), and the refusal kept: mul_c0_refused says it unless
+ * the job turns out to be finished. */
+static int c0_open(mul_job_t *j)
+{
+    mul_opts_t *o = &j->o;
+    struct stat a, b;
+    int in_place = o->resume && stat(j->C0.path, &a) == 0 && stat(o->out, &b) == 0 && a.st_dev == b.st_dev &&
+                   a.st_ino == b.st_ino;
+    if (!in_place) return operand_open(j->h, &j->C0, &o->raw);
+    size_t mark = messages_try();
+    int rc = operand_open(j->h, &j->C0, &o->raw);
+    if (rc != RC_INPUT) {
+        messages_tried(mark, rc != RC_OK);
+        return rc;
+    }
+    messages_tried(mark, 0);
+    if (j->C0.file) ooc_file_close(j->C0.file, 0); /* (opened, then refused) */
+    j->C0.file = NULL;
+    if ((j->c0_refused = strdup(fail_msg)) == NULL) return fail(RC_RUNTIME, "out of host memory");
+    j->c0_refused_rc = rc;
+    int64_t m = o->ta == OOC_OP_N ? j->A.spec.rows : j->A.spec.cols;
+    int64_t n = o->tb == OOC_OP_N ? j->B.spec.cols : j->B.spec.rows;
+    ooc_format_t format = o->out_format != OOC_FORMAT_AUTO ? o->out_format
+                          : has_npy_ext(o->out)           ? OOC_FORMAT_NPY
+                                                          : OOC_FORMAT_RAW;
+    operand_t as_is = {.name = j->C0.name, .arg = j->C0.path, .path = j->C0.path};
+    if (format == OOC_FORMAT_RAW) {
+        as_is.shaped = 1;
+        as_is.spec = (ooc_file_spec_t){OOC_FORMAT_RAW, m, n, j->A.spec.dtype,
+                                       o->have_out_layout ? o->out_layout : j->A.spec.layout};
+    }
+    mark = messages_try();
+    rc = operand_open(j->h, &as_is, &o->raw);
+    messages_tried(mark, 0);
+    if (rc != RC_OK && as_is.file) ooc_file_close(as_is.file, 0);
+    if (rc != RC_OK) return fail(j->c0_refused_rc, "%s", j->c0_refused); /* (as given, not as retried) */
+    j->C0.file = as_is.file;
+    j->C0.spec = as_is.spec;
+    j->C0.shaped = as_is.shaped;
+    return RC_OK;
+}
+
+int mul_c0_refused(mul_job_t *j)
+{
+    if (j->c0_refused == NULL || j->already) return RC_OK;
+    return fail(j->c0_refused_rc, "%s", j->c0_refused);
+}
+
 /* Every input opened and checked before the output exists; the output's
  * spec, the scalars, and the journal kept apart from every file. */
 int mul_open_inputs(mul_job_t *j)
@@ -408,13 +462,14 @@ int mul_open_inputs(mul_job_t *j)
     mul_opts_t *o = &j->o;
     int rc;
     if ((rc = operand_open(j->h, &j->A, &o->raw)) != RC_OK || (rc = operand_open(j->h, &j->B, &o->raw)) != RC_OK ||
-        (o->c_in && (rc = operand_open(j->h, &j->C0, &o->raw)) != RC_OK))
+        (o->c_in && (rc = c0_open(j)) != RC_OK))
         return rc;
     if ((rc = check_operands(&j->A, o->ta, &j->B, o->tb, o->c_in ? &j->C0 : NULL, NULL, &j->m, &j->n, &j->k)) != RC_OK)
         return rc;
     j->t = j->A.spec.dtype;
     j->have_shape = 1;
     if ((rc = scalars_fit("multiply", j->t, o->alpha, o->beta)) != RC_OK) return rc;
+    tf32_note("multiply", o->lib.tf32, j->t);
     if (!dtype_complex(j->t)) { /* A^H = A^T for real data */
         if (o->ta == OOC_OP_C) o->ta = OOC_OP_T;
         if (o->tb == OOC_OP_C) o->tb = OOC_OP_T;
@@ -711,6 +766,8 @@ static int mul_run(mul_job_t *j)
         st = ooc_gemm_files_finished(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, o->out, &j->cspec, &j->fo,
                                      &j->already);
         if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
+        int rc = mul_c0_refused(j);
+        if (rc != RC_OK) return rc;
         mul_finished_other(j);
     }
     if (j->already) {
@@ -831,6 +888,7 @@ static void mul_cleanup(mul_job_t *j)
     if (j->C) ooc_file_close(j->C, 1);
     operand_free(&j->Cv);
     operand_free(&j->C0);
+    free(j->c0_refused);
     operand_free(&j->B);
     operand_free(&j->A);
     pthread_mutex_destroy(&j->prog.lock);

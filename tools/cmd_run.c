@@ -151,7 +151,9 @@ static int run_parse(int argc, char **argv, run_opts_t *o)
     if (!have_m) return usage_error(cmd, "-m M is required (rows of op(A) and C)");
     if (!have_n) return usage_error(cmd, "-n N is required (columns of op(B) and C)");
     if (!have_k) return usage_error(cmd, "-k K is required (columns of op(A), rows of op(B))");
-    return scalars_fit(cmd, o->dtype, o->alpha, o->beta);
+    int rc = scalars_fit(cmd, o->dtype, o->alpha, o->beta);
+    if (rc == RC_OK) tf32_note(cmd, o->lib.tf32, o->dtype);
+    return rc;
 }
 
 /* One run: the options, the handle, the matrices, the times and what the

@@ -51,12 +51,14 @@ void verify_usage(FILE *f)
             "  --host-mem BYTES      host-memory budget of the check (default: automatic)\n"
             "  --tf32                C was computed with TF32 (multiply --tf32): single\n"
             "                        precision's tolerance allows the inputs' rounding to\n"
-            "                        10 mantissa bits (adds 2^-7)\n"
+            "                        10 mantissa bits (adds 2^-7); for d and z it does\n"
+            "                        nothing, and a note says so\n"
             "  -q, --quiet           print nothing but errors\n"
             "  --json                print one JSON object (see JSON OUTPUT in the\n"
             "                        manual): files, shape, time_s and check (method,\n"
-            "                        rows, vectors, max_rel_err, tolerance, passed,\n"
-            "                        bytes_read, rows_unverified, off, first_off_row)\n"
+            "                        rows, vectors, max_rel_err, max_rel_err_infinite,\n"
+            "                        tolerance, passed, bytes_read, rows_unverified,\n"
+            "                        off, first_off_row)\n"
             "  -h, --help            this help\n"
             "\n");
 }
@@ -176,6 +178,7 @@ static int verify_run(verify_job_t *j)
         return rc;
     j->t = j->A.spec.dtype;
     if ((rc = scalars_fit(cmd, j->t, j->alpha, j->beta)) != RC_OK) return rc;
+    tf32_note(cmd, j->tf32, j->t);
     if (!dtype_complex(j->t)) {
         if (j->ta == OOC_OP_C) j->ta = OOC_OP_T;
         if (j->tb == OOC_OP_C) j->tb = OOC_OP_T;

@@ -63,6 +63,10 @@ typedef struct {
     char ranks_mixed_by[OOC_COMPUTE_ID_MAX], ranks_ref_by[OOC_COMPUTE_ID_MAX];
     ooc_verify_result_t vr;
     int verified, multiplied, already, interrupted;
+    char *c0_refused;        /* --resume in place: why C0 could not be opened as given (the output, committed
+                                in another format, replaced it); said unless the job is found finished
+                                (mul_c0_refused) */
+    int c0_refused_rc;
     int uncommitted;         /* the result is complete in the temporary file but its commit (or its record as
                                 finished) failed: a --resume commits it */
     int have_shape; /* the operands fit together: m, n, k and t are known */
@@ -85,6 +89,10 @@ void mul_rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t
 /* The steps cmd_multiply.c runs, shared with the split job (multiply_mpi.c). */
 int mul_prepare(mul_job_t *j);
 int mul_open_inputs(mul_job_t *j);
+/* After the --resume check for a finished job: RC_OK, or, when C0 was opened
+ * only as the output's file is (j->c0_refused) and the job is not finished,
+ * the refusal of C0 as given (printed now). */
+int mul_c0_refused(mul_job_t *j);
 void mul_measure_disk(mul_job_t *j);
 /* journal (named `what` in the messages) is a file of its own: not an
  * input, the output or its temporary file. RC_OK, or RC_USAGE, said. */

@@ -543,6 +543,8 @@ static int mpi_finished(mpi_job_t *x)
                                               scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, o->out,
                                               &j->cspec, &j->fo, &j->already);
     if (st != OOC_SUCCESS) return lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, j->journal_path, "resume");
+    int rc = mul_c0_refused(j);
+    if (rc != RC_OK) return rc;
     mul_finished_other(j);
     if (j->already) {
         x->s.finished = 1;
@@ -871,12 +873,17 @@ static int mpi_commit(mpi_job_t *x)
 
 /* --verify: each rank checks its rows (or columns, or its rectangle of a
  * grid: ooc_verify_files_rect, reading only its part of op(B)) of C read
- * back from its path; the worst error and the verdict are reduced. */
+ * back from its path; the worst error and the verdict are reduced. A rank
+ * whose check is undecided (OOC_ERR_UNDECIDED: values of the check
+ * overflowed) is no failure of its own: when no rank finds C wrong, rank 0
+ * says, as one process does, that C is committed but the check could not
+ * decide (with the first such rank's reason), exit status 1 on every rank. */
 static int mpi_verify(mpi_job_t *x)
 {
     mul_job_t *j = x->j;
     mul_opts_t *o = &j->o;
     int rc = RC_OK;
+    char undecided[512] = ""; /* this rank's reason, when its check is undecided */
     ooc_verify_result_t *v = &j->vr;
     memset(v, 0, sizeof *v);
     v->passed = 1;
@@ -900,21 +907,47 @@ static int mpi_verify(mpi_job_t *x)
                 16, v);
         if (st == OOC_ERR_CANCELLED) rc = fail(RC_INTERRUPTED, "interrupted by %s: %s is complete and committed, "
                                                "but not verified", signal_name(stop_signal_caught()), o->out);
+        else if (st == OOC_ERR_UNDECIDED) snprintf(undecided, sizeof undecided, "%s", ooc_last_error(j->h));
         else if (st != OOC_SUCCESS) rc = lib_fail(j->h, st, AT_INPUT, NULL, NULL, "verify");
     }
     if ((rc = agreed(x, rc, 1, "verifying")) != RC_OK) return rc;
     double worst[2] = {v->max_rel_err, v->tolerance};
-    int64_t sums[5] = {v->rows_checked, (int64_t)v->bytes_read, v->nonfinite, v->rows_unverified, v->off},
+    int64_t sums[6] = {v->rows_checked, (int64_t)v->bytes_read, v->nonfinite, v->rows_unverified, v->off,
+                       undecided[0] != '\0'},
             lows[3] = {v->passed, v->exact, v->off > 0 ? v->first_off_row : INT64_MAX};
     int64_t vectors = v->vectors;
     cli_mpi_allreduce_max(worst, 2);
-    cli_mpi_allreduce_i64(sums, 5, CLI_MPI_SUM);
+    cli_mpi_allreduce_i64(sums, 6, CLI_MPI_SUM);
     cli_mpi_allreduce_i64(lows, 3, CLI_MPI_MIN);
     cli_mpi_allreduce_i64(&vectors, 1, CLI_MPI_MAX);
     *v = (ooc_verify_result_t){.exact = (int)lows[1], .vectors = (int)vectors, .rows_checked = sums[0],
                                .max_rel_err = worst[0], .tolerance = worst[1], .passed = (int)lows[0],
                                .bytes_read = (uint64_t)sums[1], .nonfinite = sums[2], .rows_unverified = sums[3],
                                .off = sums[4], .first_off_row = sums[4] > 0 ? lows[2] : -1};
+    if (v->passed && sums[5] > 0) { /* (an undecided rank's result is no result: no "check", as for one process) */
+        char *all = x->rank == 0 ? malloc((size_t)x->size * sizeof undecided) : NULL;
+        char *why = NULL;
+        int64_t room = x->rank != 0 || all != NULL; /* (rank 0 without the memory: no reasons gathered) */
+        cli_mpi_allreduce_i64(&room, 1, CLI_MPI_MIN);
+        if (room) cli_mpi_gather(undecided, sizeof undecided, all);
+        int first = -1;
+        for (int r = 0; all && r < x->size && first < 0; r++)
+            if (all[(size_t)r * sizeof undecided] != '\0') first = r, why = all + (size_t)r * sizeof undecided;
+        rc = RC_CHECK_FAILED;
+        if (x->rank == 0) {
+            if (why == NULL) rc = fail(RC_CHECK_FAILED, "verify: the check could not decide on %lld of %d ranks "
+                                       "(values of the check overflowed): %s is written (committed), but do not "
+                                       "use it as checked", (long long)sums[5], x->size, o->out);
+            else {
+                char on[64] = ""; /* (rank 0's own reason: its prefix names it) */
+                if (first > 0) snprintf(on, sizeof on, "rank %d of %d: ", first, x->size);
+                rc = fail(RC_CHECK_FAILED, "verify: %s%s: %s is written (committed), but the check could not "
+                          "decide: do not use it as checked", on, why, o->out);
+            }
+        }
+        free(all);
+        return rc;
+    }
     j->verified = 1;
     if (v->passed) return RC_OK;
     if (x->rank != 0) return RC_CHECK_FAILED;
