@@ -78,6 +78,41 @@ else
     else
         echo "SKIP: no groff to render the manual page"
     fi
+    # the page reads as its sources say: rendered as plain text (no
+    # hyphenation, no overstrikes, wide lines), so that words run together by
+    # a macro or a list run together into one paragraph show
+    if command -v groff >/dev/null 2>&1 && groff -man -Tutf8 -rHY=0 -rLL=200n -P-cbou "$man" >plain 2>/dev/null; then
+        # an alternating-font macro (.BR) given a sentence as its arguments
+        # runs its words together ("N.Afiguregiven")
+        if tr -s ' \n' '  ' <plain | grep -qF "slot:PE=N. A figure given"; then
+            pass "RUNNING UNDER MPI: 'A figure given' reads as words"
+        else
+            fail "RUNNING UNDER MPI: 'A figure given' run together by a macro"
+        fi
+        # help2man puts the lines of --version past the first at the end of
+        # the page's last section: the version belongs in the footer only
+        if grep -q "(run time)" plain; then
+            fail "the manual page holds --version's second line ('... (run time)')"
+        else
+            pass "no stray --version line in the manual page"
+        fi
+        # bench's named shapes: each an entry of its own in OOCGEMM BENCH
+        awk '/^OOCGEMM BENCH/ { on = 1; next } /^[^ ]/ { on = 0 } on' plain >plain-bench
+        shapes=$(timeout 60 "$OOCGEMM" bench --shape '?' 2>&1 | sed -n 's/.* is not one of //p' | tr -d ',')
+        if [ -z "$shapes" ]; then
+            fail "bench --shape '?' names no shapes"
+        else
+            lost=""
+            for sh in $shapes; do
+                grep -qE "^ +$sh( +[sdcz] [0-9]+x| *\$)" plain-bench || lost="$lost $sh"
+            done
+            if [ -z "$lost" ]; then
+                pass "the manual page lists each of bench's named shapes as an entry"
+            else
+                fail "named shapes not an entry of their own in OOCGEMM BENCH:$lost"
+            fi
+        fi
+    fi
 fi
 
 # --help-all holds every command's --help
