@@ -113,6 +113,23 @@ else
             fi
         fi
     fi
+    # every environment variable the library and the tool read is in
+    # ENVIRONMENT (a test hook says so)
+    sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$man" | sed 's/\\-/-/g' >man-env.txt
+    vars=$(cat "$src"/lib/*.c "$src"/tools/*.c 2>/dev/null | grep -o 'getenv("OOC_[A-Z0-9_]*")' | sed 's/getenv("//; s/")//' | sort -u)
+    if [ -z "$vars" ]; then
+        echo "SKIP: no sources at $src/lib to find the environment variables in"
+    else
+        unsaid=""
+        for v in $vars; do
+            grep -qx "\.B $v" man-env.txt || unsaid="$unsaid $v"
+        done
+        if [ -z "$unsaid" ]; then
+            pass "ENVIRONMENT names each OOC_ variable read:" $vars
+        else
+            fail "ENVIRONMENT does not name:$unsaid"
+        fi
+    fi
 fi
 
 # --help-all holds every command's --help
