@@ -132,6 +132,23 @@ else
     fi
 fi
 
+# README's folder map names every source file of the library, the tool and
+# the kernels (by name or by a pattern such as tools/cmd_*.c)
+if [ -f "$src/README.md" ] && [ -d "$src/lib" ]; then
+    named=" "
+    for w in $(grep -o '`[A-Za-z0-9_./*-]*`' "$src/README.md" | tr -d '`' | sort -u); do
+        case $w in lib/* | tools/* | kernels/*) ;; *) continue ;; esac
+        for f in "$src"/$w; do [ -e "$f" ] && named="$named${f#"$src"/} "; done
+    done
+    unnamed=""
+    for f in "$src"/lib/*.c "$src"/tools/*.c "$src"/kernels/*.cu; do
+        r=${f#"$src"/}
+        case $named in *" $r "*) ;; *) unnamed="$unnamed $r" ;; esac
+    done
+    if [ -z "$unnamed" ]; then pass "README's folder map names every source file"
+    else fail "README's folder map does not name:$unnamed"; fi
+fi
+
 # --help-all holds every command's --help
 oc --help-all
 for c in $(cut -d' ' -f1 options | sort -u); do
