@@ -54,8 +54,9 @@ void verify_usage(FILE *f)
             "                        10 mantissa bits (adds 2^-7)\n"
             "  -q, --quiet           print nothing but errors\n"
             "  --json                print one JSON object (see JSON OUTPUT in the\n"
-            "                        manual): files, shape, time_s and check (method,\n"
-            "                        rows, vectors, max_rel_err, tolerance, passed,\n"
+            "                        manual): files, shape, dtype, transa, transb,\n"
+            "                        alpha, beta, time_s and check (method, rows,\n"
+            "                        vectors, max_rel_err, tolerance, passed,\n"
             "                        bytes_read, rows_unverified, off, first_off_row)\n"
             "  -h, --help            this help\n"
             "\n");
