@@ -149,6 +149,17 @@ if [ -f "$src/README.md" ] && [ -d "$src/lib" ]; then
     else fail "README's folder map does not name:$unnamed"; fi
 fi
 
+# docs/SCALING.md's model says the figures it was given (it printed
+# --fs-gbps 2.2 as "2 GB/s" while it computed with 2.2)
+if command -v python3 >/dev/null 2>&1 && [ -f "$src/docs/scaling_model.py" ]; then
+    if python3 "$src/docs/scaling_model.py" --m 65536 --n 16384 --k 16384 --ranks 1,2 --gpus-per-rank 1 \
+        --fs-gbps 2.2 --pcie-gbps 27.5 >model.txt 2>&1 && grep -q "^file system 2.2 GB/s, PCIe 27.5 GB/s" model.txt; then
+        pass "docs/scaling_model.py prints the bandwidths it was given"
+    else
+        fail "docs/scaling_model.py: $(sed -n 2p model.txt)"
+    fi
+fi
+
 # --help-all holds every command's --help
 oc --help-all
 for c in $(cut -d' ' -f1 options | sort -u); do
