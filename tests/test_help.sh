@@ -160,6 +160,21 @@ if command -v python3 >/dev/null 2>&1 && [ -f "$src/docs/scaling_model.py" ]; th
     fi
 fi
 
+# help takes the commands the main help lists, help among them, and one at
+# most ('help help' was an unknown command; 'help gen extra' ignored extra)
+if oc help help && head -n 1 out | grep -q "^Usage: oocgemm multiply" && grep -q "oocgemm help \[COMMAND\]" out; then
+    pass "help help: the main help"
+else
+    fail "help help: exit $?, not the main help"
+fi
+oc help gen extra
+rc=$?
+if [ "$rc" = 2 ] && grep -q "unexpected argument 'extra'" err; then
+    pass "help gen extra: exit 2, the extra argument named"
+else
+    fail "help gen extra: exit $rc, expected 2 naming 'extra'"
+fi
+
 # --help-all holds every command's --help
 oc --help-all
 for c in $(cut -d' ' -f1 options | sort -u); do
