@@ -45,7 +45,7 @@ void verify_usage(FILE *f)
             "  --beta X              real scalar (default 1 with --c-in, else 0)\n"
             "\n"
             "Check and output:\n"
-            "  --vectors V           Freivalds vectors (default 3)\n"
+            "  --vectors V           Freivalds vectors (1 to 1024; default 3)\n"
             "  --check-rows N        rows of C recomputed exactly (default 16; fewer, with\n"
             "                        a note, when --host-mem holds fewer)\n"
             "  --host-mem BYTES      host-memory budget of the check (default: automatic)\n"
