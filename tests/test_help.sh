@@ -175,6 +175,21 @@ else
     fail "help gen extra: exit $rc, expected 2 naming 'extra'"
 fi
 
+# tools/trace_plot.py, which --trace's help names, says what it needs when
+# matplotlib is missing (made missing here by a stand-in that fails to import)
+if command -v python3 >/dev/null 2>&1 && [ -f "$src/tools/trace_plot.py" ]; then
+    mkdir -p nompl/matplotlib
+    echo 'raise ImportError("No module named matplotlib (a stand-in)")' >nompl/matplotlib/__init__.py
+    echo '{"traceEvents":[]}' >t.json
+    PYTHONPATH=$PWD/nompl python3 "$src/tools/trace_plot.py" t.json t.png >out 2>err
+    rc=$?
+    if [ "$rc" = 1 ] && grep -q "needs matplotlib" err && ! grep -q Traceback err; then
+        pass "trace_plot.py without matplotlib: exit 1, saying so"
+    else
+        fail "trace_plot.py without matplotlib: exit $rc, $(tail -n 1 err)"
+    fi
+fi
+
 # --help-all holds every command's --help
 oc --help-all
 for c in $(cut -d' ' -f1 options | sort -u); do
