@@ -174,7 +174,8 @@ static int dispatch(int argc, char **argv, const char **name)
         char *topic = NULL; /* (help [--json] [COMMAND] [--json]) */
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "--json") == 0) continue;
-            if (topic != NULL) return usage_error(NULL, "help: unexpected argument '%s' (one command at most)", argv[i]);
+            if (topic != NULL)
+                return usage_error(NULL, "help: unexpected argument '%s' (one command at most)", argv[i]);
             topic = argv[i];
         }
         /* help is one of the commands the main help lists: its help is that */
