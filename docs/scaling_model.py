@@ -125,7 +125,7 @@ def main():
     gs = (gs + [gs[-1]] * len(Ps))[: len(Ps)]
     print("m=%d n=%d k=%d, %d-byte elements: A %s, B %s, C %s; %.3g FLOP" % (
         m, n, k, s, fmt(s * m * k), fmt(s * k * n), fmt(s * m * n), 2.0 * m * n * k))
-    print("file system %.0f GB/s, PCIe %.0f GB/s per GPU, %.0f TFLOP/s per GPU, op(B) on a GPU <= %s" % (
+    print("file system %.3g GB/s, PCIe %.3g GB/s per GPU, %.3g TFLOP/s per GPU, op(B) on a GPU <= %s" % (
         a.fs_gbps, a.pcie_gbps, a.tflops, fmt(bb)))
     print("| split | ranks x GPUs | panels | A read | B read | FS bytes | T_fs | T_pcie | T_math | model time |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -104,6 +104,12 @@ def walk(v, where, command):
         walk(x, at, command)
 
 
+def keys_named(o, common, words):
+    """Every key of o but the common ones is one of words (a --help's)."""
+    unnamed = [k for k in o if k not in common and k not in words]
+    assert not unnamed, "keys its --help does not name: %r" % unnamed
+
+
 def case(name, tool, args, want_command, want_rc=None, env=None, check=None):
     """Run oocgemm ARGS and check its one JSON object; check(o) adds asserts."""
     global failures
@@ -241,6 +247,26 @@ def main():
     case("bench --dtype c, 2 devices", tool, ["bench", "-m", "90", "-n", "70", "-k", "50", "--repeat", "1", "--dtype",
                                               "c", "--devices", "0,1"] + H + ["--json"], "bench", 0,
          env={"OOC_HOST_DEVICES": "2"})
+
+    # each other command's --help names every key of its object in its --json
+    # entry (verify's left out dtype, transa, transb, alpha and beta; run's
+    # backend_reason)
+    common = ("command", "version", "library_version", "exit_status", "error")
+    runs = {"gen": ["gen", "D.npy", "--rows", "20", "--cols", "10"],
+            "verify": ["verify", "A.npy", "B.npy", "C.npy"],
+            "info": ["info", "--no-measure"],
+            "run": ["run", "-m", "90", "-n", "70", "-k", "50"] + H,
+            "bench": ["bench", "-m", "90", "-n", "70", "-k", "50", "--repeat", "1"] + H}
+    for cmd, args in runs.items():
+        said = {}
+        case(cmd + " --help's --json entry", tool, [cmd, "--help", "--json"], cmd, 0,
+             check=lambda o, d=said: d.update(text=o["help"]))
+        entry = said.get("text", "").split("  --json", 1)[-1].split("\n  -", 1)[0]
+        words = set(re.findall(r"[a-z_0-9]+", entry))
+        case(cmd + " --json: each key named by its --help", tool, args + ["--json"], cmd, 0,
+             check=lambda o, w=words: keys_named(o, common, w))
+        if os.path.exists("D.npy"):
+            os.remove("D.npy")
 
     # usage errors: one object each, exit 2, with the message
     for cmd in ("gen", "multiply", "verify", "info", "run", "bench"):

@@ -350,6 +350,23 @@ bad "gen OUT with a raw shape suffix" 2 X24.bin:4x4 gen X24.bin:4x4 --rows 4 --c
 # replace it when starting afresh) is refused
 bad "multiply -o X25.npy.ooc-tmp" 2 X25.npy.ooc-tmp multiply K0C.npy E0.bin:5x0 -o X25.npy.ooc-tmp
 bad "gen X26.ooc-tmp" 2 X26.ooc-tmp gen X26.ooc-tmp --rows 4 --cols 4
+# an input named as the output's own temporary file is a bad command line
+# that says so, before anything is opened: one a stopped run left (its
+# 32-byte trailer made it "malformed", exit 4) is left as it is, and one not
+# there yet is no missing input (exit 4) either
+cp B_dF.npy X28.npy.ooc-tmp
+printf 'oocgemm-tmp-id 0123456789abcdef\n' >>X28.npy.ooc-tmp
+cp X28.npy.ooc-tmp X28.keep
+oc multiply A_d.npy X28.npy.ooc-tmp -o X28.npy --backend host -q
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "is X28.npy.ooc-tmp, the temporary file the output is written into" err &&
+    cmp -s X28.npy.ooc-tmp X28.keep && [ ! -e X28.npy ] && [ ! -e X28.npy.ooc-journal ]; then
+    pass "an input that is the output's temporary file: exit 2, named, the file untouched"
+else
+    fail "an input that is the output's temporary file: exit $rc, expected 2 naming it, the file untouched"
+fi
+rm -f X28.npy.ooc-tmp X28.keep
+bad "--c-in the output's temporary file, not there" 2 X29.npy multiply A_d.npy B_dF.npy --c-in ./X29.npy.ooc-tmp -o X29.npy
 # a suffix written as a shape, with a bad value: what is wrong with the shape
 bad "raw shape too large" 2 X22.npy multiply A_c.bin:99999999999999999999x5:c B_cF.bin:130x120:c:F -o X22.npy
 if grep -q "rows .*too large" err; then pass "raw shape 99999999999999999999x5: rows too large"

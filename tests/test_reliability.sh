@@ -880,6 +880,15 @@ if [ "$rc" -eq 2 ] && grep -q "OOC_FAULT='reserve:1:ENOSPc' (for tests only)" er
 else
     fail "13 OOC_FAULT=reserve:1:ENOSPc on gen: exit $rc (expected 2), or files left: $(e1)"
 fi
+# and by run (its pinned matrices open the backend), with the same status
+# (it exited 3, a run-time failure)
+OOC_FAULT=bogus:1 oc run -m 20 -n 10 -k 5 --backend host --no-floor
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "OOC_FAULT='bogus:1' (for tests only)" err; then
+    pass "13 OOC_FAULT=bogus:1 on run: refused (exit 2)"
+else
+    fail "13 OOC_FAULT=bogus:1 on run: exit $rc (expected 2): $(e1)"
+fi
 OOC_HOST_DEVICES=17 oc multiply A.npy B.npy -o FI.npy "${S[@]}"
 rc=$?
 if [ "$rc" -eq 3 ] && grep -q "OOC_HOST_DEVICES='17' is not a number of devices (1 to 16)" err; then

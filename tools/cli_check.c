@@ -56,8 +56,10 @@ int matrix_shape(const char *cmd, const char *name, const run_opts_t *o, ooc_op_
     return 0;
 }
 
-/* Allocate x (pinned through the handle, or pageable). On failure: RC_RUNTIME
- * and the message on stderr, or in err[len] when err is not NULL. */
+/* Allocate x (pinned through the handle, or pageable). On failure: the
+ * message on stderr and library_error's status (RC_RUNTIME, or RC_USAGE for
+ * a refused OOC_FAULT specification), or RC_RUNTIME and the message in
+ * err[len] when err is not NULL. */
 int matrix_alloc(ooc_handle_t *h, int pinned, matrix_t *x, const char *name, char *err, size_t len)
 {
     if (pinned) {

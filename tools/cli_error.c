@@ -177,11 +177,15 @@ int usage_error(const char *cmd, const char *fmt, ...)
     return RC_USAGE;
 }
 
-/* A library failure: "oocgemm: <status>: <last error>" and RC_RUNTIME. */
+/* A library failure outside a file job: "oocgemm: <status>: <last error>"
+ * and its exit status by the one mapping (exit_status_for): RC_RUNTIME for
+ * a run-time failure, RC_USAGE for a refused OOC_FAULT specification (as
+ * multiply and gen exit). */
 int library_error(const ooc_handle_t *h, ooc_status_t st)
 {
     const char *detail = h ? ooc_last_error(h) : "";
-    return fail(RC_RUNTIME, "%s%s%s", ooc_status_string(st), detail && *detail ? ": " : "", detail ? detail : "");
+    return fail(exit_status_for(st, AT_OTHER, NULL, NULL, NULL), "%s%s%s", ooc_status_string(st),
+                detail && *detail ? ": " : "", detail ? detail : "");
 }
 
 

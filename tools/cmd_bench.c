@@ -78,7 +78,17 @@ void bench_usage(FILE *f)
             "Shapes (several may be given; they run in the order given):\n"
             "  -m M, -n N, -k K      one shape of your own (d, col-major, NN, beta 0,\n"
             "                        pinned unless the options below say otherwise)\n"
-            "  --shape NAME[,NAME]   named shapes (case-insensitive):\n");
+            "  --shape NAME[,NAME]   named shapes (case-insensitive; listed below)\n"
+            "  --suite               every named shape below, in that order (S1, S2, S3,\n"
+            "                        S1p, then the sweep: tall, square, wide, smallk,\n"
+            "                        beta1, tn, row, tf32, panels, pageable-copy), with\n"
+            "                        --repeat 2 and --xt-dims 2048,4096,8192 unless\n"
+            "                        given. At most 41 GB of host memory at a time\n"
+            "                        (pageable-copy)\n"
+            "\n"
+            "Named shapes (type, m x n x k, layout, ops: what each shows):\n");
+    /* one entry each, its name as the tag (help2man makes each a .TP item of
+     * the manual page, rather than one run-on paragraph) */
     for (size_t i = 0; i < BENCH_NPRESETS; i++) {
         const bench_shape_t *s = &bench_presets[i];
         char ops[8];
@@ -86,17 +96,11 @@ void bench_usage(FILE *f)
         char beta[32] = "", mem[48] = "";
         if (s->beta != 0.0) snprintf(beta, sizeof beta, " beta=%g", s->beta);
         if (s->device_mem) snprintf(mem, sizeof mem, " --device-mem %lldM", (long long)(s->device_mem >> 20));
-        fprintf(f, "                        %s: %c %lldx%lldx%lld %s %s%s%s%s%s: %s\n", s->name,
+        fprintf(f, "  %-14s %c %lldx%lldx%lld %s %s%s%s%s%s:\n                 %s\n", s->name,
                 dtype_letter(s->dtype), (long long)s->m, (long long)s->n, (long long)s->k, layout_name(s->layout),
                 ops, beta, s->pinned ? "" : " pageable", s->tf32 ? " --tf32" : "", mem, s->about);
     }
     fprintf(f,
-            "  --suite               every named shape above, in that order (S1, S2, S3,\n"
-            "                        S1p, then the sweep: tall, square, wide, smallk,\n"
-            "                        beta1, tn, row, tf32, panels, pageable-copy), with\n"
-            "                        --repeat 2 and --xt-dims 2048,4096,8192 unless\n"
-            "                        given. At most 41 GB of host memory at a time\n"
-            "                        (pageable-copy)\n"
             "\n"
             "Targets (PERFORMANCE.md): ours' floor/time >= 0.97 on S1 and S3, >= 0.95 on\n"
             "S2, >= 0.90 on S1p, tall, tf32, panels and pageable-copy (issue 13's cases);\n"

@@ -461,6 +461,14 @@ int mul_open_inputs(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
     int rc;
+    /* an input named as C's temporary file, by name before anything is
+     * opened: opened, it would be refused as a malformed file (its trailer),
+     * or not found, rather than named for what it is */
+    const operand_t *named[3] = {&j->A, &j->B, o->c_in ? &j->C0 : NULL};
+    for (int i = 0; i < 3; i++)
+        if (named[i] && named[i]->path && same_entry(named[i]->path, j->tmp_path))
+            return usage_error("multiply", "the input %s (%s) is %s, the temporary file the output is written into",
+                               named[i]->name, named[i]->path, j->tmp_path);
     if ((rc = operand_open(j->h, &j->A, &o->raw)) != RC_OK || (rc = operand_open(j->h, &j->B, &o->raw)) != RC_OK ||
         (o->c_in && (rc = c0_open(j)) != RC_OK))
         return rc;

@@ -171,10 +171,15 @@ static int dispatch(int argc, char **argv, const char **name)
     }
     if (strcmp(cmd, "help-options") == 0) return help_options();
     if (strcmp(cmd, "help") == 0) {
-        char *topic = NULL; /* (help [--json] COMMAND [--json]) */
-        for (int i = 2; i < argc && topic == NULL; i++)
-            if (strcmp(argv[i], "--json") != 0) topic = argv[i];
-        if (topic == NULL) {
+        char *topic = NULL; /* (help [--json] [COMMAND] [--json]) */
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--json") == 0) continue;
+            if (topic != NULL)
+                return usage_error(NULL, "help: unexpected argument '%s' (one command at most)", argv[i]);
+            topic = argv[i];
+        }
+        /* help is one of the commands the main help lists: its help is that */
+        if (topic == NULL || strcmp(topic, "help") == 0) {
             main_usage(help_out());
             print_exit_codes(help_out());
             return RC_OK;

@@ -10,11 +10,17 @@ usage: trace_plot.py TRACE.json OUT.png [--title TEXT]
 """
 import argparse
 import json
+import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+except ImportError as e:
+    # say what is missing and how to get it, not a traceback
+    sys.exit("trace_plot.py: needs matplotlib (%s): apt-get install python3-matplotlib, or pip install "
+             "matplotlib; or open the trace in Perfetto (ui.perfetto.dev)" % e)
 
 COLORS = {"H2D A": "#4c72b0", "H2D A+C": "#4c72b0", "H2D B": "#8172b2", "gemm": "#55a868",
           "gemm (chunk of B)": "#8fd19e", "D2H C": "#c44e52", "stage A": "#dd8452",
