@@ -98,8 +98,8 @@ static ooc_status_t through_up(pipe_t *P, int64_t i, const rect_t *r, char *dst,
             if (P->th_used++ >= P->th_n) OOC_FORWARD(P->o->event_sync(P->be, P->th_ev[b], err));
             ooc_pool_copy2d_cached(P->pool, P->th_buf[b], w, r->ptr + l0 * r->pitch + at, r->pitch, w, h);
             int tr = TR_START(P, P->s_stage);
-            OOC_FORWARD(P->o->copy2d(P->be, dst + l0 * dev_pitch(P, r->width) + at, dev_pitch(P, r->width), P->th_buf[b], w, w, h, OOC_H2D,
-                                     P->s_stage, err));
+            OOC_FORWARD(P->o->copy2d(P->be, dst + dev_at(P, 1, r->width, l0) + at, dev_pitch(P, r->width),
+                                     P->th_buf[b], w, w, h, OOC_H2D, P->s_stage, err));
             TR_END(P, P->s_stage, tr, name, OOC_LANE_IN, P->g0 + i);
             OOC_FORWARD(P->o->event_record(P->be, P->th_ev[b], P->s_stage, err));
         }
@@ -269,8 +269,8 @@ static ooc_status_t through_c(pipe_t *P, out_queue_t *Q, int64_t t, const rect_t
             c->w = w;
             c->h = h;
             int tr = TR_START(P, P->s_unstage);
-            OOC_FORWARD(P->o->copy2d(P->be, P->tho_buf[c->buf], w, P->dC[s] + l0 * dev_pitch(P, rc->width) + at, dev_pitch(P, rc->width), w,
-                                     h, OOC_D2H, P->s_unstage, err));
+            OOC_FORWARD(P->o->copy2d(P->be, P->tho_buf[c->buf], w, P->dC[s] + dev_at(P, 1, rc->width, l0) + at,
+                                     dev_pitch(P, rc->width), w, h, OOC_D2H, P->s_unstage, err));
             TR_END(P, P->s_unstage, tr, "D2H C (chunk)", OOC_LANE_OUT, P->g0 + P->turn[t]);
             OOC_FORWARD(P->o->event_record(P->be, P->tho_ev[c->buf], P->s_unstage, err));
             ooc_pipe_count(P, 0, w * h, 0, 0);

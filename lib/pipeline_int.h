@@ -35,7 +35,6 @@
 
 static inline size_t align_up(size_t x) { return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
-
 /* ---------- views of the operands ---------- */
 
 /* op(X) or C as stored: element (i, j) at i + j*ld (rows contiguous) or
@@ -195,6 +194,14 @@ static inline int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); 
 static inline size_t dev_pitch(const pipe_t *P, size_t width)
 {
     return P->pl->pad_lines ? (width + 15) & ~(size_t)15 : width;
+}
+
+/* Where in a device tile of lines of `width` bytes its l-th line starts
+ * (lines: l counts lines), or its l-th element of each line (l counts the
+ * other way: a row of a tile whose lines are columns, say). */
+static inline size_t dev_at(const pipe_t *P, int lines, size_t width, size_t l)
+{
+    return lines ? l * dev_pitch(P, width) : l * P->e;
 }
 
 /* Part j of `parts` of [0, total) (op(B)'s chunks, a block's k-pieces):

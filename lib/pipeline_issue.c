@@ -129,7 +129,8 @@ static ooc_status_t copy_in_rect(pipe_t *P, void *dst, const rect_t *r, const ch
 {
     const char *src = pin ? pin : r->ptr;
     size_t pitch = pin ? r->width : r->pitch;
-    OOC_FORWARD(P->o->copy2d(P->be, dst, dev_pitch(P, r->width), src, pitch, r->width, r->height, OOC_H2D, P->s_in, err));
+    OOC_FORWARD(
+        P->o->copy2d(P->be, dst, dev_pitch(P, r->width), src, pitch, r->width, r->height, OOC_H2D, P->s_in, err));
     ooc_pipe_count(P, r->width * r->height, 0, 0, 0);
     return OOC_SUCCESS;
 }
@@ -181,7 +182,7 @@ static ooc_status_t copy_out_cols(pipe_t *P, const turn_t *u, size_t l0, size_t 
     const rect_t rc = u->rc;
     rect_t part = rect(&P->vc, u->r0, u->r1, P->c0 + (int64_t)l0, P->c0 + (int64_t)l1);
     /* where those columns start in the tile, and in the packed out-slot */
-    size_t dc = dev_pitch(P, rc.width), off = P->vc.rows_contig ? l0 * dc : l0 * P->e;
+    size_t dc = dev_pitch(P, rc.width), off = dev_at(P, P->vc.rows_contig, rc.width, l0);
     size_t poff = P->vc.rows_contig ? l0 * rc.width : l0 * P->e;
     OOC_FORWARD(P->o->stream_wait(P->be, P->s_out, ev, err));
     int tr = TR_START(P, P->s_out);
@@ -219,8 +220,8 @@ static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_s
         if (l1 == l0) continue;
         ooc_tile_gemm_t y = *x;
         y.n = (int)(l1 - l0);
-        y.B = (const char *)x->B + (P->vb.rows_contig ? l0 * dev_pitch(P, u->rb.width) : l0 * P->e);
-        y.C = (char *)x->C + (P->vc.rows_contig ? l0 * dev_pitch(P, u->rc.width) : l0 * P->e);
+        y.B = (const char *)x->B + dev_at(P, P->vb.rows_contig, u->rb.width, l0);
+        y.C = (char *)x->C + dev_at(P, P->vc.rows_contig, u->rc.width, l0);
         int tr = TR_START(P, sc);
         OOC_FORWARD(P->o->gemm(P->be, sc, &y, err));
         TR_END(P, sc, tr, "gemm (piece of A, columns of C)", OOC_LANE_COMPUTE, P->g0 + u->i);
@@ -237,10 +238,10 @@ static ooc_status_t upload_b_rows(pipe_t *P, int64_t k0, int64_t k1, ooc_err_t *
 {
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     rect_t r = rect(&P->vb, P->k0 + k0, P->k0 + k1, P->c0, P->c1);
-    size_t db = dev_pitch(P, rb.width);
-    size_t at = P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * db; /* lines: columns, or rows */
+    size_t at = dev_at(P, !P->vb.rows_contig, rb.width, (size_t)k0); /* lines: columns, or rows */
     int tr = TR_START(P, P->s_in);
-    OOC_FORWARD(P->o->copy2d(P->be, P->dB + at, db, r.ptr, r.pitch, r.width, r.height, OOC_H2D, P->s_in, err));
+    OOC_FORWARD(P->o->copy2d(P->be, P->dB + at, dev_pitch(P, rb.width), r.ptr, r.pitch, r.width, r.height, OOC_H2D,
+                             P->s_in, err));
     TR_END(P, P->s_in, tr, "H2D B (a piece's rows)", OOC_LANE_IN, P->g0);
     ooc_pipe_count(P, r.width * r.height, 0, 0, 0);
     return OOC_SUCCESS;
@@ -276,7 +277,8 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
             spitch = u->ra.width;
         }
         int tr = TR_START(P, P->s_in);
-        OOC_FORWARD(o->copy2d(be, P->dA[j], dev_pitch(P, rp.width), src, spitch, rp.width, rp.height, OOC_H2D, P->s_in, err));
+        OOC_FORWARD(o->copy2d(be, P->dA[j], dev_pitch(P, rp.width), src, spitch, rp.width, rp.height, OOC_H2D,
+                              P->s_in, err));
         TR_END(P, P->s_in, tr, "H2D A piece", OOC_LANE_IN, P->g0 + u->i);
         ooc_pipe_count(P, rp.width * rp.height, 0, 0, 0);
         OOC_FORWARD(o->event_record(be, P->ev_pin[j], P->s_in, err));
@@ -286,7 +288,7 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         x.k = (int)(k1 - k0);
         x.A = P->dA[j];
         x.lda = (int)(dev_pitch(P, rp.width) / P->e);
-        x.B = P->dB + (P->vb.rows_contig ? (size_t)k0 * P->e : (size_t)k0 * dev_pitch(P, u->rb.width));
+        x.B = P->dB + dev_at(P, !P->vb.rows_contig, u->rb.width, (size_t)k0);
         if (!first) x.beta = P->unit;
         first = 0;
         if (k1 == depth && P->pl->b_chunks > 1) /* the last piece: by chunks of C's columns */
@@ -353,13 +355,13 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
             size_t l0, l1;
             b_chunk_lines(P, rb.height, j, &l0, &l1);
             if (l1 == l0) continue;
-            q.B = P->dB + l0 * dev_pitch(P, rb.width);
+            q.B = P->dB + dev_at(P, 1, rb.width, l0);
             if (P->vb.rows_contig) { /* lines of op(B) are its columns: C[:, l0:l1] = A B[:, l0:l1] */
                 q.n = (int)(l1 - l0);
-                q.C = P->dC[s] + (P->vc.rows_contig ? l0 * dev_pitch(P, rc.width) : l0 * P->e);
+                q.C = P->dC[s] + dev_at(P, P->vc.rows_contig, rc.width, l0);
             } else { /* lines are rows: C += A[:, l0:l1] B[l0:l1, :], beta only the first time */
                 q.k = (int)(l1 - l0);
-                q.A = P->dA[s] + (P->va.rows_contig ? l0 * dev_pitch(P, ra.width) : l0 * P->e);
+                q.A = P->dA[s] + dev_at(P, P->va.rows_contig, ra.width, l0);
                 if (j > 0) q.beta = P->unit;
             }
         }

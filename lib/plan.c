@@ -81,7 +81,8 @@ static uint64_t pad16(uint64_t w) { return w > UINT64_MAX - 15 ? UINT64_MAX : (w
 static uint64_t tile_bytes(const ctx_t *c, int64_t x, int64_t y)
 {
     if (!c->pad) return mulu(c->e, mulu((uint64_t)x, (uint64_t)y));
-    uint64_t a = mulu((uint64_t)x, pad16(mulu(c->e, (uint64_t)y))), b = mulu((uint64_t)y, pad16(mulu(c->e, (uint64_t)x)));
+    uint64_t a = mulu((uint64_t)x, pad16(mulu(c->e, (uint64_t)y)));
+    uint64_t b = mulu((uint64_t)y, pad16(mulu(c->e, (uint64_t)x)));
     return a > b ? a : b;
 }
 
