@@ -48,6 +48,25 @@ static inline const char *ooc_dtype_word(ooc_dtype_t t)
     return "an unknown type";
 }
 
+/* Whether a multiply runs on 16-byte aligned tiles, split where m or k is
+ * not a multiple of 16 bytes (plan.h pad_lines: the pipeline's device
+ * pitches; backend_cuda.c c_gemm: the split), by its type and the op pair
+ * of cuBLAS's column-major call (x_trans: op of its first operand, y_trans:
+ * of its second; a row-major C = op(A) op(B) is the call C^T = op(B)^T
+ * op(A)^T, and the planner's transposed problem is the same call). cuBLAS
+ * on an H200 runs such shapes below its rate (docs/PERFORMANCE.md, sessions
+ * 39 and 40): TF32 SGEMM at a third (FP32 in TF32 math: always); DGEMM
+ * aligned and split ran 3-23% faster in 11 of 13 shapes of the op pairs
+ * NN, TN and TT (two lost 1%), but 1-15% slower in all 4 of the pair NT
+ * (first operand N, second T): left packed and whole there. Complex types
+ * (complex64 in TF32 too) and FP32 on the CUDA cores: no gain measured. */
+static inline int ooc_tiles_aligned(ooc_dtype_t t, int tf32, int x_trans, int y_trans)
+{
+    if (t == OOC_R32) return tf32;
+    if (t == OOC_R64) return x_trans || !y_trans;
+    return 0;
+}
+
 /* One tile multiply: C = alpha*op(A)*op(B) + beta*C on device pointers,
  * BLAS semantics in the given layout. Dimensions fit in int. */
 typedef struct {

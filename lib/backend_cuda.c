@@ -554,20 +554,6 @@ static ooc_status_t blas_call(cublasHandle_t h, ooc_dtype_t t, const blas_call_t
     return OOC_SUCCESS;
 }
 
-/* The elements that make 16 bytes, where cuBLAS's tensor-core kernels need
- * m and k in multiples of them (and 16-byte aligned columns, which the
- * pipeline's device pitches give in TF32: plan.h pad_lines): 4 for FP32 in
- * TF32, else 1 (no split). On an H200 (docs/PERFORMANCE.md, session 39):
- * TF32 8192^3 with m or k of 8191 or 8190 ran at 119-136 TFLOP/s against
- * 417 with 8188; split and padded, TF32 shapes of odd sizes ran 1.13-1.79
- * times faster end to end. DGEMM also runs slower so (47-49 TFLOP/s
- * against 56-64), but split and padded one DGEMM ran 1.21 times faster and
- * two 2% and 6% slower (their copies, or their op(Y) = Y^T): not taken. */
-static int64_t tensor_multiple(const cbe_t *be, ooc_dtype_t t)
-{
-    return t == OOC_R32 && be->tf32 ? 4 : 1;
-}
-
 static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g, ooc_err_t *err)
 {
     OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUBLAS,
@@ -609,7 +595,8 @@ static ooc_status_t c_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
      * rows' own multiply; a few of the depth: an update of all of C), so
      * that the bulk runs on the fast kernels. Always the same calls for the
      * same tile, so a block is summed the same way whoever computes it. */
-    int64_t q = tensor_multiple(be, g->dtype), mr = c.m % q, kr = c.k % q;
+    int64_t q = ooc_tiles_aligned(g->dtype, be->tf32, c.o1 != CUBLAS_OP_N, c.o2 != CUBLAS_OP_N) ? 16 / (int64_t)e : 1;
+    int64_t mr = c.m % q, kr = c.k % q;
     if (q == 1 || c.m < q || c.k < q || (mr == 0 && kr == 0)) return blas_call(h, g->dtype, &c, &al, &be_, err);
     blas_call_t bulk = c;
     bulk.m = (int)(c.m - mr);

@@ -342,12 +342,18 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     if ((p->dtype == OOC_R32 || p->dtype == OOC_C32) && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32)
         x.flop_per_byte = 7000;
     /* TF32 SGEMM on the tensor cores runs a third as fast when its columns
-     * are not 16-byte aligned or m or k is not a multiple of 4 (an H200,
-     * docs/PERFORMANCE.md session 39): the tiles' lines on 16-byte pitches,
-     * parts at multiples of 8, and backend_cuda.c c_gemm splits off the rest
-     * of m and k. 27593 x 4221 x 33345: 0.122 -> 0.0924 s; 20001 x 16383 x
-     * 16385: 0.102 -> 0.0569 s */
-    x.pad_lines = p->dtype == OOC_R32 && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
+     * are not 16-byte aligned or m or k is not a multiple of 4, DGEMM some
+     * 15% slower (an H200, docs/PERFORMANCE.md sessions 39 and 40): the
+     * tiles' lines on 16-byte pitches, parts at multiples of 8, and
+     * backend_cuda.c c_gemm splits off the rest of m and k, where
+     * backend.h ooc_tiles_aligned says (of cuBLAS's op pair, which the
+     * planner's transposed problem keeps). TF32 27593 x 4221 x 33345: 0.122
+     * -> 0.0924 s; DGEMM 7001 x 11003 x 9005 TN: 0.0406 -> 0.0343 s. Our
+     * own DGEMM kernel (custom) was not measured so: its tiles stay packed */
+    int rm = p->layout == OOC_ROW_MAJOR;
+    x.pad_lines = ooc_tiles_aligned(p->dtype, h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32,
+                                    (rm ? p->tb : p->ta) != OOC_OP_N, (rm ? p->ta : p->tb) != OOC_OP_N) &&
+                  !(p->dtype == OOC_R64 && h->be_kind == OOC_BACKEND_CUSTOM);
     *in = x;
     *dev_budget = dev;
     *host_budget = host;

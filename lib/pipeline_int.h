@@ -186,11 +186,12 @@ static inline void block_rows(const pipe_t *P, int64_t i, int64_t *r0, int64_t *
 static inline int slot_of(const pipe_t *P, int64_t t) { return (int)(t % P->R); }
 
 /* The pitch of a rectangle's lines in the device tiles: its width, or with
- * the plan's pad_lines (TF32) rounded up to 16 bytes, so that every column
- * of a tile starts 16-byte aligned, as cuBLAS's tensor-core kernels need (a
- * TF32 SGEMM whose columns are 4 bytes off runs 3 times slower on an H200;
- * docs/PERFORMANCE.md, session 39). The planner counts it (plan.c
- * tile_bytes). The staging buffers on the host stay packed. */
+ * the plan's pad_lines (TF32, most DGEMMs: backend.h ooc_tiles_aligned)
+ * rounded up to 16 bytes, so that every column of a tile starts 16-byte
+ * aligned, as cuBLAS's fast kernels need (a TF32 SGEMM whose columns are 4
+ * bytes off runs 3 times slower on an H200; docs/PERFORMANCE.md, session
+ * 39). The planner counts it (plan.c tile_bytes). The staging buffers on
+ * the host stay packed. */
 static inline size_t dev_pitch(const pipe_t *P, size_t width)
 {
     return P->pl->pad_lines ? (width + 15) & ~(size_t)15 : width;

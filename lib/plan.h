@@ -65,8 +65,9 @@ typedef struct {
     int through_out_ok;       /* C, when staged, comes out through through_bufs buffers of through_chunk
                                * bytes, not the ring's out-slots (C is in memory and that was not refused) */
     int pad_lines;            /* the tiles' lines on device pitches of 16 bytes and op(B)'s chunks and A's
-                               * k-pieces starting at multiples of 8 elements (plan.pad_lines): the multiply
-                               * runs on tensor cores that need its columns 16-byte aligned (TF32) */
+                               * k-pieces starting at multiples of 8 elements (plan.pad_lines): cuBLAS runs
+                               * faster on columns 16-byte aligned (TF32; DGEMM but its NT pair:
+                               * backend.h ooc_tiles_aligned) */
 } ooc_plan_input_t;
 
 #define OOC_PLAN_STRIDED_A 1

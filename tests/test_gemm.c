@@ -680,11 +680,12 @@ static void test_last_piece_cols(void)
     H = saved;
 }
 
-/* TF32 (OOC_MATH_TF32): the device tiles are 16-byte aligned (cuBLAS's
- * tensor-core kernels need it: a TF32 SGEMM whose columns are 4 bytes off
- * runs 3 times slower on an H200): every line of a tile on a pitch of 16
- * bytes, op(B)'s chunks and a block's k-pieces starting at multiples of 8
- * elements (plan.h pad_lines). The host backend refuses a tile multiply
+/* TF32 (OOC_MATH_TF32), and FP64 but for cuBLAS's op pair NT (backend.h
+ * ooc_tiles_aligned): the device tiles are 16-byte aligned (cuBLAS's fast
+ * kernels need it: a TF32 SGEMM whose columns are 4 bytes off runs 3 times
+ * slower on an H200, a DGEMM some 15%): every line of a tile on a pitch of
+ * 16 bytes, op(B)'s chunks and a block's k-pieces starting at multiples of
+ * 8 elements (plan.h pad_lines). The host backend refuses a tile multiply
  * that is not (OOC_HOST_ALIGNED); odd sizes, every layout and op pair, the
  * plans that cut tiles: a lead block by op(B)'s chunks, A in k-pieces (the
  * last by C's columns), one block whose pieces op(B)'s rows follow, staged
@@ -700,21 +701,25 @@ static void test_aligned_tiles(void)
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICES, 1), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND), OOC_SUCCESS);
     tf32_inputs = 1;
-    for (int v = 0; v < 5; v++)
-        for (int l = 0; l < 2; l++)
-            for (int a = 0; a < 2; a++) {
-                int b = (a + v + l) % 2;
-                mem_t mem = v == 3 ? MEM_PAGEABLE : MEM_PINNED;
-                int64_t rows = v == 2 ? 4096 : 96, budget = v == 4 ? 200 << 10 : 0;
-                CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, v < 3 ? 8 : 0), OOC_SUCCESS);
-                CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, v == 1 ? 3 : v == 2 ? 5 : 0), OOC_SUCCESS);
-                case_t c = {OOC_R32, LAYOUTS[l], OPS[a], OPS[b], 389, 203, 613, (a + b) % 2, 1.5, (a + l) % 2 ? 0.0 : 0.5,
-                            mem, mem, mem, budget, rows, 0, 0, 0};
-                ooc_stats_t st = run_case(&c);
-                if (v == 1) CU_ASSERT(st.a_pieces == 3 && st.c_chunks == 8);
-                if (v == 2) CU_ASSERT(st.a_pieces == 5 && st.blocks == 1 && st.b_follow == 1);
-                if (v == 4) CU_ASSERT(st.panels > 1);
-            }
+    for (int f = 0; f < 2; f++)
+        for (int v = 0; v < 5; v++)
+            for (int l = 0; l < 2; l++)
+                for (int a = 0; a < 2; a++) {
+                    int b = (a + v + l + f) % 2;
+                    /* FP64 (f): aligned but for cuBLAS's op pair NT (op(A) N,
+                     * op(B) T column-major; A T, B N row-major), left packed */
+                    if (f && (l ? b == 0 && a == 1 : a == 0 && b == 1)) continue;
+                    mem_t mem = v == 3 ? MEM_PAGEABLE : MEM_PINNED;
+                    int64_t rows = v == 2 ? 4096 : 96, budget = v == 4 ? 200 << 10 : 0;
+                    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, v < 3 ? 8 : 0), OOC_SUCCESS);
+                    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, v == 1 ? 3 : v == 2 ? 5 : 0), OOC_SUCCESS);
+                    case_t c = {f ? OOC_R64 : OOC_R32, LAYOUTS[l], OPS[a], OPS[b], 389, 203, 613, (a + b) % 2, 1.5,
+                                (a + l) % 2 ? 0.0 : 0.5, mem, mem, mem, budget, rows, 0, 0, 0};
+                    ooc_stats_t st = run_case(&c);
+                    if (v == 1) CU_ASSERT(st.a_pieces == 3 && st.c_chunks == 8);
+                    if (v == 2) CU_ASSERT(st.a_pieces == 5 && st.blocks == 1 && st.b_follow == 1);
+                    if (v == 4) CU_ASSERT(st.panels > 1);
+                }
     tf32_inputs = 0;
     ooc_destroy(H);
     unsetenv("OOC_HOST_ALIGNED");
