@@ -174,6 +174,12 @@ run_bad_says "--block-rows 99999999999999999999" "--block-rows: '999999999999999
 run_bad_says "-m 99999999999999999999" "-m: '99999999999999999999' is too large" \
     run --backend host -m 99999999999999999999 -n 10 -k 10
 run_bad "too large" run --backend host -m 9000000000 -n 10 -k 9000000000
+# a seed takes every 64-bit value; 2^64 is too large (it was "not a
+# non-negative integer"), -1 is not one
+run_bad_says "--seed 2^64" "--seed: '18446744073709551616' is too large \(out of range: at most 18446744073709551615\)" \
+    gen "$tmp/seed.npy" --rows 2 --cols 2 --seed 18446744073709551616
+run_bad_says "--seed -1" "--seed: '-1' is not a non-negative integer" run --backend host -m 2 -n 2 -k 2 --seed -1
+run_ok "--seed 2^64 - 1" -m 20 -n 10 -k 5 --seed 18446744073709551615 --no-floor
 run_bad "unknown subcommand" frobnicate
 run_bad "no subcommand"
 
@@ -381,10 +387,11 @@ else
     fail "bench --backend host" "$(cat "$tmp/out" "$tmp/err")"
 fi
 if "$OOCGEMM" bench -m 200 -n 100 -k 50 --backend host --repeat 1 --csv >"$tmp/out" 2>"$tmp/err" &&
-    [ "$(head -n 1 "$tmp/out" | tr -cd ',' | wc -c)" -eq "$(sed -n 2p "$tmp/out" | tr -cd ',' | wc -c)" ]; then
-    pass "bench --csv"
+    [ "$(head -n 1 "$tmp/out" | tr -cd ',' | wc -c)" -eq "$(sed -n 2p "$tmp/out" | tr -cd ',' | wc -c)" ] &&
+    [ "$(sed -n 2p "$tmp/out" | cut -d, -f13,14)" = "," ] && [ -n "$(sed -n 2p "$tmp/out" | cut -d, -f15)" ]; then
+    pass "bench --csv (a CPU floor: no bandwidths, empty as JSON's null; the in-core rate given)"
 else
-    fail "bench --csv" "$(cat "$tmp/out" "$tmp/err")"
+    fail "bench --csv (or a CPU floor's bandwidths not empty)" "$(cat "$tmp/out" "$tmp/err")"
 fi
 
 # bench --devices on the host backend (simulated devices): ours on all of

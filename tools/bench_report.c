@@ -176,8 +176,8 @@ void bench_print_csv(FILE *f, const bench_result_t *res)
                 o->layout == OOC_COL_MAJOR ? "col" : "row", op_letter(o->ta), op_letter(o->tb), (long long)o->m,
                 (long long)o->n, (long long)o->k, o->alpha, o->beta, o->pinned ? "pinned" : "pageable",
                 res->backend);
-        csv_num(f, fl->bw_h2d, fl->have);
-        csv_num(f, fl->bw_d2h, fl->have);
+        csv_num(f, fl->bw_h2d, fl->have && !fl->cpu); /* (a CPU floor has no copies: empty, as JSON's null) */
+        csv_num(f, fl->bw_d2h, fl->have && !fl->cpu);
         csv_num(f, fl->rate, fl->have);
         csv_num(f, fl->floor_s, fl->have);
         if (mt == NULL) {

@@ -170,8 +170,10 @@ int parse_seed(const char *cmd, const char *s, uint64_t *out)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*s < '0' || *s > '9' || *end != '\0' || errno == ERANGE)
+    if (*s < '0' || *s > '9' || *end != '\0')
         return usage_error(cmd, "--seed: '%s' is not a non-negative integer", s), -1;
+    if (errno == ERANGE) /* digits past 64 bits: say so, as parse_int does */
+        return usage_error(cmd, "--seed: '%s' is too large (out of range: at most 18446744073709551615)", s), -1;
     *out = (uint64_t)v;
     return 0;
 }
