@@ -162,7 +162,8 @@ def draw_files(rng, args):
     beta = rng.choice(["0", "0", "1", "-0.5"])
     job = dict(dtype=dtype, m=m, n=n, k=k, ta=ta, tb=tb, alpha=rng.choice(["1", "-2", "0.5"]), beta=beta,
                out_layout=out_layout, out_raw=rng.random() < 0.3, operands={},
-               # TF32 (single precision): its device tiles are padded (plan.h pad_lines)
+               # TF32 (single precision): its device tiles are padded (plan.h pad_lines), as
+               # float64's are but for cuBLAS's op pair NT (backend.h ooc_tiles_aligned)
                tf32=dtype in "sc" and rng.random() < 0.3)
     for name, rows, cols, op in (("A", m, k, ta), ("B", k, n, tb), ("C0", m, n, "N")):
         if name == "C0" and beta == "0":

@@ -72,7 +72,9 @@ ooc_handle_t *handle_like(ooc_handle_t *h, int device, ooc_backend_t backend)
  * rounded down to a multiple of 8 from 8 on: cuBLAS's tensor-core kernels
  * run an m or k that is not a multiple of 16 bytes at a third of the rate
  * (TF32) or three quarters (FP64) on an H200, which the library does not
- * (backend_cuda.c c_gemm), so that is not the limit; a failure
+ * (backend_cuda.c c_gemm; but for DGEMM's op pair NT, whose aligned
+ * kernels ran slower still: backend.h ooc_tiles_aligned), so that is not
+ * the limit; a failure
  * leaves it unknown, with a warning unless quiet. The physical limit is
  * cuBLAS's: on the custom backend (our own kernels) it is measured on a
  * cuBLAS handle of the same devices and math mode. */
