@@ -579,11 +579,12 @@ OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_devic
 /**
  * @brief Say what computes the handle's blocks, as one word: its backend
  * (resolved as a multiply would resolve ::OOC_BACKEND_AUTO), the BLAS
- * library's version, the kind of each device and this library's version,
- * e.g. "cublas/13.1.0/sm_90x132/ooc-0.1.0" (cuBLAS 13.1.0, compute
- * capability 9.0 with 132 SMs; several kinds joined by '+'),
- * "custom/13.1.0/sm_90x132/ooc-0.1.0" (our kernels; complex tiles use
- * cuBLAS) or "host/openblas-0.3.21/Haswell/2-threads/ooc-0.1.0" (OpenBLAS,
+ * library's version, the kind of each device and this library's version
+ * with its summation scheme (+sumN: how a block's sums are cut, bumped when
+ * that changes), e.g. "cublas/13.1.0/sm_90x132/ooc-0.1.0+sum2" (cuBLAS
+ * 13.1.0, compute capability 9.0 with 132 SMs; several kinds joined by '+'),
+ * "custom/13.1.0/sm_90x132/ooc-0.1.0+sum2" (our kernels; complex tiles use
+ * cuBLAS) or "host/openblas-0.3.21/Haswell/2-threads/ooc-0.1.0+sum2" (OpenBLAS,
  * the kernels it chose for the CPU and its threads: each rounds otherwise).
  * Two handles with one id compute every
  * block of a plan to the same bytes (cuBLAS promises this for one version on

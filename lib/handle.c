@@ -248,14 +248,24 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
     return OOC_SUCCESS;
 }
 
+/* How this build sums a block: bumped with every change that gives a block
+ * other last bits (a tile's multiply split otherwise, padding that moves
+ * cuBLAS to other kernels: backend.h ooc_tiles_aligned, k-pieces' bounds),
+ * so that a resume refuses a journal whose blocks an earlier build summed
+ * otherwise, as it refuses another backend's, even while the version stays.
+ * 2: float64 tiles aligned and split (docs/PERFORMANCE.md session 40); ids
+ * before it ended in the version alone. */
+#define OOC_SUM_SCHEME "2"
+
 static int kind_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int)); }
 
 ooc_status_t ooc_handle_id(ooc_handle_t *h, int cplx, char id[OOC_COMPUTE_ID_MAX])
 {
     const size_t cap = OOC_COMPUTE_ID_MAX;
-    /* this library's version ends it: its pipeline decides how a block is
-     * summed (pieces, chunks, our kernels), and may change with it */
-    const char *lib = "/ooc-" PACKAGE_VERSION;
+    /* this library's version and summation scheme end it: its pipeline
+     * decides how a block is summed (pieces, chunks, our kernels), and may
+     * change with it */
+    const char *lib = "/ooc-" PACKAGE_VERSION "+sum" OOC_SUM_SCHEME;
     OOC_FORWARD(ooc_handle_backend(h));
     if (h->be_kind == OOC_BACKEND_HOST) {
         char part[OOC_COMPUTE_ID_MAX - 64];
