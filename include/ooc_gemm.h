@@ -484,6 +484,11 @@ typedef struct {
                                   first block's pieces of A, each piece multiplied once its rows of op(B) were
                                   there (the planner's choice for few rows and a large op(B), pinned, on one
                                   device); 0 when op(B) went up whole first */
+    int32_t aligned_tiles;   /**< 1 when the device tiles' lines were on pitches of 16 bytes and a tile
+                                  multiply whose m or k is not a multiple of 16 bytes was split, for cuBLAS's
+                                  fast kernels: FP32 in TF32 math, and FP64 on cuBLAS but for its op pair NT
+                                  (op(A) N, op(B) T column-major; op(A) T, op(B) N row-major), which ran slower
+                                  so; 0: packed and whole */
 } ooc_stats_t;
 
 /**

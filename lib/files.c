@@ -434,6 +434,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
         h->stats.blocks = plan->m_blocks;
         h->stats.panels = plan->n_panels * plan->k_panels;
         h->stats.a_resident = plan->swap;
+        h->stats.aligned_tiles = plan->pad_lines;
     }
     h->have_stats = 1;
     return OOC_SUCCESS;

@@ -548,6 +548,7 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->a_pieces = plan->a_pieces;
     s->c_chunks = plan->a_pieces > 1 ? plan->b_chunks : 1;
     s->b_follow = ooc_pipe_b_follows(plan, p->B.pinned, share_b);
+    s->aligned_tiles = plan->pad_lines;
     s->b_shared = share_b;
     s->probe_host_gbps = h->peer.rates ? h->peer.host_gbps : 0;
     s->probe_peer_gbps = h->peer.rates ? h->peer.peer_gbps : 0;

@@ -423,12 +423,13 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
     else
         fprintf(out,
                 "plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
-                "%sring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s%s\n",
+                "%sring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s%s%s\n",
                 st->a_resident ? "op(A) resident, op(B) streamed (C^T = op(B)^T op(A)^T): " : "",
                 (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
                 (long long)st->panels, (long long)st->blocks, pieces, (int)st->ring_depth, (int)st->streams,
                 st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no", host ? "block buffers" : "device",
-                human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2), through);
+                human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2), through,
+                st->aligned_tiles ? ", tiles 16-byte aligned" : "");
     if (st->traced) {
         fprintf(out, "timeline: %.3g s from first to last %s; ", st->trace_wall, host ? "operation" : "device op");
         print_busy(out, host, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,
