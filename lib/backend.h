@@ -58,13 +58,29 @@ static inline const char *ooc_dtype_word(ooc_dtype_t t)
  * 39 and 40): TF32 SGEMM at a third (FP32 in TF32 math: always); DGEMM
  * aligned and split ran 3-23% faster in 11 of 13 shapes of the op pairs
  * NN, TN and TT (two lost 1%), but 1-15% slower in all 4 of the pair NT
- * (first operand N, second T): left packed and whole there. Complex types
+ * (first operand N, second T): left packed and whole there, unless the
+ * planner transposes the second on the device (ooc_resident_transposed,
+ * below: the call is NN then). Complex types
  * (complex64 in TF32 too) and FP32 on the CUDA cores: no gain measured. */
 static inline int ooc_tiles_aligned(ooc_dtype_t t, int tf32, int x_trans, int y_trans)
 {
     if (t == OOC_R32) return tf32;
     if (t == OOC_R64) return x_trans || !y_trans;
     return 0;
+}
+
+/* Whether the resident operand lies transposed on the device (plan.h
+ * b_transposed): DGEMM of cuBLAS's pair NT, where the resident operand is
+ * the call's second (the pipeline's problem column-major, op(B) resident).
+ * The call then is NN, on aligned tiles split as above: an H200 ran odd NT
+ * tiles at 49-55 TFLOP/s, the same tiles NN aligned and split at 55-63
+ * (12 of 13 shapes 1.09-1.33 times faster, one 0.99), and the transpose
+ * takes 1-3% of a panel's multiply once per panel (docs/PERFORMANCE.md,
+ * session 41). Where the resident operand is the first (the pipeline's
+ * problem row-major) the pair would become TT, no faster: left as it was. */
+static inline int ooc_resident_transposed(ooc_dtype_t t, int col_major, int x_trans, int y_trans)
+{
+    return t == OOC_R64 && col_major && !x_trans && y_trans;
 }
 
 /* One tile multiply: C = alpha*op(A)*op(B) + beta*C on device pointers,
@@ -128,6 +144,11 @@ typedef struct {
      * (peer access enabled), on stream s of this instance */
     ooc_status_t (*copy_peer)(ooc_be_t *be, void *dst, ooc_be_t *peer, const void *src, size_t bytes,
                               ooc_stream_t s, ooc_err_t *err);
+    /* async transpose on stream s of device memory: B (n x m, ldb) = A^T,
+     * A m x n (lda), column-major, elements of `dtype` copied bit for bit;
+     * A and B do not overlap; n at most 2^21 - 32 */
+    ooc_status_t (*transpose)(ooc_be_t *be, ooc_stream_t s, ooc_dtype_t dtype, int m, int n, const void *A, int lda,
+                              void *B, int ldb, ooc_err_t *err);
 } ooc_be_ops_t;
 
 /* Every backend instance starts with its ops table. */

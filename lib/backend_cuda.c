@@ -514,6 +514,22 @@ static ooc_status_t c_copy_peer(ooc_be_t *b, void *dst, ooc_be_t *peer, const vo
     return OOC_SUCCESS;
 }
 
+/* B (n x m) = A^T on the device, our transpose kernel (bit for bit: the
+ * resident operand of a DGEMM of cuBLAS's pair NT, backend.h
+ * ooc_resident_transposed) */
+static ooc_status_t c_transpose(ooc_be_t *b, ooc_stream_t s, ooc_dtype_t dtype, int m, int n, const void *A, int lda,
+                                void *B, int ldb, ooc_err_t *err)
+{
+    (void)b;
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUDA,
+                        "ooc_kernel_transpose launch: failure injected by OOC_FAULT=gemm");
+    int type = dtype == OOC_R32 ? OOC_KT_S : dtype == OOC_R64 ? OOC_KT_D : dtype == OOC_C32 ? OOC_KT_C : OOC_KT_Z;
+    int e = ooc_kernel_transpose(s, type, 0, m, n, A, lda, B, ldb);
+    OOC_RETURN_ERROR_IF(e != 0, err, OOC_ERR_CUDA, "ooc_kernel_transpose (%d x %d): %s", m, n,
+                        cudaGetErrorString((cudaError_t)e));
+    return OOC_SUCCESS;
+}
+
 /* One cuBLAS call, column-major: C (m x n) = alpha op1(X) op2(Y) + beta C. */
 typedef struct {
     cublasOperation_t o1, o2;
@@ -700,7 +716,7 @@ static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     .event_record = c_event_record, .stream_wait = c_stream_wait, .event_sync = c_event_sync,      \
     .event_create_timed = c_event_create_timed, .event_elapsed = c_event_elapsed,                  \
     .range_push = c_range_push, .range_pop = c_range_pop, .copy2d = c_copy2d,                     \
-    .peer_enable = c_peer_enable, .copy_peer = c_copy_peer
+    .peer_enable = c_peer_enable, .copy_peer = c_copy_peer, .transpose = c_transpose
 
 static const ooc_be_ops_t ooc_backend_cuda_ops = {
     .name = "cublas",

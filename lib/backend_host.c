@@ -38,7 +38,7 @@
 #include "joblimits.h"
 #include "regions.h"
 
-typedef enum { OP_COPY, OP_GEMM, OP_WAIT, OP_STAMP } op_kind_t;
+typedef enum { OP_COPY, OP_GEMM, OP_WAIT, OP_STAMP, OP_TRANSPOSE } op_kind_t;
 
 typedef struct hstream hstream_t;
 typedef struct hevent hevent_t;
@@ -57,6 +57,12 @@ typedef struct hop {
             ooc_tile_gemm_t g;
             double alpha[2], beta[2]; /* g.alpha/g.beta point here */
         } gemm;
+        struct {
+            const char *a;
+            char *b;
+            size_t e;
+            int m, n, lda, ldb;
+        } tr;
         struct {
             hstream_t *s;
             uint64_t target;
@@ -158,6 +164,14 @@ static void gemm_now(const ooc_tile_gemm_t *g)
     }
 }
 
+/* B (n x m, ldb) = A^T (A m x n, lda), elements of e bytes */
+static void transpose_now(const char *a, int m, int n, int lda, char *b, int ldb, size_t e)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++)
+            memcpy(b + ((size_t)i * (size_t)ldb + (size_t)j) * e, a + ((size_t)j * (size_t)lda + (size_t)i) * e, e);
+}
+
 static void wait_done(hstream_t *s, uint64_t target)
 {
     pthread_mutex_lock(&s->mu);
@@ -201,6 +215,9 @@ static void *stream_main(void *arg)
                        op->u.copy.width, op->u.copy.height);
             break;
         case OP_GEMM: gemm_now(&op->u.gemm.g); break;
+        case OP_TRANSPOSE:
+            transpose_now(op->u.tr.a, op->u.tr.m, op->u.tr.n, op->u.tr.lda, op->u.tr.b, op->u.tr.ldb, op->u.tr.e);
+            break;
         case OP_WAIT: wait_done(op->u.wait.s, op->u.wait.target); break;
         case OP_STAMP: {
             struct timespec ts;
@@ -580,6 +597,27 @@ static ooc_status_t h_gemm(ooc_be_t *b, ooc_stream_t st, const ooc_tile_gemm_t *
     return enqueue(st, op);
 }
 
+static ooc_status_t h_transpose(ooc_be_t *b, ooc_stream_t st, ooc_dtype_t dtype, int m, int n, const void *A, int lda,
+                                void *B, int ldb, ooc_err_t *err)
+{
+    OOC_FORWARD(sticky((hbe_t *)b, "transpose", err));
+    OOC_RETURN_ERROR_IF(ooc_fault_hit(OOC_FAULT_GEMM), err, OOC_ERR_CUDA,
+                        "transpose (%d x %d): failure injected by OOC_FAULT=gemm (host backend)", m, n);
+    OOC_RETURN_ERROR_IF(m < 0 || n < 0 || lda < (m > 1 ? m : 1) || ldb < (n > 1 ? n : 1), err, OOC_ERR_INTERNAL,
+                        "transpose (%d x %d, ld %d %d): a leading dimension too small", m, n, lda, ldb);
+    if (m == 0 || n == 0) return OOC_SUCCESS;
+    hop_t *op;
+    OOC_FORWARD(new_op(OP_TRANSPOSE, &op, err));
+    op->u.tr.a = A;
+    op->u.tr.b = B;
+    op->u.tr.e = ooc_dtype_size(dtype);
+    op->u.tr.m = m;
+    op->u.tr.n = n;
+    op->u.tr.lda = lda;
+    op->u.tr.ldb = ldb;
+    return enqueue(st, op);
+}
+
 /* Simulated devices share the process's memory: any may read another's. */
 static ooc_status_t h_peer_enable(ooc_be_t *b, ooc_be_t *peer, int *ok, ooc_err_t *err)
 {
@@ -632,4 +670,5 @@ const ooc_be_ops_t ooc_backend_host_ops = {
     .gemm = h_gemm,
     .peer_enable = h_peer_enable,
     .copy_peer = h_copy_peer,
+    .transpose = h_transpose,
 };

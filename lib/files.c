@@ -435,6 +435,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
         h->stats.panels = plan->n_panels * plan->k_panels;
         h->stats.a_resident = plan->swap;
         h->stats.aligned_tiles = plan->pad_lines;
+        h->stats.resident_transposed = plan->b_transposed;
     }
     h->have_stats = 1;
     return OOC_SUCCESS;

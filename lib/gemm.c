@@ -312,7 +312,7 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
                           p->dtype == OOC_C32 || p->dtype == OOC_C64, h->ndev, 0.0,
                           (int)h->param[OOC_PARAM_A_PIECES], {0, 0},
                           /* the planner counts the buffers' alignment for the ring it tries */
-                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}, 0, 0, 0};
+                          ooc_res_slack(0), ooc_res_slack(1) - ooc_res_slack(0), 0, 0, {0, 0}, 0, 0, 0, {0, 0}};
     /* how the copies lie in each orientation: the problem, and its transpose
      * as the pipeline would run it */
     ooc_problem_t t = *p;
@@ -351,9 +351,18 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
      * -> 0.0924 s; DGEMM 7001 x 11003 x 9005 TN: 0.0406 -> 0.0343 s. Our
      * own DGEMM kernel (custom) was not measured so: its tiles stay packed */
     int rm = p->layout == OOC_ROW_MAJOR;
-    x.pad_lines = ooc_tiles_aligned(p->dtype, h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32,
-                                    (rm ? p->tb : p->ta) != OOC_OP_N, (rm ? p->ta : p->tb) != OOC_OP_N) &&
-                  !(p->dtype == OOC_R64 && h->be_kind == OOC_BACKEND_CUSTOM);
+    int x_tr = (rm ? p->tb : p->ta) != OOC_OP_N, y_tr = (rm ? p->ta : p->tb) != OOC_OP_N;
+    int own = p->dtype == OOC_R64 && h->be_kind == OOC_BACKEND_CUSTOM;
+    x.pad_lines = ooc_tiles_aligned(p->dtype, h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32, x_tr, y_tr) && !own;
+    /* DGEMM's pair NT: op(B) transposed on the device where that makes the
+     * call NN (backend.h ooc_resident_transposed), then aligned and split:
+     * in the orientation that runs the problem column-major (0: the
+     * caller's layout, 1: the transposed problem, the other layout). Not
+     * when m, n and k are even: the NT tiles are aligned then (8192^3 ran
+     * as fast NT as NN), and the transpose would be work for nothing */
+    int odd = (int)((p->m | p->n | p->k) & 1);
+    x.b_transpose[0] = ooc_resident_transposed(p->dtype, !rm, x_tr, y_tr) && !own && odd;
+    x.b_transpose[1] = ooc_resident_transposed(p->dtype, rm, x_tr, y_tr) && !own && odd;
     *in = x;
     *dev_budget = dev;
     *host_budget = host;
@@ -549,6 +558,7 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     s->c_chunks = plan->a_pieces > 1 ? plan->b_chunks : 1;
     s->b_follow = ooc_pipe_b_follows(plan, p->B.pinned, share_b);
     s->aligned_tiles = plan->pad_lines;
+    s->resident_transposed = plan->b_transposed;
     s->b_shared = share_b;
     s->probe_host_gbps = h->peer.rates ? h->peer.host_gbps : 0;
     s->probe_peer_gbps = h->peer.rates ? h->peer.peer_gbps : 0;

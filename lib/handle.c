@@ -253,9 +253,10 @@ ooc_status_t ooc_handle_backend(ooc_handle_t *h)
  * cuBLAS to other kernels: backend.h ooc_tiles_aligned, k-pieces' bounds),
  * so that a resume refuses a journal whose blocks an earlier build summed
  * otherwise, as it refuses another backend's, even while the version stays.
- * 2: float64 tiles aligned and split (docs/PERFORMANCE.md session 40); ids
- * before it ended in the version alone. */
-#define OOC_SUM_SCHEME "2"
+ * 2: float64 tiles aligned and split (docs/PERFORMANCE.md session 40); 3:
+ * float64 of cuBLAS's pair NT with op(B) transposed on the device, then
+ * aligned and split (session 41); ids before 2 ended in the version alone. */
+#define OOC_SUM_SCHEME "3"
 
 static int kind_cmp(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int)); }
 

@@ -89,7 +89,9 @@ ooc_status_t ooc_multi_run(ooc_dev_t *devs, int ndev, ooc_pool_t *pool, const oo
     M->pl = pl;
     M->hooks = hooks;
     ooc_queue_init(&M->queue, pl, hooks ? hooks->done : NULL, ndev);
-    M->queue.share = hooks && hooks->share_b && ndev > 1;
+    /* (op(B) transposed on the device: each device puts up its own; a chunk
+     * of it, rows of op(B), is not a run of its device lines to copy) */
+    M->queue.share = hooks && hooks->share_b && ndev > 1 && !pl->b_transposed;
     pthread_mutex_init(&M->mu, NULL);
     pthread_t threads[OOC_MAX_DEVICES];
     int started = 0;

@@ -219,7 +219,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.hooks = hooks;
     P.q = queue;
     P.rank = rank;
-    P.share = queue->share; /* set by multi.c only for several devices */
+    P.share = queue->share; /* set by multi.c only for several devices (never with op(B) transposed) */
     P.e = ooc_dtype_size(p->dtype);
     P.R = pl->ring;
     P.va = make_view(&p->A, p->layout, p->ta, P.e);
@@ -258,6 +258,14 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         P.ev_pin[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * j];
         P.ev_pgemm[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * j + 1];
     }
+    /* op(B) transposed on the device: its two scratch buffers (multiples of ALIGN) */
+    P.btr = pl->b_transposed;
+    for (int u = 0; P.btr && u < 2; u++) {
+        P.dT[u] = d;
+        d += align_up((size_t)pl->dev_b_scratch_bytes);
+        P.ev_tin[u] = res->events[PIPE_EVENTS_TR(pl) + u];
+        P.ev_tr[u] = res->events[PIPE_EVENTS_TR(pl) + 2 + u];
+    }
     for (int j = 0; j < OOC_MAX_B_CHUNKS; j++) {
         P.ev_b[j] = res->events[3 * P.R + j];
         P.ev_cpart[j] = res->events[3 * P.R + OOC_MAX_B_CHUNKS + 2 * P.RA + j];
@@ -293,6 +301,8 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.s_out = res->streams[1];
     P.ncomp = pl->streams - 2;
     for (int c = 0; c < P.ncomp; c++) P.s_comp[c] = res->streams[2 + c];
+    /* (the first turn's multiply, which needs op(B) first, is on it too) */
+    P.s_tr = P.s_comp[0];
     P.s_stage = P.th_n ? res->streams[pl->streams] : NULL;
     P.s_unstage = P.tho_n ? res->streams[PIPE_STREAMS_IN(pl)] : NULL;
     pthread_mutex_init(&P.mu, NULL);
@@ -307,6 +317,8 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
         uint64_t lines_b = (uint64_t)(pl->kb > pl->nb ? pl->kb : pl->nb);
         uint64_t slot_lines = pl->pin_in_slot_bytes / (P.e * lines_b);
         uint64_t b_ops = 2 * OOC_MAX_B_CHUNKS + 2 + (p->B.pinned ? 0 : lines_b / (slot_lines ? slot_lines : 1));
+        /* transposed: each piece of those, or of the scratch buffer's lines, a copy and a transpose */
+        if (pl->b_transposed) b_ops = 3 * b_ops + 2 * (pl->dev_b_bytes / pl->dev_b_scratch_bytes + 1);
         uint64_t per_block = pl->a_pieces > 1 ? 2 + 2 * (uint64_t)(pl->a_pieces + pl->b_chunks - 1) : 3;
         if (P.th_a) per_block += (uint64_t)pl->dev_a_slot_bytes / P.th_chunk + 2;
         if (P.th_cin) per_block += (uint64_t)pl->dev_c_slot_bytes / P.th_chunk + 2;

@@ -58,8 +58,9 @@ typedef struct {
      * C out through the cache (pipeline_int.h PIPE_STREAMS) */
     ooc_stream_t streams[OOC_MAX_STREAMS + 2];
     int nstreams;
-    /* at most 6 per slot, 2 per chunk of op(B), 1 per staging and unstaging buffer (PIPE_EVENTS) */
-    ooc_event_t events[6 * OOC_MAX_RING + 2 * OOC_MAX_B_CHUNKS + 2 * OOC_PLAN_MAX_THROUGH_BUFS];
+    /* at most 6 per slot, 2 per chunk of op(B), 1 per staging and unstaging buffer, 4 for a transposed
+     * op(B) (PIPE_EVENTS) */
+    ooc_event_t events[6 * OOC_MAX_RING + 2 * OOC_MAX_B_CHUNKS + 2 * OOC_PLAN_MAX_THROUGH_BUFS + 4];
     int nevents;
 } ooc_res_t;
 

@@ -25,7 +25,9 @@
 /* then, with the reader's buffers: ev_ain per ring slot, one per buffer */
 #define PIPE_EVENTS_IN(pl) (PIPE_EVENTS_BASE(pl) + (PIPE_READER_CHUNK(pl) ? (pl)->ring + PIPE_READER_BUFS(pl) : 0))
 /* then, with staged C out through the cache (plan.h through_out_chunk): one per buffer */
-#define PIPE_EVENTS(pl) (PIPE_EVENTS_IN(pl) + ((pl)->through_out_chunk ? (pl)->through_out_bufs : 0))
+#define PIPE_EVENTS_TR(pl) (PIPE_EVENTS_IN(pl) + ((pl)->through_out_chunk ? (pl)->through_out_bufs : 0))
+/* then, with op(B) transposed on the device (plan.h b_transposed): ev_tin and ev_tr per scratch buffer */
+#define PIPE_EVENTS(pl) (PIPE_EVENTS_TR(pl) + ((pl)->b_transposed ? 4 : 0))
 /* the plan's streams, then the staging stream of staged A through the cache, then the unstaging stream
  * of staged C through the cache */
 #define PIPE_STREAMS_IN(pl) ((pl)->streams + (PIPE_READER_CHUNK(pl) ? 1 : 0))
@@ -167,6 +169,16 @@ typedef struct {
     char *tho_buf[OOC_PLAN_MAX_THROUGH_BUFS];
     ooc_event_t tho_ev[OOC_PLAN_MAX_THROUGH_BUFS];
     ooc_stream_t s_unstage;
+    /* op(B) transposed on the device (plan.h b_transposed): its lines as
+     * stored (rows of op(B)) go up a piece at a time into scratch buffer
+     * u = n mod 2 (ev_tin[u]: copied), from which s_tr (the first compute
+     * stream) transposes them into dB (ev_tr[u]: the buffer is free again),
+     * where op(B)'s lines are its columns */
+    int btr;
+    char *dT[2];
+    ooc_event_t ev_tin[2], ev_tr[2];
+    int64_t tr_used;     /* pieces sent through the scratch buffers so far */
+    ooc_stream_t s_tr;
 } pipe_t;
 
 /* Bracket a device op on stream s for the trace (no-ops when not tracing). */
@@ -203,6 +215,24 @@ static inline size_t dev_pitch(const pipe_t *P, size_t width)
 static inline size_t dev_at(const pipe_t *P, int lines, size_t width, size_t l)
 {
     return lines ? l * dev_pitch(P, width) : l * P->e;
+}
+
+/* op(B)'s panel (rb: its rectangle as stored) on the device: the width in
+ * bytes of a device line (the stored lines', or with btr its columns'),
+ * the element pitch the multiplies read it with, and where its row k and
+ * its column c start (bytes from dB). */
+static inline int b_dev_cols(const pipe_t *P) { return P->vb.rows_contig ^ P->btr; } /* lines are columns */
+static inline size_t b_dev_width(const pipe_t *P, const rect_t *rb)
+{
+    return P->btr ? rb->height * P->e : rb->width;
+}
+static inline size_t b_dev_row(const pipe_t *P, const rect_t *rb, size_t k)
+{
+    return dev_at(P, !b_dev_cols(P), b_dev_width(P, rb), k);
+}
+static inline size_t b_dev_col(const pipe_t *P, const rect_t *rb, size_t c)
+{
+    return dev_at(P, b_dev_cols(P), b_dev_width(P, rb), c);
 }
 
 /* Part j of `parts` of [0, total) (op(B)'s chunks, a block's k-pieces):

@@ -21,6 +21,51 @@ static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, siz
     part_of(P, height, (size_t)P->pl->b_chunks, (size_t)j, l0, l1);
 }
 
+/* The most lines of op(B) one transpose takes (ooc_be_ops_t transpose: n
+ * at most 2^21 - 32) */
+#define TR_MAX_LINES ((size_t)1 << 20)
+
+/* Lines [l0, l0 + h) of op(B)'s panel as stored (rb), from src (pitch
+ * spitch), into dB on the in stream: straight, or with btr (lines: rows of
+ * op(B)) a piece at a time through the two scratch buffers, from which s_tr
+ * transposes each into its place (its rows in dB, whose lines are op(B)'s
+ * columns). Once s_in (without btr) or s_tr (with) has done what is issued
+ * here, the lines are in place. */
+static ooc_status_t b_lines_up(pipe_t *P, const rect_t *rb, size_t l0, size_t h, const char *src, size_t spitch,
+                               const char *name, ooc_err_t *err)
+{
+    const ooc_be_ops_t *o = P->o;
+    size_t tp = dev_pitch(P, rb->width);
+    if (!P->btr) {
+        int tr = TR_START(P, P->s_in);
+        OOC_FORWARD(o->copy2d(P->be, P->dB + l0 * tp, tp, src, spitch, rb->width, h, OOC_H2D, P->s_in, err));
+        TR_END(P, P->s_in, tr, name, OOC_LANE_IN, P->g0);
+        return OOC_SUCCESS;
+    }
+    size_t cap = (size_t)P->pl->dev_b_scratch_bytes / tp; /* (>= 1 line: plan.c b_scratch) */
+    if (cap > TR_MAX_LINES) cap = TR_MAX_LINES;
+    OOC_RETURN_ERROR_IF(cap == 0, err, OOC_ERR_INTERNAL, "transpose buffer (%llu bytes) smaller than a line of B (%zu)",
+                        (unsigned long long)P->pl->dev_b_scratch_bytes, tp);
+    int ldt = (int)(dev_pitch(P, b_dev_width(P, rb)) / P->e);
+    for (size_t at = 0; at < h; at += cap) {
+        size_t n = h - at < cap ? h - at : cap;
+        int u = (int)(P->tr_used++ % 2);
+        /* buffer u's last transpose has read it (an event never recorded is complete) */
+        OOC_FORWARD(o->stream_wait(P->be, P->s_in, P->ev_tr[u], err));
+        int tr = TR_START(P, P->s_in);
+        OOC_FORWARD(o->copy2d(P->be, P->dT[u], tp, src + at * spitch, spitch, rb->width, n, OOC_H2D, P->s_in, err));
+        TR_END(P, P->s_in, tr, name, OOC_LANE_IN, P->g0);
+        OOC_FORWARD(o->event_record(P->be, P->ev_tin[u], P->s_in, err));
+        OOC_FORWARD(o->stream_wait(P->be, P->s_tr, P->ev_tin[u], err));
+        tr = TR_START(P, P->s_tr);
+        OOC_FORWARD(o->transpose(P->be, P->s_tr, P->p->dtype, (int)(rb->width / P->e), (int)n, P->dT[u],
+                                 (int)(tp / P->e), P->dB + b_dev_row(P, rb, l0 + at), ldt, err));
+        TR_END(P, P->s_tr, tr, "transpose B", OOC_LANE_COMPUTE, P->g0);
+        OOC_FORWARD(o->event_record(P->be, P->ev_tr[u], P->s_tr, err));
+    }
+    return OOC_SUCCESS;
+}
+
 /* Upload the resident panel op(B)[k0:k1, c0:c1] into dB (stream in), chunk
  * by chunk, recording ev_b[j] when chunk j is there. op(B) shared: only
  * this device's chunks come from the host (each posted for the others);
@@ -32,7 +77,7 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
 {
     *stopped = 0;
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
-    size_t db = dev_pitch(P, rb.width);
+    size_t db = dev_pitch(P, rb.width); /* (shared: never transposed) */
     size_t lines = P->p->B.pinned ? rb.height : P->pl->pin_in_slot_bytes / rb.width;
     OOC_RETURN_ERROR_IF(lines == 0, err, OOC_ERR_INTERNAL, "staging slot (%llu bytes) smaller than a line of B (%zu)",
                         (unsigned long long)P->pl->pin_in_slot_bytes, rb.width);
@@ -62,18 +107,14 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
                 ooc_pipe_step_end(P, hs, "stage B", OOC_LANE_READ, P->g0);
                 src = P->pin_in[s];
                 spitch = rb.width;
-                int tr = TR_START(P, P->s_in);
-                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * db, db, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
-                TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
+                OOC_FORWARD(b_lines_up(P, &rb, l0, h, src, spitch, "H2D B", err));
                 OOC_FORWARD(P->o->event_record(P->be, P->ev_in[s], P->s_in, err));
             } else {
-                int tr = TR_START(P, P->s_in);
-                OOC_FORWARD(P->o->copy2d(P->be, P->dB + l0 * db, db, src, spitch, rb.width, h, OOC_H2D, P->s_in, err));
-                TR_END(P, P->s_in, tr, "H2D B", OOC_LANE_IN, P->g0);
+                OOC_FORWARD(b_lines_up(P, &rb, l0, h, src, spitch, "H2D B", err));
             }
             ooc_pipe_count(P, rb.width * h, 0, 0, 0);
         }
-        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->s_in, err));
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->btr ? P->s_tr : P->s_in, err));
         if (P->share) ooc_queue_post(P->q, j, P->panel);
     }
     ooc_pipe_advance(P, &P->b_staged, 1);
@@ -220,7 +261,7 @@ static ooc_status_t last_piece_cols(pipe_t *P, int64_t t, const turn_t *u, ooc_s
         if (l1 == l0) continue;
         ooc_tile_gemm_t y = *x;
         y.n = (int)(l1 - l0);
-        y.B = (const char *)x->B + dev_at(P, P->vb.rows_contig, u->rb.width, l0);
+        y.B = (const char *)x->B + b_dev_col(P, &u->rb, l0);
         y.C = (char *)x->C + dev_at(P, P->vc.rows_contig, u->rc.width, l0);
         int tr = TR_START(P, sc);
         OOC_FORWARD(P->o->gemm(P->be, sc, &y, err));
@@ -238,6 +279,11 @@ static ooc_status_t upload_b_rows(pipe_t *P, int64_t k0, int64_t k1, ooc_err_t *
 {
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     rect_t r = rect(&P->vb, P->k0 + k0, P->k0 + k1, P->c0, P->c1);
+    if (P->btr) { /* (its lines are rows of op(B): these rows are lines k0 .. k1) */
+        OOC_FORWARD(b_lines_up(P, &rb, (size_t)k0, r.height, r.ptr, r.pitch, "H2D B (a piece's rows)", err));
+        ooc_pipe_count(P, r.width * r.height, 0, 0, 0);
+        return OOC_SUCCESS;
+    }
     size_t at = dev_at(P, !P->vb.rows_contig, rb.width, (size_t)k0); /* lines: columns, or rows */
     int tr = TR_START(P, P->s_in);
     OOC_FORWARD(P->o->copy2d(P->be, P->dB + at, dev_pitch(P, rb.width), r.ptr, r.pitch, r.width, r.height, OOC_H2D,
@@ -288,7 +334,7 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         x.k = (int)(k1 - k0);
         x.A = P->dA[j];
         x.lda = (int)(dev_pitch(P, rp.width) / P->e);
-        x.B = P->dB + dev_at(P, !P->vb.rows_contig, u->rb.width, (size_t)k0);
+        x.B = P->dB + b_dev_row(P, &u->rb, (size_t)k0);
         if (!first) x.beta = P->unit;
         first = 0;
         if (k1 == depth && P->pl->b_chunks > 1) /* the last piece: by chunks of C's columns */
@@ -302,7 +348,7 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
     }
     /* op(B) followed the pieces: all of it is there once these copies are (the other turns wait) */
     for (int c = 0; P->b_follow && t == 0 && c < P->pl->b_chunks; c++)
-        OOC_FORWARD(o->event_record(be, P->ev_b[c], P->s_in, err));
+        OOC_FORWARD(o->event_record(be, P->ev_b[c], P->btr ? P->s_tr : P->s_in, err));
     /* every copy-in of the block is issued: its staging slot is free once they are done */
     OOC_FORWARD(o->event_record(be, P->ev_in[u->s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);
@@ -335,9 +381,11 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
     if (reuses_slot(P, t) && !P->c_read) /* C part of slot s still being copied out */
         OOC_FORWARD(o->stream_wait(be, sc, P->ev_out[s], err));
     const ooc_problem_t *p = P->p;
-    ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, p->tb, (int)(u.r1 - u.r0), (int)(P->c1 - P->c0),
+    /* (op(B) transposed on the device: read the other way, op N for op T) */
+    ooc_op_t tb = P->btr ? (p->tb == OOC_OP_N ? OOC_OP_T : OOC_OP_N) : p->tb;
+    ooc_tile_gemm_t g = {p->dtype, p->layout, p->ta, tb, (int)(u.r1 - u.r0), (int)(P->c1 - P->c0),
                          (int)(P->k1 - P->k0), p->alpha, P->beta, P->dA[s], P->dB, P->dC[s],
-                         (int)(dev_pitch(P, ra.width) / P->e), (int)(dev_pitch(P, rb.width) / P->e),
+                         (int)(dev_pitch(P, ra.width) / P->e), (int)(dev_pitch(P, b_dev_width(P, &rb)) / P->e),
                          (int)(dev_pitch(P, rc.width) / P->e)};
     /* (pieces: once their copies in are issued, in last_piece_cols) */
     if (cols_out && !piece_cols && !out_slot_free(P, t)) return OOC_ERR_INTERNAL; /* aborted */
@@ -355,7 +403,7 @@ static ooc_status_t issue_rest(pipe_t *P, int64_t t, ooc_err_t *err)
             size_t l0, l1;
             b_chunk_lines(P, rb.height, j, &l0, &l1);
             if (l1 == l0) continue;
-            q.B = P->dB + dev_at(P, 1, rb.width, l0);
+            q.B = P->dB + (P->vb.rows_contig ? b_dev_col(P, &rb, l0) : b_dev_row(P, &rb, l0));
             if (P->vb.rows_contig) { /* lines of op(B) are its columns: C[:, l0:l1] = A B[:, l0:l1] */
                 q.n = (int)(l1 - l0);
                 q.C = P->dC[s] + dev_at(P, P->vc.rows_contig, rc.width, l0);

@@ -47,6 +47,8 @@ typedef struct {
                          * (plan.h through_out_ok), 0: through the out-slots */
     int q_wide;         /* k-pieces for blocks lengthened to wide lines (wide_pieces()), 0 or 1: none */
     int pad;            /* plan.h pad_lines */
+    int btr;            /* plan.h b_transposed (pad then 1) */
+    int pad_t, btr_t;   /* the same for the other orientation */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -66,7 +68,7 @@ static uint64_t addu(uint64_t a, uint64_t b)
 }
 
 typedef struct {
-    uint64_t b, a_slot, c_slot, dev, pin_in, pin_out, host;
+    uint64_t b, b_scratch, a_slot, c_slot, dev, pin_in, pin_out, host;
     int c_read;
     uint64_t th_chunk; /* staged A goes through the cache-sized buffers (0: through the in-slots) */
     uint64_t th_cin;   /* staged C read in goes up through them (0: through the in-slots) */
@@ -86,12 +88,31 @@ static uint64_t tile_bytes(const ctx_t *c, int64_t x, int64_t y)
     return a > b ? a : b;
 }
 
+/* One of the two device buffers through which a transposed op(B) goes up
+ * (plan.h b_transposed): 1/64 of the panel, at most B_SCRATCH bytes,
+ * at least one line of the panel as stored (a row of op(B), on a 16-byte
+ * pitch); a multiple of 256 bytes (the arena's alignment, so that the
+ * buffers need no more slack). The transpose of 16 MiB takes ~10 us on an
+ * H200, its copy up ~0.3 ms: two buffers keep the copies going, and the
+ * two take 1/32 of the panel's room from the blocks (a tight budget
+ * must not lose a panel's columns to them). */
+#define B_SCRATCH ((uint64_t)16 << 20)
+static uint64_t b_scratch(const ctx_t *c, int64_t nb, int64_t kb)
+{
+    if (!c->btr) return 0;
+    uint64_t line = pad16(mulu(c->e, (uint64_t)nb)), all = mulu(line, (uint64_t)kb);
+    uint64_t s = all / 64 < B_SCRATCH ? all / 64 : B_SCRATCH;
+    if (s < line) s = line;
+    return s > UINT64_MAX - 255 ? UINT64_MAX : (s + 255) & ~(uint64_t)255;
+}
+
 static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
 {
     need_t r;
     uint64_t e = c->e, R = (uint64_t)c->ring;
     r.c_read = c->c_in || kb < c->k;
     r.b = tile_bytes(c, kb, nb);
+    r.b_scratch = b_scratch(c, nb, kb);
     /* a device slot holds one k-piece of the block (with pad_lines up to 7
      * deeper than an even share: the pieces start at multiples of 8,
      * pipeline_int.h part_of); a staging slot all of it (packed) */
@@ -101,7 +122,7 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
     r.c_slot = tile_bytes(c, mb, nb);
     uint64_t c_block = mulu(e, mulu((uint64_t)mb, (uint64_t)nb)); /* (packed, staged) */
     uint64_t RA = q > 1 ? OOC_PLAN_PIECE_SLOTS : R; /* pieces: a ring of their own */
-    r.dev = addu(addu(r.b, mulu(R, r.c_slot)), mulu(RA, r.a_slot));
+    r.dev = addu(addu(addu(r.b, mulu(2, r.b_scratch)), mulu(R, r.c_slot)), mulu(RA, r.a_slot));
     /* staged A, whole blocks: through the cache-sized buffers when asked, else in the in-slots */
     r.th_chunk = c->sa && q == 1 ? c->th_chunk : 0;
     r.th_cin = c->sc && r.c_read ? c->th_cin : 0;
@@ -395,6 +416,8 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
         p->b_chunks = copy_out_bound(c, mb) && (c->lines & OOC_PLAN_STRIDED_C) ? (int)min64(OOC_MAX_B_CHUNKS, lines) : 1;
     p->a_slots = p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : c->ring;
     p->pad_lines = c->pad;
+    p->b_transposed = c->btr;
+    p->dev_b_scratch_bytes = r.b_scratch;
     p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
     /* one block in k-pieces on one device: its multiply need not wait for
      * all of op(B) (follow_plan(); also a plan asked for, or resumed) */
@@ -423,7 +446,9 @@ ooc_status_t ooc_plan_check(const ooc_plan_t *p)
         p->ring > OOC_PLAN_MAX_RING || p->b_chunks < 1 || p->b_chunks > OOC_MAX_B_CHUNKS ||
         p->b_chunks > min64(p->kb, p->nb) || p->lead < 1 || p->lead > p->m_blocks || p->tail_rep < 1 ||
         p->tail_rep > OOC_PLAN_MAX_TAIL_REP || (p->tail == 0 && p->tail_rep != 1) || p->a_pieces < 1 ||
-        p->a_pieces > OOC_PLAN_MAX_A_PIECES || p->a_pieces > p->kb || p->a_slots < 2 || p->a_slots > OOC_PLAN_MAX_RING)
+        p->a_pieces > OOC_PLAN_MAX_A_PIECES || p->a_pieces > p->kb || p->a_slots < 2 || p->a_slots > OOC_PLAN_MAX_RING ||
+        (p->b_transposed && (!p->pad_lines || p->dev_b_scratch_bytes == 0 || p->dev_b_scratch_bytes % 256 != 0)) ||
+        (!p->b_transposed && p->dev_b_scratch_bytes != 0))
         return OOC_ERR_INTERNAL;
     if (p->n_panels != ceil_div(p->n, p->nb) || p->k_panels != ceil_div(p->k, p->kb)) return OOC_ERR_INTERNAL;
     /* the body's blocks of mb rows then the tail's shrinking ones tile [0, m)
@@ -603,6 +628,10 @@ static ctx_t swapped(const ctx_t *c)
     s.lines_t = c->lines;
     s.th_chunk = c->th_chunk_t;
     s.th_chunk_t = c->th_chunk;
+    s.pad = c->pad_t;
+    s.pad_t = c->pad;
+    s.btr = c->btr_t;
+    s.btr_t = c->btr;
     return s;
 }
 
@@ -718,7 +747,8 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
                in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1],
-               in->slack0, in->slack_ring, 0, 0, 0, 0, 0, 0, in->pad_lines != 0};
+               in->slack0, in->slack_ring, 0, 0, 0, 0, 0, 0, in->pad_lines != 0 || in->b_transpose[0] != 0,
+               in->b_transpose[0] != 0, in->pad_lines != 0 || in->b_transpose[1] != 0, in->b_transpose[1] != 0};
     int bufs = in->through_bufs;
     if (in->through_chunk && bufs >= 1 && bufs <= OOC_PLAN_MAX_THROUGH_BUFS) {
         c.th_bufs = bufs;

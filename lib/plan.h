@@ -67,7 +67,11 @@ typedef struct {
     int pad_lines;            /* the tiles' lines on device pitches of 16 bytes and op(B)'s chunks and A's
                                * k-pieces starting at multiples of 8 elements (plan.pad_lines): cuBLAS runs
                                * faster on columns 16-byte aligned (TF32; DGEMM but its NT pair:
-                               * backend.h ooc_tiles_aligned) */
+                               * backend.h ooc_tiles_aligned; that pair where b_transpose says) */
+    int b_transpose[2];       /* per orientation (as lines[]): the resident operand lies transposed on the
+                               * device, its tiles aligned as pad_lines says (backend.h
+                               * ooc_resident_transposed: DGEMM of cuBLAS's pair NT where op(B) is its
+                               * second operand); op(B)'s lines as stored are then its rows */
 } ooc_plan_input_t;
 
 #define OOC_PLAN_STRIDED_A 1
@@ -104,6 +108,12 @@ typedef struct {
     int pad_lines;            /* as the input's: each device tile's line pitch is its width rounded up to
                                * 16 bytes (device_bytes counts it), op(B)'s chunks and A's k-pieces start
                                * at multiples of 8 elements where each keeps some (pipeline_int.h) */
+    int b_transposed;         /* the input's b_transpose of this orientation (pad_lines then 1): op(B)'s
+                               * panel goes up through two device buffers of dev_b_scratch_bytes each
+                               * (a piece of its lines, as stored: rows of op(B)) and is transposed from
+                               * there into its place, where its lines are its columns; the multiplies
+                               * read it so (op N) */
+    uint64_t dev_b_scratch_bytes; /* one of those buffers (a multiple of 256 bytes); 0 without */
     int a_slots;              /* device slots for op(A): `ring` (whole blocks), or OOC_PLAN_PIECE_SLOTS
                                * (pieces: a piece is copied in while two are multiplied or waiting) */
     int ring, streams;

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 DTYPES = {"float32", "float64", "complex64", "complex128"}
-PLAN_KEYS = {"block_rows", "panel_cols", "panel_depth", "blocks", "panels", "ring_depth", "a_pieces", "c_chunks", "b_follow", "aligned_tiles",
+PLAN_KEYS = {"block_rows", "panel_cols", "panel_depth", "blocks", "panels", "ring_depth", "a_pieces", "c_chunks", "b_follow", "aligned_tiles", "resident_transposed",
              "streams", "staged_a", "staged_c", "stage_chunk", "stage_bufs", "stage_cin_chunk", "stage_cin_bufs", "stage_out_chunk", "stage_out_bufs", "a_resident", "device_bytes", "host_bytes"}
 FLOOR_KEYS = {"kind", "time_s", "over_time", "rate_tflops", "rate_measured", "probe_shape", "gpus", "bw_h2d_gbps",
               "bw_d2h_gbps", "bw_both_gbps", "bw_measured", "bw_both_measured", "host_measured", "in_s", "out_s", "bus_s", "math_s",

@@ -692,7 +692,9 @@ static void test_last_piece_cols(void)
  * operands, panels. A and B hold values TF32 keeps exactly (10 bits of
  * mantissa), so that on a GPU (c_gemm splitting off the rest of m and k)
  * C is checked against OpenBLAS as for FP32. The stats say which were
- * aligned (ooc_stats_t aligned_tiles); on a GPU FP64's NT pair runs too. */
+ * aligned (ooc_stats_t aligned_tiles) and whether op(B) lay transposed on
+ * the device (resident_transposed: FP64's NT pair, where the problem runs
+ * column-major); on a GPU FP64's NT pair runs in the loop too. */
 static void test_aligned_tiles(void)
 {
     ooc_handle_t *saved = H;
@@ -712,8 +714,7 @@ static void test_aligned_tiles(void)
                      * (the host backend's check would refuse it: below), and
                      * on our own kernels (custom) */
                     int nt = f && (l ? b == 0 && a == 1 : a == 0 && b == 1);
-                    if (nt && OOC_TEST_BACKEND == OOC_BACKEND_HOST) continue;
-                    int aligned = !f || (!nt && OOC_TEST_BACKEND != OOC_BACKEND_CUSTOM);
+                    if (nt && OOC_TEST_BACKEND == OOC_BACKEND_HOST) continue; /* (below, orientation by orientation) */
                     mem_t mem = v == 3 ? MEM_PAGEABLE : MEM_PINNED;
                     int64_t rows = v == 2 ? 4096 : 96, budget = v == 4 ? 200 << 10 : 0;
                     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, v < 3 ? 8 : 0), OOC_SUCCESS);
@@ -721,34 +722,67 @@ static void test_aligned_tiles(void)
                     case_t c = {f ? OOC_R64 : OOC_R32, LAYOUTS[l], OPS[a], OPS[b], 389, 203, 613, (a + b) % 2, 1.5,
                                 (a + l) % 2 ? 0.0 : 0.5, mem, mem, mem, budget, rows, 0, 0, 0};
                     ooc_stats_t st = run_case(&c);
-                    CU_ASSERT_EQUAL(st.aligned_tiles, aligned);
+                    /* the pair NT: op(B) transposed on the device where the planner runs the problem
+                     * column-major (backend.h ooc_resident_transposed), then aligned */
+                    int col_run = (l == 0) != (st.a_resident != 0);
+                    int tr = nt && col_run && OOC_TEST_BACKEND != OOC_BACKEND_CUSTOM;
+                    CU_ASSERT_EQUAL(st.resident_transposed, tr);
+                    CU_ASSERT_EQUAL(st.aligned_tiles, !f || (OOC_TEST_BACKEND != OOC_BACKEND_CUSTOM && (!nt || tr)));
                     if (v == 1) CU_ASSERT(st.a_pieces == 3 && st.c_chunks == 8);
                     if (v == 2) CU_ASSERT(st.a_pieces == 5 && st.blocks == 1 && st.b_follow == 1);
                     if (v == 4) CU_ASSERT(st.panels > 1);
                 }
     tf32_inputs = 0;
-    /* and FP64 of cuBLAS's pair NT stays packed (aligned, its multiply ran
-     * up to 15% slower): the host backend's check refuses its odd tiles */
+    /* and FP64 of cuBLAS's pair NT: op(B) transposed on the device, the
+     * tiles aligned, where the planner runs the problem column-major (op(B)
+     * resident: a tall column-major NT; op(A) resident: a wide row-major TN,
+     * transposed to a column-major NT); packed where it runs it row-major
+     * (NT padded ran up to 15% slower), which the host backend's check
+     * refuses for its odd tiles; row-major NT (cuBLAS's TN) aligned as ever */
     if (OOC_TEST_BACKEND == OOC_BACKEND_HOST) {
-        enum { M = 67, N = 45, K = 33 };
-        static double A[M * K], B[N * K], C[M * N];
-        for (int i = 0; i < M * K; i++) A[i] = (double)(i % 7) - 3.0;
-        for (int i = 0; i < N * K; i++) B[i] = (double)(i % 5) - 2.0;
+        static const struct {
+            ooc_layout_t l;
+            ooc_op_t ta, tb;
+            int m, n, a_resident, transposed;
+        } nt[5] = {{OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, 1001, 45, 0, 1}, {OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, 45, 1001, 1, 1},
+                   {OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, 45, 1001, 1, 0}, {OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, 1001, 45, 0, 0},
+                   {OOC_ROW_MAJOR, OOC_OP_N, OOC_OP_T, 1001, 45, 0, 0}};
+        enum { K = 77 };
+        static double A[1001 * K], B[1001 * K], C[1001 * 45];
+        for (int i = 0; i < 1001 * K; i++) A[i] = (double)(i % 7) - 3.0, B[i] = (double)(i % 5) - 2.0;
         double one = 1.0, zero = 0.0;
-        CU_ASSERT_EQUAL(ooc_gemm(H, OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, M, N, K, &one, A, M, B, N, &zero, C, M),
-                        OOC_ERR_INTERNAL);
-        CU_ASSERT_EQUAL(ooc_gemm(H, OOC_R64, OOC_ROW_MAJOR, OOC_OP_T, OOC_OP_N, M, N, K, &one, A, M, B, N, &zero, C, N),
-                        OOC_ERR_INTERNAL);
-        CU_ASSERT_EQUAL(ooc_gemm(H, OOC_R64, OOC_ROW_MAJOR, OOC_OP_N, OOC_OP_T, M, N, K, &one, A, K, B, K, &zero, C, N),
-                        OOC_SUCCESS); /* (row-major NT is cuBLAS's TN: aligned) */
-        int wrong = 0;
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                double r = 0.0; /* small integers: exact in any order */
-                for (int l = 0; l < K; l++) r += A[i * K + l] * B[j * K + l];
-                wrong += C[i * N + j] != r;
+        /* (the automatic budgets and plan: the loop's last case left its own set) */
+        CU_ASSERT(ooc_set(H, OOC_PARAM_DEVICE_MEM, 0) == OOC_SUCCESS && ooc_set(H, OOC_PARAM_B_CHUNKS, 0) == OOC_SUCCESS &&
+                  ooc_set(H, OOC_PARAM_A_PIECES, 0) == OOC_SUCCESS && ooc_set(H, OOC_PARAM_BLOCK_ROWS, 0) == OOC_SUCCESS);
+        for (int t = 0; t < 5; t++) {
+            int m = nt[t].m, n = nt[t].n, row = nt[t].l == OOC_ROW_MAJOR;
+            /* op(A) m x K, op(B) K x n as stored (N: as is; T: the other way) */
+            int64_t lda = row == (nt[t].ta == OOC_OP_N) ? K : m, ldb = row == (nt[t].tb == OOC_OP_N) ? n : K;
+            int64_t ldc = row ? n : m;
+            for (int i = 0; i < m * n; i++) C[i] = 0.0 / 0.0; /* NaN: a C not written shows */
+            ooc_status_t st = ooc_gemm(H, OOC_R64, nt[t].l, nt[t].ta, nt[t].tb, m, n, K, &one, A, lda, B, ldb, &zero, C, ldc);
+            int cuda_nt = t < 4; /* (the last: cuBLAS's TN, aligned) */
+            if (cuda_nt && !nt[t].transposed) {
+                CU_ASSERT_EQUAL(st, OOC_ERR_INTERNAL);
+                continue;
             }
-        CU_ASSERT_EQUAL(wrong, 0);
+            CU_ASSERT_EQUAL_FATAL(st, OOC_SUCCESS);
+            ooc_stats_t s;
+            CU_ASSERT_EQUAL(ooc_get_stats(H, &s), OOC_SUCCESS);
+            CU_ASSERT(s.aligned_tiles && s.resident_transposed == nt[t].transposed && s.a_resident == nt[t].a_resident);
+            int wrong = 0;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double r = 0.0; /* small integers: exact in any order */
+                    for (int l = 0; l < K; l++) {
+                        double x = nt[t].ta == OOC_OP_N ? A[row ? i * lda + l : l * lda + i] : A[row ? l * lda + i : i * lda + l];
+                        double y = nt[t].tb == OOC_OP_N ? B[row ? l * ldb + j : j * ldb + l] : B[row ? j * ldb + l : l * ldb + j];
+                        r += x * y;
+                    }
+                    wrong += C[row ? i * ldc + j : j * ldc + i] != r;
+                }
+            CU_ASSERT_EQUAL(wrong, 0);
+        }
     }
     ooc_destroy(H);
     unsetenv("OOC_HOST_ALIGNED");

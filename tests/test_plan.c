@@ -86,15 +86,23 @@ static int check_invariants(const ooc_plan_input_t *in, const ooc_plan_t *p)
     if (in->a_pieces) REQUIRE(p->a_pieces == (in->a_pieces < p->kb ? in->a_pieces : p->kb));
     /* a piece: an even share of the depth; with pad_lines up to 7 more (the
      * pipeline then starts pieces at multiples of 8) */
-    int pad = in->pad_lines != 0;
+    int btr = in->b_transpose[p->swap] != 0, pad = in->pad_lines != 0 || btr;
     REQUIRE(p->pad_lines == pad);
+    /* op(B) transposed on the device (this orientation's): two scratch buffers of 1/64 of its panel, at
+     * most 16 MiB, at least a line of it as stored (a row of op(B) on a 16-byte pitch), in 256 bytes */
+    REQUIRE(p->b_transposed == btr);
+    uint64_t line = pad16(in->elem * (uint64_t)p->nb), scr = line * (uint64_t)p->kb / 64;
+    if (scr > ((uint64_t)16 << 20)) scr = (uint64_t)16 << 20;
+    if (scr < line) scr = line;
+    scr = btr ? (scr + 255) / 256 * 256 : 0;
+    REQUIRE(p->dev_b_scratch_bytes == scr);
     int64_t piece = (p->kb + p->a_pieces - 1) / p->a_pieces + (pad && p->a_pieces > 1 ? 7 : 0);
     if (piece > p->kb) piece = p->kb;
     uint64_t RA = (uint64_t)p->a_slots;
     REQUIRE(RA == (p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : R));
     uint64_t tb = tile(pad, e, p->kb, p->nb), ta = tile(pad, e, p->mb, piece), tc = tile(pad, e, p->mb, p->nb);
     REQUIRE(p->dev_b_bytes == tb && p->dev_a_slot_bytes == ta && p->dev_c_slot_bytes == tc);
-    REQUIRE(p->device_bytes == tb + R * tc + RA * ta);
+    REQUIRE(p->device_bytes == tb + 2 * scr + R * tc + RA * ta);
     REQUIRE(p->device_bytes <= in->device_budget);
     REQUIRE(p->host_bytes <= in->host_budget);
     REQUIRE(p->c_read == (in->beta_nonzero || p->k_panels > 1));
@@ -154,6 +162,11 @@ static void test_random_sweep(void)
         if (in.a_pieces > k) in.a_pieces = 0;
         in.allow_swap = (int)(next() % 2);
         in.pad_lines = (int)(next() % 2);
+        if (t % 4 == 1) { /* op(B) transposed on the device in one orientation (pad_lines then off; by t:
+                             * the draws after this one stay those the other tests were written with) */
+            in.pad_lines = 0;
+            in.b_transpose[(t / 4) % 2] = 1;
+        }
         in.lines[0] = (int)(next() % 8); /* how the copies lie: any */
         in.lines[1] = (int)(next() % 8);
         if (next() % 3 == 0) { /* staged A through cache-sized buffers, where it is in memory */
@@ -229,6 +242,61 @@ static void test_row_panels(void)
     CU_ASSERT(check_invariants(&in, &p));
     CU_ASSERT(p.k_panels > 1);
     CU_ASSERT(p.c_read);
+}
+
+/* op(B) transposed on the device (DGEMM of cuBLAS's pair NT, backend.h
+ * ooc_resident_transposed): only in the orientation asked for, padded, its
+ * two scratch buffers counted; a fixed plan (a resumed job) gets the same;
+ * the least budget includes them. */
+static void test_transposed(void)
+{
+    ooc_plan_t p, f;
+    /* session 41's shape, one orientation allowed: op(B) 576 MB, buffers of 9 MB (1/64 of it) */
+    ooc_plan_input_t in = input(16517, 6509, 11061, 8, (uint64_t)100 << 30);
+    in.b_transpose[0] = 1;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(!p.swap && p.b_transposed && p.pad_lines && p.nb == 6509 && p.kb == 11061);
+    CU_ASSERT_EQUAL(p.dev_b_scratch_bytes, (pad16(8 * 6509) * 11061 / 64 + 255) / 256 * 256);
+    CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &f), OOC_SUCCESS);
+    CU_ASSERT(f.b_transposed && f.pad_lines && f.dev_b_scratch_bytes == p.dev_b_scratch_bytes &&
+              f.device_bytes == p.device_bytes);
+    /* a large panel: 16 MiB buffers; one line larger than that: the line */
+    in = input(65537, 16385, 16383, 8, (uint64_t)100 << 30);
+    in.b_transpose[0] = 1;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && check_invariants(&in, &p));
+    CU_ASSERT(p.b_transposed && p.dev_b_scratch_bytes == (uint64_t)16 << 20);
+    in = input(9, 3000001, 3, 8, (uint64_t)100 << 30);
+    in.b_transpose[0] = 1;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && check_invariants(&in, &p));
+    CU_ASSERT(!p.swap && p.b_transposed && p.dev_b_scratch_bytes == (pad16(8 * (uint64_t)p.nb) + 255) / 256 * 256);
+    /* the other orientation only: the same problem transposed when the planner takes it, else packed */
+    in = input(4097, 24001, 6001, 8, (uint64_t)100 << 30);
+    in.allow_swap = 1;
+    in.b_transpose[1] = 1;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && check_invariants(&in, &p));
+    CU_ASSERT(p.swap && p.b_transposed && p.pad_lines);
+    in.b_transpose[1] = 0;
+    in.b_transpose[0] = 1;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && check_invariants(&in, &p));
+    CU_ASSERT(p.swap && !p.b_transposed && !p.pad_lines && p.dev_b_scratch_bytes == 0);
+    /* the least: 1x1x1 tiles of 16 bytes, ring 2, and two buffers of 256 bytes */
+    in = input(101, 101, 101, 8, 16 * 5 + 2 * 256 - 1);
+    in.b_transpose[0] = 1;
+    CU_ASSERT_EQUAL(ooc_plan_make(&in, &p), OOC_ERR_BUDGET_TOO_SMALL);
+    uint64_t dev, host;
+    ooc_plan_least_need(&in, NULL, &dev, &host);
+    CU_ASSERT_EQUAL(dev, 16 * 5 + 2 * 256);
+    in.device_budget = 16 * 5 + 2 * 256;
+    CU_ASSERT(ooc_plan_make(&in, &p) == OOC_SUCCESS && check_invariants(&in, &p) && p.b_transposed);
+    CU_ASSERT(p.mb == 1 && p.nb == 1 && p.kb == 1 && p.device_bytes == 16 * 5 + 2 * 256);
+    /* the plan's own check: transposed needs its buffers and padding, and none without */
+    p.dev_b_scratch_bytes = 0;
+    CU_ASSERT_EQUAL(ooc_plan_check(&p), OOC_ERR_INTERNAL);
+    p.dev_b_scratch_bytes = 256, p.pad_lines = 0;
+    CU_ASSERT_EQUAL(ooc_plan_check(&p), OOC_ERR_INTERNAL);
+    p.pad_lines = 1, p.b_transposed = 0;
+    CU_ASSERT_EQUAL(ooc_plan_check(&p), OOC_ERR_INTERNAL);
 }
 
 /* Budgets below any plan: a status, and the output untouched. */
@@ -1203,6 +1271,7 @@ int main(void)
     CU_add_test(s, "column panels when B does not fit", test_column_panels);
     CU_add_test(s, "row panels when a column does not fit", test_row_panels);
     CU_add_test(s, "budgets too small", test_too_small);
+    CU_add_test(s, "op(B) transposed on the device", test_transposed);
     CU_add_test(s, "the least a plan needs is exact", test_least_need);
     CU_add_test(s, "a plan worth running, and the least budget for one", test_useful);
     CU_add_test(s, "the least traffic with op(B) to each device", test_least_each);

@@ -72,9 +72,10 @@ ooc_handle_t *handle_like(ooc_handle_t *h, int device, ooc_backend_t backend)
  * rounded down to a multiple of 8 from 8 on: cuBLAS's tensor-core kernels
  * run an m or k that is not a multiple of 16 bytes at a third of the rate
  * (TF32) or three quarters (FP64) on an H200, which the library does not
- * (backend_cuda.c c_gemm; but for DGEMM's op pair NT, whose aligned
- * kernels ran slower still: backend.h ooc_tiles_aligned), so that is not
- * the limit; a failure
+ * (backend_cuda.c c_gemm; DGEMM's op pair NT, whose aligned kernels ran
+ * slower still, by transposing op(B) on the device where the problem runs
+ * column-major: backend.h ooc_tiles_aligned, ooc_resident_transposed), so
+ * that is not the limit; a failure
  * leaves it unknown, with a warning unless quiet. The physical limit is
  * cuBLAS's: on the custom backend (our own kernels) it is measured on a
  * cuBLAS handle of the same devices and math mode. */
@@ -423,13 +424,16 @@ void print_plan(FILE *out, const char *backend, const ooc_stats_t *st)
     else
         fprintf(out,
                 "plan: %sblock rows %lld, panel %lld x %lld (%lld panels, %lld blocks each), "
-                "%sring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s%s%s\n",
+                "%sring %d, streams %d, staged A/C: %s/%s, %s %s, staging %s%s%s%s\n",
                 st->a_resident ? "op(A) resident, op(B) streamed (C^T = op(B)^T op(A)^T): " : "",
                 (long long)st->block_rows, (long long)st->panel_depth, (long long)st->panel_cols,
                 (long long)st->panels, (long long)st->blocks, pieces, (int)st->ring_depth, (int)st->streams,
                 st->staged_a ? "yes" : "no", st->staged_c ? "yes" : "no", host ? "block buffers" : "device",
                 human_bytes(st->device_bytes, b1, sizeof b1), human_bytes(st->host_bytes, b2, sizeof b2), through,
-                st->aligned_tiles ? ", tiles 16-byte aligned" : "");
+                st->aligned_tiles ? ", tiles 16-byte aligned" : "",
+                st->resident_transposed ? (st->a_resident ? ", op(A) transposed on the device"
+                                                          : ", op(B) transposed on the device")
+                                        : "");
     if (st->traced) {
         fprintf(out, "timeline: %.3g s from first to last %s; ", st->trace_wall, host ? "operation" : "device op");
         print_busy(out, host, st->busy_h2d, st->busy_compute, st->busy_d2h, st->busy_read, st->busy_write,

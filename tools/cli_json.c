@@ -255,6 +255,7 @@ void json_plan(json_t *j, const ooc_stats_t *st, int have)
     json_int(j, "c_chunks", st->c_chunks > 0 ? st->c_chunks : 1);
     json_bool(j, "b_follow", st->b_follow);
     json_bool(j, "aligned_tiles", st->aligned_tiles);
+    json_bool(j, "resident_transposed", st->resident_transposed);
     json_int(j, "streams", st->streams);
     json_bool(j, "staged_a", st->staged_a);
     json_bool(j, "staged_c", st->staged_c);
