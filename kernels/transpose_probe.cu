@@ -11,7 +11,8 @@
 // operands on the device, best of 3 after one warm-up run.
 //
 // Build: nvcc -O2 -arch=sm_90 -o transpose_probe kernels/transpose_probe.cu -lcublas
-// Run:   ./transpose_probe   (needs ~64 GiB of device memory; ~10 s on an H200)
+// Run:   ./transpose_probe [m n k ...]   (the shapes below, or at most 14 given;
+//        needs ~64 GiB of device memory; ~10 s on an H200)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -69,7 +70,7 @@ static float transpose_ms(int n, int k, int chunks) { /* Y n x k (ld n) -> Yt k 
     float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (r > 0 && ms < best) best = ms; }
   return best;
 }
-int main(void) {
+int main(int argc, char **argv) {
   size_t big = (size_t)2 << 30; /* 2 Gi doubles each = 16 GiB */
   CK(cudaMalloc(&dA, big * 8)); CK(cudaMalloc(&dB, big * 8)); CK(cudaMalloc(&dBt, big * 8)); CK(cudaMalloc(&dC, big * 8));
   fill<<<1024, 256>>>(dA, big, 1); fill<<<1024, 256>>>(dB, big, 2); fill<<<1024, 256>>>(dBt, big, 3); fill<<<1024, 256>>>(dC, big, 4);
@@ -80,7 +81,13 @@ int main(void) {
                  {8192, 8192, 8192}, {2048, 2089, 24461}, {7104, 755, 9013}, {2048, 24461, 2089}};
   printf("FP64 ms (TFLOP/s). cuBLAS pair NT, m x n x k; col-major pipeline: X = A block (m), Y = resident (n); row-major pipeline: X resident (m), Y = the block (n)\n");
   printf("  NT packed | NT pad+split | NN(Y transposed) pad+split | NN packed | TT(X transposed) pad+split | TT packed | transpose Y (8 chunks) | transpose X | NT/NN | NT/TT\n");
-  for (unsigned c = 0; c < sizeof sh / sizeof sh[0]; c++) {
+  unsigned count = sizeof sh / sizeof sh[0];
+  if (argc > 1) { /* shapes given: m n k m n k ... */
+    count = 0;
+    for (int a = 1; a + 2 < argc && count < sizeof sh / sizeof sh[0]; a += 3, count++)
+      sh[count][0] = atoi(argv[a]), sh[count][1] = atoi(argv[a + 1]), sh[count][2] = atoi(argv[a + 2]);
+  }
+  for (unsigned c = 0; c < count; c++) {
     int m = sh[c][0], n = sh[c][1], k = sh[c][2];
     double fl = 2.0 * m * n * k / 1e9;
     float t0 = timeit(0, m, n, k), t1 = timeit(1, m, n, k), t2 = timeit(2, m, n, k), t3 = timeit(3, m, n, k), t4 = timeit(4, m, n, k), t5 = timeit(5, m, n, k);

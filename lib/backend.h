@@ -117,6 +117,9 @@ typedef struct {
      * (stage it); OOC_ERR_NOT_SUPPORTED for device memory */
     ooc_status_t (*classify)(ooc_be_t *be, const void *ptr, int *pinned, ooc_err_t *err);
     ooc_status_t (*stream_create)(ooc_be_t *be, ooc_stream_t *s, ooc_err_t *err);
+    /* a stream whose work the device starts ahead of the others' as it
+     * frees room (CUDA: the greatest priority; the host: as any) */
+    ooc_status_t (*stream_create_urgent)(ooc_be_t *be, ooc_stream_t *s, ooc_err_t *err);
     void (*stream_destroy)(ooc_be_t *be, ooc_stream_t s);
     ooc_status_t (*stream_sync)(ooc_be_t *be, ooc_stream_t s, ooc_err_t *err);
     ooc_status_t (*event_create)(ooc_be_t *be, ooc_event_t *ev, ooc_err_t *err);

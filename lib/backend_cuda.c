@@ -391,6 +391,17 @@ static ooc_status_t c_stream_create(ooc_be_t *b, ooc_stream_t *s, ooc_err_t *err
     return OOC_SUCCESS;
 }
 
+static ooc_status_t c_stream_create_urgent(ooc_be_t *b, ooc_stream_t *s, ooc_err_t *err)
+{
+    (void)b;
+    int least, greatest;
+    CU(err, "cudaDeviceGetStreamPriorityRange", cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t st;
+    CU(err, "cudaStreamCreateWithPriority", cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, greatest));
+    *s = st;
+    return OOC_SUCCESS;
+}
+
 static void c_stream_destroy(ooc_be_t *b, ooc_stream_t s)
 {
     (void)b;
@@ -711,6 +722,7 @@ static ooc_status_t k_gemm(ooc_be_t *b, ooc_stream_t s, const ooc_tile_gemm_t *g
     .close = c_close, .activate = c_activate, .mem_info = c_mem_info, .dev_alloc = c_dev_alloc,    \
     .dev_free = c_dev_free, .host_alloc = c_host_alloc, .host_free = c_host_free,                 \
     .classify = c_classify, .stream_create = c_stream_create,                                      \
+    .stream_create_urgent = c_stream_create_urgent,                                                \
     .stream_destroy = c_stream_destroy, .stream_sync = c_stream_sync,                             \
     .event_create = c_event_create, .event_destroy = c_event_destroy,                              \
     .event_record = c_event_record, .stream_wait = c_stream_wait, .event_sync = c_event_sync,      \

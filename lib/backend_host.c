@@ -655,6 +655,7 @@ const ooc_be_ops_t ooc_backend_host_ops = {
     .host_free = h_host_free,
     .classify = h_classify,
     .stream_create = h_stream_create,
+    .stream_create_urgent = h_stream_create,
     .stream_destroy = h_stream_destroy,
     .stream_sync = h_stream_sync,
     .event_create = h_event_create,

@@ -29,7 +29,7 @@
 
 /* Bumped whenever this interface, ooc_be_ops_t or ooc_err_t changes; the
  * sizes below catch a forgotten bump. */
-#define OOC_CUDA_MODULE_ABI 4
+#define OOC_CUDA_MODULE_ABI 5
 /* the module's file name, and the symbol it exports */
 #define OOC_CUDA_MODULE_FILE "libooc_gemm_cuda.so"
 #define OOC_CUDA_MODULE_ENTRY "ooc_cuda_module_v1"

@@ -57,6 +57,7 @@ void ooc_res_release(ooc_be_t *be, ooc_res_t *res)
     const ooc_be_ops_t *o = be->ops;
     for (int i = 0; i < res->nevents; i++) o->event_destroy(be, res->events[i]);
     for (int i = 0; i < res->nstreams; i++) o->stream_destroy(be, res->streams[i]);
+    if (res->urgent) o->stream_destroy(be, res->urgent);
     if (res->dev) o->dev_free(be, res->dev);
     if (res->pin) o->host_free(be, res->pin);
     memset(res, 0, sizeof *res);
@@ -104,6 +105,7 @@ ooc_status_t ooc_res_reserve(ooc_be_t *be, ooc_res_t *res, const ooc_plan_t *pl,
         OOC_FORWARD(o->stream_create(be, &res->streams[res->nstreams], err));
         res->nstreams++;
     }
+    if (pl->b_transposed && res->urgent == NULL) OOC_FORWARD(o->stream_create_urgent(be, &res->urgent, err));
     OOC_RETURN_ERROR_IF(pl->a_slots > OOC_MAX_RING, err, OOC_ERR_INTERNAL, "plan with %d A slots exceeds the limit",
                         pl->a_slots);
     OOC_RETURN_ERROR_IF(PIPE_EVENTS(pl) > (int)(sizeof res->events / sizeof res->events[0]), err,
@@ -227,7 +229,8 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.vc = make_view(&p->C, p->layout, OOC_OP_N, P.e);
     P.vcin = make_view(&p->c_in, p->layout, OOC_OP_N, P.e);
     ooc_status_t st = OOC_SUCCESS;
-    if (res->nstreams < PIPE_STREAMS(pl) || res->nevents < PIPE_EVENTS(pl) || pl->streams < 3)
+    if (res->nstreams < PIPE_STREAMS(pl) || res->nevents < PIPE_EVENTS(pl) || pl->streams < 3 ||
+        (pl->b_transposed && res->urgent == NULL))
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline resources not reserved for the plan");
     else if ((!p->A.pinned || !p->B.pinned || !p->C.pinned || !p->c_in.pinned) && pool == NULL)
         st = OOC_ERR(err, OOC_ERR_INTERNAL, "pipeline: staged operands without a staging pool");
@@ -301,8 +304,7 @@ ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
     P.s_out = res->streams[1];
     P.ncomp = pl->streams - 2;
     for (int c = 0; c < P.ncomp; c++) P.s_comp[c] = res->streams[2 + c];
-    /* (the first turn's multiply, which needs op(B) first, is on it too) */
-    P.s_tr = P.s_comp[0];
+    P.s_tr = P.btr ? res->urgent : NULL;
     P.s_stage = P.th_n ? res->streams[pl->streams] : NULL;
     P.s_unstage = P.tho_n ? res->streams[PIPE_STREAMS_IN(pl)] : NULL;
     pthread_mutex_init(&P.mu, NULL);

@@ -57,6 +57,7 @@ typedef struct {
     /* the plan's, + the staging stream of A and C read in through the cache, + the unstaging stream of
      * C out through the cache (pipeline_int.h PIPE_STREAMS) */
     ooc_stream_t streams[OOC_MAX_STREAMS + 2];
+    ooc_stream_t urgent;      /* made once a plan transposes op(B) (its transposes), else NULL */
     int nstreams;
     /* at most 6 per slot, 2 per chunk of op(B), 1 per staging and unstaging buffer, 4 for a transposed
      * op(B) (PIPE_EVENTS) */

@@ -29,7 +29,7 @@
 /* then, with op(B) transposed on the device (plan.h b_transposed): ev_tin and ev_tr per scratch buffer */
 #define PIPE_EVENTS(pl) (PIPE_EVENTS_TR(pl) + ((pl)->b_transposed ? 4 : 0))
 /* the plan's streams, then the staging stream of staged A through the cache, then the unstaging stream
- * of staged C through the cache */
+ * of staged C through the cache (and with op(B) transposed, ooc_res_t's urgent stream) */
 #define PIPE_STREAMS_IN(pl) ((pl)->streams + (PIPE_READER_CHUNK(pl) ? 1 : 0))
 #define PIPE_STREAMS(pl) (PIPE_STREAMS_IN(pl) + ((pl)->through_out_chunk ? 1 : 0))
 /* turn t is claimed once the multiply of turn t - CLAIM_LAG is done (<= the ring's 2 slots at least) */
@@ -171,9 +171,14 @@ typedef struct {
     ooc_stream_t s_unstage;
     /* op(B) transposed on the device (plan.h b_transposed): its lines as
      * stored (rows of op(B)) go up a piece at a time into scratch buffer
-     * u = n mod 2 (ev_tin[u]: copied), from which s_tr (the first compute
-     * stream) transposes them into dB (ev_tr[u]: the buffer is free again),
-     * where op(B)'s lines are its columns */
+     * u = n mod 2 (ev_tin[u]: copied), from which s_tr transposes them
+     * into dB (ev_tr[u]: the buffer is free again, and those lines are in
+     * place), where op(B)'s lines are its columns. s_tr is a stream of its
+     * own (on a compute stream the first block's multiplies, chunk by chunk
+     * of op(B), waited behind every chunk's transposes), and urgent (at a
+     * lower priority its transposes waited for SMs behind those multiplies
+     * while the copies in waited for its buffers: 12001 x 12001 x 4001 NT
+     * on an H200, op(B) up in 8.7 ms against 7.0) */
     int btr;
     char *dT[2];
     ooc_event_t ev_tin[2], ev_tr[2];

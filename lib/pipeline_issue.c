@@ -312,8 +312,11 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
         if (k1 == k0) continue; /* a last k-panel shallower than the pieces */
         int64_t n = P->pieces++;
         int j = (int)(n % P->RA);
-        /* (op(B)'s rows before the wait for the A slot: they have their place) */
+        /* (op(B)'s rows before the wait for the A slot: they have their place; transposed, the
+         * multiply waits for the last of their transposes, on s_tr) */
         if (P->b_follow && t == 0) OOC_FORWARD(upload_b_rows(P, k0, k1, err));
+        if (P->b_follow && t == 0 && P->btr && P->tr_used > 0)
+            OOC_FORWARD(o->stream_wait(be, sc, P->ev_tr[(P->tr_used - 1) % 2], err));
         if (n >= P->RA) OOC_FORWARD(o->stream_wait(be, P->s_in, P->ev_pgemm[j], err));
         rect_t rp = rect(&P->va, u->r0, u->r1, P->k0 + k0, P->k0 + k1);
         const char *src = rp.ptr;
@@ -462,6 +465,8 @@ static ooc_status_t drain(pipe_t *P, int out, ooc_err_t *err)
     t = P->th_n ? P->o->stream_sync(P->be, P->s_stage, err) : OOC_SUCCESS;
     if (st == OOC_SUCCESS) st = t;
     t = P->tho_n ? P->o->stream_sync(P->be, P->s_unstage, err) : OOC_SUCCESS;
+    if (st == OOC_SUCCESS) st = t;
+    t = P->btr ? P->o->stream_sync(P->be, P->s_tr, err) : OOC_SUCCESS;
     return st == OOC_SUCCESS ? t : st;
 }
 
