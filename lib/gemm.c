@@ -527,6 +527,9 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
                          double t0, int share_b)
 {
     ooc_stats_t *s = &h->stats;
+    /* op(B) transposed on the device is not shared, whatever was decided (multi.c): each device uploads its own */
+    int unshared = share_b && plan->b_transposed;
+    if (unshared) share_b = 0;
     s->block_rows = plan->mb;
     s->panel_cols = plan->nb;
     s->panel_depth = plan->kb;
@@ -565,9 +568,10 @@ static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan
     snprintf(s->b_how, sizeof s->b_how, "%s",
              h->ndev < 2 ? "one device: uploaded from the host"
                          : share_b ? "uploaded once, shared between the devices" : "uploaded from the host to each device");
-    if (h->ndev > 1 && h->peer.why[0]) {
+    if (h->ndev > 1 && (h->peer.why[0] || unshared)) {
         size_t at = strlen(s->b_how);
-        snprintf(s->b_how + at, sizeof s->b_how - at, " (%.*s)", (int)(sizeof s->b_how - at - 4), h->peer.why);
+        snprintf(s->b_how + at, sizeof s->b_how - at, " (%.*s)", (int)(sizeof s->b_how - at - 4),
+                 unshared ? "transposed on each device: not shared" : h->peer.why);
     }
     s->traced = rs->traced;
     s->trace_status = rs->trace_status;

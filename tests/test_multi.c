@@ -292,6 +292,39 @@ static void test_shared_b(void)
     CU_ASSERT(copied > 0);
 }
 
+/* DGEMM of cuBLAS's pair NT, odd: op(B) lies transposed on each device
+ * (plan.h b_transposed), which multi.c never shares, OOC_PEER_B_SHARE or
+ * not: the stats say so (not shared, no peer bytes, the least traffic of
+ * op(B) to each device), the same as from the host, and C is the same. */
+static void test_transposed_not_shared(void)
+{
+    const shape_t s = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, 1001, 97, 83, 0.5, 96 << 10};
+    size_t na = (size_t)(s.m * s.k), nb = (size_t)(s.n * s.k), nc = (size_t)(s.m * s.n);
+    double *A = malloc(na * 8), *B = malloc(nb * 8), *C0 = malloc(nc * 8), *Ch = malloc(nc * 8), *Cs = malloc(nc * 8);
+    CU_ASSERT_FATAL(A && B && C0 && Ch && Cs);
+    tu_fill(OOC_R64, A, na, &seed);
+    tu_fill(OOC_R64, B, nb, &seed);
+    tu_fill(OOC_R64, C0, nc, &seed);
+    for (int n = 2; n <= ndev_max; n++) {
+        ooc_stats_t sh, ss;
+        memcpy(Ch, C0, nc * 8);
+        memcpy(Cs, C0, nc * 8);
+        peer_b = OOC_PEER_B_HOST;
+        CU_ASSERT_EQUAL_FATAL(multiply(n, &s, A, s.m, B, s.n, Ch, s.m, 0, &sh), OOC_SUCCESS);
+        peer_b = OOC_PEER_B_SHARE;
+        CU_ASSERT_EQUAL_FATAL(multiply(n, &s, A, s.m, B, s.n, Cs, s.m, 0, &ss), OOC_SUCCESS);
+        peer_b = 0;
+        CU_ASSERT(sh.resident_transposed == 1 && ss.resident_transposed == 1 && !ss.a_resident);
+        CU_ASSERT(memcmp(Ch, Cs, nc * 8) == 0);
+        CU_ASSERT(ss.b_shared == 0 && ss.bytes_peer == 0 && ss.bytes_h2d == sh.bytes_h2d);
+        CU_ASSERT(strstr(ss.b_how, "to each device") != NULL);
+        CU_ASSERT_EQUAL(ss.least_traffic_bytes, sh.least_traffic_bytes);
+        double worst;
+        CU_ASSERT_EQUAL(bad_elements(&s, A, s.m, B, s.n, C0, Cs, s.m, &worst), 0);
+    }
+    free(A), free(B), free(C0), free(Ch), free(Cs);
+}
+
 /* The automatic choice: the host backend's devices copy from the host (it
  * has nothing to measure) and say so; a GPU machine measures, and either way
  * C is right (checked by the other tests); an unknown value is refused. */
@@ -767,6 +800,7 @@ int main(void)
     CU_add_test(s, "op(B) shared between devices: identical to from the host", test_shared_b);
     CU_add_test(s, "op(B) shared or not: the automatic choice", test_peer_auto);
     CU_add_test(s, "op(B) shared, several compute streams", test_shared_streams);
+    CU_add_test(s, "op(B) transposed on the device: not shared, and the stats say so", test_transposed_not_shared);
     CU_add_test(s, "a slow device takes fewer blocks", test_uneven);
     CU_add_test(s, "pinned operands: the blocks are shared out too", test_pinned_shared);
     CU_add_test(s, "devices that are not there", test_bad_devices);
