@@ -789,6 +789,40 @@ static void test_aligned_tiles(void)
     H = saved;
 }
 
+/* op(B) transposed on the device (DGEMM of cuBLAS's pair NT, odd sizes,
+ * run column-major) goes up a piece at a time through two scratch buffers
+ * and is transposed into place on a stream of its own: the first block's
+ * multiplies, chunk by chunk of op(B), must wait for their chunks'
+ * transposes, not their copies (pipeline_issue.c b_lines_up). The host
+ * backend delays each op up to 2 ms at random and five streams spread the
+ * blocks, so that a chunk's event recorded on the wrong stream shows (it
+ * did in 3 of 3 runs of this test; a follow plan's missing wait for its
+ * rows' transposes in 2 of 3); pinned and pageable op(B), whole and in
+ * k-pieces (the pieces' rows of op(B) following them: b_follow). */
+static void test_transposed_order(void)
+{
+    if (OOC_TEST_BACKEND != OOC_BACKEND_HOST) return; /* (the jitter is the host backend's) */
+    ooc_handle_t *saved = H;
+    setenv("OOC_HOST_JITTER_US", "2000", 1);
+    CU_ASSERT_EQUAL_FATAL(ooc_create(&H), OOC_SUCCESS);
+    unsetenv("OOC_HOST_JITTER_US");
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_DEVICES, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BACKEND, OOC_TEST_BACKEND), OOC_SUCCESS);
+    for (int r = 0; r < 9; r++) {
+        int follow = r >= 4;
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_B_CHUNKS, follow ? 0 : 8), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_A_PIECES, follow ? 4 : 0), OOC_SUCCESS);
+        case_t c = {OOC_R64, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_T, follow ? 601 : 2001, 301, 257, 0, 1.0,
+                    r % 2 ? 0.0 : 0.5, MEM_PINNED, r == 2 ? MEM_PAGEABLE : MEM_PINNED, MEM_PINNED, 0,
+                    follow ? 601 : 64, 0, follow ? 0 : 5, 0};
+        ooc_stats_t st = run_case(&c);
+        CU_ASSERT(st.resident_transposed && st.aligned_tiles);
+        if (follow) CU_ASSERT(st.b_follow && st.blocks == 1);
+    }
+    ooc_destroy(H);
+    H = saved;
+}
+
 /* One block of all the rows in k-pieces (block rows >= m), one device:
  * op(B) pinned goes up piece by piece of its depth with the block's pieces,
  * each piece's multiply waiting only for its own rows of op(B)
@@ -1397,6 +1431,7 @@ int main(void)
     CU_add_test(s, "A in k-pieces, the last by chunks of C's columns", test_last_piece_cols);
     CU_add_test(s, "one block in k-pieces: op(B) goes up with them", test_b_follow);
     CU_add_test(s, "device tiles 16-byte aligned", test_aligned_tiles);
+    CU_add_test(s, "op(B) transposed on the device: multiplies wait for the transposes", test_transposed_order);
     CU_add_test(s, "pinned memory across a reopened backend", test_pinned_across_reopen);
     CU_add_test(s, "C overlapping A or B", test_overlap);
     CU_add_test(s, "lowered budgets give the buffers back (host backend)", test_buffers_shrink);
