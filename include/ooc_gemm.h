@@ -490,7 +490,8 @@ typedef struct {
                                   (op(A) N, op(B) T column-major; op(A) T, op(B) N row-major), which ran slower
                                   so, unless resident_transposed; 0: packed and whole */
     int32_t resident_transposed; /**< 1 when the resident operand lay transposed on the device, so that an
-                                  FP64 multiply of cuBLAS's op pair NT ran as NN on aligned tiles (then
+                                  FP64 multiply of cuBLAS's op pair NT of an odd n (C's columns in its column-
+                                  major call) ran as NN on aligned tiles (then
                                   aligned_tiles is 1 too): where the problem ran column-major, op(A) N and
                                   op(B) T (or row-major op(A) T, op(B) N, transposed by the planner) */
 } ooc_stats_t;

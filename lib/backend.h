@@ -71,16 +71,20 @@ static inline int ooc_tiles_aligned(ooc_dtype_t t, int tf32, int x_trans, int y_
 
 /* Whether the resident operand lies transposed on the device (plan.h
  * b_transposed): DGEMM of cuBLAS's pair NT, where the resident operand is
- * the call's second (the pipeline's problem column-major, op(B) resident).
- * The call then is NN, on aligned tiles split as above: an H200 ran odd NT
- * tiles at 49-55 TFLOP/s, the same tiles NN aligned and split at 55-63
- * (12 of 13 shapes 1.09-1.33 times faster, one 0.99), and the transpose
- * takes 1-3% of a panel's multiply once per panel (docs/PERFORMANCE.md,
- * session 41). Where the resident operand is the first (the pipeline's
- * problem row-major) the pair would become TT, no faster: left as it was. */
-static inline int ooc_resident_transposed(ooc_dtype_t t, int col_major, int x_trans, int y_trans)
+ * the call's second (the pipeline's problem column-major, op(B) resident)
+ * and n, C's columns in the call (the resident operand's rows as stored:
+ * its leading dimension, packed), is odd. The call then is NN, on aligned
+ * tiles split as above: an H200 ran NT tiles of odd n at 47-55 TFLOP/s,
+ * the same tiles NN aligned and split at 52-64 (24 of 25 shapes 1.09-1.33
+ * times faster, one 0.99); with n even NT runs at 57-65 whatever m and k
+ * (but an odd m: the pipeline's blocks are even but the last), and NN
+ * aligned and split ran 0.90-1.07 of it, most 0.97-0.98 (docs/PERFORMANCE.md,
+ * session 41). The transpose takes 1-3% of a panel's multiply once per
+ * panel. Where the resident operand is the first (the pipeline's problem
+ * row-major) the pair would become TT, no faster: left as it was. */
+static inline int ooc_resident_transposed(ooc_dtype_t t, int col_major, int x_trans, int y_trans, int64_t n)
 {
-    return t == OOC_R64 && col_major && !x_trans && y_trans;
+    return t == OOC_R64 && col_major && !x_trans && y_trans && n % 2 != 0;
 }
 
 /* One tile multiply: C = alpha*op(A)*op(B) + beta*C on device pointers,

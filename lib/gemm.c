@@ -354,15 +354,13 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     int x_tr = (rm ? p->tb : p->ta) != OOC_OP_N, y_tr = (rm ? p->ta : p->tb) != OOC_OP_N;
     int own = p->dtype == OOC_R64 && h->be_kind == OOC_BACKEND_CUSTOM;
     x.pad_lines = ooc_tiles_aligned(p->dtype, h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32, x_tr, y_tr) && !own;
-    /* DGEMM's pair NT: op(B) transposed on the device where that makes the
-     * call NN (backend.h ooc_resident_transposed), then aligned and split:
-     * in the orientation that runs the problem column-major (0: the
-     * caller's layout, 1: the transposed problem, the other layout). Not
-     * when m, n and k are even: the NT tiles are aligned then (8192^3 ran
-     * as fast NT as NN), and the transpose would be work for nothing */
-    int odd = (int)((p->m | p->n | p->k) & 1);
-    x.b_transpose[0] = ooc_resident_transposed(p->dtype, !rm, x_tr, y_tr) && !own && odd;
-    x.b_transpose[1] = ooc_resident_transposed(p->dtype, rm, x_tr, y_tr) && !own && odd;
+    /* DGEMM's pair NT of an odd n: op(B) transposed on the device where
+     * that makes the call NN (backend.h ooc_resident_transposed), then
+     * aligned and split: in the orientation that runs the problem
+     * column-major (0: the caller's layout, whose C has n columns; 1: the
+     * transposed problem, the other layout, whose C^T has m) */
+    x.b_transpose[0] = ooc_resident_transposed(p->dtype, !rm, x_tr, y_tr, p->n) && !own;
+    x.b_transpose[1] = ooc_resident_transposed(p->dtype, rm, x_tr, y_tr, p->m) && !own;
     *in = x;
     *dev_budget = dev;
     *host_budget = host;
