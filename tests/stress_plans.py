@@ -9,7 +9,9 @@ mix of the options that force a plan (a small --device-mem and --host-mem,
 --block-rows, --ring, --streams, --a-pieces, --b-chunks, --tail,
 --stage-chunk, --stage-c, --staging-threads, pinned or pageable memory, a
 trace, several simulated devices on the host backend) over odd sizes, every
-element type, layout, op and a beta of 0 or not, and runs `oocgemm run
+element type, layout, op and a beta of 0 or not (a quarter of the
+DGEMMs column-major NT, op(B) then transposed on the device, with the host
+backend's ops delayed at random), and runs `oocgemm run
 --check-rows M` on each: every row of C is compared with OpenBLAS's. Paths
 that the fixed cases meet one at a time meet here together, with remainder
 blocks everywhere.
@@ -144,6 +146,16 @@ def draw(rng, args):
         cmd += ["--tf32"]
     trace = rng.random() < 0.15
     env = {"OOC_HOST_DEVICES": str(rng.choice([1, 1, 2, 3]))}
+    # a quarter of the DGEMMs column-major NT (by the case's seed: the draws
+    # stay those of earlier versions): op(B) transposed on the device where
+    # the plan keeps it resident (n odd), its copies, transposes and
+    # multiplies on three streams; on the host backend with its ops delayed
+    # at random, so that a multiply that does not wait for a transpose shows
+    seed = int(cmd[cmd.index("--seed") + 1])
+    if dtype == "d" and seed % 4 == 0:
+        for opt, val in (("--layout", "col"), ("--transa", "N"), ("--transb", "T")):
+            cmd[cmd.index(opt) + 1] = val
+        env["OOC_HOST_JITTER_US"] = "500"
     return cmd, env, trace
 
 
