@@ -522,12 +522,9 @@ static void busy_times(const ooc_trace_summary_t *t, double *wall, double *h2d, 
 
 /* The handle's stats from a run's (the pipeline's sums and each device's). */
 static void record_stats(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *plan, const ooc_run_stats_t *rs,
-                         double t0, int share_b)
+                         double t0, int share_b, int unshared)
 {
     ooc_stats_t *s = &h->stats;
-    /* op(B) transposed on the device is not shared, whatever was decided (multi.c): each device uploads its own */
-    int unshared = share_b && plan->b_transposed;
-    if (unshared) share_b = 0;
     s->block_rows = plan->mb;
     s->panel_cols = plan->nb;
     s->panel_depth = plan->kb;
@@ -607,12 +604,15 @@ ooc_status_t ooc_api_execute(ooc_handle_t *h, ooc_problem_t *p, const ooc_plan_t
     hk.trace_path = h->trace_path;
     hk.cancel = &h->cancel;
     OOC_FORWARD(ooc_peer_decide(h, &hk.share_b));
+    /* op(B) transposed on the device is never shared (multi.c): each device uploads its own */
+    int unshared = hk.share_b && plan->b_transposed;
+    if (unshared) hk.share_b = 0;
     ooc_run_stats_t *rs = malloc(sizeof *rs);
     OOC_RETURN_ERROR_IF(rs == NULL, err, OOC_ERR_HOST_MEMORY, "out of memory (run statistics)");
     double t0 = ooc_trace_now();
     ooc_status_t st = ooc_multi_run(h->dev, h->ndev, h->pool, p, plan, &hk, rs, err);
     if (st == OOC_ERR_CUDA || st == OOC_ERR_CUBLAS) ooc_handle_close_backend(h); /* reopened by the next call */
-    if (st == OOC_SUCCESS) record_stats(h, p, plan, rs, t0, hk.share_b);
+    if (st == OOC_SUCCESS) record_stats(h, p, plan, rs, t0, hk.share_b, unshared);
     free(rs);
     return st;
 }

@@ -224,9 +224,11 @@ static inline size_t dev_at(const pipe_t *P, int lines, size_t width, size_t l)
 
 /* op(B)'s panel (rb: its rectangle as stored) on the device: the width in
  * bytes of a device line (the stored lines', or with btr its columns'),
- * the element pitch the multiplies read it with, and where its row k and
- * its column c start (bytes from dB). */
+ * where its row k and its column c start (bytes from dB), and the stream
+ * on which lines put up are in place once it has done what was issued
+ * (the copies', or the transposes'). */
 static inline int b_dev_cols(const pipe_t *P) { return P->vb.rows_contig ^ P->btr; } /* lines are columns */
+static inline ooc_stream_t b_done_stream(const pipe_t *P) { return P->btr ? P->s_tr : P->s_in; }
 static inline size_t b_dev_width(const pipe_t *P, const rect_t *rb)
 {
     return P->btr ? rb->height * P->e : rb->width;

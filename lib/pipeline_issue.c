@@ -29,8 +29,8 @@ static void b_chunk_lines(const pipe_t *P, size_t height, int j, size_t *l0, siz
  * spitch), into dB on the in stream: straight, or with btr (lines: rows of
  * op(B)) a piece at a time through the two scratch buffers, from which s_tr
  * transposes each into its place (its rows in dB, whose lines are op(B)'s
- * columns). Once s_in (without btr) or s_tr (with) has done what is issued
- * here, the lines are in place. */
+ * columns). Once b_done_stream has done what is issued here, the lines are
+ * in place. */
 static ooc_status_t b_lines_up(pipe_t *P, const rect_t *rb, size_t l0, size_t h, const char *src, size_t spitch,
                                const char *name, ooc_err_t *err)
 {
@@ -114,7 +114,7 @@ static ooc_status_t upload_b(pipe_t *P, int all, int *stopped, ooc_err_t *err)
             }
             ooc_pipe_count(P, rb.width * h, 0, 0, 0);
         }
-        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], P->btr ? P->s_tr : P->s_in, err));
+        OOC_FORWARD(P->o->event_record(P->be, P->ev_b[j], b_done_stream(P), err));
         if (P->share) ooc_queue_post(P->q, j, P->panel);
     }
     ooc_pipe_advance(P, &P->b_staged, 1);
@@ -279,16 +279,14 @@ static ooc_status_t upload_b_rows(pipe_t *P, int64_t k0, int64_t k1, ooc_err_t *
 {
     rect_t rb = rect(&P->vb, P->k0, P->k1, P->c0, P->c1);
     rect_t r = rect(&P->vb, P->k0 + k0, P->k0 + k1, P->c0, P->c1);
-    if (P->btr) { /* (its lines are rows of op(B): these rows are lines k0 .. k1) */
+    if (!P->vb.rows_contig) { /* lines are rows of op(B): these are lines k0 .. k1 (transposed or not) */
         OOC_FORWARD(b_lines_up(P, &rb, (size_t)k0, r.height, r.ptr, r.pitch, "H2D B (a piece's rows)", err));
-        ooc_pipe_count(P, r.width * r.height, 0, 0, 0);
-        return OOC_SUCCESS;
+    } else { /* lines are columns: a part of each (never transposed) */
+        int tr = TR_START(P, P->s_in);
+        OOC_FORWARD(P->o->copy2d(P->be, P->dB + (size_t)k0 * P->e, dev_pitch(P, rb.width), r.ptr, r.pitch, r.width,
+                                 r.height, OOC_H2D, P->s_in, err));
+        TR_END(P, P->s_in, tr, "H2D B (a piece's rows)", OOC_LANE_IN, P->g0);
     }
-    size_t at = dev_at(P, !P->vb.rows_contig, rb.width, (size_t)k0); /* lines: columns, or rows */
-    int tr = TR_START(P, P->s_in);
-    OOC_FORWARD(P->o->copy2d(P->be, P->dB + at, dev_pitch(P, rb.width), r.ptr, r.pitch, r.width, r.height, OOC_H2D,
-                             P->s_in, err));
-    TR_END(P, P->s_in, tr, "H2D B (a piece's rows)", OOC_LANE_IN, P->g0);
     ooc_pipe_count(P, r.width * r.height, 0, 0, 0);
     return OOC_SUCCESS;
 }
@@ -351,7 +349,7 @@ static ooc_status_t issue_pieces(pipe_t *P, int64_t t, const turn_t *u, ooc_stre
     }
     /* op(B) followed the pieces: all of it is there once these copies are (the other turns wait) */
     for (int c = 0; P->b_follow && t == 0 && c < P->pl->b_chunks; c++)
-        OOC_FORWARD(o->event_record(be, P->ev_b[c], P->btr ? P->s_tr : P->s_in, err));
+        OOC_FORWARD(o->event_record(be, P->ev_b[c], b_done_stream(P), err));
     /* every copy-in of the block is issued: its staging slot is free once they are done */
     OOC_FORWARD(o->event_record(be, P->ev_in[u->s], P->s_in, err));
     ooc_pipe_advance(P, &P->issued_in, t + 1);

@@ -46,9 +46,8 @@ typedef struct {
     uint64_t th_out;    /* staged C comes out through th_bufs cache-sized buffers of this many bytes
                          * (plan.h through_out_ok), 0: through the out-slots */
     int q_wide;         /* k-pieces for blocks lengthened to wide lines (wide_pieces()), 0 or 1: none */
-    int pad;            /* plan.h pad_lines */
-    int btr;            /* plan.h b_transposed (pad then 1) */
-    int pad_t, btr_t;   /* the same for the other orientation */
+    int pad;            /* the input's pad_lines (the plan's: padded()) */
+    int btr, btr_t;     /* plan.h b_transposed: this orientation's, the other's */
 } ctx_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -80,9 +79,11 @@ typedef struct {
  * dev_pitch), whichever way its lines lie (the same as packed when both
  * ways' lines are multiples of 16 bytes). */
 static uint64_t pad16(uint64_t w) { return w > UINT64_MAX - 15 ? UINT64_MAX : (w + 15) & ~(uint64_t)15; }
+/* plan.h pad_lines: as asked, and always with op(B) transposed */
+static int padded(const ctx_t *c) { return c->pad || c->btr; }
 static uint64_t tile_bytes(const ctx_t *c, int64_t x, int64_t y)
 {
-    if (!c->pad) return mulu(c->e, mulu((uint64_t)x, (uint64_t)y));
+    if (!padded(c)) return mulu(c->e, mulu((uint64_t)x, (uint64_t)y));
     uint64_t a = mulu((uint64_t)x, pad16(mulu(c->e, (uint64_t)y)));
     uint64_t b = mulu((uint64_t)y, pad16(mulu(c->e, (uint64_t)x)));
     return a > b ? a : b;
@@ -118,7 +119,7 @@ static need_t need(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb)
      * pipeline_int.h part_of); a staging slot all of it (packed) */
     uint64_t a_block = mulu(e, mulu((uint64_t)mb, (uint64_t)kb));
     int64_t q = min64(c->q, kb); /* pieces at least a row of op(B) deep */
-    r.a_slot = tile_bytes(c, mb, q > 1 ? min64(kb, ceil_div(kb, q) + (c->pad ? 7 : 0)) : kb);
+    r.a_slot = tile_bytes(c, mb, q > 1 ? min64(kb, ceil_div(kb, q) + (padded(c) ? 7 : 0)) : kb);
     r.c_slot = tile_bytes(c, mb, nb);
     uint64_t c_block = mulu(e, mulu((uint64_t)mb, (uint64_t)nb)); /* (packed, staged) */
     uint64_t RA = q > 1 ? OOC_PLAN_PIECE_SLOTS : R; /* pieces: a ring of their own */
@@ -415,7 +416,7 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
     if (p->a_pieces > 1 && !c->b_chunks)
         p->b_chunks = copy_out_bound(c, mb) && (c->lines & OOC_PLAN_STRIDED_C) ? (int)min64(OOC_MAX_B_CHUNKS, lines) : 1;
     p->a_slots = p->a_pieces > 1 ? OOC_PLAN_PIECE_SLOTS : c->ring;
-    p->pad_lines = c->pad;
+    p->pad_lines = padded(c);
     p->b_transposed = c->btr;
     p->dev_b_scratch_bytes = r.b_scratch;
     p->lead = (int)min64(max64(c->lead, 1), p->m_blocks);
@@ -628,8 +629,6 @@ static ctx_t swapped(const ctx_t *c)
     s.lines_t = c->lines;
     s.th_chunk = c->th_chunk_t;
     s.th_chunk_t = c->th_chunk;
-    s.pad = c->pad_t;
-    s.pad_t = c->pad;
     s.btr = c->btr_t;
     s.btr_t = c->btr;
     return s;
@@ -747,8 +746,8 @@ static ctx_t make_ctx(const ooc_plan_input_t *in)
                in->stage_b != 0, in->stage_c != 0, in->ring ? in->ring : DEFAULT_RING,
                in->device_budget, in->host_budget, in->tail, in->b_chunks, in->devices > 1 ? in->devices : 1, 0,
                in->a_pieces > 1 ? in->a_pieces : 1, in->a_pieces, 0, in->lines[0], in->lines[1],
-               in->slack0, in->slack_ring, 0, 0, 0, 0, 0, 0, in->pad_lines != 0 || in->b_transpose[0] != 0,
-               in->b_transpose[0] != 0, in->pad_lines != 0 || in->b_transpose[1] != 0, in->b_transpose[1] != 0};
+               in->slack0, in->slack_ring, 0, 0, 0, 0, 0, 0, in->pad_lines != 0,
+               in->b_transpose[0] != 0, in->b_transpose[1] != 0};
     int bufs = in->through_bufs;
     if (in->through_chunk && bufs >= 1 && bufs <= OOC_PLAN_MAX_THROUGH_BUFS) {
         c.th_bufs = bufs;

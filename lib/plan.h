@@ -69,7 +69,7 @@ typedef struct {
                                * faster on columns 16-byte aligned (TF32; DGEMM but its NT pair:
                                * backend.h ooc_tiles_aligned; that pair where b_transpose says) */
     int b_transpose[2];       /* per orientation (as lines[]): the resident operand lies transposed on the
-                               * device, its tiles aligned as pad_lines says (backend.h
+                               * device, its tiles padded whatever pad_lines says (backend.h
                                * ooc_resident_transposed: DGEMM of cuBLAS's pair NT where op(B) is its
                                * second operand); op(B)'s lines as stored are then its rows */
 } ooc_plan_input_t;
