@@ -259,18 +259,46 @@ def load(np, path, rows, cols, dtype, layout, raw):
     return np.fromfile(path, dtype=t).reshape((rows, cols), order="C" if layout == "row" else "F")
 
 
+def stat_fields(path):
+    """A /proc stat file: (command name, the fields after it), or None when
+    it is gone."""
+    try:
+        with open(path) as f:
+            st = f.read()
+    except (OSError, ValueError):
+        return None
+    return st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+
+
+def threads_live(pid):
+    """Whether a thread of process pid is not yet a zombie. A process killed
+    with kill -9 shows its main thread as a zombie ("Z") as soon as that
+    thread has exited, while its other threads may still be ending (one in
+    a write to disk, say): their open files, and the output's lock with
+    them, are only let go when the last thread has exited."""
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return False
+    for t in tasks:
+        sf = stat_fields("/proc/%d/task/%s/stat" % (pid, t))
+        if sf is not None and sf[1][0] not in ("Z", "X"):
+            return True
+    return False
+
+
 def session_procs(sid):
-    """(pid, command name) of each live process of session sid, by pid."""
+    """(pid, command name) of each live process of session sid, by pid: one
+    with a thread that is not a zombie yet."""
     procs = []
     for e in os.listdir("/proc"):
-        try:
-            with open("/proc/%s/stat" % e) as f:
-                st = f.read()
-        except (OSError, ValueError):
+        if not e.isdigit():
             continue
-        fields = st[st.rindex(")") + 2:].split()
-        if fields[0] != "Z" and int(fields[3]) == sid:
-            procs.append((int(e), st[st.index("(") + 1:st.rindex(")")]))
+        sf = stat_fields("/proc/%s/stat" % e)
+        if sf is None or int(sf[1][3]) != sid:
+            continue
+        if sf[1][0] != "Z" or threads_live(int(e)):
+            procs.append((int(e), sf[0]))
     return sorted(procs)
 
 
