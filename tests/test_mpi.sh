@@ -802,8 +802,8 @@ rm -f G.npy G.npy.*
 
 # 33. a usage error (--bogus) or a missing input, the same on every rank,
 # was printed by every rank: now once, by rank 0, exit 2 and 4. A rank's
-# own failure is still said by it (MPMD: --bogus on rank 1 alone), rank 0
-# naming it
+# own failure is still said by it, under its rank's name (MPMD: --bogus on
+# rank 1 alone; it was said as plain "oocgemm"), rank 0 naming it
 mpi 3 $P -o Z.npy $S --bogus
 rc=$?
 nb=$(grep -c 'unknown option --bogus' err)
@@ -814,8 +814,9 @@ grep -q 'rank 0 of 3.*nothere.npy' err || nm="not rank 0's"
 timeout 60 mpirun --oversubscribe -np 1 ./rank.sh $P -o Z.npy $S : -np 1 ./rank.sh $P -o Z.npy $S --bogus >out 2>err
 rc3=$?
 if [ $rc -eq 2 ] && [ "$nb" = 1 ] && [ $rc2 -eq 4 ] && [ "$nm" = 1 ] && [ -z "$(ls Z.npy* 2>/dev/null)" ] &&
-    [ $rc3 -eq 2 ] && [ "$(grep -c 'unknown option --bogus' err)" = 1 ] && grep -q 'rank 0 of 2.*rank 1 of 2 failed' err; then
-    pass "33 --bogus and a missing B on 3 ranks: said once (exit 2, 4); --bogus on rank 1 alone: said, rank 0 names it"
+    [ $rc3 -eq 2 ] && [ "$(grep -c 'unknown option --bogus' err)" = 1 ] && grep -q 'rank 0 of 2.*rank 1 of 2 failed' err &&
+    grep -q '^oocgemm (rank 1 of 2, [^)]*) multiply: unknown option --bogus' err; then
+    pass "33 --bogus and a missing B on 3 ranks: said once (exit 2, 4); --bogus on rank 1 alone: said under rank 1's name, rank 0 names it"
 else
     fail "33 errors of every rank said once: exit $rc, $rc2, $rc3 (expected 2, 4, 2), --bogus said $nb times, the missing B $nm, or rank 1's own not said: $(head -c 300 err)"
 fi

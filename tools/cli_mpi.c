@@ -78,6 +78,16 @@ int cli_mpi_start(char *why, size_t len)
 }
 
 int cli_mpi_active(void) { return started && size > 1; }
+
+const char *cli_mpi_name(void)
+{
+    static char name[400];
+    int n = started ? size : cli_mpi_launched();
+    if (n <= 1) return "oocgemm"; /* (one rank, or a PMIx launch that gives no size before MPI starts) */
+    if (host[0] == '\0' && gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
+    snprintf(name, sizeof name, "oocgemm (rank %d of %d, %s)", cli_mpi_launched_rank(), n, host);
+    return name;
+}
 int cli_mpi_rank(void) { return rank; }
 int cli_mpi_size(void) { return size; }
 int cli_mpi_local_rank(void) { return local_rank; }

@@ -39,6 +39,10 @@ int cli_mpi_size(void);
 int cli_mpi_local_rank(void);
 int cli_mpi_local_size(void);
 const char *cli_mpi_host(void);
+/* "oocgemm (rank R of N, HOST)", the name a rank's messages start with, when
+ * a launcher started N > 1 ranks (known from its environment before MPI
+ * starts: a usage error is said under it too); else "oocgemm" */
+const char *cli_mpi_name(void);
 /* MPI_Finalize, once, if started, after a barrier: no rank exits (which
  * mpirun answers, when its status is not 0, by killing the others) before
  * every rank, rank 0 with its JSON object, has written its output. */

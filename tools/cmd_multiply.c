@@ -922,6 +922,9 @@ int cmd_multiply(int argc, char **argv)
      * until the ranks agree (mul_mpi_first_agreement): one that rank 0
      * says too (a usage error, a missing input) is said once */
     if (cli_mpi_launched_rank() > 0) messages_hold();
+    /* every message of a rank of a split job names it, a usage error on
+     * its command line (MPMD) too */
+    progname = cli_mpi_name();
     char why[512];
     int rc = multiply_parse(argc, argv, &j->o);
     if (rc < 0) {

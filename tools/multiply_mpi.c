@@ -1176,14 +1176,12 @@ static void binding_note(mpi_job_t *x)
 
 int mul_mpi(mul_job_t *j)
 {
-    static char name[400];
     mpi_job_t *x = calloc(1, sizeof *x);
     if (x == NULL) return fail(RC_RUNTIME, "out of host memory");
     x->j = j;
     x->rank = cli_mpi_rank();
     x->size = cli_mpi_size();
-    snprintf(name, sizeof name, "oocgemm (rank %d of %d, %s)", x->rank, x->size, cli_mpi_host());
-    progname = name;
+    progname = cli_mpi_name();
     int rc = mul_prepare(j);
     if (rc == RC_OK) map_devices(x);
     if (rc == RC_OK) rc = mul_open_inputs(j);
