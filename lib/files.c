@@ -116,9 +116,10 @@ static ooc_status_t flusher_finish(flush_t *x, pthread_t thread, ooc_err_t *err)
  * C's order (checked), so both are walked in storage order, a segment (the
  * rows' span in C order, their part of each column in Fortran order) a
  * chunk at a time. A resume of an unfinished one simply does it again;
- * a finished one is recorded complete (scale_journal()). */
+ * a finished one is recorded complete (scale_journal()). The bytes of C0
+ * read and of C written are added to *in and *out. */
 static ooc_status_t files_scale(ooc_handle_t *h, const void *beta, const ooc_file_t *C0, ooc_file_t *C, int64_t r0,
-                                int64_t r1)
+                                int64_t r1, uint64_t *in, uint64_t *out)
 {
     ooc_err_t *err = &h->err;
     size_t e = ooc_dtype_size(C->spec.dtype);
@@ -139,8 +140,10 @@ static ooc_status_t files_scale(ooc_handle_t *h, const void *beta, const ooc_fil
                 break;
             }
             if (read_c0) st = ooc_io_pread(C0->fd, buf, (size_t)(n * e), C0->data_offset + off, C0->path, err);
+            if (st == OOC_SUCCESS && read_c0) *in += n * e;
             if (st == OOC_SUCCESS) ooc_scale_elems(C->spec.dtype, buf, (size_t)n, beta);
             if (st == OOC_SUCCESS) st = ooc_io_pwrite(C->fd, buf, (size_t)(n * e), C->data_offset + off, C->tmp_path, err);
+            if (st == OOC_SUCCESS) *out += n * e;
         }
     }
     free(buf);
@@ -400,8 +403,13 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
      * run failed before writing its own, a later resume would trust it */
     if (!(opts && opts->resume)) OOC_FORWARD(ooc_journal_remove(job->jpath, err));
     if (job->scale) {
-        OOC_FORWARD(files_scale(h, job->beta, job->C0, job->C, job->r0, job->r1));
+        uint64_t in = 0, out = 0;
+        OOC_FORWARD(files_scale(h, job->beta, job->C0, job->C, job->r0, job->r1, &in, &out));
         if (job->r0 == 0 && job->r1 == job->m) OOC_FORWARD(scale_journal(job)); /* (split: its creator marks it) */
+        /* the job's one block (as its journal counts it) is done: its bytes
+         * are reported as a multiply's blocks report theirs (they were not:
+         * the tool said 0 B read and written) */
+        if (opts && opts->progress) opts->progress(opts->progress_user, 1, 1, in, out);
         h->stats.seconds = ooc_now() - t0;
         h->have_stats = 1;
         return OOC_SUCCESS;

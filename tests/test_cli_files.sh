@@ -24,7 +24,8 @@
 #     spelling of --layout, means the same; verify --rows/--cols shape raw
 #     operands as in multiply, --check-rows the rows recomputed; gen's
 #     default threads follow the CPU affinity mask (taskset);
-#   - --json prints one object; --help on every command.
+#   - --json prints one object; a scaling job (alpha 0) counts the bytes of
+#     C0 it read and of C it wrote; --help on every command.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -456,6 +457,22 @@ if [ "$rc" -eq 4 ] && grep -q '"exit_status":4' out && grep -q '"error":' out; t
 else
     fail "json: failure object (exit $rc)"
 fi
+
+# ---- a scaling job (alpha 0: C = beta C0; k 0 too) reads C0 and writes C,
+# 600 x 200 doubles each: the summary and --json count those bytes (they said
+# 0 B read and 0 B written) ----
+oc multiply A_big.npy B_big.npy --alpha 0 --c-in C0_big.npy --beta 2 -o SC.npy --backend host --json --no-progress
+rc1=$?
+sj=$(grep -o '"bytes_read":[0-9]*,"bytes_written":[0-9]*' out)
+oc multiply A_big.npy B_big.npy --alpha 0 -o SZ.npy --backend host --no-floor --no-progress
+rc2=$?
+if [ $rc1 -eq 0 ] && [ "$sj" = '"bytes_read":960000,"bytes_written":960000' ] && [ $rc2 -eq 0 ] &&
+    grep -q '^disk: read 0 B .*written 938 KiB' out; then
+    pass "scaling job (alpha 0): C0's bytes read and C's written are counted"
+else
+    fail "scaling job (alpha 0): exit $rc1 $rc2, json '$sj', summary '$(grep '^disk:' out)' (expected 960000 each)"
+fi
+rm -f SC.npy SZ.npy
 
 # ---- quiet, and plain progress lines when stderr is not a terminal ----
 oc multiply A_d.npy B_dF.npy -o Q.npy --backend host -q
