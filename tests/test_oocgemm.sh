@@ -164,6 +164,13 @@ run_bad "--transa X" run --backend host -m 10 -n 10 -k 10 --transa X
 run_bad "--device-mem 12Q" run --backend host -m 10 -n 10 -k 10 --device-mem 12Q
 run_bad "--ring 1" run --backend host -m 10 -n 10 -k 10 --ring 1
 run_bad "unknown option" run --backend host -m 10 -n 10 -k 10 --frobnicate
+# a complex scalar is named as one (it was "not a finite number"); blanks
+# around a number are taken, after it as before it
+run_bad_says "--alpha 1+2j" "--alpha: '1\\+2j' is a complex number: the command line takes real scalars only" \
+    run --backend host -m 10 -n 10 -k 10 --dtype z --alpha 1+2j
+run_bad_says "--beta 2i" "--beta: '2i' is a complex number" run --backend host -m 10 -n 10 -k 10 --dtype c --beta 2i
+run_bad_says "--alpha 2x" "--alpha: '2x' is not a finite number" run --backend host -m 10 -n 10 -k 10 --alpha 2x
+run_ok "--alpha ' 2 '" -m 17 -n 13 -k 11 --alpha " 2 " --beta "0.5 "
 # an abbreviation of several long options names them; a number past 64 bits
 # is too large, not "not an integer"
 run_bad_says "ambiguous --out" "option --out is ambiguous: --output, --out-format or --out-layout" \

@@ -9,6 +9,8 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+
 #include "cli.h"
 
 /* ------------------------------------------------------------------------ */
@@ -128,8 +130,15 @@ int parse_real(const char *cmd, const char *opt, const char *s, int positive, do
         }
         errno = 0; /* a subnormal: representable, with fewer digits */
     }
+    while (end != s && isspace((unsigned char)*end)) end++; /* (trailing blanks, as strtod skips leading ones) */
     if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-        usage_error(cmd, "%s: '%s' is not a finite number", opt, s);
+        size_t n = strlen(s);
+        if (n > 1 && (s[n - 1] == 'i' || s[n - 1] == 'j' || s[n - 1] == 'I' || s[n - 1] == 'J') &&
+            strpbrk(s, "0123456789") != NULL) /* 1+2j, 2i: a complex number */
+            usage_error(cmd, "%s: '%s' is a complex number: the command line takes real scalars only (for every type; "
+                        "the library's ooc_gemm() and ooc_gemm_files() take complex ones)", opt, s);
+        else
+            usage_error(cmd, "%s: '%s' is not a finite number", opt, s);
         return -1;
     }
     if (positive && !(v > 0)) {
