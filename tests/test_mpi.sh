@@ -29,6 +29,8 @@
 #      untouched; --resume records and commits it; again: finished already;
 #  12. a scaling job (alpha 0) in place with --resume, run twice: C = beta
 #      C0, not beta^2 C0 (the second run finds it finished);
+#  12b. a scaling job on 3 ranks: rank 0's summary line and JSON object
+#      give all of C's rows and bytes;
 #  13. --json on failure: one object, rank 0's, for operands that do not fit
 #      (exit 5) and for a usage error (exit 2, found before MPI starts);
 #  14. SIGUSR1 to every rank, as mpirun forwards it, with --json: exit 7, rank
@@ -632,6 +634,30 @@ if oc multiply A.npy B.npy --transa T --alpha 0 --c-in C0.npy --beta 2 -o sref.n
 else
     fail "12 a scaling job in place under mpirun --resume, twice: C is not 2 C0 or the second run scaled it again"
 fi
+
+# 12b. a scaling job (alpha 0) on 3 ranks, not in place: rank 0 writes all
+# of C, and its line and JSON object say so (they said rows [0, 0) in 0
+# blocks; and bytes 0 before files_scale counted them)
+rm -f Cs2.npy
+mpi 3 A.npy B.npy --transa T --alpha 0 --c-in C0.npy --beta 2 -o Cs2.npy $S
+rc=$?
+line=$(grep '^  rank 0 on' out)
+mpi 3 A.npy B.npy --transa T --alpha 0 --c-in C0.npy --beta 2 -o Cs3.npy $S --json
+rc2=$?
+cbytes=$((1001 * 97 * 8))
+if [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s Cs2.npy sref.npy && cmp -s Cs3.npy sref.npy &&
+    case "$line" in *"rows [0, 1001) scaled (C = beta C0: nothing multiplied)"*) true ;; *) false ;; esac &&
+    python3 -c '
+import json, sys
+r = json.load(open("out"))["ranks"]
+w = int(sys.argv[1])
+sys.exit(not (r[0]["row_begin"] == 0 and r[0]["row_end"] == 1001 and r[0]["bytes_written"] == w and
+              r[0]["bytes_read"] == w and all(q["bytes_written"] == 0 for q in r[1:])))' "$cbytes"; then
+    pass "12b a scaling job on 3 ranks: rank 0's line and object give all 1001 rows of C and their bytes"
+else
+    fail "12b a scaling job on 3 ranks: exit $rc, $rc2, C differs, or rank 0's line/object: '$line' $(head -c 600 out)"
+fi
+rm -f Cs2.npy Cs3.npy
 
 # 13. --json when the job fails: rank 0's object only (the other ranks
 # print none, not even the bare one main gives a command that printed none)

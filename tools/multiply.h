@@ -39,6 +39,7 @@ typedef struct {
     char by[OOC_COMPUTE_ID_MAX];   /* what it computes with (ooc_compute_id) */
     int64_t kept;                  /* the blocks it kept as done (kept_by's) */
     int32_t computed;              /* it computed some block (not all of its range was recorded) */
+    int32_t scales;                /* nothing to multiply (C = beta C0): it wrote all of C (rank 0 does) */
 } mul_rank_t;
 
 /* One file multiply, from its options to its summary. */

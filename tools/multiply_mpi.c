@@ -629,6 +629,7 @@ static int mpi_join(mpi_job_t *x)
     j->split_cols = p->a_resident;
     if (p->blocks == 0) { /* nothing to multiply (C = beta C0): rank 0 writes it */
         x->idle = x->rank != 0;
+        x->me.scales = x->rank == 0;
     } else {
         part_t me;
         /* (every rank takes the same split: a grid for all, or none) */

@@ -65,6 +65,7 @@ static void mul_bounds(mul_job_t *j, mul_bounds_t *b, int measure)
 void mul_rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1)
 {
     int64_t a0 = r->row_begin, a1 = r->row_end, b0 = r->col_begin, b1 = r->col_end;
+    if (r->scales) a0 = 0, a1 = j->split_cols ? j->n : j->m; /* (its rows: all of C) */
     if (b0 == 0 && b1 == 0) b1 = j->split_cols ? j->m : j->n;
     *r0 = j->split_cols ? b0 : a0;
     *r1 = j->split_cols ? b1 : a1;
@@ -207,10 +208,12 @@ static void mul_print_text(mul_job_t *j, const mul_bounds_t *b)
                 snprintf(part, sizeof part, "columns [%lld, %lld)", (long long)c0, (long long)c1);
             else
                 snprintf(part, sizeof part, "rows [%lld, %lld)", (long long)r0, (long long)r1);
-            printf("  rank %d on %s: devices %s, %s in %lld blocks, %.3g s, read %s, written %s\n", r->rank,
-                   r->host, r->devices ? devices_format(r->devices, dv, sizeof dv) : "all", part,
-                   (long long)r->blocks, r->time_s, human_bytes(r->bytes_read, b1, sizeof b1),
-                   human_bytes(r->bytes_written, b2, sizeof b2));
+            char count[64];
+            if (r->scales) snprintf(count, sizeof count, "scaled (C = beta C0: nothing multiplied)");
+            else snprintf(count, sizeof count, "in %lld block%s", (long long)r->blocks, r->blocks == 1 ? "" : "s");
+            printf("  rank %d on %s: devices %s, %s %s, %.3g s, read %s, written %s\n", r->rank, r->host,
+                   r->devices ? devices_format(r->devices, dv, sizeof dv) : "all", part, count, r->time_s,
+                   human_bytes(r->bytes_read, b1, sizeof b1), human_bytes(r->bytes_written, b2, sizeof b2));
         }
     }
     if (b->tflops > 0) printf("time: %.3g s   rate: %s", secs, format_rate(b->tflops * 1e12, b1, sizeof b1));
