@@ -756,7 +756,9 @@ else
 fi
 rm -f "$c" "$c.ooc-tmp" "$c.ooc-journal"
 # 12d. a stop signal once the last block is in hand (one block, its copy
-# out held 2 s, SIGTERM at 1 s): the job completes, exit 0, C committed and
+# out held 2 s, SIGTERM 0.5 s after the job made its temporary file, not at
+# a fixed time from launch: a slow start would have the signal come first;
+# and the hold was clamped under 1 s, leaving 0.15 s): the job completes, exit 0, C committed and
 # an uninterrupted run's, a note on stderr; the JSON's rate measured (signal
 # SIGTERM, interrupted false). The summary had a rate of 0 and no note.
 c=SGL.npy
@@ -764,7 +766,9 @@ rm -f "$c" "$c".ooc-* SGL0.npy
 oc multiply A.npy B.npy -o SGL0.npy "${H[@]}" --block-rows 2048 -q
 OOC_HOST_D2H_DELAY_US=2000000 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${H[@]}" --block-rows 2048 --json >out 2>err &
 bgpid=$!
-sleep 1
+i=0
+while [ ! -e "$c.ooc-tmp" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.5
 bg_kill TERM
 if [ "$bgrc" -eq 0 ] && cmp -s "$c" SGL0.npy && grep -q "note: SIGTERM came after the last block: $c is complete and committed" err &&
     json_ok "assert o['signal'] == 'SIGTERM' and o['interrupted'] is False and o['tflops'] > 0 and o['time_s'] > 0.5 and o['exit_status'] == 0" \
