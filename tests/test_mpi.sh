@@ -172,12 +172,6 @@ bg_wait() {
     return $rc
 }
 recorded() { cat C.npy.ooc-journal.r* 2>/dev/null | grep -c '^done'; }
-# catches PID SIG: process PID has a handler for signal number SIG now
-catches() {
-    local mask
-    mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-    [ -n "$mask" ] && [ $((0x$mask >> ($2 - 1) & 1)) = 1 ]
-}
 # out_json EXPR: EXPR holds of o, the JSON object in out (else it says why)
 out_json() { python3 -c 'import json, sys; o = json.load(open("out")); assert eval(sys.argv[1]), o' "$1"; }
 # rank0_writes: rank 0's journal writes in the last mpi ... --json (out): its

@@ -66,12 +66,6 @@ kill() {
 EOF
 export SB_DIR=$PWD SLURM_JOB_ID=42 PATH=$PWD/bin:$PATH
 
-# trapped PID SIG: the process has a handler for signal SIG (/proc SigCgt)
-trapped() {
-    local mask
-    mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-    [ -n "$mask" ] && [ $((0x$mask >> ($2 - 1) & 1)) = 1 ]
-}
 
 # run SCRIPT MODE [BASH_ENV]: the script with the stand-in in MODE (run: the
 # script gets SIGUSR1 once its trap is set); status in rc, requeues in
@@ -83,7 +77,7 @@ run() {
     if [ "$2" = run ]; then
         while [ $i -lt 400 ]; do
             sh=$(child_of $t)
-            if [ -n "$sh" ] && [ -s child.pid ] && trapped "$sh" 10; then break; fi
+            if [ -n "$sh" ] && [ -s child.pid ] && catches "$sh" 10; then break; fi
             sleep 0.05
             i=$((i + 1))
         done

@@ -3,8 +3,9 @@
 # (". testlib.sh NAME" after "set -u"): the tool's path (OOCGEMM, made
 # absolute), a scratch directory removed on exit (with any background run
 # in $bgpid killed) that the script works in, the PASS/FAIL counters, and
-# oc (run the tool, output in out and err), gen (write a matrix or stop) and
-# child_of (a process's child, from /proc: procps may not be installed).
+# oc (run the tool, output in out and err), gen (write a matrix or stop),
+# child_of (a process's child, from /proc: procps may not be installed) and
+# catches (whether a process handles a signal yet).
 
 OOCGEMM=${OOCGEMM:-./tools/oocgemm}
 failures=0
@@ -86,4 +87,12 @@ child_of() {
         fi
     done
     return 1
+}
+
+# catches PID SIG: process PID has a handler for signal number SIG now
+# (/proc's SigCgt)
+catches() {
+    local mask
+    mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+    [ -n "$mask" ] && [ $((0x$mask >> ($2 - 1) & 1)) = 1 ]
 }

@@ -762,6 +762,12 @@ static void resume_plan_note(const mul_job_t *j)
                 st->a_resident ? "columns" : "rows", (int)st->a_pieces, st->a_pieces == 1 ? "" : "s", unused);
 }
 
+double mul_flops(const mul_job_t *j)
+{
+    if (j->o.alpha == 0.0) return 0.0;
+    return (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
+}
+
 static int mul_run(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
@@ -802,8 +808,7 @@ static int mul_run(mul_job_t *j)
     resume_note(j, &found, -1, 0); /* (one of the two missing: said before the work) */
     progress_t *p = &j->prog;
     p->mode = o->quiet || o->no_progress ? PROGRESS_NONE : isatty(STDERR_FILENO) ? PROGRESS_TTY : PROGRESS_LINES;
-    /* (alpha 0: nothing is multiplied, C = beta C0, at no rate) */
-    p->flops = o->alpha == 0.0 ? 0.0 : (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
+    p->flops = mul_flops(j);
     p->next_pct = 5;
     p->t0 = p->last_print = now_seconds();
     st = ooc_gemm_files(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, j->C, &j->fo);

@@ -89,6 +89,9 @@ void mul_rank_rect(const mul_job_t *j, const mul_rank_t *r, int64_t *r0, int64_t
 
 /* The steps cmd_multiply.c runs, shared with the split job (multiply_mpi.c). */
 int mul_prepare(mul_job_t *j);
+/* The multiply's floating-point operations: 2mnk (8mnk complex), 0 when
+ * alpha is 0 (nothing is multiplied: C = beta C0) */
+double mul_flops(const mul_job_t *j);
 int mul_open_inputs(mul_job_t *j);
 /* After the --resume check for a finished job: RC_OK, or, when C0 was opened
  * only as the output's file is (j->c0_refused) and the job is not finished,

@@ -707,8 +707,7 @@ static int mpi_multiply(mpi_job_t *x)
     agg.mode = x->rank != 0 || o->quiet || o->no_progress ? PROGRESS_NONE
                : isatty(STDERR_FILENO)                    ? PROGRESS_TTY
                                                           : PROGRESS_LINES;
-    agg.flops = j->prog.flops = scalar_zero(&j->alpha) ? 0.0 /* (nothing multiplied: C = beta C0) */
-                                : (dtype_complex(j->t) ? 8.0 : 2.0) * (double)j->m * (double)j->n * (double)j->k;
+    agg.flops = j->prog.flops = mul_flops(j);
     agg.next_pct = 5;
     agg.t0 = agg.last_print = j->prog.t0 = now_seconds();
     j->prog.mode = PROGRESS_NONE;
