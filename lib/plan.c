@@ -524,6 +524,41 @@ static int wide_pieces(const ctx_t *c, int complex_type, double fpb, int64_t *ro
     return q;
 }
 
+/* Bound by the copies in: a block row's copies in (op(A)'s k elements as
+ * strided lines, and C's n when read in) take at least twice its multiply
+ * and its copies out, all at strided_cost() for lines of mb rows. The copy
+ * engine in is then busy from the start whatever the block rows: a larger
+ * first block delays only what does not bound the job, and the drain (the
+ * last block's multiply and copy out, shortened by the tail) is short. So
+ * blocks of 64 KiB lines where that leaves at least 4 blocks (not ~8), past
+ * MAX_AUTO_BLOCK_ROWS for 4-byte elements (16384 rows), where the copy
+ * engines move lines far apart at 55 GB/s beside a multiply against 47.6
+ * for 24-32 KiB (docs/PERFORMANCE.md "Copies beside a multiply"); in the
+ * orientation chosen already (plan_make()). Not for staged operands (their
+ * slots' copies are contiguous). Returns the rows (mb: no change).
+ * Measured on an H200, old plan against new, best of 5, two rounds
+ * (docs/PERFORMANCE.md session 43): SGEMM 85835x397x10413 TN row-major
+ * 82.3, 81.9 -> 73.7, 71.7 ms; SGEMM 131071x511x8191 NN 97.3, 97.5 -> 87.8,
+ * 88.4; SGEMM 200001x1023x4095 NN beta -1 89.6, 89.7 -> 79.5, 79.5. Taken
+ * before the orientation was chosen, it turned three shapes from op(A)
+ * resident (A uploaded whole, at the contiguous rate) to strided blocks,
+ * each slower: TF32 100001x255x8191 62.1 -> 65.1, DGEMM 45001x301x12001
+ * 82.1 -> 86.5, ZGEMM 20001x257x6001 38.1 -> 39.2. */
+static int64_t in_bound_rows(const ctx_t *c, int64_t mb, int complex_type, double fpb)
+{
+    int64_t wide = WIDE_LINE_BYTES / (int64_t)c->e;
+    if (mb >= wide || c->m < 4 * wide || !(c->lines & OOC_PLAN_STRIDED_A) || c->sa || c->sc || c->q_req ||
+        c->lead > 1)
+        return mb;
+    double e = (double)c->e, n = (double)c->n, k = (double)c->k;
+    int64_t line = mb * (int64_t)c->e;
+    int sc = (c->lines & OOC_PLAN_STRIDED_C) != 0;
+    double in = e * (k * strided_cost(line, 0) + (c->c_in ? n * (sc ? strided_cost(line, 0) : 1.0) : 0.0));
+    double out = e * n * (sc ? strided_cost(line, 1) : 1.0);
+    double math = (complex_type ? 8.0 : 2.0) * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
+    return in >= 2.0 * (math > out ? math : out) ? wide : mb;
+}
+
 /* A plan's time in bytes at the copy rate: the resident operand's upload
  * (no multiply hides all of it), then the longest of the multiply (flops
  * over the math's flop per copied byte), the copies in and the copies out,
@@ -970,6 +1005,18 @@ static ooc_status_t plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
         if (follow_plan(&o[v], cplx, in->flop_per_byte, &alt, &ck) && ck < FOLLOW_GAIN * cb &&
             alt.traffic_bytes <= best.traffic_bytes) {
             alt.swap = v;
+            best = alt;
+        }
+    }
+    /* blocks of a shape bound by the copies in lengthened to 64 KiB lines,
+     * whole (in_bound_rows()), in the orientation chosen */
+    if (!in->block_rows && !best.b_follow && best.a_pieces == 1 && best.m_blocks > 1) {
+        ctx_t cw = o[best.swap];
+        cw.q_wide = 1;
+        int64_t rows = in_bound_rows(&cw, best.mb, cplx, in->flop_per_byte);
+        if (rows > best.mb && plan_best(&cw, rows, in->ring != 0, least[best.swap], &alt) && alt.mb > best.mb &&
+            alt.a_pieces == 1 && alt.traffic_bytes <= best.traffic_bytes) {
+            alt.swap = best.swap;
             best = alt;
         }
     }

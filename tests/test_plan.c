@@ -1092,6 +1092,76 @@ static void test_wide_lines(void)
  * pieces, chunks or a ring are asked for, on several devices, or with an
  * operand staged; none of the suite's shapes changes. A plan with one
  * block in pieces (asked for, or resumed) has b_follow; more blocks not. */
+/* A shape bound by the copies in: whole blocks of 64 KiB lines, 4 blocks
+ * at least (16384 rows of 4 bytes, past the 8192 the planner takes
+ * otherwise), in the orientation chosen as before: op(A) resident where A
+ * went up whole (plan.c in_bound_rows(), measured in docs/PERFORMANCE.md
+ * session 43). Not when rows, pieces or several devices are asked for, nor
+ * for a staged A, nor for a multiply-bound shape. */
+static void test_in_bound(void)
+{
+    const uint64_t dev = (uint64_t)130 << 30;
+    const int A = OOC_PLAN_STRIDED_A, C = OOC_PLAN_STRIDED_C, BR = OOC_PLAN_B_ROWS;
+    struct {
+        const char *name;
+        int64_t m, n, k;
+        size_t e;
+        int beta, complex_type;
+        double fpb;
+        int variant; /* 0 as is, 1 rows given, 2 pieces given, 3 two devices, 4 A staged, 5 a ring given,
+                      * 6 a budget that holds the blocks below 16384 rows */
+        int swap;     /* expected */
+        int64_t rows; /* expected */
+    } cases[] = {
+        {"SGEMM 131071x511x8191 NN", 131071, 511, 8191, 4, 0, 0, 0, 0, 0, 16384},
+        {"SGEMM 200001x1023x4095 NN beta -1", 200001, 1023, 4095, 4, 1, 0, 0, 0, 0, 16384},
+        {"SGEMM 85835x397x10413 (TN row-major as NN)", 85835, 397, 10413, 4, 0, 0, 0, 0, 0, 16384},
+        {"the same, rows given", 85835, 397, 10413, 4, 0, 0, 0, 1, 0, 0},
+        {"the same, pieces given", 85835, 397, 10413, 4, 0, 0, 0, 2, 0, 8192},
+        {"the same on 2 devices", 85835, 397, 10413, 4, 0, 0, 0, 3, 0, 8192},
+        {"the same, A staged", 85835, 397, 10413, 4, 0, 0, 0, 4, 0, 8192},
+        {"the same, a ring of 4 given", 85835, 397, 10413, 4, 0, 0, 0, 5, 0, 16384},
+        {"the same in 192 MiB", 85835, 397, 10413, 4, 0, 0, 0, 6, 0, 0},
+        {"SGEMM under 4 blocks of 16384 rows", 65535, 397, 10413, 4, 0, 0, 0, 0, 0, 8192},
+        {"DGEMM 45001x301x12001 (op(A) resident, as before)", 45001, 301, 12001, 8, 0, 0, 0, 0, 1, 256},
+        {"TF32 100001x255x8191 (op(A) resident, as before)", 100001, 255, 8191, 4, 0, 0, 7000, 0, 1, 255},
+        {"ZGEMM 20001x257x6001 (op(A) resident, as before)", 20001, 257, 6001, 16, 0, 1, 0, 0, 1, 256},
+        {"S3 (bound by the multiply)", 65536, 16384, 16384, 4, 0, 0, 0, 0, 0, 2048},
+        {"S2 (8192 rows are 64 KiB already)", 262144, 1024, 4096, 8, 0, 0, 0, 0, 0, 8192},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int v = cases[i].variant;
+        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, v == 6 ? (uint64_t)192 << 20 : dev);
+        in.allow_swap = 1;
+        in.beta_nonzero = cases[i].beta;
+        in.complex_type = cases[i].complex_type;
+        in.flop_per_byte = cases[i].fpb;
+        in.lines[0] = v == 4 ? C : A | C;
+        in.lines[1] = BR;
+        in.block_rows = v == 1 ? 4096 : 0;
+        in.a_pieces = v == 2 ? 1 : 0;
+        in.devices = v == 3 ? 2 : 1;
+        in.stage_a = v == 4;
+        in.ring = v == 5 ? 4 : 0;
+        ooc_plan_t p;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+        if (in.devices == 1) CU_ASSERT(check_invariants(&in, &p));
+        /* (rows given: either orientation, no taller than asked; a small budget: what fits) */
+        int ok = v == 1   ? p.mb <= 4096
+                 : v == 6 ? p.mb < 16384 && p.device_bytes <= in.device_budget
+                          : p.swap == cases[i].swap && p.a_pieces == 1 && p.n_panels == 1 && p.mb == cases[i].rows;
+        if (!ok)
+            printf("\n    %s: swap %d, %lld rows, %d pieces, %lld panels (expected swap %d, %lld rows, 1 piece, 1 panel)",
+                   cases[i].name, p.swap, (long long)p.mb, p.a_pieces, (long long)p.n_panels, cases[i].swap,
+                   (long long)cases[i].rows);
+        CU_ASSERT(ok);
+        /* a resumed job's plan (ooc_plan_fixed) is the same */
+        ooc_plan_t f;
+        CU_ASSERT(ooc_plan_fixed(&in, &p, &f) == OOC_SUCCESS && f.mb == p.mb && f.m_blocks == p.m_blocks &&
+                  f.swap == p.swap && f.tail == p.tail);
+    }
+}
+
 static void test_follow(void)
 {
     const uint64_t dev = (uint64_t)130 << 30;
@@ -1288,5 +1358,6 @@ int main(void)
     CU_add_test(s, "orientation: the resident upload and copy lines", test_orientation_lines);
     CU_add_test(s, "wide lines in k-pieces where blocks copy in slower than they multiply", test_wide_lines);
     CU_add_test(s, "few rows and a large op(B): one block in pieces, op(B) going up with them", test_follow);
+    CU_add_test(s, "bound by the copies in: 64 KiB lines in 4 blocks or more", test_in_bound);
     return tu_run();
 }
