@@ -228,9 +228,9 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* The target of an output may be absent or a regular file, nothing else: a
- * rename would replace a device node, a FIFO or a symbolic link itself, and
- * cannot replace a directory. Checked at create (so that nothing is computed
+/* The target of an output may be absent or a regular file this process may
+ * write, nothing else: a rename would replace a device node, a FIFO or a
+ * symbolic link itself, and cannot replace a directory. Checked at create (so that nothing is computed
  * for an output that cannot be committed) and again at commit. */
 static ooc_status_t check_target(ooc_err_t *err, const char *path)
 {
@@ -240,6 +240,14 @@ static ooc_status_t check_target(ooc_err_t *err, const char *path)
         if (errno == ENOENT) return OOC_SUCCESS;
         return OOC_ERR_FILE(err, OOC_ERR_IO, path, "output %s: %s", path, ooc_io_errtext(errno, eb, sizeof eb));
     }
+    /* a file this process may not write (chmod a-w) is not replaced: a
+     * rename in a writable directory could, where cp or a shell's > could
+     * not (root may write it, and may replace it, as with cp) */
+    if (S_ISREG(sb.st_mode) && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0 && (errno == EACCES || errno == EPERM))
+        return OOC_ERR_FILE(err, OOC_ERR_IO, path,
+                            "output %s is write-protected (mode %04o): refusing to replace it (make it writable or "
+                            "remove it)",
+                            path, (unsigned)(sb.st_mode & 07777));
     if (S_ISREG(sb.st_mode)) return OOC_SUCCESS;
     if (S_ISLNK(sb.st_mode))
         return OOC_ERR_FILE(err, OOC_ERR_IO, path,

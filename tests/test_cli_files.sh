@@ -25,7 +25,8 @@
 #     operands as in multiply, --check-rows the rows recomputed; gen's
 #     default threads follow the CPU affinity mask (taskset);
 #   - --json prints one object; a scaling job (alpha 0) counts the bytes of
-#     C0 it read and of C it wrote; --help on every command.
+#     C0 it read and of C it wrote; an existing output the user may not
+#     write is not replaced (exit 6); --help on every command.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -982,6 +983,42 @@ else
     fail "multiply --verify left undecided: exit $rc (expected 1): $(cat err)"
 fi
 rm -f U_A.npy U_B.npy U_C.npy U_O.npy
+
+# ---- an existing output this process may not write (chmod a-w) is not
+# replaced: a rename in a writable directory could (it did), where cp or a
+# shell's > could not. Exit 6, the file as it was, nothing left; made
+# writable, it is replaced. Root may write any file, so as root the case
+# runs as nobody (setpriv) where that can run the tool, else it is left out
+# (said so, not passed) ----
+mkdir prot && cp A_d.npy prot/P.npy && chmod 444 prot/P.npy && chmod 777 prot
+as_other=()
+if [ "$(id -u)" -eq 0 ]; then
+    as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    if ! command -v setpriv >/dev/null 2>&1 || ! chmod 711 "$tmp" ||
+        ! "${as_other[@]}" "$OOCGEMM" --version >/dev/null 2>&1; then
+        as_other=(none)
+    fi
+fi
+if [ "${as_other[0]:-}" = none ]; then
+    echo "# left out: a write-protected output (run as root, and setpriv cannot run $OOCGEMM as nobody)"
+else
+    sum=$(cksum <prot/P.npy)
+    timeout 60 "${as_other[@]}" "$OOCGEMM" multiply A_d.npy B_dF.npy -o prot/P.npy --backend host --no-progress \
+        >out 2>err
+    rc=$?
+    if [ "$rc" -eq 6 ] && grep -q "output prot/P.npy is write-protected (mode 0444): refusing to replace it" err &&
+        [ "$(cksum <prot/P.npy)" = "$sum" ] && [ ! -e prot/P.npy.ooc-tmp ] && [ ! -e prot/P.npy.ooc-journal ]; then
+        pass "a write-protected output is not replaced: exit 6: $(head -n 1 err)"
+    else
+        fail "a write-protected output: exit $rc (expected 6), the file $( [ "$(cksum <prot/P.npy)" = "$sum" ] && echo kept || echo replaced)"
+    fi
+    chmod 666 prot/P.npy
+    timeout 60 "${as_other[@]}" "$OOCGEMM" multiply A_d.npy B_dF.npy -o prot/P.npy --backend host --no-progress \
+        >out 2>err
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ "$(cksum <prot/P.npy)" != "$sum" ]; then pass "made writable, the output is replaced"
+    else fail "a writable output: exit $rc, expected 0 and C written"; fi
+fi
 
 # ---- help ----
 for c in gen multiply verify info run; do
