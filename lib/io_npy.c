@@ -50,10 +50,13 @@ static int eat(cur_t *c, char ch)
     return 0;
 }
 
-/* a quoted Python string ('...' or "..."): its contents without the quotes */
+/* a quoted Python string ('...' or "...", also u'...' as Python 2's
+ * writers of unicode strings gave it, which numpy reads): its contents
+ * without the quotes */
 static int quoted(cur_t *c, const char **s, size_t *n)
 {
     skip_ws(c);
+    if (c->end - c->p >= 2 && (*c->p == 'u' || *c->p == 'U') && (c->p[1] == '\'' || c->p[1] == '"')) c->p++;
     if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return 0;
     char q = *c->p++;
     const char *start = c->p;

@@ -234,6 +234,14 @@ static void test_parse_variants(void)
     CU_ASSERT_EQUAL(parse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 4L), }\n", &s, &off, &err),
                     OOC_SUCCESS);
     CU_ASSERT(s.rows == 3 && s.cols == 4);
+    /* Python 2's unicode literals (u'...'), keys and values, as numpy reads them */
+    CU_ASSERT_EQUAL(parse_dict(1, "{u'descr': u'<f8', u'fortran_order': True, u'shape': (3L, 4L), }\n", &s, &off,
+                               &err),
+                    OOC_SUCCESS);
+    CU_ASSERT(s.dtype == OOC_R64 && s.layout == OOC_COL_MAJOR && s.rows == 3 && s.cols == 4);
+    CU_ASSERT_EQUAL(parse_dict(1, "{'descr': U\"<c8\", 'fortran_order': False, 'shape': (2, 5), }\n", &s, &off, &err),
+                    OOC_SUCCESS);
+    CU_ASSERT(s.dtype == OOC_C32 && s.layout == OOC_ROW_MAJOR && s.rows == 2 && s.cols == 5);
     /* a zero-sized matrix is a valid file */
     CU_ASSERT_EQUAL(parse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4), }\n", &s, &off, &err),
                     OOC_SUCCESS);
@@ -292,6 +300,12 @@ static void test_parse_errors(void)
     parse_fails(1, "'descr': '<f8', 'fortran_order': False, 'shape': (3, 4)", OOC_ERR_FORMAT, "'{'");
     parse_fails(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), ", OOC_ERR_FORMAT, "malformed");
     parse_fails(1, "{descr: '<f8', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "quoted key");
+    /* only u: not b'...' (bytes), nor a u apart from its quote */
+    parse_fails(1, "{b'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT, "quoted key");
+    parse_fails(1, "{'descr': b'<f8', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT,
+                "not a plain type string");
+    parse_fails(1, "{'descr': u '<f8', 'fortran_order': False, 'shape': (3, 4), }", OOC_ERR_FORMAT,
+                "not a plain type string");
     /* a bad value is quoted alone, not with the rest of the header and its padding */
     parse_fails(1, "{'descr': '<f8', 'fortran_order': 1, 'shape': (5, 3), }      \n", OOC_ERR_FORMAT,
                 "fortran_order is 1, not True or False");
