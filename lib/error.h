@@ -14,7 +14,7 @@
 
 typedef struct {
     ooc_status_t status;
-    char msg[512];
+    char msg[1024]; /* (a budget refusal names the budgets and the buffers that would do: some 600 characters) */
     char path[4096]; /* the file the failure concerns ("" when none): ooc_last_error_path() */
 } ooc_err_t;
 

@@ -367,6 +367,36 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
     return OOC_SUCCESS;
 }
 
+/* "; it needs ..." for a refusal: the budgets that would do, each named
+ * where it is above the one given (need_dev each device's; need_host each
+ * device's, named for all of them, as OOC_PARAM_HOST_MEM is the job's), both
+ * if neither is; and, where the staging named holds OOC_PARAM_STAGE_CHUNK's
+ * buffers as set, that a smaller chunk needs less. */
+static void say_need(const ooc_handle_t *h, const ooc_plan_input_t *in, uint64_t need_dev, uint64_t need_host,
+                     char *buf, size_t len)
+{
+    int nd = need_dev > in->device_budget, nh = need_host > in->host_budget;
+    if (!nd && !nh) nd = nh = 1;
+    nh = nh && need_host;
+    const char *each = h->ndev > 1 ? " per device" : "", *all = h->ndev > 1 ? " for all the devices" : "";
+    unsigned long long job_host = need_host > UINT64_MAX / (uint64_t)h->ndev ? UINT64_MAX
+                                                                             : need_host * (uint64_t)h->ndev;
+    char chunk[224] = "";
+    if (nh && in->through_chunk && h->param[OOC_PARAM_STAGE_CHUNK] > 1)
+        snprintf(chunk, sizeof chunk,
+                 " (%d buffers of %llu bytes for each staged operand among it, OOC_PARAM_STAGE_CHUNK as set, "
+                 "oocgemm --stage-chunk: a smaller chunk, or none, needs less)",
+                 in->through_bufs, (unsigned long long)in->through_chunk);
+    if (nd && nh)
+        snprintf(buf, len, "; it needs a device memory budget of at least %llu bytes%s and a staging budget of at "
+                 "least %llu bytes%s%s", (unsigned long long)need_dev, each, job_host, all, chunk);
+    else if (nh)
+        snprintf(buf, len, "; it needs a staging budget of at least %llu bytes%s%s", job_host, all, chunk);
+    else
+        snprintf(buf, len, "; it needs a device memory budget of at least %llu bytes%s", (unsigned long long)need_dev,
+                 each);
+}
+
 ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_plan_t *fixed, int allow_swap,
                           ooc_plan_t *plan)
 {
@@ -378,32 +408,33 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     if (st == OOC_ERR_BUDGET_TOO_SMALL) {
         /* what would fit: the budgets as set (OOC_PARAM_DEVICE_MEM is each
          * device's, OOC_PARAM_HOST_MEM the job's) */
-        uint64_t need_dev, need_host;
-        ooc_plan_least_need(&in, fixed, &need_dev, &need_host);
-        /* a fresh plan of blocks not fixed must be useful too (below): the
-         * budgets named are enough for that, not only for some plan (the
-         * least that plan, unchanged where they are useful already) */
-        if (!fixed && in.block_rows == 0) {
-            ooc_plan_input_t at = in;
-            uint64_t useful_dev, useful_host;
-            at.device_budget = need_dev;
-            at.host_budget = need_host;
-            ooc_plan_least_useful(&at, &useful_dev, &useful_host);
-            if (useful_dev || useful_host) need_dev = useful_dev, need_host = useful_host;
+        uint64_t need_dev = 0, need_host = 0;
+        /* one budget short and the other enough: that one raised alone
+         * (from the least device memory, a staging budget too small for
+         * OOC_PARAM_STAGE_CHUNK's buffers named 5 GB for a 72 MB problem) */
+        if (!fixed && in.block_rows == 0) ooc_plan_least_useful_alone(&in, &need_dev, &need_host);
+        if (!need_dev && !need_host) {
+            ooc_plan_least_need(&in, fixed, &need_dev, &need_host);
+            /* a fresh plan of blocks not fixed must be useful too (below):
+             * the budgets named are enough for that, not only for some plan
+             * (the least that plan, unchanged where they are useful already) */
+            if (!fixed && in.block_rows == 0) {
+                ooc_plan_input_t at = in;
+                uint64_t useful_dev, useful_host;
+                at.device_budget = need_dev;
+                at.host_budget = need_host;
+                ooc_plan_least_useful(&at, &useful_dev, &useful_host);
+                if (useful_dev || useful_host) need_dev = useful_dev, need_host = useful_host;
+            }
         }
-        need_host *= (uint64_t)h->ndev;
-        char staging[96] = "";
-        if (need_host)
-            snprintf(staging, sizeof staging, " and a staging budget of at least %llu bytes%s",
-                     (unsigned long long)need_host, h->ndev > 1 ? " for all the devices" : "");
+        char need[512];
+        say_need(h, &in, need_dev, need_host, need, sizeof need);
         return OOC_ERR(&h->err, st,
-                             "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
-                             "and %llu bytes of pinned staging%s (the buffers' alignment included)%s; it needs a "
-                             "device memory budget of at least %llu bytes%s%s",
-                             (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
-                             (unsigned long long)host, h->ndev > 1 ? " per device" : "",
-                             fixed ? " with the plan given or recorded in the journal" : "",
-                             (unsigned long long)need_dev, h->ndev > 1 ? " per device" : "", staging);
+                       "planner: no plan for m=%lld n=%lld k=%lld fits %llu bytes of device memory "
+                       "and %llu bytes of pinned staging%s (the buffers' alignment included)%s%s",
+                       (long long)p->m, (long long)p->n, (long long)p->k, (unsigned long long)dev,
+                       (unsigned long long)host, h->ndev > 1 ? " per device" : "",
+                       fixed ? " with the plan given or recorded in the journal" : "", need);
     }
     OOC_RETURN_ERROR_IF(st != OOC_SUCCESS, &h->err, st, "planner: rejected its input");
     /* a fresh plan of blocks the caller did not fix: refused when its tiles
@@ -411,19 +442,9 @@ ooc_status_t ooc_api_plan(ooc_handle_t *h, const ooc_problem_t *p, const ooc_pla
     if (!fixed && in.block_rows == 0 && !ooc_plan_useful(plan, p->m, p->n, p->k)) {
         uint64_t need_dev, need_host;
         ooc_plan_least_useful(&in, &need_dev, &need_host);
-        /* (as set: OOC_PARAM_DEVICE_MEM is each device's, OOC_PARAM_HOST_MEM the job's) */
-        const char *each = h->ndev > 1 ? " per device" : "", *all = h->ndev > 1 ? " for all the devices" : "";
-        unsigned long long job_host = need_host > UINT64_MAX / (uint64_t)h->ndev ? UINT64_MAX
-                                                                                 : need_host * (uint64_t)h->ndev;
-        char need[200] = "";
-        if (need_dev && need_dev != dev && need_host != host)
-            snprintf(need, sizeof need, "; it needs a device memory budget of at least %llu bytes%s and a staging "
-                     "budget of at least %llu bytes%s", (unsigned long long)need_dev, each, job_host, all);
-        else if (need_dev && need_host != host)
-            snprintf(need, sizeof need, "; it needs a staging budget of at least %llu bytes%s", job_host, all);
-        else if (need_dev)
-            snprintf(need, sizeof need, "; it needs a device memory budget of at least %llu bytes%s",
-                     (unsigned long long)need_dev, each);
+        char need[512] = "";
+        if (need_dev || need_host) say_need(h, &in, need_dev, need_host, need, sizeof need);
+        const char *each = h->ndev > 1 ? " per device" : "";
         double tiles = (double)plan->m_blocks * (double)plan->n_panels * (double)plan->k_panels;
         return OOC_ERR(&h->err, OOC_ERR_BUDGET_TOO_SMALL,
                        "planner: %llu bytes of device memory%s and %llu bytes of pinned staging%s fit only tiles of "

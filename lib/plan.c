@@ -1044,12 +1044,12 @@ static int useful_at(const ooc_plan_input_t *in, uint64_t dev, uint64_t host)
     return ooc_plan_make(&x, &p) == OOC_SUCCESS && ooc_plan_useful(&p, in->m, in->n, in->k);
 }
 
-void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host)
+static void least_useful(const ooc_plan_input_t *in, int passes, uint64_t *dev, uint64_t *host)
 {
     *dev = *host = 0;
     /* the device budget alone, then the staging alone, then both: doubled
      * until useful, then bisected (both at once, within 1 part in 10^6) */
-    for (int pass = 0; pass < 3; pass++) {
+    for (int pass = 0; pass < passes; pass++) {
         int grow_dev = pass != 1, grow_host = pass != 0;
         uint64_t lo_d = in->device_budget, lo_h = in->host_budget, hi_d = lo_d, hi_h = lo_h;
         int ok = 0;
@@ -1068,4 +1068,11 @@ void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *
         *host = hi_h;
         return;
     }
+}
+
+void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host) { least_useful(in, 3, dev, host); }
+
+void ooc_plan_least_useful_alone(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host)
+{
+    least_useful(in, 2, dev, host);
 }

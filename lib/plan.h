@@ -198,6 +198,9 @@ int ooc_plan_useful(const ooc_plan_t *plan, int64_t m, int64_t n, int64_t k);
  * (each doubled from in's until useful, then bisected to 1 part in 10^6);
  * 0 and 0 when none does. */
 void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host);
+/* The same, the device budget or the staging budget raised alone (the
+ * other as in's); 0 and 0 when neither alone does. */
+void ooc_plan_least_useful_alone(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host);
 
 /* OOC_SUCCESS when the plan is consistent: sizes in range, and its blocks
  * tile rows [0, m) exactly with none empty; else OOC_ERR_INTERNAL. */

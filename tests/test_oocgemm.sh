@@ -483,6 +483,27 @@ else
     fail "budgets too small: exit $rc, expected 3 and the least budgets in the message"
 fi
 
+# a staging budget too small for --stage-chunk's buffers, the device memory
+# ample: the staging alone is named (it named a device budget of 32 KB and
+# 5 GB of staging for this 3 MB problem), with the chunk's buffers; with it
+# the multiply runs, and 1% less is refused
+"$OOCGEMM" run --backend host -m 700 -n 300 -k 200 --memory pageable --stage-chunk 64M --host-mem 300M \
+    --no-floor >"$tmp/out" 2>"$tmp/err"
+rc=$?
+need_host=$(sed -n 's/.*it needs a staging budget of at least \([0-9]*\) bytes (3 buffers of 67108864 bytes.*OOC_PARAM_STAGE_CHUNK.*/\1/p' "$tmp/err")
+if [ "$rc" -eq 3 ] && [ -n "$need_host" ] && [ "$need_host" -gt 314572800 ] && [ "$need_host" -lt 419430400 ] &&
+    ! grep -q "device memory budget of at least" "$tmp/err"; then
+    pass "staging too small for --stage-chunk's buffers: exit 3, the staging alone named ($need_host bytes)"
+    run_ok "the staging the message named" -m 700 -n 300 -k 200 --memory pageable --stage-chunk 64M \
+        --host-mem "$need_host" --no-floor
+    "$OOCGEMM" run --backend host -m 700 -n 300 -k 200 --memory pageable --stage-chunk 64M \
+        --host-mem "$((need_host - need_host / 100))" --no-floor >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 3 ]; then pass "1% less staging: exit 3"; else fail "1% less staging: exit $rc, expected 3"; fi
+else
+    fail "staging too small for --stage-chunk's buffers: exit $rc, expected 3 naming the staging alone: $(head -c 500 "$tmp/err")"
+fi
+
 # a budget in the wrong unit (2128 meant as MiB) that fits only 1x1x1 tiles
 # (the least that does: doubles on 16-byte pitches, backend.h ooc_tiles_aligned):
 # refused at once with the least budget that plans tiles worth running (it
