@@ -71,7 +71,7 @@ enum {
  * reserved on the disk (so that a full disk fails here, not hours later); the
  * target appears only at ooc_file_commit(). Nothing is written to @p path
  * itself, which must be absent or a regular file this process may write (a
- * directory, a device, a FIFO, a symbolic link or a write-protected file
+ * directory, a device, a FIFO, a symbolic link or a file it may not write
  * there is refused before anything is done, and again at the commit: a
  * rename could replace a file that cp could not write).
  *
@@ -103,8 +103,8 @@ enum {
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (unknown flags; a path ending in ".ooc-tmp", the temporary file of
  *         another output), OOC_ERR_IO (the target or temporary file is not a
- *         regular file, the target is write-protected, the temporary file cannot
- *         be created), OOC_ERR_NO_SPACE (the space cannot
+ *         regular file, the target is not writable by this process, the
+ *         temporary file cannot be created), OOC_ERR_NO_SPACE (the space cannot
  *         be reserved), OOC_ERR_BUSY, OOC_ERR_JOURNAL (a file that is not a
  *         journal sits at the default journal path), OOC_ERR_FORMAT (spec not
  *         writable), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY

@@ -370,8 +370,9 @@ static ooc_status_t plan_input(ooc_handle_t *h, const ooc_problem_t *p, ooc_plan
 /* "; it needs ..." for a refusal: the budgets that would do, each named
  * where it is above the one given (need_dev each device's; need_host each
  * device's, named for all of them, as OOC_PARAM_HOST_MEM is the job's), both
- * if neither is; and, where the staging named holds OOC_PARAM_STAGE_CHUNK's
- * buffers as set, that a smaller chunk needs less. */
+ * if neither is; and, where the plan at the budgets named stages through
+ * OOC_PARAM_STAGE_CHUNK's buffers as set, that a smaller chunk needs less
+ * (not for operands in files, which never go that way). */
 static void say_need(const ooc_handle_t *h, const ooc_plan_input_t *in, uint64_t need_dev, uint64_t need_host,
                      char *buf, size_t len)
 {
@@ -382,7 +383,12 @@ static void say_need(const ooc_handle_t *h, const ooc_plan_input_t *in, uint64_t
     unsigned long long job_host = need_host > UINT64_MAX / (uint64_t)h->ndev ? UINT64_MAX
                                                                              : need_host * (uint64_t)h->ndev;
     char chunk[224] = "";
-    if (nh && in->through_chunk && h->param[OOC_PARAM_STAGE_CHUNK] > 1)
+    ooc_plan_input_t at = *in;
+    ooc_plan_t p;
+    at.device_budget = nd ? need_dev : in->device_budget;
+    at.host_budget = need_host;
+    if (nh && in->through_chunk && h->param[OOC_PARAM_STAGE_CHUNK] > 1 && ooc_plan_make(&at, &p) == OOC_SUCCESS &&
+        (p.through_chunk || p.through_cin_chunk || p.through_out_chunk))
         snprintf(chunk, sizeof chunk,
                  " (%d buffers of %llu bytes for each staged operand among it, OOC_PARAM_STAGE_CHUNK as set, "
                  "oocgemm --stage-chunk: a smaller chunk, or none, needs less)",

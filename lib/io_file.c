@@ -8,7 +8,7 @@
  * through a symbolic link (reused by a resumed run when its header matches),
  * with a trailer naming it by a random id until the job is complete (sealed:
  * see OOC_TMP_TRAILER in io.h), and committing it with fdatasync, rename and a directory fsync onto a
- * target that must be a regular file or absent. Every failure names the
+ * target that must be absent or a regular file this process may write. Every failure names the
  * file, the call and what is wrong.
  */
 #include "config.h"
@@ -240,14 +240,16 @@ static ooc_status_t check_target(ooc_err_t *err, const char *path)
         if (errno == ENOENT) return OOC_SUCCESS;
         return OOC_ERR_FILE(err, OOC_ERR_IO, path, "output %s: %s", path, ooc_io_errtext(errno, eb, sizeof eb));
     }
-    /* a file this process may not write (chmod a-w) is not replaced: a
-     * rename in a writable directory could, where cp or a shell's > could
-     * not (root may write it, and may replace it, as with cp) */
-    if (S_ISREG(sb.st_mode) && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0 && (errno == EACCES || errno == EPERM))
+    /* a file this process may not write (chmod a-w, or another user's) is
+     * not replaced: a rename in a writable directory could, where cp or a
+     * shell's > could not (root may write it, and may replace it, as with
+     * cp). EACCES only: a container whose seccomp filter answers glibc's
+     * faccessat2 with EPERM (or ENOSYS) says nothing of the file */
+    if (S_ISREG(sb.st_mode) && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0 && errno == EACCES)
         return OOC_ERR_FILE(err, OOC_ERR_IO, path,
-                            "output %s is write-protected (mode %04o): refusing to replace it (make it writable or "
-                            "remove it)",
-                            path, (unsigned)(sb.st_mode & 07777));
+                            "output %s is not writable by this process (mode %04o, owner uid %u, process uid %u): "
+                            "refusing to replace it (make it writable or remove it)",
+                            path, (unsigned)(sb.st_mode & 07777), (unsigned)sb.st_uid, (unsigned)geteuid());
     if (S_ISREG(sb.st_mode)) return OOC_SUCCESS;
     if (S_ISLNK(sb.st_mode))
         return OOC_ERR_FILE(err, OOC_ERR_IO, path,

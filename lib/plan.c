@@ -1014,7 +1014,9 @@ static ooc_status_t plan_make(const ooc_plan_input_t *in, ooc_plan_t *plan)
         ctx_t cw = o[best.swap];
         cw.q_wide = 1;
         int64_t rows = in_bound_rows(&cw, best.mb, cplx, in->flop_per_byte);
-        if (rows > best.mb && plan_best(&cw, rows, in->ring != 0, least[best.swap], &alt) && alt.mb > best.mb &&
+        /* (the rows whole: a budget that holds them to lines of 34-50 KiB
+         * would give fewer blocks at no better rate; not measured) */
+        if (rows > best.mb && plan_best(&cw, rows, in->ring != 0, least[best.swap], &alt) && alt.mb == rows &&
             alt.a_pieces == 1 && alt.traffic_bytes <= best.traffic_bytes) {
             alt.swap = best.swap;
             best = alt;

@@ -375,6 +375,13 @@ if grep -q "rows .*too large" err; then pass "raw shape 99999999999999999999x5: 
 else fail "raw shape 99999999999999999999x5: the message does not say rows are too large"; fi
 bad "missing -o" 2 "" multiply A_d.npy B_dF.npy
 bad "output directory missing" 6 nodir/X16.npy multiply A_d.npy B_dF.npy -o nodir/X16.npy --backend host
+# a staging budget too small, --stage-chunk given: files never go through
+# its buffers, so the refusal does not name them (it did)
+bad "staging too small, files, --stage-chunk given" 3 X17.npy multiply A_d.npy B_dF.npy -o X17.npy --backend host \
+    --stage-chunk 64M --host-mem 2K
+if grep -q "it needs a staging budget of at least" err && ! grep -q "STAGE_CHUNK" err; then
+    pass "the refusal names the staging alone, not --stage-chunk's buffers"
+else fail "staging too small, files, --stage-chunk given: $(head -c 400 err)"; fi
 bad "verify: missing C" 4 "" verify A_d.npy B_dF.npy missing.npy
 bad "verify: C of another shape" 5 "" verify A_d.npy B_dF.npy C6.npy
 bad "gen: no --rows" 2 X17.npy gen X17.npy --cols 5
@@ -990,12 +997,16 @@ rm -f U_A.npy U_B.npy U_C.npy U_O.npy
 # writable, it is replaced. Root may write any file, so as root the case
 # runs as nobody (setpriv) where that can run the tool, else it is left out
 # (said so, not passed) ----
-mkdir prot && cp A_d.npy prot/P.npy && chmod 444 prot/P.npy && chmod 777 prot
+mkdir prot && cp A_d.npy prot/A.npy && cp B_dF.npy prot/B.npy && cp A_d.npy prot/P.npy &&
+    chmod 644 prot/A.npy prot/B.npy && chmod 444 prot/P.npy && chmod 777 prot
 as_other=()
 if [ "$(id -u)" -eq 0 ]; then
     as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    # (nobody must reach the tool and read the operands: a build tree under
+    # /root, say, it cannot)
     if ! command -v setpriv >/dev/null 2>&1 || ! chmod 711 "$tmp" ||
-        ! "${as_other[@]}" "$OOCGEMM" --version >/dev/null 2>&1; then
+        ! "${as_other[@]}" "$OOCGEMM" --version >/dev/null 2>&1 ||
+        ! "${as_other[@]}" cat prot/A.npy prot/B.npy >/dev/null 2>&1; then
         as_other=(none)
     fi
 fi
@@ -1003,18 +1014,18 @@ if [ "${as_other[0]:-}" = none ]; then
     echo "# left out: a write-protected output (run as root, and setpriv cannot run $OOCGEMM as nobody)"
 else
     sum=$(cksum <prot/P.npy)
-    timeout 60 "${as_other[@]}" "$OOCGEMM" multiply A_d.npy B_dF.npy -o prot/P.npy --backend host --no-progress \
-        >out 2>err
+    timeout 60 ${as_other[@]+"${as_other[@]}"} "$OOCGEMM" multiply prot/A.npy prot/B.npy -o prot/P.npy \
+        --backend host --no-progress >out 2>err
     rc=$?
-    if [ "$rc" -eq 6 ] && grep -q "output prot/P.npy is write-protected (mode 0444): refusing to replace it" err &&
+    if [ "$rc" -eq 6 ] && grep -q "output prot/P.npy is not writable by this process (mode 0444, owner uid" err &&
         [ "$(cksum <prot/P.npy)" = "$sum" ] && [ ! -e prot/P.npy.ooc-tmp ] && [ ! -e prot/P.npy.ooc-journal ]; then
         pass "a write-protected output is not replaced: exit 6: $(head -n 1 err)"
     else
         fail "a write-protected output: exit $rc (expected 6), the file $( [ "$(cksum <prot/P.npy)" = "$sum" ] && echo kept || echo replaced)"
     fi
     chmod 666 prot/P.npy
-    timeout 60 "${as_other[@]}" "$OOCGEMM" multiply A_d.npy B_dF.npy -o prot/P.npy --backend host --no-progress \
-        >out 2>err
+    timeout 60 ${as_other[@]+"${as_other[@]}"} "$OOCGEMM" multiply prot/A.npy prot/B.npy -o prot/P.npy \
+        --backend host --no-progress >out 2>err
     rc=$?
     if [ "$rc" -eq 0 ] && [ "$(cksum <prot/P.npy)" != "$sum" ]; then pass "made writable, the output is replaced"
     else fail "a writable output: exit $rc, expected 0 and C written"; fi

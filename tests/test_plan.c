@@ -1082,16 +1082,6 @@ static void test_wide_lines(void)
     }
 }
 
-/* Few rows, op(B) whole and large against them, both pinned, one device:
- * one block of all the rows in 8 or 4 k-pieces, op(B) going up with them
- * (b_follow), where its cost is clearly lower (plan.c follow_plan(); the
- * first three measured faster on an H200, session 37). Not in 2 pieces
- * (SGEMM 20501x1019x19223 NT beta -1, measured slower), nor where the
- * usual plan's one block is multiplied chunk by chunk of op(B) as it
- * arrives (DGEMM 939x19145x17037 TT, measured slower); not when rows,
- * pieces, chunks or a ring are asked for, on several devices, or with an
- * operand staged; none of the suite's shapes changes. A plan with one
- * block in pieces (asked for, or resumed) has b_follow; more blocks not. */
 /* A shape bound by the copies in: whole blocks of 64 KiB lines, 4 blocks
  * at least (16384 rows of 4 bytes, past the 8192 the planner takes
  * otherwise), in the orientation chosen as before: op(A) resident where A
@@ -1109,7 +1099,7 @@ static void test_in_bound(void)
         int beta, complex_type;
         double fpb;
         int variant; /* 0 as is, 1 rows given, 2 pieces given, 3 two devices, 4 A staged, 5 a ring given,
-                      * 6 a budget that holds the blocks below 16384 rows */
+                      * 6 a budget that holds the blocks far below 16384 rows, 7 one that holds them part way */
         int swap;     /* expected */
         int64_t rows; /* expected */
     } cases[] = {
@@ -1122,6 +1112,7 @@ static void test_in_bound(void)
         {"the same, A staged", 85835, 397, 10413, 4, 0, 0, 0, 4, 0, 8192},
         {"the same, a ring of 4 given", 85835, 397, 10413, 4, 0, 0, 0, 5, 0, 16384},
         {"the same in 192 MiB", 85835, 397, 10413, 4, 0, 0, 0, 6, 0, 0},
+        {"the same in 1.3 GB (10240 rows fit, not 16384: as before)", 85835, 397, 10413, 4, 0, 0, 0, 7, 0, 8192},
         {"SGEMM under 4 blocks of 16384 rows", 65535, 397, 10413, 4, 0, 0, 0, 0, 0, 8192},
         {"DGEMM 45001x301x12001 (op(A) resident, as before)", 45001, 301, 12001, 8, 0, 0, 0, 0, 1, 256},
         {"TF32 100001x255x8191 (op(A) resident, as before)", 100001, 255, 8191, 4, 0, 0, 7000, 0, 1, 255},
@@ -1131,12 +1122,13 @@ static void test_in_bound(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int v = cases[i].variant;
-        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, v == 6 ? (uint64_t)192 << 20 : dev);
+        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e,
+                                    v == 6 ? (uint64_t)192 << 20 : v == 7 ? (uint64_t)1300 << 20 : dev);
         in.allow_swap = 1;
         in.beta_nonzero = cases[i].beta;
         in.complex_type = cases[i].complex_type;
         in.flop_per_byte = cases[i].fpb;
-        in.lines[0] = v == 4 ? C : A | C;
+        in.lines[0] = A | C; /* (A staged too: the guard on staging holds it, not the lines) */
         in.lines[1] = BR;
         in.block_rows = v == 1 ? 4096 : 0;
         in.a_pieces = v == 2 ? 1 : 0;
@@ -1162,6 +1154,16 @@ static void test_in_bound(void)
     }
 }
 
+/* Few rows, op(B) whole and large against them, both pinned, one device:
+ * one block of all the rows in 8 or 4 k-pieces, op(B) going up with them
+ * (b_follow), where its cost is clearly lower (plan.c follow_plan(); the
+ * first three measured faster on an H200, session 37). Not in 2 pieces
+ * (SGEMM 20501x1019x19223 NT beta -1, measured slower), nor where the
+ * usual plan's one block is multiplied chunk by chunk of op(B) as it
+ * arrives (DGEMM 939x19145x17037 TT, measured slower); not when rows,
+ * pieces, chunks or a ring are asked for, on several devices, or with an
+ * operand staged; none of the suite's shapes changes. A plan with one
+ * block in pieces (asked for, or resumed) has b_follow; more blocks not. */
 static void test_follow(void)
 {
     const uint64_t dev = (uint64_t)130 << 30;
