@@ -435,6 +435,18 @@ static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd)
     return st;
 }
 
+/* What drop_default_journal() would refuse, before anything is touched. */
+static ooc_status_t default_journal_removable(ooc_err_t *err, const char *path)
+{
+    char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
+    OOC_RETURN_ERROR_IF(journal == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
+    strcpy(journal, path);
+    strcat(journal, OOC_JOURNAL_SUFFIX);
+    ooc_status_t st = ooc_journal_removable(journal, err);
+    free(journal);
+    return st;
+}
+
 /* Remove the default journal of path (PATH.ooc-journal): the data it
  * vouched for is being overwritten. With keep_in_place, not one of a job in
  * place that committed its output, the file now at path (its inode: a
@@ -524,6 +536,13 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     if (st != OOC_SUCCESS) goto fail;
     f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen, &f->id);
     if (!f->resumed && !created) {
+        /* (a file at the default journal's path that is not a journal is
+         * refused below: before the old temporary file goes, not after) */
+        st = default_journal_removable(err, path);
+        if (st != OOC_SUCCESS) {
+            close(fd);
+            goto fail;
+        }
         st = replace_tmp(err, tmp, &fd);
         if (st != OOC_SUCCESS) goto fail;
     }

@@ -390,6 +390,39 @@ static ooc_status_t write_all(int fd, const char *s, size_t len, const char *pat
     return write_flush(fd, s, len, path, err);
 }
 
+/* Whether the file open at fd (path) may be removed as a journal: one, or
+ * empty (a journal whose creation was cut short: killed between its O_EXCL
+ * create and its header, nothing in it to lose; left, it would refuse every
+ * later run of the job); else OOC_ERR_JOURNAL. */
+static ooc_status_t removable_fd(int fd, const char *path, ooc_err_t *err)
+{
+    char head[sizeof MAGIC_ANY - 1];
+    ssize_t got;
+    do
+        got = pread(fd, head, sizeof head, 0);
+    while (got < 0 && errno == EINTR);
+    struct stat sb;
+    int empty = got == 0 && fstat(fd, &sb) == 0 && sb.st_size == 0;
+    if (!empty && (got != (ssize_t)sizeof head || memcmp(head, MAGIC_ANY, sizeof head) != 0))
+        return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path,
+                            "%s is not a libooc_gemm journal: refusing to remove or overwrite it (is the journal "
+                            "path an input or another file by mistake?)",
+                            path);
+    return OOC_SUCCESS;
+}
+
+ooc_status_t ooc_journal_removable(const char *path, ooc_err_t *err)
+{
+    int fd = ooc_open_regular(path, O_RDONLY | O_NOFOLLOW, NULL);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENAMETOOLONG) return OOC_SUCCESS;
+        return open_failed("remove the old journal", path, err);
+    }
+    ooc_status_t st = removable_fd(fd, path, err);
+    close(fd);
+    return st;
+}
+
 ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
 {
     int fd = ooc_open_regular(path, O_RDWR | O_NOFOLLOW, NULL);
@@ -397,22 +430,7 @@ ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
         if (errno == ENOENT || errno == ENAMETOOLONG) return OOC_SUCCESS; /* (a name too long: none can be there) */
         return open_failed("remove the old journal", path, err);
     }
-    char head[sizeof MAGIC_ANY - 1];
-    ssize_t got;
-    do
-        got = pread(fd, head, sizeof head, 0);
-    while (got < 0 && errno == EINTR);
-    struct stat sb;
-    /* empty: a journal whose creation was cut short (killed between its
-     * O_EXCL create and its header), nothing in it to lose; left, it would
-     * refuse every later run of the job */
-    int empty = got == 0 && fstat(fd, &sb) == 0 && sb.st_size == 0;
-    ooc_status_t st = OOC_SUCCESS;
-    if (!empty && (got != (ssize_t)sizeof head || memcmp(head, MAGIC_ANY, sizeof head) != 0))
-        st = OOC_ERR_FILE(err, OOC_ERR_JOURNAL, path,
-                          "%s is not a libooc_gemm journal: refusing to remove or overwrite it (is the journal path "
-                          "an input or another file by mistake?)",
-                          path);
+    ooc_status_t st = removable_fd(fd, path, err);
     if (st == OOC_SUCCESS) st = ooc_fd_lock(fd, path, 0, err);
     /* ours now: remove it if the name still means this file */
     if (st == OOC_SUCCESS && ooc_fd_is_path(fd, path) && unlink(path) != 0 && errno != ENOENT)

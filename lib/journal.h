@@ -104,6 +104,9 @@ typedef struct {
  * empty: a creation cut short): a symbolic link, a device, an input named by
  * mistake. OOC_ERR_BUSY when another job holds it. */
 ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err);
+/* What ooc_journal_remove would refuse at path (a file there that is not a
+ * journal), checked before anything else is touched; nothing removed. */
+ooc_status_t ooc_journal_removable(const char *path, ooc_err_t *err);
 
 /* Create the journal with head (exclusively: nothing may be at path), locked
  * and flushed to disk. */

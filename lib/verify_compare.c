@@ -25,6 +25,15 @@ static void off_check(cmp_t *r, int64_t row, double d, double ref, double thr_p)
     if (d > thr_p && d >= 0.5 * ref && r->off++ == 0) r->off_row = row;
 }
 
+/* C's NaN or infinities where the inputs put none, or none where they put
+ * some: a mismatch, and off too, so that the first such row is named (a
+ * block of C left NaN, as `oocgemm run` fills C, or a NaN written) */
+static void misplaced(cmp_t *r, int64_t row)
+{
+    r->mismatch = 1;
+    if (r->off++ == 0) r->off_row = row;
+}
+
 /* 0: finite; 1: +-Inf (no NaN); 2: NaN in a component */
 int ooc_verify_nonfinite_kind(int cplx, const double *x, size_t i)
 {
@@ -63,7 +72,7 @@ void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const
             }
             if (fin && kx) {
                 if (ooc_verify_modulus(cplx, ref, i) + tol * b + under >= typemax) undecided(r, r0 + rows[t]);
-                else r->mismatch = 1;
+                else misplaced(r, r0 + rows[t]);
                 continue;
             }
             if (kx || kr) {
@@ -73,7 +82,7 @@ void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const
                  * (Freivalds' check, too, compares where, not what) */
                 int alike = cplx ? kx != 0 && kr != 0 : kx == kr && (kr == 2 || x[i] == ref[i]);
                 if (alike) r->nonfinite++;
-                else r->mismatch = 1;
+                else misplaced(r, r0 + rows[t]);
                 continue;
             }
             double diff = cplx ? hypot(x[2 * i] - ref[2 * i], x[2 * i + 1] - ref[2 * i + 1]) : fabs(x[i] - ref[i]);
@@ -109,7 +118,7 @@ void ooc_verify_compare_freivalds(const freivalds_t *f, cmp_t *r, int64_t *unver
         if (f->nfC[i].hash != want_hash || f->nfC[i].count != want_count) {
             /* extra infinities of C where the elements may overflow C's type */
             if (f->nfC[i].count > want_count && !(M * (1 + f->tol) + f->under < f->typemax)) undecided(r, f->r0 + i);
-            else r->mismatch = 1;
+            else misplaced(r, f->r0 + i);
             continue;
         }
         r->nonfinite += f->nfC[i].count;

@@ -384,6 +384,23 @@ else
     fail "6 --journal notes.txt: exit $rc (expected 6), notes $(cmp -s notes.txt notes.orig && echo unchanged || echo CHANGED)"
 fi
 rm -f J.npy J.npy.ooc-tmp J.npy.ooc-journal
+# a file that is not a journal at the default journal's path, beside a
+# temporary file an earlier run left: refused (exit 6) before anything is
+# touched, by multiply and by gen (the temporary file was replaced, then
+# removed, before the refusal; found by a helper testing as a user)
+for cmd in multiply gen; do
+    printf 'my notes\n' >J3.npy.ooc-journal
+    printf 'left by a run\n' >J3.npy.ooc-tmp
+    if [ "$cmd" = multiply ]; then oc multiply A.npy B.npy -o J3.npy "${H[@]}"; else oc gen J3.npy --rows 3 --cols 2; fi
+    rc=$?
+    if [ "$rc" -eq 6 ] && [ "$(cat J3.npy.ooc-journal)" = "my notes" ] && [ "$(cat J3.npy.ooc-tmp)" = "left by a run" ] &&
+        [ ! -e J3.npy ]; then
+        pass "6 $cmd: a file that is not a journal at J3.npy.ooc-journal: exit 6, it and J3.npy.ooc-tmp kept: $(e1)"
+    else
+        fail "6 $cmd: a file that is not a journal at J3.npy.ooc-journal: exit $rc (expected 6), the temporary file $( [ -e J3.npy.ooc-tmp ] && echo kept || echo REMOVED)"
+    fi
+    rm -f J3.npy J3.npy.ooc-tmp J3.npy.ooc-journal
+done
 # --journal naming the output before it exists (the journal made there, C
 # renamed over it at the commit: exit 0, the record lost), or its
 # temporary file, by any spelling: refused at once, nothing made

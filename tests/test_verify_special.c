@@ -435,6 +435,36 @@ static void test_off_within_tolerance(void)
     release(fa, fb, fc, &a2, &b2, &c2);
 }
 
+/* A row of C left NaN (as `oocgemm run` fills C, so that a block never
+ * written shows) where the inputs are finite: it failed, but was not
+ * counted off, so first_off_row named no row (found by a helper testing as
+ * a user). Now off, at that row, in Freivalds' check and in the exact one. */
+static void test_nan_row_off(void)
+{
+    uint64_t seed = 137;
+    scal_t one = scal(OOC_R64, 1, 0), zero = scal(OOC_R64, 0, 0);
+    mat_t a = mat_new(OOC_R64, OOC_ROW_MAJOR, 60, 150, &seed), b = mat_new(OOC_R64, OOC_COL_MAJOR, 150, 90, &seed);
+    mat_t c = product(OOC_OP_N, OOC_OP_N, 1, 0, &a, &b, 0, 0, NULL, OOC_ROW_MAJOR);
+    ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
+    mat_t d = mat_copy(&c);
+    for (int64_t j = 0; j < d.cols; j++) set(&d, 41, j, NAN, 0);
+    ooc_file_t *fd = put(&d);
+    for (int exact = 0; exact < 2; exact++) {
+        CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, exact ? 0 : 64 << 10), OOC_SUCCESS);
+        ooc_verify_result_t r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fc, 3, exact ? 60 : 0);
+        CU_ASSERT(r.passed == 1 && r.off == 0);
+        r = check(OOC_OP_N, OOC_OP_N, &one, fa, fb, &zero, NULL, fd, 3, exact ? 60 : 0);
+        if (!(r.passed == 0 && r.off >= 1 && r.first_off_row == 41))
+            fprintf(stderr, "\n  exact %d (ran exact %d): passed %d off %lld first_off_row %lld\n", exact, r.exact,
+                    r.passed, (long long)r.off, (long long)r.first_off_row);
+        CU_ASSERT(r.exact == exact && r.passed == 0 && r.off >= 1 && r.first_off_row == 41);
+    }
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_HOST_MEM, 0), OOC_SUCCESS);
+    ooc_file_close(fd, 0);
+    free(d.x);
+    release(fa, fb, fc, &a, &b, &c);
+}
+
 /* round to TF32 (10 mantissa bits, to nearest) */
 static float tf32(float x)
 {
@@ -491,6 +521,7 @@ int main(void)
     CU_add_test(s, "overflow: never a pass, never a false failure", test_overflow);
     CU_add_test(s, "gradual underflow: no false failure", test_underflow);
     CU_add_test(s, "float32, large k: a zero or stale row within the tolerance fails", test_off_within_tolerance);
+    CU_add_test(s, "a row of C left NaN is off, at its row", test_nan_row_off);
     CU_add_test(s, "TF32: the tolerance of inputs rounded to 10 bits", test_tf32);
     int rc = tu_run();
     ooc_destroy(H);

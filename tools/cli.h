@@ -264,7 +264,8 @@ typedef struct {
     "multiplied (m, n or k is 0, or alpha = 0) or a resumed run did part of the job.\n"              \
     "On the host backend (OpenBLAS on the CPU) nothing crosses a bus: the floor is\n"                 \
     "flops / the CPU's rate, OpenBLAS's GEMM on min(m,1024) x min(n,1024) x\n"                        \
-    "min(k,1024) in memory, best of 5, and the summary speaks of the CPU alone.\n"                    \
+    "min(k,1024) in memory (each from 8 on rounded down to a multiple of 8, as\n"                     \
+    "on a GPU), best of 5, and the summary speaks of the CPU alone.\n"                                \
     "floor/time is shown for the (best) time: 1.00 = at the floor. GB = 1e9 bytes.\n"                 \
     "\n"
 
