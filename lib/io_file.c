@@ -435,13 +435,21 @@ static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd)
     return st;
 }
 
+/* The default journal's path of path (PATH.ooc-journal), allocated. */
+static ooc_status_t default_journal(ooc_err_t *err, const char *path, char **journal)
+{
+    *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
+    OOC_RETURN_ERROR_IF(*journal == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
+    strcpy(*journal, path);
+    strcat(*journal, OOC_JOURNAL_SUFFIX);
+    return OOC_SUCCESS;
+}
+
 /* What drop_default_journal() would refuse, before anything is touched. */
 static ooc_status_t default_journal_removable(ooc_err_t *err, const char *path)
 {
-    char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
-    OOC_RETURN_ERROR_IF(journal == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
-    strcpy(journal, path);
-    strcat(journal, OOC_JOURNAL_SUFFIX);
+    char *journal;
+    OOC_FORWARD(default_journal(err, path, &journal));
     ooc_status_t st = ooc_journal_removable(journal, err);
     free(journal);
     return st;
@@ -455,10 +463,8 @@ static ooc_status_t default_journal_removable(ooc_err_t *err, const char *path)
 static ooc_status_t drop_default_journal(ooc_err_t *err, const char *path, int keep_in_place)
 {
     int kept = 0;
-    char *journal = malloc(strlen(path) + sizeof OOC_JOURNAL_SUFFIX);
-    OOC_RETURN_ERROR_IF(journal == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory", path);
-    strcpy(journal, path);
-    strcat(journal, OOC_JOURNAL_SUFFIX);
+    char *journal;
+    OOC_FORWARD(default_journal(err, path, &journal));
     ooc_journal_info_t have;
     int exists = 0;
     ooc_err_t ignored; /* (one that cannot be read is removed, or refused, as any other) */

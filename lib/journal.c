@@ -411,13 +411,20 @@ static ooc_status_t removable_fd(int fd, const char *path, ooc_err_t *err)
     return OOC_SUCCESS;
 }
 
+/* Open the old journal at path to remove it (*fd -1: none there, nothing
+ * to remove; a name too long: none can be there). */
+static ooc_status_t open_old(const char *path, int flags, int *fd, ooc_err_t *err)
+{
+    *fd = ooc_open_regular(path, flags | O_NOFOLLOW, NULL);
+    if (*fd < 0 && errno != ENOENT && errno != ENAMETOOLONG) return open_failed("remove the old journal", path, err);
+    return OOC_SUCCESS;
+}
+
 ooc_status_t ooc_journal_removable(const char *path, ooc_err_t *err)
 {
-    int fd = ooc_open_regular(path, O_RDONLY | O_NOFOLLOW, NULL);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENAMETOOLONG) return OOC_SUCCESS;
-        return open_failed("remove the old journal", path, err);
-    }
+    int fd;
+    OOC_FORWARD(open_old(path, O_RDONLY, &fd, err));
+    if (fd < 0) return OOC_SUCCESS;
     ooc_status_t st = removable_fd(fd, path, err);
     close(fd);
     return st;
@@ -425,11 +432,9 @@ ooc_status_t ooc_journal_removable(const char *path, ooc_err_t *err)
 
 ooc_status_t ooc_journal_remove(const char *path, ooc_err_t *err)
 {
-    int fd = ooc_open_regular(path, O_RDWR | O_NOFOLLOW, NULL);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENAMETOOLONG) return OOC_SUCCESS; /* (a name too long: none can be there) */
-        return open_failed("remove the old journal", path, err);
-    }
+    int fd;
+    OOC_FORWARD(open_old(path, O_RDWR, &fd, err));
+    if (fd < 0) return OOC_SUCCESS;
     ooc_status_t st = removable_fd(fd, path, err);
     if (st == OOC_SUCCESS) st = ooc_fd_lock(fd, path, 0, err);
     /* ours now: remove it if the name still means this file */

@@ -507,15 +507,30 @@ static double strided_cost(int64_t line, int out)
  * when more would be shallower; at most 8), with fewer than 3 blocks,
  * several devices, or pieces or rows asked for. Returns q (1: no change)
  * and sets *rows. */
+/* A block row's copies in (op(A)'s k elements as strided lines, C's n
+ * when read in) and out (C's n), in bytes at strided_cost() for blocks of
+ * mb rows, and its multiply in bytes at the math's flop per copied byte. */
+typedef struct {
+    double in, out, math;
+} row_cost_t;
+static row_cost_t row_cost(const ctx_t *c, int64_t mb, int complex_type, double fpb)
+{
+    double e = (double)c->e, n = (double)c->n, k = (double)c->k;
+    int64_t line = mb * (int64_t)c->e;
+    int sc = (c->lines & OOC_PLAN_STRIDED_C) != 0;
+    row_cost_t r;
+    r.in = e * (k * strided_cost(line, 0) + (c->c_in ? n * (sc ? strided_cost(line, 0) : 1.0) : 0.0));
+    r.out = e * n * (sc ? strided_cost(line, 1) : 1.0);
+    r.math = (complex_type ? 8.0 : 2.0) * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
+    return r;
+}
+
 static int wide_pieces(const ctx_t *c, int complex_type, double fpb, int64_t *rows)
 {
     int64_t t = *rows, wide = min64(WIDE_LINE_BYTES / (int64_t)c->e, MAX_AUTO_BLOCK_ROWS);
     if (c->q_req || c->lead > 1 || !(c->lines & OOC_PLAN_STRIDED_A) || t >= wide || c->m <= 2 * wide) return 1;
-    double e = (double)c->e, line = (double)t * e;
-    double fc = c->lines & OOC_PLAN_STRIDED_C ? strided_cost((int64_t)line, 0) : 1.0;
-    double in = (double)c->k * e * strided_cost((int64_t)line, 0) + (c->c_in ? (double)c->n * e * fc : 0.0);
-    double math = (complex_type ? 8.0 : 2.0) * (double)c->n * (double)c->k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
-    if (in <= math) return 1;
+    row_cost_t r = row_cost(c, t, complex_type, fpb);
+    if (r.in <= r.math) return 1;
     int q = 2;
     while (ceil_div(wide, q) > t && q < 8) q *= 2; /* (a small m keeps t >= 2048: q <= 4 with 8192 rows) */
     q = deep_pieces(q, c->k);
@@ -550,13 +565,8 @@ static int64_t in_bound_rows(const ctx_t *c, int64_t mb, int complex_type, doubl
     if (mb >= wide || c->m < 4 * wide || !(c->lines & OOC_PLAN_STRIDED_A) || c->sa || c->sc || c->q_req ||
         c->lead > 1)
         return mb;
-    double e = (double)c->e, n = (double)c->n, k = (double)c->k;
-    int64_t line = mb * (int64_t)c->e;
-    int sc = (c->lines & OOC_PLAN_STRIDED_C) != 0;
-    double in = e * (k * strided_cost(line, 0) + (c->c_in ? n * (sc ? strided_cost(line, 0) : 1.0) : 0.0));
-    double out = e * n * (sc ? strided_cost(line, 1) : 1.0);
-    double math = (complex_type ? 8.0 : 2.0) * n * k / (fpb > 0 ? fpb : FLOP_PER_BYTE);
-    return in >= 2.0 * (math > out ? math : out) ? wide : mb;
+    row_cost_t r = row_cost(c, mb, complex_type, fpb);
+    return r.in >= 2.0 * (r.math > r.out ? r.math : r.out) ? wide : mb;
 }
 
 /* A plan's time in bytes at the copy rate: the resident operand's upload
@@ -1072,7 +1082,10 @@ static void least_useful(const ooc_plan_input_t *in, int passes, uint64_t *dev, 
     }
 }
 
-void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host) { least_useful(in, 3, dev, host); }
+void ooc_plan_least_useful(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host)
+{
+    least_useful(in, 3, dev, host);
+}
 
 void ooc_plan_least_useful_alone(const ooc_plan_input_t *in, uint64_t *dev, uint64_t *host)
 {
