@@ -494,6 +494,10 @@ typedef struct {
                                   major call) ran as NN on aligned tiles (then
                                   aligned_tiles is 1 too): where the problem ran column-major, op(A) N and
                                   op(B) T (or row-major op(A) T, op(B) N, transposed by the planner) */
+    int64_t blocks_mismatched; /**< file multiplies resumed: blocks the journal recorded done whose bytes in
+                                  the output's temporary file no longer matched the digest recorded with
+                                  them (overwritten, or lost by a crash), so computed again (not counted in
+                                  blocks_resumed) */
 } ooc_stats_t;
 
 /**

@@ -333,9 +333,12 @@ typedef struct {
  * opts->resume the journal at its path is removed first; a file there that is
  * not a journal is refused, never removed (an empty file is taken for a
  * journal whose creation was cut short, and removed). Every finished row block of C is
- * flushed and recorded in the journal with a checksum tied to the job (of
- * the record: the blocks' data in the temporary file is taken as written, so
- * nothing else may change that file between runs), so a
+ * flushed and recorded in the journal with a checksum tied to the job and
+ * the digest of the block's bytes; a resume reads back each block its
+ * journal recorded and computes again any whose bytes no longer match
+ * (overwritten since, or lost by a crash of the disk: counted in
+ * ooc_stats_t::blocks_mismatched; blocks recorded by a library from before
+ * digests are taken as written), so a
  * run killed part-way, failed or cancelled (ooc_cancel()) can be resumed
  * (opts->resume) with a byte-identical result: every block is computed the
  * same way whichever run computes it. A resume refuses (OOC_ERR_JOURNAL) a

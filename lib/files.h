@@ -95,6 +95,9 @@ typedef struct {
                                  id is not that journal's "by" (it is then marked mixed) */
     int64_t recorded;         /* (ranges 0, a resume of a kept C) blocks of the plan that some usable journal
                                  records done: 0, the job starts over */
+    ooc_journal_sum_t *kept;  /* the skipped-as-done blocks whose journal holds their digest, by block */
+    size_t nkept, kept_cap;
+    int64_t mismatched;       /* (files.c) of those, the blocks whose bytes in C did not match: computed again */
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a
@@ -106,6 +109,9 @@ typedef struct {
 ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts, int ranges,
                              ooc_files_start_t *s);
 void ooc_files_start_free(ooc_files_start_t *s);
+
+/* 1 with *digest when s->kept holds block g's digest. */
+int ooc_files_kept_sum(const ooc_files_start_t *s, int64_t g, uint64_t *digest);
 
 /* Block g of the job (panel g / m_blocks, block g % m_blocks) is in s's range. */
 static inline int ooc_files_mine(const ooc_files_start_t *s, int64_t g)

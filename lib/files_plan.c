@@ -318,11 +318,27 @@ static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
     return OOC_SUCCESS;
 }
 
+/* Block g, skipped as done, and the digest its journal holds, into s->kept. */
+static ooc_status_t keep_sum(ooc_files_job_t *job, ooc_files_start_t *s, int64_t g, uint64_t d)
+{
+    if (s->nkept == s->kept_cap) {
+        size_t cap = s->kept_cap ? 2 * s->kept_cap : 256;
+        ooc_journal_sum_t *more = realloc(s->kept, cap * sizeof *more);
+        OOC_RETURN_ERROR_IF(more == NULL, &job->h->err, OOC_ERR_HOST_MEMORY, "out of memory for %zu digests", cap);
+        s->kept = more;
+        s->kept_cap = cap;
+    }
+    s->kept[s->nkept].g = g;
+    s->kept[s->nkept++].digest = d;
+    return OOC_SUCCESS;
+}
+
 /* The blocks a journal recorded as done, within this run's range, into
  * s->skip (counted in s->mixed_kept too when another computed them; in
  * s->foreign when taken from another journal than this run's and computed
  * by another than this run's journal says). own: the journal is this run's. */
-static void take_done(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_journal_info_t *info, int other, int own)
+static ooc_status_t take_done(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_journal_info_t *info, int other,
+                              int own)
 {
     const char *by = blocks_by(job, info);
     /* this run's journal says its blocks are by its "by" (its own when it
@@ -335,8 +351,17 @@ static void take_done(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_jour
             else if (strcmp(s->first_by, by) != 0) s->kept_differ = 1;
             if (other && s->mixed_kept++ == 0) snprintf(s->kept_by, sizeof s->kept_by, "%s", by);
             s->foreign += !own && target && strcmp(by, target) != 0;
+            uint64_t d;
+            if (ooc_journal_sum(info, g, &d)) OOC_FORWARD(keep_sum(job, s, g, d));
         }
     }
+    return OOC_SUCCESS;
+}
+
+static int by_block(const void *x, const void *y)
+{
+    const ooc_journal_sum_t *a = x, *b = y;
+    return a->g < b->g ? -1 : a->g > b->g;
 }
 
 /* Same file (both exist): a journal listed twice, or the own one listed. */
@@ -369,7 +394,7 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
                                   " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with "
                                   "opts->resume gives it)", *j, info.head.mb, info.head.nb, info.head.kb);
             } else {
-                take_done(job, s, &info, note_computer(job, &info, *j, s), 0);
+                st = take_done(job, s, &info, note_computer(job, &info, *j, s), 0);
             }
         }
         ooc_journal_info_free(&info);
@@ -448,6 +473,18 @@ void ooc_files_start_free(ooc_files_start_t *s)
     ooc_journal_info_free(&s->have);
     free(s->skip);
     s->skip = NULL;
+    free(s->kept);
+    s->kept = NULL;
+    s->nkept = s->kept_cap = 0;
+}
+
+int ooc_files_kept_sum(const ooc_files_start_t *s, int64_t g, uint64_t *digest)
+{
+    ooc_journal_info_t look;
+    memset(&look, 0, sizeof look);
+    look.sums = s->kept;
+    look.nsums = s->nkept;
+    return ooc_journal_sum(&look, g, digest);
 }
 
 ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts, int ranges, ooc_files_start_t *s)
@@ -506,8 +543,9 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         if (!ooc_files_mine(s, g)) s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
     /* every block recorded is skipped, wherever it is: blocks finish out of
      * order, and each is byte-identical whoever computed it */
-    if (s->usable) take_done(job, s, &s->have, s->have_other, 1);
+    if (s->usable) OOC_FORWARD(take_done(job, s, &s->have, s->have_other, 1));
     if (resume && job->C->resumed) OOC_FORWARD(other_journals(job, opts, s, NULL, &found));
+    qsort(s->kept, s->nkept, sizeof *s->kept, by_block); /* (for ooc_files_kept_sum) */
     /* blocks of another's rounding kept, and some computed now: refused */
     if (s->mixed[0] && s->ndone < s->mine) return mixed_refused(job, opts, s);
     return OOC_SUCCESS;

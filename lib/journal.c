@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * journal.c: the resume journal (see journal.h). Format, version 2, one
+ * journal.c: the resume journal (see journal.h). Format, version 3, one
  * record per line:
  *
- *   oocgemm-journal 2
+ *   oocgemm-journal 3
  *   job <identity>
  *   plan swap=S mb=MB nb=NB kb=KB tail=T chunks=Q blocks=N resumable=R out=DEV:INO[ lead=L][ rep=P][ pieces=K][ range=B0-B1/M][ panels=P0-P1/NP][ born=SEC.NSEC][ id=HEX][ by=ID]
  *   head <H>                          H = hash of the three lines above
- *   done <G> <X>                      X = hash(H, "done G"); any order, G < N
+ *   done <G>[ data=<D>] <X>           X = hash(H, "done G[ data=D]"); any order, G < N
  *   mixed <X>                         X = hash(H, "mixed"); anywhere before complete
  *   complete <SIZE>:<SEC>.<NSEC> <X>  X = hash(H, "complete SIZE:SEC.NSEC")
  *
@@ -29,6 +29,15 @@
  * mixed: a resume allowed to mix computers (ooc_files_opts_t::allow_mixed)
  * kept blocks another compute id recorded: the journal's blocks are not all
  * "by"'s, so no later resume may take them for one computer's.
+ * done: block G of C is written and flushed; D, the digest (digest.h) of its
+ * bytes as written (pipeline.h ooc_pipe_c_block), which a resume checks
+ * against the file before it keeps the block. Absent in records written
+ * before digests (such a block is kept unchecked). Version 2, that of the
+ * journals written before digests, is the same without them: such a journal
+ * is still read and resumed (its records appended without digests, so that
+ * the library that wrote it can still read it); a version 2 that reads a
+ * version 3 journal refuses it as "of another version". A block recorded twice
+ * (computed again after its bytes did not match) is as its last record says.
  * job: files_job.c's identity line (types, ops, scalars, C's shape and format,
  * " tf32=1", " inplace=1" for a job whose C0 is its output's file, then each
  * input's identity).
@@ -54,7 +63,8 @@
 #include "io.h"
 #include "journal.h"
 
-#define MAGIC "oocgemm-journal 2\n"
+#define MAGIC "oocgemm-journal 3\n"
+#define MAGIC_V2 "oocgemm-journal 2\n" /* (before digests: read, and appended to without them) */
 #define MAGIC_ANY "oocgemm-journal "
 #define MAX_BYTES ((size_t)1 << 31) /* larger than any journal of OOC_JOURNAL_MAX_BLOCKS blocks needs */
 #define LINE_MAX_BYTES (OOC_JOURNAL_JOB_MAX + 64)
@@ -114,17 +124,22 @@ static int format_head(const ooc_journal_head_t *h, char *buf, size_t cap)
     if (h->out_id != 0) at += snprintf(lead + at, sizeof lead - (size_t)at, " id=%016" PRIx64, h->out_id);
     if (h->by[0]) snprintf(lead + at, sizeof lead - (size_t)at, " by=%s", h->by);
     int n = snprintf(buf, cap,
-                     MAGIC "job %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
+                     "%sjob %s\nplan swap=%d mb=%" PRId64 " nb=%" PRId64 " kb=%" PRId64 " tail=%d chunks=%d blocks=%" PRId64
                            " resumable=%d out=%" PRIu64 ":%" PRIu64 "%s\n",
-                     h->job, h->swap, h->mb, h->nb, h->kb, h->tail, h->b_chunks, h->total, h->resumable, h->out_dev,
+                     h->version == 2 ? MAGIC_V2 : MAGIC, h->job, h->swap, h->mb, h->nb, h->kb, h->tail, h->b_chunks, h->total, h->resumable, h->out_dev,
                      h->out_ino, lead);
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
-static int format_done(uint64_t digest, int64_t g, char *buf, size_t cap)
+/* The longest done record, its newline included */
+#define DONE_MAX 72
+
+/* A done record of block g, with the digest of its data when sum is not NULL */
+static int format_done(uint64_t digest, int64_t g, const uint64_t *sum, char *buf, size_t cap)
 {
-    char text[40];
-    snprintf(text, sizeof text, "done %" PRId64, g);
+    char text[64];
+    if (sum) snprintf(text, sizeof text, "done %" PRId64 " data=%016" PRIx64, g, *sum);
+    else snprintf(text, sizeof text, "done %" PRId64, g);
     return snprintf(buf, cap, "%s %016" PRIx64 "\n", text, record_hash(digest, text));
 }
 
@@ -145,6 +160,54 @@ void ooc_journal_info_free(ooc_journal_info_t *info)
     if (info == NULL) return;
     free(info->done);
     info->done = NULL;
+    free(info->sums);
+    info->sums = NULL;
+    info->nsums = 0;
+}
+
+int ooc_journal_sum(const ooc_journal_info_t *info, int64_t g, uint64_t *digest)
+{
+    size_t lo = 0, hi = info->nsums;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (info->sums[mid].g < g) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == info->nsums || info->sums[lo].g != g) return 0;
+    *digest = info->sums[lo].digest;
+    return 1;
+}
+
+/* A done record as parsed, and its place in the journal (seq) */
+typedef struct {
+    ooc_journal_rec_t r;
+    size_t seq;
+} rec_t;
+
+static int by_block_then_place(const void *x, const void *y)
+{
+    const rec_t *a = x, *b = y;
+    if (a->r.g != b->r.g) return a->r.g < b->r.g ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* info->sums from the done records (n, in the journal's order): for each
+ * block, the digest its last record holds, if any; recs is reused. */
+static ooc_status_t take_sums(ooc_journal_info_t *info, rec_t *recs, size_t n, const char *name, ooc_err_t *err)
+{
+    qsort(recs, n, sizeof *recs, by_block_then_place);
+    size_t keep = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((i + 1 == n || recs[i + 1].r.g != recs[i].r.g) && recs[i].r.has) keep++;
+    if (keep == 0) return OOC_SUCCESS;
+    info->sums = malloc(keep * sizeof *info->sums);
+    OOC_RETURN_ERROR_IF(info->sums == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory for %zu digests", name, keep);
+    for (size_t i = 0; i < n; i++)
+        if ((i + 1 == n || recs[i + 1].r.g != recs[i].r.g) && recs[i].r.has) {
+            info->sums[info->nsums].g = recs[i].r.g;
+            info->sums[info->nsums++].digest = recs[i].r.digest;
+        }
+    return OOC_SUCCESS;
 }
 
 static int output_stat(const ooc_journal_info_t *have, const char *path, struct stat *sb)
@@ -193,14 +256,16 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
     size_t at = 0;
 
     /* the header: magic, job, plan, head */
-    if (len < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1) != 0) {
+    int v2 = len >= sizeof MAGIC_V2 - 1 && memcmp(buf, MAGIC_V2, sizeof MAGIC_V2 - 1) == 0;
+    h->version = v2 ? 2 : 3;
+    if (!v2 && (len < sizeof MAGIC - 1 || memcmp(buf, MAGIC, sizeof MAGIC - 1) != 0)) {
         if (len >= sizeof MAGIC_ANY - 1 && memcmp(buf, MAGIC_ANY, sizeof MAGIC_ANY - 1) == 0)
             return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name,
                                 "%s: a journal of another version of libooc_gemm: it cannot be resumed by this one",
                                 name);
         return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name, "%s: not a libooc_gemm journal", name);
     }
-    at = sizeof MAGIC - 1;
+    at = sizeof MAGIC - 1; /* (as long as MAGIC_V2) */
     int r = next_line(buf, len, &at, line, sizeof line);
     if (r != 1 || strncmp(line, "job ", 4) != 0 || strlen(line) - 5 >= sizeof h->job)
         return OOC_ERR_FILE(err, OOC_ERR_JOURNAL, name, "%s: damaged: line 2 is not the job's identity", name);
@@ -269,6 +334,8 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
                         h->total);
     /* the records */
     ooc_status_t st = OOC_SUCCESS;
+    rec_t *recs = NULL;
+    size_t nrecs = 0, recs_cap = 0;
     for (int64_t lineno = 5;; lineno++) {
         r = next_line(buf, len, &at, line, sizeof line);
         if (r == 0 || r == -1) break; /* the end, or a torn last record: that block is simply redone */
@@ -277,10 +344,31 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
         int64_t sec = 0;
         long nsec = 0;
         ok = 0;
-        if (r == 1 && !info->complete && sscanf(line, "done %" SCNd64, &g) == 1 && g >= 0 && g < h->total &&
-            ooc_journal_in_range(h, g)) {
-            format_done(digest, g, want, sizeof want);
+        int n_at = 0;
+        if (r == 1 && !info->complete && sscanf(line, "done %" SCNd64 "%n", &g, &n_at) == 1 && g >= 0 &&
+            g < h->total && ooc_journal_in_range(h, g)) {
+            uint64_t sum = 0;
+            int has = h->version >= 3 && strncmp(line + n_at, " data=", 6) == 0;
+            if (has) has = sscanf(line + n_at, " data=%16" SCNx64, &sum) == 1;
+            format_done(digest, g, has ? &sum : NULL, want, sizeof want);
             ok = strcmp(line, want) == 0;
+            if (ok && nrecs == recs_cap) {
+                size_t cap = recs_cap ? 2 * recs_cap : 256;
+                rec_t *more = realloc(recs, cap * sizeof *recs);
+                if (more == NULL) {
+                    st = OOC_ERR_FILE(err, OOC_ERR_HOST_MEMORY, name, "%s: out of memory for %zu records", name, cap);
+                    break;
+                }
+                recs = more;
+                recs_cap = cap;
+            }
+            if (ok) {
+                recs[nrecs].r.g = g;
+                recs[nrecs].r.digest = sum;
+                recs[nrecs].r.has = has;
+                recs[nrecs].seq = nrecs;
+                nrecs++;
+            }
             if (ok && !(info->done[g / 8] & (1u << (g % 8)))) {
                 info->done[g / 8] |= (unsigned char)(1u << (g % 8));
                 info->ndone++;
@@ -308,6 +396,8 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
             break;
         }
     }
+    if (st == OOC_SUCCESS) st = take_sums(info, recs, nrecs, name, err);
+    free(recs);
     if (st != OOC_SUCCESS) {
         ooc_journal_info_free(info);
         return st;
@@ -472,6 +562,7 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
     OOC_RETURN_ERROR_IF(n < 0 || strchr(head->job, '\n') != NULL, err, OOC_ERR_INTERNAL,
                         "journal %s: the job's identity does not fit a line", path);
     j->digest = ooc_journal_hash(0, buf, (size_t)n);
+    j->sums = head->version != 2;
     n += snprintf(buf + n, sizeof buf - (size_t)n, "head %016" PRIx64 "\n", j->digest);
     j->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (j->fd < 0) {
@@ -507,6 +598,7 @@ ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const o
     char buf[HEAD_MAX_BYTES];
     int n = format_head(&info->head, buf, sizeof buf);
     j->digest = n > 0 ? ooc_journal_hash(0, buf, (size_t)n) : 0;
+    j->sums = info->head.version != 2;
     ooc_status_t st = keep_path(j, path, err);
     if (st == OOC_SUCCESS) st = ooc_fd_lock(j->fd, path, 0, err);
     if (st == OOC_SUCCESS) st = still_named(j->fd, path, err);
@@ -530,10 +622,10 @@ ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const o
     return st;
 }
 
-ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err)
+ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, const uint64_t *sum, ooc_err_t *err)
 {
-    char line[64];
-    int len = format_done(j->digest, g, line, sizeof line);
+    char line[DONE_MAX];
+    int len = format_done(j->digest, g, j->sums ? sum : NULL, line, sizeof line);
     return write_all(j->fd, line, (size_t)len, j->path, err);
 }
 
@@ -543,11 +635,11 @@ ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err)
  * off: that block is redone). g(i) is list[i], or i's i-th block in
  * head's range when list is NULL. OOC_FAULT=journal counts a list's records
  * one by one (as written one by one before), head's range by megabytes. */
-static ooc_status_t done_many(ooc_journal_t *j, const int64_t *list, size_t n_list, const ooc_journal_head_t *head,
-                              ooc_err_t *err)
+static ooc_status_t done_many(ooc_journal_t *j, const ooc_journal_rec_t *list, size_t n_list,
+                              const ooc_journal_head_t *head, ooc_err_t *err)
 {
     size_t cap = (size_t)1 << 20, n = 0;
-    if (list && n_list < cap / 64) cap = 64 * n_list + 64; /* a batch: no more than its records need */
+    if (list && n_list < cap / DONE_MAX) cap = DONE_MAX * n_list + DONE_MAX; /* a batch: no more than its records need */
     char *buf = malloc(cap);
     OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY, "%s: out of memory (%zu bytes)", j->path, cap);
     /* a list's records were counted one by one (injected_failure below) */
@@ -557,12 +649,13 @@ static ooc_status_t done_many(ooc_journal_t *j, const int64_t *list, size_t n_li
     for (int64_t i = 0; i < end; i++) {
         if (!list && !ooc_journal_in_range(head, i)) continue;
         if (list && (st = injected_failure(j->path, err)) != OOC_SUCCESS) break; /* those before it still go */
-        if (cap - n < 64) {
+        if (cap - n < DONE_MAX) {
             st = flush(j->fd, buf, n, j->path, err);
             n = 0;
             if (st != OOC_SUCCESS) break;
         }
-        n += (size_t)format_done(j->digest, list ? list[i] : i, buf + n, cap - n);
+        n += (size_t)format_done(j->digest, list ? list[i].g : i,
+                                 list && list[i].has && j->sums ? &list[i].digest : NULL, buf + n, cap - n);
     }
     if (n > 0) { /* (after an injected fault, its own failure is the one reported) */
         ooc_err_t other;
@@ -574,10 +667,10 @@ static ooc_status_t done_many(ooc_journal_t *j, const int64_t *list, size_t n_li
     return st;
 }
 
-ooc_status_t ooc_journal_done_list(ooc_journal_t *j, const int64_t *g, size_t n, ooc_err_t *err)
+ooc_status_t ooc_journal_done_list(ooc_journal_t *j, const ooc_journal_rec_t *recs, size_t n, ooc_err_t *err)
 {
-    if (n == 1) return ooc_journal_done(j, g[0], err);
-    return n == 0 ? OOC_SUCCESS : done_many(j, g, n, NULL, err);
+    if (n == 1) return ooc_journal_done(j, recs[0].g, recs[0].has ? &recs[0].digest : NULL, err);
+    return n == 0 ? OOC_SUCCESS : done_many(j, recs, n, NULL, err);
 }
 
 ooc_status_t ooc_journal_done_all(ooc_journal_t *j, const ooc_journal_head_t *head, ooc_err_t *err)

@@ -4,7 +4,8 @@
  * output: a header naming the job (input files' identities, shapes, types,
  * scalars), its plan and the temporary output file it writes, sealed by a
  * checksum; then one checksummed "done G" record per finished row block,
- * appended after that block of C is flushed to disk, in any order; then,
+ * appended after that block of C is flushed to disk, in any order, holding
+ * the digest of the block's bytes (digest.h) that a resume checks; then,
  * when every block is done (of its range of row blocks, for a job split
  * between processes), a "complete" record with the finished output's
  * identity. A record whose checksum does not match its job is damage, and a
@@ -48,6 +49,8 @@ typedef struct {
     /* what computed the blocks (ooc_compute_id()); "" in journals written
      * before it was recorded */
     char by[OOC_COMPUTE_ID_MAX];
+    int version;        /* the journal's format: 3 (with digests; 0 means 3), or 2 (read from a journal
+                         * written before them, and appended to as such) */
 } ooc_journal_head_t;
 
 /* 1 when block g is one the journal's range holds (always, for the whole job). */
@@ -55,10 +58,18 @@ int ooc_journal_in_range(const ooc_journal_head_t *h, int64_t g);
 /* Blocks the journal's range holds: all of them are done when it is complete. */
 int64_t ooc_journal_range_blocks(const ooc_journal_head_t *h);
 
+/* A block's digest as its last done record holds it. */
+typedef struct {
+    int64_t g;
+    uint64_t digest;
+} ooc_journal_sum_t;
+
 /* A journal as read. */
 typedef struct {
     ooc_journal_head_t head;
     unsigned char *done; /* head.total bits: block g recorded as finished */
+    ooc_journal_sum_t *sums; /* the done blocks whose last record holds a digest, by block */
+    size_t nsums;
     int64_t ndone;       /* distinct blocks recorded */
     int64_t prefix;      /* blocks 0 .. prefix-1 are all recorded */
     int mixed;           /* its blocks were not all computed by head.by: a resume allowed to mix
@@ -81,6 +92,9 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
  * empty file (a creation cut short) exists, with nothing in info. */
 ooc_status_t ooc_journal_read(const char *path, ooc_journal_info_t *info, int *exists, ooc_err_t *err);
 void ooc_journal_info_free(ooc_journal_info_t *info);
+/* 1 with *digest when info holds block g's digest (its last done record has
+ * one); 0 when not (recorded before digests, or not done). */
+int ooc_journal_sum(const ooc_journal_info_t *info, int64_t g, uint64_t *digest);
 
 /* The file at path is the output a complete whole-job journal recorded:
  * the same file (its inode: a rename, a commit, keeps it; touched or not). */
@@ -96,6 +110,7 @@ typedef struct {
     int fd;
     char *path;
     uint64_t digest; /* of the header: every record's checksum starts from it */
+    int sums;        /* done records hold the blocks' digests (not in a version 2 journal) */
 } ooc_journal_t;
 
 /* Remove the journal at path before a fresh run (it vouches for data that is
@@ -118,12 +133,20 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
 ooc_status_t ooc_journal_append_open(ooc_journal_t *j, const char *path, const ooc_journal_info_t *info,
                                      ooc_err_t *err);
 
-/* Record block g as finished (flushed to disk before returning). */
-ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, ooc_err_t *err);
+/* Record block g as finished (flushed to disk before returning), with the
+ * digest of its bytes *sum (NULL: none). */
+ooc_status_t ooc_journal_done(ooc_journal_t *j, int64_t g, const uint64_t *sum, ooc_err_t *err);
 
-/* Record blocks g[0..n) as finished, one flush for up to a megabyte of
+/* A finished block to record: g, and the digest of its bytes when has. */
+typedef struct {
+    int64_t g;
+    uint64_t digest;
+    int has;
+} ooc_journal_rec_t;
+
+/* Record blocks recs[0..n) as finished, one flush for up to a megabyte of
  * records (the flusher's batch: not a flush per block). */
-ooc_status_t ooc_journal_done_list(ooc_journal_t *j, const int64_t *g, size_t n, ooc_err_t *err);
+ooc_status_t ooc_journal_done_list(ooc_journal_t *j, const ooc_journal_rec_t *recs, size_t n, ooc_err_t *err);
 
 /* Record every block of head's range (the head j was created with) as
  * finished, in order: the blocks of a job known to be done. */

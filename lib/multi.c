@@ -50,7 +50,8 @@ static void add_stats(ooc_pipe_stats_t *to, const ooc_pipe_stats_t *s)
 }
 
 /* A device's writer finished block g: pass it on with every device's bytes. */
-static ooc_status_t block_done(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err)
+static ooc_status_t block_done(void *user, int64_t g, uint64_t digest, const ooc_pipe_stats_t *so_far,
+                               ooc_err_t *err)
 {
     worker_t *w = user;
     multi_t *M = w->M;
@@ -59,7 +60,7 @@ static ooc_status_t block_done(void *user, int64_t g, const ooc_pipe_stats_t *so
     ooc_pipe_stats_t all;
     memset(&all, 0, sizeof all);
     for (int d = 0; d < OOC_MAX_DEVICES; d++) add_stats(&all, &M->so_far[d]);
-    ooc_status_t st = M->hooks->block_done(M->hooks->user, g, &all, err);
+    ooc_status_t st = M->hooks->block_done(M->hooks->user, g, digest, &all, err);
     pthread_mutex_unlock(&M->mu);
     return st;
 }
@@ -69,7 +70,8 @@ static void *worker_main(void *arg)
     worker_t *w = arg;
     multi_t *M = w->M;
     const ooc_run_hooks_t *hk = M->hooks;
-    ooc_pipe_hooks_t ph = {hk && hk->block_done ? block_done : NULL, w, hk ? hk->cancel : NULL};
+    ooc_pipe_hooks_t ph = {hk && hk->block_done ? block_done : NULL, w, hk ? hk->cancel : NULL,
+                           hk && hk->block_done && hk->digest};
     ooc_dev_t *dev = &M->devs[w->d];
     w->st = ooc_pipeline_run(dev->be, &dev->res, M->pool, M->p, M->pl, &M->queue, w->d, &ph,
                              hk && hk->trace ? &w->trace : NULL, &w->stats, &w->err);

@@ -23,8 +23,10 @@ typedef struct {
     const unsigned char *done; /* bit g set: block g is in C already (a resume); NULL: none */
     /* after block g of a staged C is written, from a writer thread, one call
      * at a time; so_far sums every device's bytes */
-    ooc_status_t (*block_done)(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err);
+    ooc_status_t (*block_done)(void *user, int64_t g, uint64_t digest, const ooc_pipe_stats_t *so_far,
+                               ooc_err_t *err);
     void *user;
+    int digest;                /* pass each block's digest (pipeline.h) */
     const atomic_int *cancel;
     int trace;                 /* time every op */
     const char *trace_path;    /* and write the timeline there (NULL: summary only) */

@@ -203,6 +203,20 @@ void ooc_pipe_count_cached(pipe_t *P, uint64_t h2d, uint64_t d2h, uint64_t stage
 
 /* ---------- the run ---------- */
 
+void ooc_pipe_c_block(const ooc_problem_t *p, const ooc_plan_t *pl, int64_t g, uint64_t *off, size_t *pitch,
+                      size_t *width, size_t *height)
+{
+    size_t e = ooc_dtype_size(p->dtype);
+    view_t v = make_view(&p->C, p->layout, OOC_OP_N, e);
+    int64_t r0, r1, np = (g / pl->m_blocks) % pl->n_panels, c0 = np * pl->nb;
+    ooc_plan_block(pl, g % pl->m_blocks, &r0, &r1);
+    rect_t r = rect(&v, r0, r1, c0, c0 + pl->nb < p->n ? c0 + pl->nb : p->n);
+    *off = r.off - p->C.off;
+    *pitch = r.pitch;
+    *width = r.width;
+    *height = r.height;
+}
+
 ooc_status_t ooc_pipeline_run(ooc_be_t *be, ooc_res_t *res, ooc_pool_t *pool,
                               const ooc_problem_t *p, const ooc_plan_t *pl, ooc_queue_t *queue, int rank,
                               const ooc_pipe_hooks_t *hooks, ooc_trace_t *trace, ooc_pipe_stats_t *stats,

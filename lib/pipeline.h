@@ -144,8 +144,11 @@ static inline int ooc_block_done(const unsigned char *done, int64_t g)
     return done != NULL && (done[g >> 3] >> (g & 7) & 1);
 }
 
-/* After block g of a staged C is written, block_done(user, g, stats so far,
- * err) is called from the writer thread; a failure it returns stops the run.
+/* After block g of a staged C is written, block_done(user, g, digest, stats
+ * so far, err) is called from the writer thread; a failure it returns stops
+ * the run. With `digest` set, digest is the digest (digest.h) of the block's
+ * bytes as written: its rectangle of C's storage, line after line
+ * (ooc_pipe_c_block); else 0.
  * When *cancel becomes non-zero no further block is started and the run
  * ends with OOC_ERR_CANCELLED.
  *
@@ -156,10 +159,18 @@ static inline int ooc_block_done(const unsigned char *done, int64_t g)
  * block's last piece in b_chunks multiplies of C's columns. A resumed run,
  * or another set of devices, therefore writes byte-identical blocks. */
 typedef struct {
-    ooc_status_t (*block_done)(void *user, int64_t g, const ooc_pipe_stats_t *so_far, ooc_err_t *err);
+    ooc_status_t (*block_done)(void *user, int64_t g, uint64_t digest, const ooc_pipe_stats_t *so_far,
+                               ooc_err_t *err);
     void *user;
     const atomic_int *cancel; /* NULL: cannot be cancelled */
+    int digest;               /* hash each block written (C in a file only) */
 } ooc_pipe_hooks_t;
+
+/* Where block g of problem p's C lies under plan pl (p as the pipeline runs
+ * it: transposed when pl->swap): height lines of width bytes, line r at byte
+ * off + r * pitch of C's storage (off counts from C's element 0). */
+void ooc_pipe_c_block(const ooc_problem_t *p, const ooc_plan_t *pl, int64_t g, uint64_t *off, size_t *pitch,
+                      size_t *width, size_t *height);
 
 /* Whether op(B) follows the block's pieces (plan.h b_follow) as the
  * pipeline runs it: only from pinned memory, and not when it is shared

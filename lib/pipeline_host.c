@@ -192,14 +192,15 @@ failed:
     return NULL;
 }
 
-/* Turn t's block done: every byte of it is in C. Reported (journal) in turn order. */
-static ooc_status_t block_written(pipe_t *P, int64_t t, ooc_err_t *err)
+/* Turn t's block done: every byte of it is in C (digest: of those bytes, when
+ * the hooks ask for it). Reported (journal) in turn order. */
+static ooc_status_t block_written(pipe_t *P, int64_t t, uint64_t digest, ooc_err_t *err)
 {
     if (P->hooks && P->hooks->block_done) {
         pthread_mutex_lock(&P->mu);
         ooc_pipe_stats_t so_far = P->stats;
         pthread_mutex_unlock(&P->mu);
-        OOC_FORWARD(P->hooks->block_done(P->hooks->user, P->g0 + P->turn[t], &so_far, err));
+        OOC_FORWARD(P->hooks->block_done(P->hooks->user, P->g0 + P->turn[t], digest, &so_far, err));
     }
     ooc_pipe_advance(P, &P->written, t + 1);
     return OOC_SUCCESS;
@@ -239,7 +240,7 @@ static ooc_status_t out_finish_oldest(pipe_t *P, out_queue_t *Q, ooc_err_t *err)
     Q->tail++;
     if (!c->last) return OOC_SUCCESS;
     if (P->T) ooc_trace_host(P->T, "unstage C", OOC_LANE_WRITE, P->g0 + P->turn[c->t], Q->t0, ooc_trace_now());
-    return block_written(P, c->t, err);
+    return block_written(P, c->t, 0, err); /* (C in memory: never hashed) */
 }
 
 /* Turn t's block of C (rectangle rc, in slot s) down through the cache
@@ -341,7 +342,16 @@ void *ooc_pipe_writer_main(void *arg)
         host_step_t hs = ooc_pipe_step_begin(P, "unstage C");
         if (stage_out(P, &rc, P->pin_out[s], &err) != OOC_SUCCESS) goto failed;
         ooc_pipe_step_end(P, hs, "unstage C", OOC_LANE_WRITE, P->g0 + i);
-        if (block_written(P, t, &err) != OOC_SUCCESS) goto failed;
+        uint64_t digest = 0;
+        if (P->hooks && P->hooks->digest) { /* the packed block as written, its lines in order */
+            hs = ooc_pipe_step_begin(P, "digest C");
+            ooc_digest_t d;
+            ooc_digest_init(&d);
+            ooc_pool_digest(P->pool, &d, P->pin_out[s], rc.width * rc.height);
+            digest = ooc_digest_final(&d);
+            ooc_pipe_step_end(P, hs, "digest C", OOC_LANE_WRITE, P->g0 + i);
+        }
+        if (block_written(P, t, digest, &err) != OOC_SUCCESS) goto failed;
     }
     return NULL;
 failed:

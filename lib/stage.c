@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "fault.h"
 #include "numa.h"
 #include "stage.h"
@@ -27,7 +28,7 @@
 #define IO_PIECE_MIN ((size_t)4 << 20) /* file pieces: fewer, larger requests */
 #define IO_MAX ((size_t)1 << 30)       /* bytes per system call */
 
-typedef enum { JOB_COPY, JOB_PREAD, JOB_PWRITE } job_kind_t;
+typedef enum { JOB_COPY, JOB_PREAD, JOB_PWRITE, JOB_DIGEST } job_kind_t;
 
 typedef struct job {
     job_kind_t kind;
@@ -42,6 +43,8 @@ typedef struct job {
     size_t per;     /* bytes (flat) or rows per piece */
     size_t pieces, next, done;
     struct job *link;
+    uint64_t *sums; /* JOB_DIGEST: segment i's digest (of src's bytes from i * OOC_DIGEST_SEG) */
+    uint64_t seg0;  /* and the number of its first segment in the block */
 } job_t;
 
 struct ooc_pool {
@@ -129,12 +132,21 @@ static int move(const job_t *j, size_t dst_at, size_t src_at, uint64_t file_at, 
         return 0;
     case JOB_PREAD: return io_all(JOB_PREAD, j->fd, j->dst + dst_at, len, j->off + file_at);
     case JOB_PWRITE: return io_all(JOB_PWRITE, j->fd, (char *)j->src + src_at, len, j->off + file_at);
+    case JOB_DIGEST: break;
     }
     return EINVAL;
 }
 
 static int run_piece_lines(job_t *j, size_t i)
 {
+    if (j->kind == JOB_DIGEST) { /* segments [i * per, (i + 1) * per) of width bytes */
+        size_t nseg = (j->width + OOC_DIGEST_SEG - 1) / OOC_DIGEST_SEG, s1 = (i + 1) * j->per;
+        for (size_t s = i * j->per; s < s1 && s < nseg; s++) {
+            size_t at = s * OOC_DIGEST_SEG, len = j->width - at < OOC_DIGEST_SEG ? j->width - at : OOC_DIGEST_SEG;
+            j->sums[s] = ooc_digest_seg(j->src + at, len, j->seg0 + s);
+        }
+        return 0;
+    }
     if (j->flat) {
         size_t total = j->width * j->height, at = i * j->per;
         size_t len = at + j->per > total ? total - at : j->per;
@@ -258,6 +270,13 @@ static int run_job(ooc_pool_t *p, job_t *j)
 {
     size_t total = j->width * j->height;
     if (total == 0) return 0;
+    if (j->kind == JOB_DIGEST) { /* pieces of whole segments (one line: width bytes) */
+        size_t nseg = (total + OOC_DIGEST_SEG - 1) / OOC_DIGEST_SEG, most = (size_t)(p ? p->nthreads : 0) + 1;
+        j->per = (nseg + most - 1) / most;
+        j->pieces = (nseg + j->per - 1) / j->per;
+        if (j->pieces == 1) return run_piece(j, 0);
+        goto queue;
+    }
     size_t piece_min = j->kind == JOB_COPY ? (j->cached ? CACHED_PIECE_MIN : PIECE_MIN) : IO_PIECE_MIN;
     size_t most = (size_t)(p ? p->nthreads : 0) + 1, pieces = (total + piece_min - 1) / piece_min;
     if (pieces > most) pieces = most;
@@ -276,6 +295,7 @@ static int run_job(ooc_pool_t *p, job_t *j)
         j->pieces = (j->height + j->per - 1) / j->per;
     }
 
+queue:
     pthread_mutex_lock(&p->mu);
     job_t **tail = &p->jobs;
     while (*tail) tail = &(*tail)->link;
@@ -299,7 +319,7 @@ static void copy2d(ooc_pool_t *p, void *dst, size_t dpitch, const void *src, siz
                    size_t height, int cached)
 {
     job_t j = {JOB_COPY, -1, 0, 0, dst, src, dpitch, spitch, width, height,
-               dpitch == width && spitch == width, cached, 0, 0, 0, 0, NULL};
+               dpitch == width && spitch == width, cached, 0, 0, 0, 0, NULL, NULL, 0};
     (void)run_job(p, &j);
 }
 
@@ -319,7 +339,7 @@ int ooc_pool_pread2d(ooc_pool_t *p, void *dst, size_t dpitch, int fd, uint64_t o
                      size_t width, size_t height)
 {
     job_t j = {JOB_PREAD, fd, off, 0, dst, NULL, dpitch, fpitch, width, height,
-               dpitch == width && fpitch == width, 0, 0, 0, 0, 0, NULL};
+               dpitch == width && fpitch == width, 0, 0, 0, 0, 0, NULL, NULL, 0};
     return run_job(p, &j);
 }
 
@@ -327,6 +347,24 @@ int ooc_pool_pwrite2d(ooc_pool_t *p, int fd, uint64_t off, size_t fpitch, const 
                       size_t spitch, size_t width, size_t height)
 {
     job_t j = {JOB_PWRITE, fd, off, 0, NULL, src, fpitch, spitch, width, height,
-               fpitch == width && spitch == width, 0, 0, 0, 0, 0, NULL};
+               fpitch == width && spitch == width, 0, 0, 0, 0, 0, NULL, NULL, 0};
     return run_job(p, &j);
+}
+
+#define DIGEST_ROUND 256 /* segments hashed at once (their digests on the stack) */
+
+void ooc_pool_digest(ooc_pool_t *p, ooc_digest_t *d, const void *src, size_t n)
+{
+    uint64_t sums[DIGEST_ROUND];
+    const char *at = src;
+    while (n > 0) {
+        size_t len = n < DIGEST_ROUND * OOC_DIGEST_SEG ? n : DIGEST_ROUND * OOC_DIGEST_SEG;
+        job_t j = {JOB_DIGEST, -1, 0, 0, NULL, at, len, len, len, 1, 1, 0, 0, 0, 0, 0, NULL, sums,
+                   d->len / OOC_DIGEST_SEG};
+        (void)run_job(p, &j);
+        for (size_t s = 0; s * OOC_DIGEST_SEG < len; s++)
+            ooc_digest_fold(d, sums[s], len - s * OOC_DIGEST_SEG < OOC_DIGEST_SEG ? len - s * OOC_DIGEST_SEG : OOC_DIGEST_SEG);
+        at += len;
+        n -= len;
+    }
 }

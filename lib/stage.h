@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "digest.h"
 #include "error.h"
 
 typedef struct ooc_pool ooc_pool_t;
@@ -43,5 +44,10 @@ int ooc_pool_pread2d(ooc_pool_t *pool, void *dst, size_t dpitch, int fd, uint64_
                      size_t width, size_t height);
 int ooc_pool_pwrite2d(ooc_pool_t *pool, int fd, uint64_t off, size_t fpitch, const void *src,
                       size_t spitch, size_t width, size_t height);
+
+/* Feed n bytes at src to digest d (ooc_digest_bytes), their segments hashed
+ * by the pool's threads and the caller; d's length so far must be a whole
+ * number of segments (every part but a block's last is). */
+void ooc_pool_digest(ooc_pool_t *pool, ooc_digest_t *d, const void *src, size_t n);
 
 #endif

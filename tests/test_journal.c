@@ -75,7 +75,7 @@ static void write_journal(const char *path, const int64_t *done, int n, int comp
     ooc_journal_t j;
     ooc_journal_head_t h = head_of(13);
     CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, path, &h, &err), OOC_SUCCESS);
-    for (int i = 0; i < n; i++) CU_ASSERT_EQUAL(ooc_journal_done(&j, done[i], &err), OOC_SUCCESS);
+    for (int i = 0; i < n; i++) CU_ASSERT_EQUAL(ooc_journal_done(&j, done[i], NULL, &err), OOC_SUCCESS);
     if (complete) CU_ASSERT_EQUAL(ooc_journal_complete(&j, 96000128, 1795346696, 254749274, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
 }
@@ -115,15 +115,23 @@ static void forged_refused(const char *p, const char *add)
 }
 
 /* The flusher's batch (ooc_journal_done_list): 60000 records of blocks in
- * a scrambled order, over a megabyte, so written in several flushes;
- * read back, exactly those blocks are done (the others not). */
+ * a scrambled order, over a megabyte, so written in several flushes, those
+ * of blocks that are multiples of 4 with the digest of their data; read
+ * back, exactly those blocks are done (the others not), and exactly the
+ * multiples of 4 have their digests. */
+static uint64_t sum_of(int64_t g) { return (uint64_t)g * 0x9e3779b97f4a7c15ULL ^ 0x0123456789abcdefULL; }
+
 static void test_batch_roundtrip(void)
 {
     const char *p = tu_path("jbatch");
     enum { TOTAL = 120001, N = 60000 };
-    int64_t *list = malloc(N * sizeof *list);
+    ooc_journal_rec_t *list = malloc(N * sizeof *list);
     CU_ASSERT_PTR_NOT_NULL_FATAL(list);
-    for (int64_t i = 0; i < N; i++) list[i] = (i * 7919) % N * 2; /* the even blocks, 7919 prime to N */
+    for (int64_t i = 0; i < N; i++) { /* the even blocks, 7919 prime to N */
+        list[i].g = (i * 7919) % N * 2;
+        list[i].has = list[i].g % 4 == 0;
+        list[i].digest = list[i].has ? sum_of(list[i].g) : 0;
+    }
     unlink(p);
     ooc_err_t err;
     ooc_err_clear(&err);
@@ -140,11 +148,112 @@ static void test_batch_roundtrip(void)
     int exists = 0;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
     CU_ASSERT_EQUAL(info.ndone, N);
-    int wrong = 0;
-    for (int64_t g = 0; g < TOTAL; g++) wrong += ((info.done[g / 8] >> (g % 8)) & 1) != (g % 2 == 0 && g < 2 * N);
+    CU_ASSERT_EQUAL(info.nsums, N / 2);
+    int wrong = 0, wrong_sum = 0;
+    for (int64_t g = 0; g < TOTAL; g++) {
+        wrong += ((info.done[g / 8] >> (g % 8)) & 1) != (g % 2 == 0 && g < 2 * N);
+        uint64_t d = 0;
+        int has = ooc_journal_sum(&info, g, &d);
+        wrong_sum += has != (g % 4 == 0 && g < 2 * N) || (has && d != sum_of(g));
+    }
     CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(wrong_sum, 0);
     ooc_journal_info_free(&info);
     free(list);
+}
+
+/* A block recorded again (computed again after its bytes did not match) is
+ * as its last record says: a new digest, or none; a digest edited in the
+ * journal is damage, named by its line. */
+static void test_digest_records(void)
+{
+    const char *p = tu_path("jdigest");
+    unlink(p);
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_head_t h = head_of(10);
+    uint64_t d1 = 0x1111222233334444ULL, d2 = 0xfedcba9876543210ULL, d0 = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 3, &d1, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, &d1, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 7, &d0, &err), OOC_SUCCESS); /* a digest of 0 is a digest */
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 3, &d2, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, NULL, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    ooc_journal_info_t info;
+    int exists = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(info.ndone, 3);
+    uint64_t d = 1;
+    CU_ASSERT(ooc_journal_sum(&info, 3, &d) && d == d2);
+    CU_ASSERT(ooc_journal_sum(&info, 7, &d) && d == 0);
+    CU_ASSERT_FALSE(ooc_journal_sum(&info, 5, &d));
+    CU_ASSERT_FALSE(ooc_journal_sum(&info, 4, &d));
+    ooc_journal_info_free(&info);
+    /* the digest of block 3's first record edited: damage, at its line (5) */
+    size_t len = 0;
+    char *text = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char *at = strstr(text, "data=1111222233334444");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    at[5] = '2';
+    CU_ASSERT_EQUAL(parse_text(text, len, &info, &err), OOC_ERR_JOURNAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 5"));
+    at[5] = '1';
+    CU_ASSERT_EQUAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
+    ooc_journal_info_free(&info);
+    free(text);
+}
+
+/* A journal of version 2 (written before digests, by an older library) is
+ * read, and appended to as version 2: its records without digests (the
+ * older library can still read it), whatever digests are given. */
+static void test_version2(void)
+{
+    const char *p = tu_path("jv2");
+    unlink(p);
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    ooc_journal_t j;
+    ooc_journal_head_t h = head_of(10);
+    h.version = 2;
+    uint64_t d = 0x1234567890abcdefULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 2, &d, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    ooc_journal_info_t info;
+    int exists = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(info.head.version, 2);
+    CU_ASSERT_EQUAL(info.ndone, 1);
+    CU_ASSERT_EQUAL(info.nsums, 0);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_append_open(&j, p, &info, &err), OOC_SUCCESS);
+    ooc_journal_rec_t r[2] = {{4, d, 1}, {6, d, 1}};
+    CU_ASSERT_EQUAL(ooc_journal_done_list(&j, r, 2, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    ooc_journal_info_free(&info);
+    size_t len = 0;
+    char *text = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT(strncmp(text, "oocgemm-journal 2\n", 18) == 0);
+    CU_ASSERT_PTR_NULL(strstr(text, "data="));
+    CU_ASSERT_EQUAL_FATAL(parse_text(text, len, &info, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(info.ndone, 3);
+    CU_ASSERT_EQUAL(info.nsums, 0);
+    ooc_journal_info_free(&info);
+    free(text);
+    /* the same job as version 3: its records hold the digests */
+    unlink(p);
+    h.version = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 2, &d, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    text = slurp(p, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT(strncmp(text, "oocgemm-journal 3\n", 18) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "done 2 data=1234567890abcdef "));
+    free(text);
 }
 
 static void test_roundtrip(void)
@@ -198,7 +307,7 @@ static void test_lead_and_rep(void)
     h.tail_rep = 2;
     h.a_pieces = 16;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
-    CU_ASSERT_EQUAL(ooc_journal_done(&j, 11, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 11, NULL, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
     size_t len = 0;
     char *text = slurp(p, &len);
@@ -251,7 +360,7 @@ static void test_by(void)
         }
         unlink(p);
         CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
-        CU_ASSERT_EQUAL(ooc_journal_done(&j, 2, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_journal_done(&j, 2, NULL, &err), OOC_SUCCESS);
         ooc_journal_close(&j, 0);
         char *text = slurp(p, &len), want[300];
         CU_ASSERT_PTR_NOT_NULL_FATAL(text);
@@ -328,8 +437,8 @@ static void test_panels(void)
         /* a block of another panel, recorded with its checksum: damage */
         unlink(p);
         CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, p, &h, &err), OOC_SUCCESS);
-        CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, &err), OOC_SUCCESS);
-        CU_ASSERT_EQUAL(ooc_journal_done(&j, 1, &err), OOC_SUCCESS); /* panel 0 */
+        CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, NULL, &err), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_journal_done(&j, 1, NULL, &err), OOC_SUCCESS); /* panel 0 */
         ooc_journal_close(&j, 0);
         char *bad = slurp(p, &len);
         CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
@@ -360,7 +469,7 @@ static void test_mixed(void)
     ooc_journal_t j;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_append_open(&j, p, &info, &err), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_journal_mixed(&j, &err), OOC_SUCCESS);
-    CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 5, NULL, &err), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_journal_mixed(&j, &err), OOC_SUCCESS); /* a second resume: harmless */
     ooc_journal_close(&j, 0);
     ooc_journal_info_free(&info);
@@ -428,7 +537,7 @@ static void test_torn_record(void)
     CU_ASSERT_EQUAL(info.ndone, 3);
     ooc_journal_t j;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_append_open(&j, p, &info, &err), OOC_SUCCESS);
-    CU_ASSERT_EQUAL(ooc_journal_done(&j, 3, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 3, NULL, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
     ooc_journal_info_free(&info);
     CU_ASSERT_EQUAL_FATAL(ooc_journal_read(p, &info, &exists, &err), OOC_SUCCESS);
@@ -481,7 +590,7 @@ static void test_damage_refused(void)
     unlink(tu_path("j3o"));
     ooc_journal_t j;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, tu_path("j3o"), &other, &err), OOC_SUCCESS);
-    CU_ASSERT_EQUAL(ooc_journal_done(&j, 4, &err), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_journal_done(&j, 4, NULL, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
     size_t olen = 0;
     char *o = slurp(tu_path("j3o"), &olen);
@@ -495,7 +604,8 @@ static void test_damage_refused(void)
     /* edits in the header: each byte changed somewhere in the first 4 lines */
     const char *edits[][2] = {{"mb=576", "mb=577"}, {"mb=576", "mb=+76"}, {"tail=3", "tail=2"},
                               {"chunks=8", "chunks=1"}, {"blocks=13", "blocks=14"}, {"out=65024", "out=65025"},
-                              {"ta=111", "ta=112"}, {"oocgemm-journal 2", "oocgemm-journal 1"}};
+                              {"ta=111", "ta=112"}, {"oocgemm-journal 3", "oocgemm-journal 1"},
+                              {"oocgemm-journal 3", "oocgemm-journal 2"}};
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         memcpy(buf, good, len);
         char *at = memmem(buf, len, edits[i][0], strlen(edits[i][0]));
@@ -640,6 +750,8 @@ int main(void)
     CU_pSuite s = CU_add_suite("journal", NULL, NULL);
     CU_add_test(s, "what is written is read back, any order", test_roundtrip);
     CU_add_test(s, "a batch of records, several flushes: read back", test_batch_roundtrip);
+    CU_add_test(s, "a block recorded again: its last record's digest; an edited digest is damage", test_digest_records);
+    CU_add_test(s, "a journal of version 2 (before digests): read, appended to without them", test_version2);
     CU_add_test(s, "several devices: lead and tail repeat in the plan line", test_lead_and_rep);
     CU_add_test(s, "what computed the blocks ends the plan line", test_by);
     CU_add_test(s, "a rectangle of C: panels in the plan line", test_panels);

@@ -659,7 +659,7 @@ static void test_done_set_skipped(void)
     ooc_journal_t j;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, jp, &head, &err), OOC_SUCCESS);
     for (int64_t g = head.total - 1; g >= 0; g--) /* out of order too */
-        if (g % 3 == 1) CU_ASSERT_EQUAL_FATAL(ooc_journal_done(&j, g, &err), OOC_SUCCESS);
+        if (g % 3 == 1) CU_ASSERT_EQUAL_FATAL(ooc_journal_done(&j, g, NULL, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
 
     ooc_stats_t st;

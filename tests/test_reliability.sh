@@ -39,7 +39,10 @@
 #   18. a refused --resume leaves no temporary file it made itself;
 #   19. a finished in-place job again with --resume --verify: exit 0;
 #   20. --measure-disk leaves what is at C.ooc-disktest alone;
-#   21. an output name too long for its default journal, with --journal.
+#   21. an output name too long for its default journal, with --journal;
+#   22. a finished block's bytes overwritten in C.ooc-tmp between a stop and
+#       --resume: the resume computes it again (C right, a warning, JSON
+#       blocks_mismatched 1); its journal's records hold digests.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -1215,6 +1218,46 @@ else
     fail "21 a 245-character output name with --journal: exit $rc (expected 0): $(e1)"
 fi
 rm -f "$long" JL
+
+# 22. a block recorded done, then overwritten in the temporary file
+c=OW.npy
+rm -f "$c" "$c".ooc-*
+bg_start out err multiply A.npy B.npy -o "$c" "${S[@]}"
+bg_wait_done "$c.ooc-journal" 20
+bg_kill TERM
+had=$(ndone "$c.ooc-journal")
+# the plan (C is 2000 x 200 float64, C order): block g is rows
+# [(g % M) mb, +mb) of columns [(g / M) nb, +nb), M = 2000 / mb blocks
+plan=$(sed -n 3p "$c.ooc-journal")
+mb=$(echo "$plan" | sed -n 's/.* mb=\([0-9]*\) .*/\1/p')
+nb=$(echo "$plan" | sed -n 's/.* nb=\([0-9]*\) .*/\1/p')
+g=$(grep -a -m 1 '^done ' "$c.ooc-journal" | cut -d' ' -f2)
+if [ "$bgrc" -ne 7 ] || [ "$had" -lt 2 ] || ! echo "$plan" | grep -q ' swap=0 .* tail=0 ' || [ -z "$mb" ] ||
+    [ -z "$nb" ] || [ $((2000 % mb)) -ne 0 ]; then
+    fail "22 setup: exit $bgrc (expected 7), $had blocks done, plan '$plan' (expected swap=0, tail=0)"
+elif [ "$(grep -a -c '^done [0-9]* data=[0-9a-f]\{16\} [0-9a-f]\{16\}$' "$c.ooc-journal")" -ne "$had" ]; then
+    fail "22 the journal's done records do not all hold a digest of their block"
+else
+    M=$((2000 / mb))
+    row=$(((g % M) * mb + mb - 1))
+    col=$(((g / M) * nb + nb / 2))
+    size=$(stat -c %s "$c.ooc-tmp")
+    at=$((size - 32 - 2000 * 200 * 8 + (row * 200 + col) * 8)) # (past the header; the trailer is 32 bytes)
+    head -c 8 /dev/zero | dd of="$c.ooc-tmp" bs=1 seek="$at" conv=notrunc status=none
+    oc multiply A.npy B.npy -o "$c" "${S[@]}" --resume --json
+    rc=$?
+    if [ "$rc" -ne 0 ] || ! cmp -s "$c" REF1.npy; then
+        fail "22 --resume after block $g was overwritten: exit $rc, or C differs from an uninterrupted run's"
+    elif ! json_ok "assert o['blocks_mismatched'] == 1 and o['blocks_before_resume'] == $had - 1" \
+        '"blocks_mismatched":1,'; then
+        fail "22 --resume after block $g was overwritten: the JSON does not say 1 block mismatched, $((had - 1)) kept"
+    elif ! grep -q 'warning: --resume: 1 block the journal recorded as done no longer matched' err; then
+        fail "22 --resume after block $g was overwritten: no warning on stderr"
+    else
+        pass "22 block $g (of $had done) overwritten in $c.ooc-tmp: the resume computed it again, C right, warned"
+    fi
+fi
+rm -f "$c" "$c".ooc-*
 
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

@@ -343,7 +343,7 @@ static void test_journal_of_reused_inode(void)
     ooc_journal_t j;
     CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, ja, &forged, &err), OOC_SUCCESS);
     for (int64_t g = 0; g < have.head.total; g++)
-        if (have.done[g / 8] >> (g % 8) & 1) CU_ASSERT_EQUAL(ooc_journal_done(&j, g, &err), OOC_SUCCESS);
+        if (have.done[g / 8] >> (g % 8) & 1) CU_ASSERT_EQUAL(ooc_journal_done(&j, g, NULL, &err), OOC_SUCCESS);
     ooc_journal_close(&j, 0);
     ooc_journal_info_free(&have);
     CU_ASSERT(journal_done(ja) >= 3);

@@ -5,7 +5,9 @@
  * against a plain loop on random bytes of odd widths, pitches and heights
  * (each checked the moment the call returns, and the bytes between the
  * destination's lines untouched); two threads copying on one pool at once
- * (the pipeline's reader and writer).
+ * (the pipeline's reader and writer); the block digest (lib/digest.c) by
+ * pools of 0 to 5 helpers and fed in parts, against the plain loop, and
+ * changed by any one byte changed, moved or added.
  */
 #include "config.h"
 
@@ -16,6 +18,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "digest.h"
 #include "stage.h"
 #include "testutil.h"
 
@@ -116,6 +119,80 @@ static void *other_thread(void *arg)
     return NULL;
 }
 
+static uint64_t digest_plain(const void *p, size_t n)
+{
+    ooc_digest_t d;
+    ooc_digest_init(&d);
+    ooc_digest_bytes(&d, p, n);
+    return ooc_digest_final(&d);
+}
+
+/* Sizes about segments' and rounds' edges (a round: 256 segments), odd
+ * ones; by pools of 0, 1, 3 and 5 helpers, whole and in parts of whole
+ * segments (as a resume reads a block back): the plain loop's digest. One
+ * byte changed (anywhere: the first, a segment's edge, the last), two bytes
+ * swapped, a byte more or less, the bytes of one segment moved to another:
+ * another digest. */
+static void test_digest(void)
+{
+    const size_t S = OOC_DIGEST_SEG;
+    const size_t sizes[] = {0, 1, 7, 8, 31, 33, 4097, S - 1, S, S + 1, 3 * S + 12345, 256 * S + 5};
+    const int helpers[] = {0, 1, 3, 5};
+    unsigned char *buf = random_bytes(256 * S + 6);
+    for (size_t h = 0; h < sizeof helpers / sizeof *helpers; h++) {
+        ooc_pool_t *pool = NULL;
+        ooc_err_t err;
+        ooc_err_clear(&err);
+        CU_ASSERT_EQUAL_FATAL(ooc_pool_create(helpers[h], -1, NULL, &pool, &err), OOC_SUCCESS);
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            size_t n = sizes[i];
+            uint64_t want = digest_plain(buf, n);
+            ooc_digest_t d;
+            ooc_digest_init(&d);
+            ooc_pool_digest(pool, &d, buf, n);
+            CU_ASSERT_EQUAL(ooc_digest_final(&d), want);
+            ooc_digest_init(&d); /* in parts: 2 segments, then the rest */
+            size_t first = n > 2 * S ? 2 * S : 0;
+            ooc_pool_digest(pool, &d, buf, first);
+            ooc_pool_digest(pool, &d, buf + first, n - first);
+            CU_ASSERT_EQUAL(ooc_digest_final(&d), want);
+        }
+        ooc_pool_destroy(pool);
+    }
+    /* changes */
+    size_t n = 3 * S + 12345;
+    uint64_t base = digest_plain(buf, n);
+    const size_t at[] = {0, 1, S - 1, S, 2 * S + 7, n - 1};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        buf[at[i]] ^= 0x01;
+        CU_ASSERT_NOT_EQUAL(digest_plain(buf, n), base);
+        buf[at[i]] ^= 0x01;
+    }
+    unsigned char t = buf[10];
+    buf[10] = buf[11];
+    buf[11] = t;
+    CU_ASSERT(buf[10] == buf[11] || digest_plain(buf, n) != base);
+    buf[11] = buf[10];
+    buf[10] = t;
+    CU_ASSERT_EQUAL(digest_plain(buf, n), base);
+    CU_ASSERT_NOT_EQUAL(digest_plain(buf, n - 1), base);
+    CU_ASSERT_NOT_EQUAL(digest_plain(buf, n + 1), base);
+    /* a segment's bytes in another segment's place: segments are seeded by place */
+    unsigned char *two = malloc(2 * S);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    memcpy(two, buf, S);
+    memcpy(two + S, buf + S, S);
+    uint64_t ab = digest_plain(two, 2 * S);
+    memcpy(two, buf + S, S);
+    memcpy(two + S, buf, S);
+    CU_ASSERT_NOT_EQUAL(digest_plain(two, 2 * S), ab);
+    /* zeros of two lengths differ (the length is hashed) */
+    memset(two, 0, 2 * S);
+    CU_ASSERT_NOT_EQUAL(digest_plain(two, 16), digest_plain(two, 24));
+    free(two);
+    free(buf);
+}
+
 static void test_two_submitters(void)
 {
     ooc_pool_t *pool = NULL;
@@ -147,6 +224,8 @@ int main(void)
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite("stage", NULL, NULL);
     CU_add_test(s, "2-D and flat copies, streaming and plain stores, 0 to 5 helpers", test_copies);
+    CU_add_test(s, "the block digest: any pool, fed whole or in parts, the same; a byte changed changes it",
+                test_digest);
     CU_add_test(s, "two threads' copies on one pool at once", test_two_submitters);
     return tu_run();
 }

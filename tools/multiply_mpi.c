@@ -1135,8 +1135,9 @@ static void mpi_report(mpi_job_t *x, int rc)
     mul_rank_t *all = x->rank == 0 ? calloc((size_t)x->size, sizeof *all) : &dummy;
     rank_floor_t part, dummy_part;
     rank_floor_t *parts = x->rank == 0 ? calloc((size_t)x->size, sizeof *parts) : &dummy_part;
-    int64_t sums[3] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed};
-    cli_mpi_allreduce_i64(sums, 3, CLI_MPI_SUM);
+    int64_t sums[4] = {(int64_t)j->prog.bytes_read, (int64_t)j->prog.bytes_written, j->stats.blocks_resumed,
+                       j->stats.blocks_mismatched};
+    cli_mpi_allreduce_i64(sums, 4, CLI_MPI_SUM);
     rank_floor(x, sums[2], &part);
     if (!cli_mpi_any(all == NULL || parts == NULL)) { /* rank 0 out of memory: no list, no floor */
         cli_mpi_gather(&x->me, sizeof x->me, all);
@@ -1155,6 +1156,7 @@ static void mpi_report(mpi_job_t *x, int rc)
     j->prog.bytes_read = (uint64_t)sums[0];
     j->prog.bytes_written = (uint64_t)sums[1];
     j->stats.blocks_resumed = sums[2];
+    j->stats.blocks_mismatched = sums[3];
     j->stats.blocks = x->s.plan.blocks;
     j->stats.panels = x->s.plan.panels;
     mul_summary(j, rc);
