@@ -269,7 +269,7 @@ static ooc_status_t record_taken(ooc_journal_t *jr, const ooc_files_start_t *s, 
         if (!ooc_files_mine(s, g) || !ooc_block_done(s->skip, g) || (s->usable && ooc_block_done(s->have.done, g)))
             continue;
         list[n].g = g;
-        list[n].has = ooc_files_kept_sum(s, g, &list[n].digest); /* (checked: check_kept()) */
+        list[n].has = ooc_files_kept_sum(s, g, &list[n].digest); /* (checked: files_plan.c take_done()) */
         n++;
         if (n == TAKEN_BATCH) {
             st = ooc_journal_done_list(jr, list, n, err);
@@ -281,86 +281,6 @@ static ooc_status_t record_taken(ooc_journal_t *jr, const ooc_files_start_t *s, 
     return st;
 }
 
-/* Bytes [x, x + len) of a block's rectangle of C's storage (off, pitch,
- * width: pipeline.h ooc_pipe_c_block) packed, its lines one after another,
- * into dst: a part line by itself, whole lines by the pool. */
-static ooc_status_t read_packed(ooc_pool_t *pool, const ooc_src_t *c, uint64_t off, size_t pitch, size_t width,
-                                uint64_t x, size_t len, char *dst, ooc_err_t *err)
-{
-    while (len > 0) {
-        uint64_t line = x / width, col = x % width, at = c->off + off + line * pitch;
-        size_t n = col != 0 || len < width ? (width - col < len ? (size_t)(width - col) : len) : len / width * width;
-        if (col != 0 || len < width) {
-            OOC_FORWARD(ooc_io_pread(c->fd, dst, n, at + col, c->name, err));
-        } else {
-            int e = ooc_pool_pread2d(pool, dst, width, c->fd, at, pitch, width, n / width);
-            if (e == -1)
-                return OOC_ERR_FILE(err, OOC_ERR_FORMAT, c->name, "pread %s: file ended before byte %llu (truncated)",
-                                    c->name, (unsigned long long)(at + (n / width - 1) * pitch + width));
-            if (e) return OOC_ERR_FILE(err, ooc_errno_status(e), c->name, "pread %s: %s (at byte %llu)", c->name,
-                                       strerror(e), (unsigned long long)at);
-        }
-        dst += n;
-        x += n;
-        len -= n;
-    }
-    return OOC_SUCCESS;
-}
-
-#define CHECK_CHUNK (64 * OOC_DIGEST_SEG) /* bytes of a block read and hashed at once */
-
-/* The blocks a resume keeps as done whose journals hold their digests,
- * checked against C's file: each is read back and hashed (by the staging
- * pool's threads). One whose bytes no longer match (overwritten since, or
- * lost by a crash of the file system or the disk after its record was
- * flushed) is not skipped but computed again, and counted in s->mismatched.
- * Blocks recorded without a digest (journals written before digests) are
- * kept unchecked; a journal that says complete is not checked (nothing may
- * be added to it: its output is the finished job's, size and time). */
-static ooc_status_t check_kept(ooc_files_job_t *job, ooc_files_start_t *s)
-{
-    ooc_handle_t *h = job->h;
-    ooc_err_t *err = &h->err;
-    if (s->nkept == 0 || (s->usable && s->have.complete)) return OOC_SUCCESS;
-    ooc_problem_t p = job->p;
-    if (s->plan.swap) ooc_problem_transpose(&p); /* (as the pipeline runs it) */
-    uint64_t most = 0, off;
-    size_t pitch, width, height;
-    for (size_t i = 0; i < s->nkept; i++) {
-        ooc_pipe_c_block(&p, &s->plan, s->kept[i].g, &off, &pitch, &width, &height);
-        if ((uint64_t)width * height > most) most = (uint64_t)width * height;
-    }
-    size_t cap = most < CHECK_CHUNK ? (size_t)most : CHECK_CHUNK;
-    char *buf = malloc(cap ? cap : 1);
-    OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY,
-                        "ooc_gemm_files: out of memory (%zu bytes to check the blocks a journal recorded)", cap);
-    ooc_status_t st = OOC_SUCCESS;
-    for (size_t i = 0; i < s->nkept && st == OOC_SUCCESS; i++) {
-        int64_t g = s->kept[i].g;
-        if (atomic_load(&h->cancel)) {
-            st = OOC_ERR(err, OOC_ERR_CANCELLED, "cancelled while checking the blocks the journal recorded (%zu of "
-                         "%zu checked)", i, s->nkept);
-            break;
-        }
-        ooc_pipe_c_block(&p, &s->plan, g, &off, &pitch, &width, &height);
-        uint64_t total = (uint64_t)width * height;
-        ooc_digest_t d;
-        ooc_digest_init(&d);
-        for (uint64_t x = 0; st == OOC_SUCCESS && x < total; x += cap) {
-            size_t n = total - x < cap ? (size_t)(total - x) : cap;
-            st = read_packed(h->pool, &p.C, off, pitch, width, x, n, buf, err);
-            if (st == OOC_SUCCESS) ooc_pool_digest(h->pool, &d, buf, n);
-        }
-        if (st == OOC_SUCCESS && ooc_digest_final(&d) != s->kept[i].digest) {
-            s->skip[g >> 3] &= (unsigned char)~(1u << (g & 7));
-            s->ndone--;
-            s->mismatched++;
-        }
-    }
-    free(buf);
-    return st;
-}
-
 /* Run the blocks of s not skipped, recording each in the journal, and mark
  * the journal complete. */
 static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *opts, ooc_files_start_t *s)
@@ -368,7 +288,6 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
     ooc_handle_t *h = job->h;
     ooc_err_t *err = &h->err;
     int was_complete = s->usable && s->have.complete; /* killed after its last record, before the commit */
-    OOC_FORWARD(check_kept(job, s));
     flush_t x;
     memset(&x, 0, sizeof x);
     x.journal.fd = -1;

@@ -97,7 +97,9 @@ typedef struct {
                                  records done: 0, the job starts over */
     ooc_journal_sum_t *kept;  /* the skipped-as-done blocks whose journal holds their digest, by block */
     size_t nkept, kept_cap;
-    int64_t mismatched;       /* (files.c) of those, the blocks whose bytes in C did not match: computed again */
+    int64_t mismatched;       /* blocks recorded done whose bytes in C no longer have their digest: computed
+                                 again (not skipped, not in kept) */
+    unsigned char *changed;   /* total bits: those blocks (NULL: none) */
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a

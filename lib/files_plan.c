@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,74 @@ static ooc_status_t range_blocks(ooc_files_job_t *job, ooc_files_start_t *s)
     return OOC_SUCCESS;
 }
 
+/* Bytes [x, x + len) of a block's rectangle of C's storage (off, pitch,
+ * width: pipeline.h ooc_pipe_c_block) packed, its lines one after another,
+ * into dst: a part line by itself, whole lines by the pool. */
+static ooc_status_t read_packed(ooc_pool_t *pool, const ooc_src_t *c, uint64_t off, size_t pitch, size_t width,
+                                uint64_t x, size_t len, char *dst, ooc_err_t *err)
+{
+    while (len > 0) {
+        uint64_t line = x / width, col = x % width, at = c->off + off + line * pitch;
+        size_t n = col != 0 || len < width ? (width - col < len ? (size_t)(width - col) : len) : len / width * width;
+        if (col != 0 || len < width) {
+            OOC_FORWARD(ooc_io_pread(c->fd, dst, n, at + col, c->name, err));
+        } else {
+            int e = ooc_pool_pread2d(pool, dst, width, c->fd, at, pitch, width, n / width);
+            if (e == -1)
+                return OOC_ERR_FILE(err, OOC_ERR_FORMAT, c->name, "pread %s: file ended before byte %llu (truncated)",
+                                    c->name, (unsigned long long)(at + (n / width - 1) * pitch + width));
+            if (e) return OOC_ERR_FILE(err, ooc_errno_status(e), c->name, "pread %s: %s (at byte %llu)", c->name,
+                                       strerror(e), (unsigned long long)at);
+        }
+        dst += n;
+        x += n;
+        len -= n;
+    }
+    return OOC_SUCCESS;
+}
+
+#define CHECK_CHUNK (64 * OOC_DIGEST_SEG) /* bytes of a block read and hashed at once */
+
+/* Whether block g's bytes in C's temporary file still have the digest d its
+ * journal recorded with it: read back (as pipeline.h ooc_pipe_c_block
+ * places it) and hashed, by the staging pool's threads. A block that cannot
+ * be read (an I/O error) counts as changed: computing it again rewrites it. */
+static ooc_status_t block_intact(ooc_files_job_t *job, int64_t g, const ooc_plan_t *plan, uint64_t d, int *intact)
+{
+    ooc_handle_t *h = job->h;
+    ooc_err_t *err = &h->err;
+    OOC_FORWARD(ooc_api_staging_pool(h, err));
+    ooc_problem_t p = job->p;
+    if (plan->swap) ooc_problem_transpose(&p); /* (as the pipeline runs it) */
+    uint64_t off;
+    size_t pitch, width, height;
+    ooc_pipe_c_block(&p, plan, g, &off, &pitch, &width, &height);
+    uint64_t total = (uint64_t)width * height;
+    size_t cap = total < CHECK_CHUNK ? (size_t)total : CHECK_CHUNK;
+    char *buf = malloc(cap ? cap : 1);
+    OOC_RETURN_ERROR_IF(buf == NULL, err, OOC_ERR_HOST_MEMORY,
+                        "ooc_gemm_files: out of memory (%zu bytes to check a block the journal recorded)", cap);
+    ooc_digest_t sum;
+    ooc_digest_init(&sum);
+    ooc_status_t st = OOC_SUCCESS;
+    for (uint64_t x = 0; st == OOC_SUCCESS && x < total; x += cap) {
+        size_t n = total - x < cap ? (size_t)(total - x) : cap;
+        if (atomic_load(&h->cancel)) {
+            free(buf);
+            return OOC_ERR(err, OOC_ERR_CANCELLED, "cancelled while checking the blocks the journal recorded");
+        }
+        st = read_packed(h->pool, &p.C, off, pitch, width, x, n, buf, err);
+        if (st == OOC_SUCCESS) ooc_pool_digest(h->pool, &sum, buf, n);
+    }
+    free(buf);
+    *intact = st == OOC_SUCCESS && ooc_digest_final(&sum) == d;
+    if (st == OOC_ERR_IO || st == OOC_ERR_FORMAT) { /* unreadable: computed again */
+        ooc_err_clear(err);
+        st = OOC_SUCCESS;
+    }
+    return st;
+}
+
 /* Block g, skipped as done, and the digest its journal holds, into s->kept. */
 static ooc_status_t keep_sum(ooc_files_job_t *job, ooc_files_start_t *s, int64_t g, uint64_t d)
 {
@@ -330,6 +399,28 @@ static ooc_status_t keep_sum(ooc_files_job_t *job, ooc_files_start_t *s, int64_t
     }
     s->kept[s->nkept].g = g;
     s->kept[s->nkept++].digest = d;
+    return OOC_SUCCESS;
+}
+
+/* Block g, recorded done in info, found changed in C's file: not kept but
+ * computed again (counted in s->mismatched, once). A journal that says its
+ * job is complete (own: this run's) takes no more records, so the job is
+ * refused rather than committed with that block. */
+static ooc_status_t mark_changed(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_journal_info_t *info, int64_t g,
+                                 int own)
+{
+    ooc_err_t *err = &job->h->err;
+    OOC_RETURN_FILE_ERROR_IF(own && info->complete, err, OOC_ERR_JOURNAL, job->jpath,
+                             "the journal %s records this job as complete, but block %" PRId64 " of %s no longer has "
+                             "the bytes it recorded (overwritten since, or lost in a crash): nothing is committed; "
+                             "run without resume to compute the job afresh", job->jpath, g, job->C->tmp_path);
+    if (s->changed == NULL) {
+        s->changed = calloc((size_t)(s->total + 7) / 8, 1);
+        OOC_RETURN_ERROR_IF(s->changed == NULL, err, OOC_ERR_HOST_MEMORY, "out of memory for %" PRId64 " blocks",
+                            s->total);
+    }
+    s->changed[g >> 3] |= (unsigned char)(1u << (g & 7));
+    s->mismatched++;
     return OOC_SUCCESS;
 }
 
@@ -346,13 +437,21 @@ static ooc_status_t take_done(ooc_files_job_t *job, ooc_files_start_t *s, const 
     const char *target = !s->usable ? job->want.by : s->have.mixed ? NULL : blocks_by(job, &s->have);
     for (int64_t g = 0; g < s->total; g++) {
         if (ooc_files_mine(s, g) && ooc_block_done(info->done, g) && !ooc_block_done(s->skip, g)) {
+            /* its bytes checked first, when its record holds their digest */
+            uint64_t d;
+            int has = ooc_journal_sum(info, g, &d), intact = 1;
+            if (has && ooc_block_done(s->changed, g)) continue; /* (found changed already) */
+            if (has) OOC_FORWARD(block_intact(job, g, &s->plan, d, &intact));
+            if (!intact) {
+                OOC_FORWARD(mark_changed(job, s, info, g, own));
+                continue;
+            }
             s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
             if (s->ndone++ == 0) snprintf(s->first_by, sizeof s->first_by, "%s", by);
             else if (strcmp(s->first_by, by) != 0) s->kept_differ = 1;
             if (other && s->mixed_kept++ == 0) snprintf(s->kept_by, sizeof s->kept_by, "%s", by);
             s->foreign += !own && target && strcmp(by, target) != 0;
-            uint64_t d;
-            if (ooc_journal_sum(info, g, &d)) OOC_FORWARD(keep_sum(job, s, g, d));
+            if (has) OOC_FORWARD(keep_sum(job, s, g, d));
         }
     }
     return OOC_SUCCESS;
@@ -476,6 +575,8 @@ void ooc_files_start_free(ooc_files_start_t *s)
     free(s->kept);
     s->kept = NULL;
     s->nkept = s->kept_cap = 0;
+    free(s->changed);
+    s->changed = NULL;
 }
 
 int ooc_files_kept_sum(const ooc_files_start_t *s, int64_t g, uint64_t *digest)

@@ -352,7 +352,8 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
             if (has) has = sscanf(line + n_at, " data=%16" SCNx64, &sum) == 1;
             format_done(digest, g, has ? &sum : NULL, want, sizeof want);
             ok = strcmp(line, want) == 0;
-            if (ok && nrecs == recs_cap) {
+            int keep = ok && h->version >= 3; /* (a version 2 journal holds no digests: its records are not kept) */
+            if (keep && nrecs == recs_cap) {
                 size_t cap = recs_cap ? 2 * recs_cap : 256;
                 rec_t *more = realloc(recs, cap * sizeof *recs);
                 if (more == NULL) {
@@ -362,7 +363,7 @@ ooc_status_t ooc_journal_parse(const char *buf, size_t len, const char *name, oo
                 recs = more;
                 recs_cap = cap;
             }
-            if (ok) {
+            if (keep) {
                 recs[nrecs].r.g = g;
                 recs[nrecs].r.digest = sum;
                 recs[nrecs].r.has = has;

@@ -780,7 +780,66 @@ else
     else
         fail "resume of a complete, uncommitted job by another thread count: exit $rc, $rc2, $rc3 (expected 6, 0, 0), last record $last, notes $notes: $(head -c 300 err)"
     fi
+    # every block recorded (the "complete" record failed: OOC_FAULT=journal),
+    # then one overwritten in C.ooc-tmp: a resume by the other thread count
+    # without --allow-mixed would compute that block beside the first
+    # computer's, so it is refused (exit 6, files kept); as the job started,
+    # the block is computed again: byte-identical
+    rm -rf FD.npy FD.npy.ooc-*
+    oc multiply $fargs -o FD.npy --resume # (a fresh run: its journal kept, complete)
+    nb=$(grep -c '^done ' FD.npy.ooc-journal)
+    rm -f FD.npy FD.npy.ooc-*
+    OOC_FAULT=journal:$((nb + 2)) timeout 60 "$OOCGEMM" multiply $fargs -o FD.npy >out 2>err
+    rc=$?
+    recorded=$(grep -c '^done ' FD.npy.ooc-journal)
+    size=$(stat -c %s FD.npy.ooc-tmp)
+    printf '\0\0\0\0' | dd of=FD.npy.ooc-tmp bs=1 seek=$((size - 32 - 4)) conv=notrunc status=none
+    OPENBLAS_NUM_THREADS=$T timeout 60 "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err
+    rc2=$?
+    named=0
+    grep -q "computed by $id1, this run would compute the rest by $id2" err && named=1
+    oc multiply $fargs -o FD.npy --resume --json
+    rc3=$?
+    if [ "$rc" -eq 6 ] && [ "$recorded" -eq "$nb" ] && [ "$rc2" -eq 6 ] && [ "$named" -eq 1 ] && [ "$rc3" -eq 0 ] &&
+        grep -q '"blocks_mismatched": *1,' out && cmp -s FD.npy FREF.npy; then
+        pass "resume by another thread count of a job all recorded, one block overwritten: refused; as it started: recomputed, byte-identical"
+    else
+        fail "resume by another thread count of a job all recorded, one block overwritten: exit $rc, $rc2, $rc3 (expected 6, 6, 0), $recorded of $nb recorded, named $named: $(head -c 300 err)"
+    fi
 fi
+
+# a job complete but not committed (C's path a directory meanwhile: exit 6,
+# its journal complete), then a block of its sealed C.ooc-tmp overwritten and
+# the file's modification time put back (a write lost in a crash): the
+# resume refuses to commit it (exit 6, nothing at C); a fresh run is right
+rm -rf FE.npy FE.npy.ooc-* FE.saved
+OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FE.npy --resume >out 2>err &
+bgpid=$!
+wait_done FE.npy.ooc-journal 1
+mkdir FE.npy && touch FE.npy/x
+wait "$bgpid"
+rc=$?
+bgpid=
+rm -rf FE.npy
+last=$(tail -n 1 FE.npy.ooc-journal | cut -d' ' -f1)
+cp -p FE.npy.ooc-tmp FE.saved
+size=$(stat -c %s FE.npy.ooc-tmp)
+printf '\0\0\0\0' | dd of=FE.npy.ooc-tmp bs=1 seek=$((size - 4)) conv=notrunc status=none
+touch -r FE.saved FE.npy.ooc-tmp
+oc multiply $fargs -o FE.npy --resume
+rc2=$?
+refused=0
+grep -q 'records this job as complete, but block [0-9]* of FE.npy.ooc-tmp no longer has the bytes it recorded' err &&
+    [ ! -e FE.npy ] && refused=1
+oc multiply $fargs -o FE.npy
+rc3=$?
+if [ "$rc" -eq 6 ] && [ "$last" = complete ] && [ "$rc2" -eq 6 ] && [ "$refused" -eq 1 ] && [ "$rc3" -eq 0 ] &&
+    cmp -s FE.npy FREF.npy; then
+    pass "a complete, uncommitted job whose C.ooc-tmp changed (its time put back): the resume refuses to commit it; a fresh run is right"
+else
+    fail "a complete, uncommitted job whose C.ooc-tmp changed: exit $rc, $rc2, $rc3 (expected 6, 6, 0), last record $last, refused $refused: $(head -c 300 err)"
+fi
+rm -rf FE.npy FE.npy.ooc-* FE.saved
 
 # resume after an input changed: refused (exit 6), files kept; without --resume it starts over
 OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor -q \
