@@ -31,7 +31,9 @@ multiply, a read or a write fails; half the time early, half the time at a
 fraction of the blocks its plan has; in a fifth of the jobs at the end
 instead: the journal's complete record unflushed, or the commit's rename)
 and is resumed (--resume) until it
-finishes, and that C must be byte-identical to the first; then it is
+finishes (half the time a byte of the data its temporary file holds
+changed first: a block recorded done must be found changed by its digest,
+and computed again), and that C must be byte-identical to the first; then it is
 killed with kill -9 at random times, 1 to 3 times (its operations slowed
 by OOC_HOST_JITTER_US on the host backend; in place half the time; two
 kills in five are a stop signal instead, TERM, INT, HUP or USR1 as a batch
@@ -226,6 +228,10 @@ def draw_files(rng, args):
         if rng.random() < 0.5:
             job["fault2"] = "%d:OOC_FAULT=%s:%d" % (rng.randrange(0, max(1, job["ranks"]["resumes"][0])),
                                                     rng.choice(["gemm", "read", "write"]), log_int(rng, 1, 16))
+    # half the jobs: a byte of C.ooc-tmp's data changed before the first
+    # resume, at this fraction of it (a block recorded done then changed
+    # must be found by its digest and computed again)
+    job["flip"] = rng.random() if rng.random() < 0.5 else None
     return job
 
 
@@ -362,6 +368,27 @@ def stop_signal(pr, pids, sig, patience=10.0):
             except OSError:
                 pass
     return sent
+
+
+def flip_byte(d, out, ref, job):
+    """job["flip"]: a byte of the data in the temporary file a faulted run
+    left (the finished C's bytes, the header and the trailer apart) changed,
+    when its journal is not complete (a complete one is refused then: a
+    test of its own); what was done, for the failure's message."""
+    tmp, journal = os.path.join(d, out + ".ooc-tmp"), os.path.join(d, out + ".ooc-journal")
+    if job["flip"] is None or not os.path.exists(tmp) or not os.path.exists(journal):
+        return ""
+    with open(journal, "rb") as f:
+        if any(line.startswith(b"complete ") for line in f):
+            return ""
+    data = job["m"] * job["n"] * SIZES[job["dtype"]]
+    at = os.path.getsize(os.path.join(d, ref)) - data + min(data - 1, int(job["flip"] * data))
+    with open(tmp, "r+b") as f:
+        f.seek(at)
+        b = f.read(1)
+        f.seek(at)
+        f.write(bytes([b[0] ^ 0xFF]))
+    return ", byte %d of %s changed" % (at, out + ".ooc-tmp")
 
 
 def files_case(i, args, job, np):
@@ -564,6 +591,7 @@ def files_case(i, args, job, np):
         p = sh(base + ["-o", out], {"OOC_FAULT": job["fault"]})
     if p.returncode not in (0, 3, 4, 6):
         return fail("the run with OOC_FAULT=%s: exit %d" % (job["fault"], p.returncode), p)
+    flipped = flip_byte(d, out, ref, job) if p.returncode != 0 and not ranks else ""
     tries = 0
     while p.returncode != 0:
         np_ = ranks["resumes"][tries] if ranks else 0
@@ -578,10 +606,10 @@ def files_case(i, args, job, np):
         if p.returncode != 0 and not refault and tries >= (3 if ranks else 2):
             return fail("the resume after OOC_FAULT=%s: exit %d" % (job["fault"], p.returncode), p)
     if not same(ref, out):
-        return fail("after OOC_FAULT=%s and --resume, C differs from the uninterrupted run" % job["fault"])
+        return fail("after OOC_FAULT=%s%s and --resume, C differs from the uninterrupted run" % (job["fault"], flipped))
     if args.verbose:
-        print("case %d (files): OOC_FAULT=%s%s, %d resume(s)%s" % (
-            i, job["fault"], " on rank %d of %d" % (job["fault_rank"], ranks["fault"]) if ranks else "", tries,
+        print("case %d (files): OOC_FAULT=%s%s%s, %d resume(s)%s" % (
+            i, job["fault"], " on rank %d of %d" % (job["fault_rank"], ranks["fault"]) if ranks else "", flipped, tries,
             ", the first on %d rank(s) with rank %s" % (ranks["resumes"][0], job["fault2"])
             if "fault2" in job and tries > 1 else ""))
     # (a --resume run keeps the job's journal, marked complete: the same
