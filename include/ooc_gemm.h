@@ -497,7 +497,7 @@ typedef struct {
     int64_t blocks_mismatched; /**< file multiplies resumed: blocks the journal recorded done whose bytes in
                                   the output's temporary file no longer matched the digest recorded with
                                   them (overwritten, or lost by a crash), so computed again (not counted in
-                                  blocks_resumed) */
+                                  blocks_resumed; also set when the multiply then failed) */
 } ooc_stats_t;
 
 /**
@@ -513,7 +513,9 @@ OOC_API ooc_status_t ooc_set_trace(ooc_handle_t *handle, const char *path);
 
 /** @brief Copy the statistics of the last multiply (ooc_gemm(), ooc_gemm_files())
  * when it succeeded; all zeros when it failed (each multiply clears them as
- * it starts) or none has run on the handle.
+ * it starts) or none has run on the handle, but for blocks_mismatched: the
+ * blocks a resumed file multiply found changed, also when it then failed or
+ * was cancelled.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG */
 OOC_API ooc_status_t ooc_get_stats(const ooc_handle_t *handle, ooc_stats_t *stats);
 

@@ -337,8 +337,8 @@ typedef struct {
  * the digest of the block's bytes; a resume reads back each block its
  * journal recorded and computes again any whose bytes no longer match
  * (overwritten since, or lost by a crash of the disk: counted in
- * ooc_stats_t::blocks_mismatched; a journal that records the job complete
- * but whose temporary file changed is refused, OOC_ERR_JOURNAL; blocks
+ * ooc_stats_t::blocks_mismatched; a job its journal records complete whose
+ * temporary file changed is computed afresh; blocks
  * recorded by a library from before digests are taken as written), so a
  * run killed part-way, failed or cancelled (ooc_cancel()) can be resumed
  * (opts->resume) with a byte-identical result: every block is computed the

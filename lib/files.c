@@ -400,6 +400,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     ooc_err_t *err = &h->err;
     double t0 = ooc_now();
     memset(&h->stats, 0, sizeof h->stats);
+    h->mismatched_seen = 0;
     OOC_FORWARD(committed_journals(job, opts && opts->resume));
     if (job->empty) {
         h->have_stats = 1;
@@ -425,6 +426,7 @@ static ooc_status_t files_run(ooc_files_job_t *job, const ooc_files_opts_t *opts
     ooc_status_t st = ooc_handle_backend(h);
     if (st == OOC_SUCCESS) st = h->dev[0].be->ops->activate(h->dev[0].be, err);
     if (st == OOC_SUCCESS) st = ooc_files_start(job, opts, 1, &s);
+    h->mismatched_seen = s.mismatched; /* (said even when the run fails or is stopped) */
     /* every allocation before the journal is made: running out of memory
      * fails a fresh job before it leaves anything to resume */
     if (st == OOC_SUCCESS) st = ooc_api_prepare(h, &job->p, &s.plan);

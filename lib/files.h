@@ -100,6 +100,7 @@ typedef struct {
     int64_t mismatched;       /* blocks recorded done whose bytes in C no longer have their digest: computed
                                  again (not skipped, not in kept) */
     unsigned char *changed;   /* total bits: those blocks (NULL: none) */
+    int own_checked;          /* this run's journal, complete, was checked whole (files_plan.c check_complete) */
 } ooc_files_start_t;
 
 /* (files_plan.c) With the backend open: choose the plan (opts->plan, a

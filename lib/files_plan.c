@@ -402,25 +402,43 @@ static ooc_status_t keep_sum(ooc_files_job_t *job, ooc_files_start_t *s, int64_t
     return OOC_SUCCESS;
 }
 
-/* Block g, recorded done in info, found changed in C's file: not kept but
- * computed again (counted in s->mismatched, once). A journal that says its
- * job is complete (own: this run's) takes no more records, so the job is
- * refused rather than committed with that block. */
-static ooc_status_t mark_changed(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_journal_info_t *info, int64_t g,
-                                 int own)
+/* Block g, recorded done, found changed in C's file: not kept but computed
+ * again (counted in s->mismatched, once). */
+static ooc_status_t mark_changed(ooc_files_job_t *job, ooc_files_start_t *s, int64_t g)
 {
-    ooc_err_t *err = &job->h->err;
-    OOC_RETURN_FILE_ERROR_IF(own && info->complete, err, OOC_ERR_JOURNAL, job->jpath,
-                             "the journal %s records this job as complete, but block %" PRId64 " of %s no longer has "
-                             "the bytes it recorded (overwritten since, or lost in a crash): nothing is committed; "
-                             "run without resume to compute the job afresh", job->jpath, g, job->C->tmp_path);
     if (s->changed == NULL) {
         s->changed = calloc((size_t)(s->total + 7) / 8, 1);
-        OOC_RETURN_ERROR_IF(s->changed == NULL, err, OOC_ERR_HOST_MEMORY, "out of memory for %" PRId64 " blocks",
-                            s->total);
+        OOC_RETURN_ERROR_IF(s->changed == NULL, &job->h->err, OOC_ERR_HOST_MEMORY,
+                            "out of memory for %" PRId64 " blocks", s->total);
     }
     s->changed[g >> 3] |= (unsigned char)(1u << (g & 7));
     s->mismatched++;
+    return OOC_SUCCESS;
+}
+
+/* This run's journal records the job complete (finished, not committed):
+ * its blocks checked against C's file first, with the plan it records.
+ * When some changed, nothing of it is used (it takes no record after its
+ * complete one): the job is computed afresh, its changed blocks counted in
+ * s->mismatched. Else s->own_checked: take_done() need not read them again. */
+static ooc_status_t check_complete(ooc_files_job_t *job, ooc_files_start_t *s)
+{
+    ooc_plan_t plan;
+    if (plan_of_journal(job, &s->have, job->jpath, &plan) != OOC_SUCCESS) { /* (said again below) */
+        ooc_err_clear(&job->h->err);
+        return OOC_SUCCESS;
+    }
+    int64_t changed = 0;
+    for (size_t i = 0; i < s->have.nsums; i++) {
+        int intact = 1;
+        OOC_FORWARD(block_intact(job, s->have.sums[i].g, &plan, s->have.sums[i].digest, &intact));
+        changed += !intact;
+    }
+    s->own_checked = changed == 0;
+    if (changed > 0) {
+        s->usable = 0;
+        s->mismatched = changed;
+    }
     return OOC_SUCCESS;
 }
 
@@ -441,9 +459,9 @@ static ooc_status_t take_done(ooc_files_job_t *job, ooc_files_start_t *s, const 
             uint64_t d;
             int has = ooc_journal_sum(info, g, &d), intact = 1;
             if (has && ooc_block_done(s->changed, g)) continue; /* (found changed already) */
-            if (has) OOC_FORWARD(block_intact(job, g, &s->plan, d, &intact));
+            if (has && !(own && s->own_checked)) OOC_FORWARD(block_intact(job, g, &s->plan, d, &intact));
             if (!intact) {
-                OOC_FORWARD(mark_changed(job, s, info, g, own));
+                OOC_FORWARD(mark_changed(job, s, g));
                 continue;
             }
             s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
@@ -598,6 +616,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     /* a journal that cannot be trusted is refused, never used or removed */
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);
+    if (s->usable && s->have.complete && ranges) OOC_FORWARD(check_complete(job, s));
     if (s->usable) s->have_other = note_computer(job, &s->have, job->jpath, s);
     ooc_status_t st = OOC_SUCCESS;
     int found = 0;

@@ -667,6 +667,7 @@ static ooc_status_t gemm_call(ooc_handle_t *h, ooc_dtype_t dtype, ooc_layout_t l
 {
     ooc_err_clear(&h->err);
     h->have_stats = 0;
+    h->mismatched_seen = 0;
     int64_t ld[3] = {lda, ldb, ldc};
     OOC_FORWARD(check(h, dtype, layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ld));
     lda = ld[0], ldb = ld[1], ldc = ld[2];

@@ -169,8 +169,12 @@ ooc_status_t ooc_get_stats(const ooc_handle_t *h, ooc_stats_t *stats)
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
     ooc_err_clear(ooc_handle_err(h));
     OOC_RETURN_ERROR_IF(stats == NULL, ooc_handle_err(h), OOC_ERR_NULL_ARG, "ooc_get_stats: stats is NULL");
-    if (!h->have_stats) memset(stats, 0, sizeof *stats);
-    else *stats = h->stats;
+    if (!h->have_stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->blocks_mismatched = h->mismatched_seen;
+    } else {
+        *stats = h->stats;
+    }
     return OOC_SUCCESS;
 }
 

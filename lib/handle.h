@@ -29,6 +29,7 @@ struct ooc_handle_s {
     ooc_pool_t *pool;  /* staging threads, created when first needed */
     ooc_stats_t stats;
     int have_stats;
+    int64_t mismatched_seen; /* a file multiply's blocks found changed in C (files_plan.c), kept when it fails */
     char *trace_path;  /* ooc_set_trace: NULL when not tracing */
     atomic_int cancel; /* ooc_cancel() asked the running (or next) multiply to stop */
     struct {           /* how op(B) reaches the open devices (peer.c); reset with the backend */

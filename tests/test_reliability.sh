@@ -42,7 +42,8 @@
 #   21. an output name too long for its default journal, with --journal;
 #   22. a finished block's bytes overwritten in C.ooc-tmp between a stop and
 #       --resume: the resume computes it again (C right, a warning, JSON
-#       blocks_mismatched 1); its journal's records hold digests.
+#       blocks_mismatched 1); its journal's records hold digests; a resume
+#       that found one and was stopped says so too.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -1255,6 +1256,24 @@ else
         fail "22 --resume after block $g was overwritten: no warning on stderr"
     else
         pass "22 block $g (of $had done) overwritten in $c.ooc-tmp: the resume computed it again, C right, warned"
+    fi
+    # the same, the resume stopped (SIGTERM) after a block more: it warns all the same
+    rm -f "$c" "$c".ooc-*
+    bg_start out err multiply A.npy B.npy -o "$c" "${S[@]}"
+    bg_wait_done "$c.ooc-journal" 20
+    bg_kill TERM
+    had=$(ndone "$c.ooc-journal")
+    head -c 8 /dev/zero | dd of="$c.ooc-tmp" bs=1 seek="$at" conv=notrunc status=none
+    bg_start out err multiply A.npy B.npy -o "$c" "${S[@]}" --resume --json
+    bg_wait_done "$c.ooc-journal" $((had + 2))
+    bg_kill TERM
+    if [ "$bgrc" -ne 7 ] || ! grep -q 'warning: --resume: 1 block the journal recorded as done no longer matched.*to be computed again (this run did not finish)' err ||
+        ! json_ok "assert o['blocks_mismatched'] == 1 and o['interrupted'] is True" '"blocks_mismatched":1,'; then
+        fail "22 a resume that found block $g changed, stopped: exit $bgrc (expected 7), or no warning, or the JSON lacks blocks_mismatched 1"
+    elif ! oc multiply A.npy B.npy -o "$c" "${S[@]}" --resume -q || ! cmp -s "$c" REF1.npy; then
+        fail "22 a resume that found block $g changed, stopped, resumed again: exit $?, or C differs"
+    else
+        pass "22 a resume that found block $g changed and was stopped: warned, JSON blocks_mismatched 1; resumed: C right"
     fi
 fi
 rm -f "$c" "$c".ooc-*

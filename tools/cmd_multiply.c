@@ -548,6 +548,10 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
                   resume_words(j->journal_path));
     else
         rc = lib_fail(j->h, st, AT_RUN, j->tmp_path, j->journal_path, "multiply");
+    /* a failed run's statistics are zeros but for the blocks it found changed
+     * (after the message: ooc_get_stats clears the handle's last error) */
+    if (ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
+    mul_mismatch_note(j);
     int refused = st == OOC_ERR_JOURNAL || st == OOC_ERR_BUSY;
     /* refused: the temporary file an earlier run left stays, one this run
      * made (there was none to resume) goes */

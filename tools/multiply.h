@@ -180,6 +180,8 @@ void strv_free(char **v);
 int mul_signal(const mul_job_t *j);
 /* The summary of a job that ran (rc RC_OK or RC_CHECK_FAILED): text or JSON. */
 void mul_summary(mul_job_t *j, int rc);
+/* (multiply_report.c) The warning a resume gives when it found blocks of C changed (also after a failure). */
+void mul_mismatch_note(const mul_job_t *j);
 /* --verify of the whole committed C by this process (cmd_multiply.c): RC_OK,
  * RC_CHECK_FAILED or a failure; a job found finished in place is not
  * checked (its C0 is its result now), and says so on stderr. */

@@ -133,7 +133,7 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     json_bool(&js, "already_finished", j->already);
     json_bool(&js, "resumed", b && b->resumed > 0);
     json_int(&js, "blocks_before_resume", b ? b->resumed : 0);
-    json_int(&js, "blocks_mismatched", b ? j->stats.blocks_mismatched : 0);
+    json_int(&js, "blocks_mismatched", j->stats.blocks_mismatched); /* (a failed run's too) */
     /* --allow-mixed: blocks another computer made (kept, or another rank's) */
     json_int(&js, "blocks_mixed", j->stats.blocks_mixed);
     json_string(&js, "mixed_by", j->stats.blocks_mixed > 0 ? j->stats.mixed_by
@@ -267,13 +267,14 @@ static void mixed_note(mul_job_t *j)
 /* A resume that found blocks of C changed since its journal recorded them:
  * say so, even with -q or --json (the disk or something else lost or
  * overwrote finished bytes; C is right: they were computed again). */
-static void mismatch_note(const mul_job_t *j)
+void mul_mismatch_note(const mul_job_t *j)
 {
     int64_t n = j->stats.blocks_mismatched;
     if (n == 0) return;
     fprintf(stderr, "%s: warning: --resume: %lld block%s the journal recorded as done no longer matched the digest "
-            "recorded with %s in %s (overwritten since, or lost in a crash): computed again, C is right\n",
-            progname, (long long)n, n == 1 ? "" : "s", n == 1 ? "it" : "them", j->tmp_path);
+            "recorded with %s in %s (overwritten since, lost in a crash, or unreadable): %s\n",
+            progname, (long long)n, n == 1 ? "" : "s", n == 1 ? "it" : "them", j->tmp_path,
+            j->multiplied ? "computed again" : "to be computed again (this run did not finish)");
 }
 
 int mul_signal(const mul_job_t *j) { return stop_signal_caught() ? stop_signal_caught() : j->signal; }
@@ -292,7 +293,7 @@ void mul_summary(mul_job_t *j, int rc)
     if (o->json) mul_print_json(j, j->already ? NULL : &b, rc); /* finished already: nothing ran, nothing measured */
     else if (!o->quiet && !j->already) mul_print_text(j, &b);
     if (!j->already) mixed_note(j);
-    if (!j->already) mismatch_note(j);
+    if (!j->already) mul_mismatch_note(j);
     if (late && j->multiplied && !j->already)
         fprintf(stderr, "%s: note: %s came after the last block: %s is complete and committed%s\n", progname,
                 signal_name(mul_signal(j)), o->out,
