@@ -665,7 +665,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
      * order, and each is byte-identical whoever computed it */
     if (s->usable) OOC_FORWARD(take_done(job, s, &s->have, s->have_other, 1));
     if (resume && job->C->resumed) OOC_FORWARD(other_journals(job, opts, s, NULL, &found));
-    qsort(s->kept, s->nkept, sizeof *s->kept, by_block); /* (for ooc_files_kept_sum) */
+    if (s->nkept > 0) qsort(s->kept, s->nkept, sizeof *s->kept, by_block); /* (for ooc_files_kept_sum) */
     /* blocks of another's rounding kept, and some computed now: refused */
     if (s->mixed[0] && s->ndone < s->mine) return mixed_refused(job, opts, s);
     return OOC_SUCCESS;

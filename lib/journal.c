@@ -195,6 +195,7 @@ static int by_block_then_place(const void *x, const void *y)
  * block, the digest its last record holds, if any; recs is reused. */
 static ooc_status_t take_sums(ooc_journal_info_t *info, rec_t *recs, size_t n, const char *name, ooc_err_t *err)
 {
+    if (n == 0) return OOC_SUCCESS; /* (recs may be NULL: qsort may not be given it) */
     qsort(recs, n, sizeof *recs, by_block_then_place);
     size_t keep = 0;
     for (size_t i = 0; i < n; i++)
