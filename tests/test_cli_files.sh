@@ -838,6 +838,26 @@ else
     fail "a complete, uncommitted job whose C.ooc-tmp changed: exit $rc, $rc2 (expected 6, 0), last record $last, warned $warned: $(head -c 300 err)"
 fi
 rm -rf FE.npy FE.npy.ooc-* FE.saved
+# the same job with C.ooc-tmp only touched (its modification time changed:
+# the journal no longer vouches for it): computed afresh, with a note
+OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FE.npy --resume >out 2>err &
+bgpid=$!
+wait_done FE.npy.ooc-journal 1
+mkdir FE.npy && touch FE.npy/x
+wait "$bgpid"
+rc=$?
+bgpid=
+rm -rf FE.npy
+touch -d '2001-01-01' FE.npy.ooc-tmp
+oc multiply $fargs -o FE.npy --resume
+rc2=$?
+if [ "$rc" -eq 6 ] && [ "$rc2" -eq 0 ] && cmp -s FE.npy FREF.npy &&
+    grep -q 'note: --resume: the journal FE.npy.ooc-journal recorded the job complete, but FE.npy.ooc-tmp is not the file it recorded' err; then
+    pass "a complete, uncommitted job whose C.ooc-tmp was touched: computed afresh, a note says why, C right"
+else
+    fail "a complete, uncommitted job whose C.ooc-tmp was touched: exit $rc, $rc2 (expected 6, 0), or no note, or C differs: $(head -c 300 err)"
+fi
+rm -rf FE.npy FE.npy.ooc-*
 
 # resume after an input changed: refused (exit 6), files kept; without --resume it starts over
 OOC_HOST_JITTER_US=2000 "$OOCGEMM" multiply RA.npy RB.npy -o RD.npy --backend host --device-mem 256K --no-floor -q \

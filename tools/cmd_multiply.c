@@ -772,6 +772,19 @@ static void resume_plan_note(const mul_job_t *j)
                 st->a_resident ? "columns" : "rows", (int)st->a_pieces, st->a_pieces == 1 ? "" : "s", unused);
 }
 
+/* A job its journal recorded complete (finished, not committed) that was
+ * computed afresh all the same, none of its blocks kept and none found
+ * changed (that has its warning): C.ooc-tmp was not the file the journal
+ * recorded (touched or changed since: its size or modification time). */
+static void resume_complete_note(const mul_job_t *j, const resume_found_t *f)
+{
+    if (!j->o.resume || !f->complete || !f->tmp || j->stats.blocks_resumed > 0 || j->stats.blocks_mismatched > 0)
+        return;
+    fprintf(stderr, "%s: note: --resume: %s recorded the job complete, but %s is not the file it recorded (its size "
+            "or modification time changed since): the job was computed afresh\n", progname, f->journals,
+            j->tmp_path);
+}
+
 double mul_flops(const mul_job_t *j)
 {
     if (j->o.alpha == 0.0) return 0.0;
@@ -836,6 +849,7 @@ static int mul_run(mul_job_t *j)
     if (j->old_journals && j->old_journals[0]) range_journals_remove(j->h, j->journal_path); /* consumed */
     if (ooc_get_stats(j->h, &j->stats) != OOC_SUCCESS) memset(&j->stats, 0, sizeof j->stats);
     resume_plan_note(j);
+    resume_complete_note(j, &found);
     if (j->stats.trace_status != OOC_SUCCESS)
         fprintf(stderr, "%s: warning: the trace was not written (%s): the result %s is complete\n", progname,
                 j->stats.trace_error, o->out);
