@@ -599,11 +599,7 @@ void ooc_files_start_free(ooc_files_start_t *s)
 
 int ooc_files_kept_sum(const ooc_files_start_t *s, int64_t g, uint64_t *digest)
 {
-    ooc_journal_info_t look;
-    memset(&look, 0, sizeof look);
-    look.sums = s->kept;
-    look.nsums = s->nkept;
-    return ooc_journal_sum(&look, g, digest);
+    return ooc_journal_sum_find(s->kept, s->nkept, g, digest);
 }
 
 ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts, int ranges, ooc_files_start_t *s)

@@ -165,17 +165,22 @@ void ooc_journal_info_free(ooc_journal_info_t *info)
     info->nsums = 0;
 }
 
-int ooc_journal_sum(const ooc_journal_info_t *info, int64_t g, uint64_t *digest)
+int ooc_journal_sum_find(const ooc_journal_sum_t *sums, size_t n, int64_t g, uint64_t *digest)
 {
-    size_t lo = 0, hi = info->nsums;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (info->sums[mid].g < g) lo = mid + 1;
+        if (sums[mid].g < g) lo = mid + 1;
         else hi = mid;
     }
-    if (lo == info->nsums || info->sums[lo].g != g) return 0;
-    *digest = info->sums[lo].digest;
+    if (lo == n || sums[lo].g != g) return 0;
+    *digest = sums[lo].digest;
     return 1;
+}
+
+int ooc_journal_sum(const ooc_journal_info_t *info, int64_t g, uint64_t *digest)
+{
+    return ooc_journal_sum_find(info->sums, info->nsums, g, digest);
 }
 
 /* A done record as parsed, and its place in the journal (seq) */

@@ -95,6 +95,8 @@ void ooc_journal_info_free(ooc_journal_info_t *info);
 /* 1 with *digest when info holds block g's digest (its last done record has
  * one); 0 when not (recorded before digests, or not done). */
 int ooc_journal_sum(const ooc_journal_info_t *info, int64_t g, uint64_t *digest);
+/* The same in sums[0..n), sorted by block. */
+int ooc_journal_sum_find(const ooc_journal_sum_t *sums, size_t n, int64_t g, uint64_t *digest);
 
 /* The file at path is the output a complete whole-job journal recorded:
  * the same file (its inode: a rename, a commit, keeps it; touched or not). */

@@ -633,6 +633,20 @@ else
 fi
 rm -f NC.npy* ND.npy* NE.npy* NG.npy* NH.npy* NJ.txt NG.txt
 
+# left_complete NAME: the job (fargs) run with --resume into NAME.npy, whose
+# path becomes a directory while it runs: it finishes, its journal complete,
+# but cannot commit (exit 6, returned); the directory is left for the caller
+left_complete() {
+    OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o "$1.npy" --resume >out 2>err &
+    bgpid=$!
+    wait_done "$1.npy.ooc-journal" 1
+    mkdir "$1.npy" && touch "$1.npy/x"
+    wait "$bgpid"
+    local rc=$?
+    bgpid=
+    return $rc
+}
+
 # a job resumed where OpenBLAS would round otherwise computes its blocks to
 # other last bits: other kernels (another node's CPU: OPENBLAS_CORETYPE
 # here; needs an OpenBLAS that picks them at run time, DYNAMIC_ARCH) or
@@ -760,13 +774,8 @@ else
     # "complete" (a damaged journal), so that the same command again finds
     # the job finished
     rm -rf FD.npy FD.npy.ooc-*
-    OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err &
-    bgpid=$!
-    wait_done FD.npy.ooc-journal 1
-    mkdir FD.npy && touch FD.npy/x
-    wait "$bgpid"
+    left_complete FD
     rc=$?
-    bgpid=
     last=$(tail -n 1 FD.npy.ooc-journal | cut -d' ' -f1)
     rm -rf FD.npy
     OPENBLAS_NUM_THREADS=$T "$OOCGEMM" multiply $fargs -o FD.npy --resume >out 2>err
@@ -814,13 +823,8 @@ fi
 # resume finds it, and computes the job afresh (that journal takes no record
 # after its complete one): exit 0, C right, the warning, JSON 1 block
 rm -rf FE.npy FE.npy.ooc-* FE.saved
-OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FE.npy --resume >out 2>err &
-bgpid=$!
-wait_done FE.npy.ooc-journal 1
-mkdir FE.npy && touch FE.npy/x
-wait "$bgpid"
+left_complete FE
 rc=$?
-bgpid=
 rm -rf FE.npy
 last=$(tail -n 1 FE.npy.ooc-journal | cut -d' ' -f1)
 cp -p FE.npy.ooc-tmp FE.saved
@@ -840,13 +844,8 @@ fi
 rm -rf FE.npy FE.npy.ooc-* FE.saved
 # the same job with C.ooc-tmp only touched (its modification time changed:
 # the journal no longer vouches for it): computed afresh, with a note
-OOC_HOST_JITTER_US=20000 "$OOCGEMM" multiply $fargs -o FE.npy --resume >out 2>err &
-bgpid=$!
-wait_done FE.npy.ooc-journal 1
-mkdir FE.npy && touch FE.npy/x
-wait "$bgpid"
+left_complete FE
 rc=$?
-bgpid=
 rm -rf FE.npy
 touch -d '2001-01-01' FE.npy.ooc-tmp
 oc multiply $fargs -o FE.npy --resume
