@@ -73,7 +73,11 @@ enum {
  * itself, which must be absent or a regular file this process may write (a
  * directory, a device, a FIFO, a symbolic link or a file it may not write
  * there is refused before anything is done, and again at the commit: a
- * rename could replace a file that cp could not write).
+ * rename could replace a file that cp could not write). A file replaced
+ * passes its permissions (rwx bits) and, where this process may give it, its
+ * group to the temporary file as it is made and again at the commit, as cp
+ * onto it would: a private result stays private. Hard links to the old file
+ * keep the old data (the new file is another one).
  *
  * The temporary file is this job's alone: it is opened without following a
  * symbolic link, made exclusively when new, and locked until the file is

@@ -361,13 +361,40 @@ int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char 
     return ooc_io_pread(fd, cur, hlen, 0, tmp, &e) == OOC_SUCCESS && memcmp(cur, hdr, hlen) == 0;
 }
 
+/* An output that replaces a file keeps that file's permissions (rwx bits
+ * only, never set-id) and, where this process may give it, its group, as
+ * cp onto it or numpy.save would: a result kept private (0600) stays
+ * private, one shared with a group stays shared. Done on the temporary file
+ * as it is made (so that its data is never readable by more than the old
+ * file's) and again right before the commit (the old file's mode may have
+ * changed meanwhile, or the temporary file be an older run's). Best effort:
+ * a file system without POSIX modes leaves the new file's own, and a group
+ * this process is not in is not given (the old file's group bits then
+ * apply to the new file's group). Hard links to the old file keep the old
+ * data: the new file is another one, renamed over it. */
+static void keep_mode(int fd, const char *path)
+{
+    struct stat old, mine;
+    if (lstat(path, &old) != 0 || !S_ISREG(old.st_mode) || fstat(fd, &mine) != 0) return;
+    if (mine.st_gid != old.st_gid) {
+        int rc = fchown(fd, (uid_t)-1, old.st_gid); /* (EPERM: not a group of ours) */
+        (void)rc;
+    }
+    if ((mine.st_mode & 0777) != (old.st_mode & 0777)) {
+        int rc = fchmod(fd, old.st_mode & 0777);
+        (void)rc;
+    }
+}
+
 /* Make fd (locked, ours) hold the header and room for size bytes in all,
  * reserved on the disk where the file system can, so that a full disk fails
- * here and not after hours of work, then a trailer with a new id (*id). */
-static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *tmp, const unsigned char *hdr, size_t hlen,
-                             uint64_t size, uint64_t *id)
+ * here and not after hours of work, then a trailer with a new id (*id); with
+ * the permissions of the file at path that it will replace (keep_mode). */
+static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *path, const char *tmp, const unsigned char *hdr,
+                             size_t hlen, uint64_t size, uint64_t *id)
 {
     char eb[128];
+    keep_mode(fd, path);
     uint64_t total = size + OOC_TMP_TRAILER;
     if (ftruncate(fd, 0) != 0)
         return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "ftruncate %s: %s", tmp, ooc_io_errtext(errno, eb, sizeof eb));
@@ -557,7 +584,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
          * go (on a resume, a journal of a job in place that committed stays
          * until ooc_gemm_files() knows the job: files.c committed_journal) */
         st = drop_default_journal(err, path, (flags & OOC_FILE_RESUME) != 0);
-        if (st == OOC_SUCCESS) st = init_tmp(err, fd, tmp, hdr, hlen, hlen + bytes, &f->id);
+        if (st == OOC_SUCCESS) st = init_tmp(err, fd, path, tmp, hdr, hlen, hlen + bytes, &f->id);
     }
     /* made: the ranks of this job may join it now (another job still may not) */
     if (st == OOC_SUCCESS && (flags & OOC_FILE_SHARED)) st = ooc_fd_lock(fd, tmp, 1, err);
@@ -604,7 +631,7 @@ ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
     }
     ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd);
     if (st == OOC_SUCCESS) st = drop_default_journal(err, f->path, 0);
-    if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->tmp_path, hdr, hlen, hlen + bytes, &f->id);
+    if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->path, f->tmp_path, hdr, hlen, hlen + bytes, &f->id);
     if (st == OOC_SUCCESS && f->shared) st = ooc_fd_lock(f->fd, f->tmp_path, 1, err); /* joinable again */
     if (st != OOC_SUCCESS) {
         /* nothing of the old file's is left to resume; this object writes nothing more */
@@ -664,6 +691,7 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
      * and put back when the rename fails (a job recorded complete was
      * sealed already; the journals of one that was not, a split job's
      * ranks', name the file by its id) */
+    keep_mode(f->fd, f->path);
     uint64_t id = f->id;
     OOC_FORWARD(ooc_file_seal(err, f));
     int injected = ooc_fault_errno(OOC_FAULT_COMMIT); /* (a commit cut short, for the tests) */

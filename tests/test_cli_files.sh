@@ -26,7 +26,8 @@
 #     default threads follow the CPU affinity mask (taskset);
 #   - --json prints one object; a scaling job (alpha 0) counts the bytes of
 #     C0 it read and of C it wrote; an existing output the user may not
-#     write is not replaced (exit 6); --help on every command.
+#     write is not replaced (exit 6), one it may write keeps its permissions
+#     (and group); --help on every command.
 # Run from the build directory; OOCGEMM overrides the tool's path.
 set -u
 
@@ -1106,6 +1107,46 @@ else
     if [ "$rc" -eq 0 ] && [ "$(cksum <prot/P.npy)" != "$sum" ]; then pass "made writable, the output is replaced"
     else fail "a writable output: exit $rc, expected 0 and C written"; fi
 fi
+
+# ---- an output that replaces a file keeps its permissions (and its group,
+# where the process may give it), as cp onto it or numpy.save would: a
+# private result (0600) stays private, also while it is computed (its
+# temporary file), and in place (--c-in C -o C) and for gen. It was made
+# 0666 less the umask whatever the old file's mode ----
+mkdir perm && cp A_d.npy perm/P.npy && cp C0_big.npy perm/Q.npy && chmod 600 perm/P.npy && chmod 640 perm/Q.npy
+grp_want=
+if [ "$(id -u)" -eq 0 ] && chgrp 1 perm/Q.npy 2>/dev/null; then grp_want=1; fi
+( umask 022; timeout 60 "$OOCGEMM" multiply A_d.npy B_dF.npy -o perm/P.npy --backend host --no-progress \
+    >out 2>err )
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(stat -c %a perm/P.npy)" = 600 ] && ! cmp -s A_d.npy perm/P.npy; then
+    pass "an output replacing a 0600 file is 0600"
+else
+    fail "an output replacing a 0600 file: exit $rc, mode $(stat -c %a perm/P.npy) (expected 600)"
+fi
+# in place, stopped part-way: the temporary file is the old file's mode already
+( umask 022; OOC_FAULT=journal:3 timeout 60 "$OOCGEMM" multiply A_big.npy B_big.npy --c-in perm/Q.npy \
+    --beta 0.5 -o perm/Q.npy --backend host --block-rows 64 --no-progress >out 2>err )
+rc=$?
+mode_tmp=$(stat -c %a perm/Q.npy.ooc-tmp 2>/dev/null)
+( umask 022; timeout 60 "$OOCGEMM" multiply A_big.npy B_big.npy --c-in perm/Q.npy --beta 0.5 -o perm/Q.npy \
+    --backend host --block-rows 64 --resume --no-progress >out 2>err )
+rc2=$?
+if [ "$rc" -ne 0 ] && [ "$mode_tmp" = 640 ] && [ "$rc2" -eq 0 ] && [ "$(stat -c %a perm/Q.npy)" = 640 ] &&
+    { [ -z "$grp_want" ] || [ "$(stat -c %g perm/Q.npy)" = "$grp_want" ]; }; then
+    pass "in place, stopped and resumed: the temporary file and C keep 0640${grp_want:+ and group $grp_want}"
+else
+    fail "in place: exit $rc then $rc2, temporary file mode '$mode_tmp', C mode $(stat -c %a perm/Q.npy) group $(stat -c %g perm/Q.npy) (expected 640${grp_want:+, group $grp_want})"
+fi
+cp A_d.npy perm/G.npy && chmod 604 perm/G.npy
+( umask 077; timeout 60 "$OOCGEMM" gen perm/G.npy --rows 20 --cols 30 --seed 3 >out 2>err )
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(stat -c %a perm/G.npy)" = 604 ]; then pass "gen replacing a 0604 file keeps 0604"
+else fail "gen replacing a 0604 file: exit $rc, mode $(stat -c %a perm/G.npy)"; fi
+( umask 022; timeout 60 "$OOCGEMM" gen perm/N.npy --rows 20 --cols 30 --seed 3 >out 2>err )
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(stat -c %a perm/N.npy)" = 644 ]; then pass "a new output: 0666 less the umask"
+else fail "a new output: exit $rc, mode $(stat -c %a perm/N.npy) (expected 644)"; fi
 
 # ---- help ----
 for c in gen multiply verify info run; do

@@ -22,7 +22,7 @@ void gen_usage(FILE *f)
             "through a temporary file (OUT.ooc-tmp) renamed onto OUT when complete (a\n"
             "stopped multiply's OUT.ooc-tmp and OUT.ooc-journal go: its OUT is being\n"
             "replaced; a file at OUT.ooc-journal that is no journal is refused, exit 6,\n"
-            "with nothing touched); each\n"
+            "with nothing touched; an OUT replaced passes on its permissions); each\n"
             "thread fills and writes its own chunks (at most 64 MiB each). Prints the\n"
             "size and the rate in GB/s. SIGTERM, SIGINT, SIGHUP or SIGUSR1 stops it\n"
             "cleanly: the temporary file is removed, nothing is left at OUT, and the\n"
