@@ -98,6 +98,10 @@ int ooc_file_unseal(ooc_file_t *f, uint64_t id);
 
 /* errno e's text in buf (n bytes), thread-safe; returns the text. */
 const char *ooc_io_errtext(int e, char *buf, size_t n);
+/* What makes path's name too long (ENAMETOOLONG), into buf: the bytes of
+ * its last component against the file system's limit for its directory
+ * (pathconf), or of the whole path against PATH_MAX. */
+const char *ooc_io_too_long(const char *path, char *buf, size_t n);
 
 /* pread/pwrite exactly len bytes at off, retrying short transfers and EINTR.
  * A read past the end of the file is OOC_ERR_FORMAT ("truncated"); other

@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,26 @@ _Static_assert(sizeof(off_t) >= 8, "io_fd.c needs a 64-bit off_t (large file sup
 const char *ooc_io_errtext(int e, char *buf, size_t n)
 {
     return strerror_r(e, buf, n); /* GNU: returns the text */
+}
+
+const char *ooc_io_too_long(const char *path, char *buf, size_t n)
+{
+    size_t len = strlen(path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[PATH_MAX];
+    if (slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    long name_max = len < PATH_MAX ? pathconf(dir, _PC_NAME_MAX) : -1;
+    size_t blen = strlen(base);
+    if (len >= PATH_MAX)
+        snprintf(buf, n, "the path is %zu bytes, over the %d this system allows", len, PATH_MAX);
+    else if (name_max > 0 && blen > (size_t)name_max)
+        snprintf(buf, n, "its name is %zu bytes, over the %ld a name may have on this file system", blen, name_max);
+    else
+        snprintf(buf, n, "its name is %zu bytes, too long for this file system", blen);
+    return buf;
 }
 
 static const char *name_or(const char *path) { return path ? path : "(unnamed file)"; }

@@ -110,11 +110,19 @@ static ooc_status_t read_header(int fd, const char *path, uint64_t size, ooc_for
             got = take;
         }
         size_t m = got < OOC_NPY_MAGIC_LEN ? got : OOC_NPY_MAGIC_LEN;
+        if (fmt == OOC_FORMAT_AUTO && got >= 4 && memcmp(buf, "PK\003\004", 4) == 0) {
+            /* (numpy.savez: a zip archive of .npy files; read as raw data it would be garbage) */
+            st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
+                              "%s: a .npz archive (zip), not a .npy file: save the array it holds as a .npy "
+                              "file (numpy.save(name, numpy.load(path)[key])) and give that",
+                              path);
+            goto out;
+        }
         if (fmt == OOC_FORMAT_AUTO && (got == 0 || memcmp(buf, npy_magic, m) != 0)) {
             st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
                          "%s: not a .npy file (%s); for raw binary give the raw format with its "
                          "shape, dtype and layout (--rows/--cols/--dtype/--layout)",
-                         path, got == 0 ? "empty" : "no NumPy magic \\x93NUMPY");
+                         path, got == 0 ? "empty: 0 bytes, a .npy file cut short?" : "no NumPy magic \\x93NUMPY");
             goto out;
         }
         ooc_err_t local;
@@ -194,8 +202,10 @@ ooc_status_t ooc_file_open(ooc_handle_t *h, const char *path, const ooc_file_spe
     if (size > off + bytes) {
         if (npy)
             st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
-                              "%s: %llu trailing bytes: the file has %llu, the header says %llu", path, (unsigned long long)(size - off - bytes), (unsigned long long)size,
-                         (unsigned long long)(off + bytes));
+                              "%s: %llu byte%s after the data: the file has %llu, the header says %llu (two arrays "
+                              "saved to one file? only one array a file is read)",
+                              path, (unsigned long long)(size - off - bytes), size - off - bytes == 1 ? "" : "s",
+                              (unsigned long long)size, (unsigned long long)(off + bytes));
         else
             st = OOC_ERR_FILE(err, OOC_ERR_FORMAT, path,
                          "%s: shape mismatch: the file has %llu bytes, %lld x %lld elements of %s (%zu "
@@ -282,6 +292,11 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
             if (e == EINVAL)
                 return OOC_ERR_FILE(err, OOC_ERR_IO, tmp, "%s is %s: refusing to use it as the temporary output", tmp,
                                     ooc_file_kind(mode));
+            if (e == ENAMETOOLONG)
+                return OOC_ERR_FILE(err, OOC_ERR_IO, tmp,
+                                    "the output's temporary file %s cannot be made: %s (the output's name and %s); "
+                                    "choose a shorter output name",
+                                    tmp, ooc_io_too_long(tmp, eb, sizeof eb), TMP_SUFFIX);
             return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "open %s: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
         }
         if (ooc_fd_lock(fd, tmp, 0, err) != OOC_SUCCESS) {

@@ -576,6 +576,13 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
         int e = errno;
         if (e == EEXIST)
             return OOC_ERR_FILE(err, OOC_ERR_BUSY, path, "create journal %s: it appeared meanwhile (another job?)", path);
+        if (e == ENAMETOOLONG) {
+            char eb[160];
+            return OOC_ERR_FILE(err, OOC_ERR_IO, path,
+                                "create journal %s: %s: name the journal elsewhere (ooc_files_opts_t.journal; "
+                                "oocgemm multiply --journal), or choose a shorter output name",
+                                path, ooc_io_too_long(path, eb, sizeof eb));
+        }
         return OOC_ERR_FILE(err, ooc_errno_status(e), path, "create journal %s: %s", path, strerror(e));
     }
     ooc_status_t st = keep_path(j, path, err);

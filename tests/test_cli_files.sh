@@ -12,8 +12,10 @@
 #   - each bad input exits with its documented status and a message, and
 #     leaves no output, no temporary file and no journal (a raw shape suffix
 #     on a .npy file, a shape past 64 bits, an output named with a shape
-#     suffix, too); empty raw operands (shapes 0xN, Nx0) give NumPy's empty
-#     products;
+#     suffix, too; a .npy file cut inside its magic, a .npz archive, bytes
+#     after the data, a miswritten suffix, names too long for the tool's
+#     suffixes: each said as such); empty raw operands (shapes 0xN, Nx0)
+#     give NumPy's empty products;
 #   - gen stopped by SIGTERM or SIGINT part-way exits 7 and leaves no
 #     output and no temporary file;
 #   - resume after kill -9 gives a byte-identical C; resuming after an input
@@ -296,6 +298,50 @@ if grep -q 'truncated: 1000 bytes, the raw shape says 25 x 10 elements of float6
 else
     fail "raw shorter than its shape, no type: the message does not name the type assumed: $(head -n 1 err)"
 fi
+# what a file is when it is not a .npy file or raw data, said as such (a
+# hunt found them called raw data, with a hint to read them as raw)
+head -c 4 A_d.npy >magic4.npy
+printf 'PK\003\004 not really a zip' >arch.npz
+{ cat A_d.npy; printf 'x'; } >trail.npy
+bad "a .npy file cut inside its magic" 4 X3.npy multiply magic4.npy B_dF.npy -o X3.npy --backend host
+if grep -q "magic4.npy: truncated header: the file has 4 bytes" err && ! grep -q "for raw data" err; then
+    pass "a .npy file cut inside its magic: truncated, no raw hint"
+else fail "a .npy file cut inside its magic: $(head -n 1 err)"; fi
+bad "a .npz archive" 4 X3.npy multiply arch.npz B_dF.npy -o X3.npy --backend host
+if grep -q "arch.npz: a .npz archive (zip), not a .npy file" err; then pass "a .npz archive is named as one"
+else fail "a .npz archive: $(head -n 1 err)"; fi
+bad "a .npy file with a byte after its data" 4 X3.npy multiply trail.npy B_dF.npy -o X3.npy --backend host
+if grep -q "trail.npy: 1 byte after the data" err; then pass "a byte after the data: said so"
+else fail "a byte after the data: $(head -n 1 err)"; fi
+# a raw shape suffix miswritten is not a missing file: the file before it is named
+bad "a miswritten raw shape suffix" 2 X3.npy multiply Q_d.bin:160x B_dF.npy -o X3.npy --backend host
+if grep -q "'Q_d.bin:160x': no such file, and ':160x' after Q_d.bin (a file) is not a raw shape suffix" err; then
+    pass "a miswritten raw shape suffix: the suffix named"
+else fail "a miswritten raw shape suffix: $(head -n 1 err)"; fi
+# a file whose name ends like a shape, where none has the name before it: read whole
+cp A_d.npy 'odd:300x200'
+oc multiply A_d.npy B_dF.npy -o X30r.npy --backend host --no-progress
+oc multiply 'odd:300x200' B_dF.npy -o X30.npy --backend host --no-progress
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s X30.npy X30r.npy; then
+    pass "a file named odd:300x200 (no file odd) is read whole"
+else fail "a file named odd:300x200: exit $rc: $(head -n 1 err)"; fi
+rm -f 'odd:300x200' X30.npy X30r.npy magic4.npy arch.npz trail.npy
+bad "an output name ending in /" 2 "" multiply A_d.npy B_dF.npy -o X31.npy/ --backend host
+# names too long once the tool's suffixes are added: said so, nothing left
+long=$(printf 'n%.0s' $(seq 1 244))
+bad "an output name too long for its temporary file" 6 "" multiply A_d.npy B_dF.npy -o "$long.npy" --backend host
+if grep -q "temporary file .* cannot be made: its name is 256 bytes, over the 255" err && [ ! -e "$long.npy" ]; then
+    pass "an output name too long for its .ooc-tmp: said so"
+else fail "an output name too long for its .ooc-tmp: $(head -c 300 err)"; fi
+long=$(printf 'j%.0s' $(seq 1 240))
+bad "an output name too long for its journal" 6 "" multiply A_d.npy B_dF.npy -o "$long.npy" --backend host
+if grep -q "create journal .*: its name is 256 bytes, over the 255 .*--journal" err &&
+    [ ! -e "$long.npy" ] && [ ! -e "$long.npy.ooc-tmp" ]; then
+    pass "an output name too long for its journal: said so, --journal named"
+else fail "an output name too long for its journal: $(head -c 300 err)"; fi
+ok "the same name with --journal elsewhere" multiply A_d.npy B_dF.npy -o "$long.npy" --journal J31 --backend host \
+    --no-progress && rm -f "$long.npy" J31
 bad "k mismatch" 5 X9.npy multiply A_d.npy A_d.npy -o X9.npy --backend host
 bad "dtype mismatch (float32 A, float64 B)" 5 X10.npy multiply AT_sF.npy B_dF.npy -o X10.npy --backend host --transa T
 bad "C0 shape mismatch" 5 X11.npy multiply A_d.npy B_dF.npy --c-in C0_big.npy -o X11.npy --backend host

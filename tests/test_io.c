@@ -628,7 +628,7 @@ static void test_open_errors(void)
     memcpy(more, raw, len);
     more[len] = 0;
     CU_ASSERT_EQUAL(write_file(bad, more, len + 1), 0);
-    open_fails(bad, &autos, OOC_ERR_FORMAT, "trailing");
+    open_fails(bad, &autos, OOC_ERR_FORMAT, "1 byte after the data");
     free(more);
     /* cut inside the header, or empty */
     CU_ASSERT_EQUAL(write_file(bad, raw, 100), 0);

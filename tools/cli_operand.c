@@ -63,6 +63,13 @@ static const char *raw_shape_problem(const char *arg, size_t *field, size_t *fie
     return NULL;
 }
 
+/* 1 when path names something (followed through links) */
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
 /*
  * Split a raw-shape suffix off an operand (spec.c: the last one, two or
  * three ':'-separated fields are ROWSxCOLS[:DTYPE[:LAYOUT]] when the first of
@@ -81,6 +88,14 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
     case RAW_SPEC_OK:
         op->path = strndup(arg, path_len);
         op->shaped = 1;
+        /* a file whose own name ends like a shape (x:7x5), where no file
+         * has the name before it (x): that file, its name whole */
+        if (op->path && !exists(op->path) && exists(arg)) {
+            free(op->path);
+            op->path = strdup(arg);
+            op->shaped = 0;
+            memset(&op->spec, 0, sizeof op->spec);
+        }
         break;
     case RAW_SPEC_NONE: {
         const char *why = raw_shape_problem(arg, &field, &field_len);
@@ -88,6 +103,18 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
             return usage_error(cmd, "%s '%s': bad shape '%.*s': %s (ROWSxCOLS, two integers >= 0)", name,
                                arg, (int)field_len, arg + field, why);
         if (*arg == '\0') return usage_error(cmd, "%s: empty file name", name);
+        /* no such file, but one named by the part before a ':': a suffix
+         * meant as a raw shape, miswritten (A.bin:7x, A.bin:7x5x1) */
+        for (size_t c = exists(arg) ? 0 : strlen(arg); c-- > 0;) {
+            if (arg[c] != ':') continue;
+            char *head = strndup(arg, c);
+            int there = head && c > 0 && exists(head);
+            free(head);
+            if (there)
+                return usage_error(cmd, "%s '%s': no such file, and '%s' after %.*s (a file) is not a raw shape "
+                                   "suffix: ROWSxCOLS[:DTYPE[:LAYOUT]], for example %.*s:1000x500:d:F",
+                                   name, arg, arg + c, (int)c, arg, (int)c, arg);
+        }
         op->path = strdup(arg);
         break;
     }
@@ -114,6 +141,9 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
 int output_name_check(const char *cmd, const char *what, const char *arg, const char *instead)
 {
     size_t len = strlen(arg), tl = sizeof OUT_TMP_SUFFIX - 1;
+    if (len > 0 && arg[len - 1] == '/')
+        return usage_error(cmd, "%s '%s': a name ending in / names a directory; give the output file's name", what,
+                           arg);
     if (len >= tl && strcmp(arg + len - tl, OUT_TMP_SUFFIX) == 0)
         return usage_error(cmd, "%s '%s': a name ending in %s is the temporary file of a job on %.*s, which would "
                                 "replace it; choose another name",
@@ -148,6 +178,10 @@ int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
     ssize_t got = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, magic, sizeof magic, 0) : -1;
     if (fd >= 0) close(fd);
     int npy = got == (ssize_t)sizeof magic && memcmp(magic, "\x93NUMPY", 6) == 0;
+    /* the start of the magic alone (a .npy file cut short), or a .npz
+     * archive (zip): not raw data; the library says what they are */
+    int npy_like = (got > 0 && got < (ssize_t)sizeof magic && memcmp(magic, "\x93NUMPY", (size_t)got) == 0) ||
+                   (got >= 4 && memcmp(magic, "PK\003\004", 4) == 0);
     ooc_file_spec_t spec;
     if (op->shaped) {
         /* (multiply --verify reads its own .npy output back as shaped, AUTO) */
@@ -160,7 +194,7 @@ int operand_open(ooc_handle_t *h, operand_t *op, const raw_defaults_t *d)
     } else {
         memset(&spec, 0, sizeof spec);
         spec.format = OOC_FORMAT_AUTO; /* unreadable: the library says why */
-        if ((got > 0 && !npy) || (got == 0 && d->shape_given)) { /* (an empty file: an empty matrix) */
+        if ((got > 0 && !npy && !npy_like) || (got == 0 && d->shape_given)) { /* (an empty file: an empty matrix) */
             if (!d->shape_given)
                 return fail(RC_INPUT,
                             "%s: not a .npy file (no NumPy magic); for raw data give its shape as "
