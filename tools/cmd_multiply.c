@@ -744,9 +744,9 @@ void resume_note(const mul_job_t *j, const resume_found_t *f, int kept, int afte
                 many ? "" : "s", j->tmp_path,
                 after_work ? "was computed" : "starts");
     else if (kept == 0 && f->tmp && f->journal && f->blocks > 0)
-        fprintf(stderr, "%s: note: --resume: %s is not the file whose %lld blocks %s record%s (another run's): the "
-                "job %s from its first block\n", progname, j->tmp_path, (long long)f->blocks, f->journals,
-                many ? "" : "s", after_work ? "was computed" : "starts");
+        fprintf(stderr, "%s: note: --resume: %s is not the file whose %lld blocks %s record%s (another run's, or its "
+                "size, header or trailer changed since): the job %s from its first block\n", progname, j->tmp_path,
+                (long long)f->blocks, f->journals, many ? "" : "s", after_work ? "was computed" : "starts");
 }
 
 /* The multiply itself: a finished job found by --resume does nothing;
