@@ -55,9 +55,9 @@ typedef enum {
     OOC_ERR_INVALID_LAYOUT = 2,  /**< layout is not OOC_ROW_MAJOR or OOC_COL_MAJOR */
     OOC_ERR_INVALID_TRANSA = 3,  /**< op(A) is not N, T or C */
     OOC_ERR_INVALID_TRANSB = 4,  /**< op(B) is not N, T or C */
-    OOC_ERR_INVALID_M = 5,       /**< m < 0 */
-    OOC_ERR_INVALID_N = 6,       /**< n < 0 */
-    OOC_ERR_INVALID_K = 7,       /**< k < 0 */
+    OOC_ERR_INVALID_M = 5,       /**< m < 0 (0 too where a call needs a product: ooc_measure_gemm_rate) */
+    OOC_ERR_INVALID_N = 6,       /**< n < 0 (0 too where a call needs a product: ooc_measure_gemm_rate) */
+    OOC_ERR_INVALID_K = 7,       /**< k < 0 (0 too where a call needs a product: ooc_measure_gemm_rate) */
     OOC_ERR_INVALID_LDA = 8,     /**< lda smaller than the stored rows (column-major) or columns (row-major) of A, or < 1 */
     OOC_ERR_INVALID_LDB = 9,     /**< ldb likewise for B */
     OOC_ERR_INVALID_LDC = 10,    /**< ldc likewise for C */

@@ -80,9 +80,9 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_INVALID_LAYOUT: return "invalid layout (not row- or column-major)";
     case OOC_ERR_INVALID_TRANSA: return "invalid op(A) (not N, T or C)";
     case OOC_ERR_INVALID_TRANSB: return "invalid op(B) (not N, T or C)";
-    case OOC_ERR_INVALID_M: return "invalid m (negative)";
-    case OOC_ERR_INVALID_N: return "invalid n (negative)";
-    case OOC_ERR_INVALID_K: return "invalid k (negative)";
+    case OOC_ERR_INVALID_M: return "invalid m (negative, or 0 where a product is needed)";
+    case OOC_ERR_INVALID_N: return "invalid n (negative, or 0 where a product is needed)";
+    case OOC_ERR_INVALID_K: return "invalid k (negative, or 0 where a product is needed)";
     case OOC_ERR_INVALID_LDA: return "lda is too small";
     case OOC_ERR_INVALID_LDB: return "ldb is too small";
     case OOC_ERR_INVALID_LDC: return "ldc is too small";

@@ -355,9 +355,9 @@ ooc_status_t ooc_measure_gemm_rate(ooc_handle_t *h, ooc_dtype_t t, int64_t m, in
     ooc_err_t *err = &h->err;
     OOC_RETURN_ERROR_IF(t != OOC_R32 && t != OOC_R64 && t != OOC_C32 && t != OOC_C64, err,
                         OOC_ERR_INVALID_DTYPE, "ooc_measure_gemm_rate: dtype %d", (int)t);
-    OOC_RETURN_ERROR_IF(m <= 0, err, OOC_ERR_INVALID_M, "ooc_measure_gemm_rate: m = %lld", (long long)m);
-    OOC_RETURN_ERROR_IF(n <= 0, err, OOC_ERR_INVALID_N, "ooc_measure_gemm_rate: n = %lld", (long long)n);
-    OOC_RETURN_ERROR_IF(k <= 0, err, OOC_ERR_INVALID_K, "ooc_measure_gemm_rate: k = %lld", (long long)k);
+    OOC_RETURN_ERROR_IF(m <= 0, err, OOC_ERR_INVALID_M, "ooc_measure_gemm_rate: m = %lld: it times a product, m must be at least 1", (long long)m);
+    OOC_RETURN_ERROR_IF(n <= 0, err, OOC_ERR_INVALID_N, "ooc_measure_gemm_rate: n = %lld: it times a product, n must be at least 1", (long long)n);
+    OOC_RETURN_ERROR_IF(k <= 0, err, OOC_ERR_INVALID_K, "ooc_measure_gemm_rate: k = %lld: it times a product, k must be at least 1", (long long)k);
     OOC_RETURN_ERROR_IF(flops == NULL, err, OOC_ERR_NULL_ARG, "ooc_measure_gemm_rate: flops is NULL");
     return rate(h, t, m, n, k, reps < 1 ? 1 : reps, flops);
 }

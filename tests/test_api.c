@@ -421,6 +421,9 @@ static void test_measure(void)
     }
     CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, (ooc_dtype_t)9, 64, 48, 32, 2, &r), OOC_ERR_INVALID_DTYPE);
     CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, 0, 48, 32, 2, &r), OOC_ERR_INVALID_M);
+    /* the status's text and the message say why 0 is refused here (the text said "negative") */
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_status_string(OOC_ERR_INVALID_M), "or 0 where a product is needed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(h), "m must be at least 1"));
     CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, 64, -1, 32, 2, &r), OOC_ERR_INVALID_N);
     CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, 64, 48, 0, 2, &r), OOC_ERR_INVALID_K);
     CU_ASSERT_EQUAL(ooc_measure_gemm_rate(h, OOC_R64, (int64_t)1 << 40, 48, 32, 2, &r), OOC_ERR_PARAM_RANGE);
