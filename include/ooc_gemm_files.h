@@ -318,7 +318,22 @@ typedef struct {
      * (alpha 0 or k 0). The journal records the rectangle, as it does the
      * rows: give each its own journal. */
     int64_t col_begin, col_end;
+    /** A split job whose processes read their own identical copies of the
+     * inputs (each node its own): the job's identity as the process that
+     * created C sees it (ooc_gemm_files_job() there), given to every
+     * process. Journals record it, and are checked against it, instead of
+     * this process's own view of A, B and C0 (their files here: another
+     * device and inode than the creator's copies), so that a rank's journal
+     * can be resumed by any rank. The caller vouches that every process's
+     * operands hold the same bytes (oocgemm compares their sizes and
+     * samples of their bytes); the creator's own files are checked as
+     * always. It must be this job's but for where its inputs are, else
+     * OOC_ERR_INVALID_PARAM. NULL: this process's own view. */
+    const char *job;
 } ooc_files_opts_t;
+
+/** The most bytes a job's identity (ooc_gemm_files_job()) takes, its NUL included. */
+#define OOC_FILES_JOB_MAX 2048
 
 /**
  * @brief C = alpha*op(A)*op(B) + beta*C0 on files: A, B, C0 opened with
@@ -436,6 +451,21 @@ OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t tran
                                              const void *beta, ooc_file_t *C0, const char *c_path,
                                              const ooc_file_spec_t *c_spec, const ooc_files_opts_t *opts,
                                              int *finished);
+
+/**
+ * @brief The identity of the job ooc_gemm_files() would run with these
+ * arguments, as this process sees its files (each input's device, inode,
+ * size, modification time and shape; the output's spec; the scalars and
+ * ops), into @p job (@p cap bytes; OOC_FILES_JOB_MAX is enough): what its
+ * journals record. For ooc_files_opts_t::job: the creator of a split job's
+ * output gives it to every process. C is the output as created.
+ * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, the argument
+ *         errors of ooc_gemm_files(), OOC_ERR_IO (an input cannot be
+ *         examined; @p cap too small)
+ */
+OOC_API ooc_status_t ooc_gemm_files_job(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
+                                        ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0,
+                                        ooc_file_t *C, char *job, size_t cap);
 
 /**
  * @brief Remove the journal at @p path for a fresh start: a job started

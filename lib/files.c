@@ -590,6 +590,28 @@ static ooc_status_t mark_run(ooc_files_job_t *job, const ooc_files_opts_t *opts)
     return st == OOC_SUCCESS ? journal_finished(job, opts->allow_mixed) : st;
 }
 
+ooc_status_t ooc_gemm_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha, ooc_file_t *A,
+                                ooc_file_t *B, const void *beta, ooc_file_t *C0, ooc_file_t *C, char *line, size_t cap)
+{
+    if (h == NULL) return OOC_ERR_INVALID_HANDLE;
+    ooc_err_clear(&h->err);
+    ooc_err_t *err = &h->err;
+    OOC_RETURN_ERROR_IF(line == NULL || cap == 0, err, OOC_ERR_NULL_ARG, "ooc_gemm_files_job: job is NULL or cap 0");
+    line[0] = '\0';
+    ooc_files_opts_t o;
+    memset(&o, 0, sizeof o);
+    ooc_files_job_t *job = malloc(sizeof *job);
+    OOC_RETURN_ERROR_IF(job == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files_job: out of memory (job)");
+    ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, C, &o, job);
+    /* (a job with nothing to compute has no line: its journal records none) */
+    if (st == OOC_SUCCESS && strlen(job->want.job) >= cap)
+        st = OOC_ERR(err, OOC_ERR_IO, "ooc_gemm_files_job: %zu bytes given, the job's identity takes %zu",
+                     cap, strlen(job->want.job) + 1);
+    if (st == OOC_SUCCESS) snprintf(line, cap, "%s", job->want.job);
+    free(job);
+    return st;
+}
+
 ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                           ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0,
                                           ooc_file_t *C, const ooc_files_opts_t *opts)
@@ -617,7 +639,8 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
     view.writable = 1;
     view.committed = 0;
     if (C->committed) view.tmp_path = C->path;
-    ooc_files_opts_t o = {.journal = opts->journal, .plan = opts->plan, .allow_mixed = opts->allow_mixed != 0};
+    ooc_files_opts_t o = {.journal = opts->journal, .plan = opts->plan, .allow_mixed = opts->allow_mixed != 0,
+                          .job = opts->job};
     ooc_files_job_t *job = malloc(sizeof *job);
     OOC_RETURN_ERROR_IF(job == NULL, err, OOC_ERR_HOST_MEMORY, "ooc_gemm_files_mark_finished: out of memory (job)");
     ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, &view, &o, job);

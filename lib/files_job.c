@@ -92,6 +92,33 @@ int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
            s0.st_ino == sc.st_ino;
 }
 
+/* Two job lines that differ at most in their inputs' identities (A=, B=,
+ * C0=: each device:inode:size:time:shape:layout), each input's shape and
+ * layout the same, C0 in both or neither. */
+static int same_but_inputs(const char *x, const char *y)
+{
+    const char *a = strstr(x, " A="), *b = strstr(y, " A=");
+    if (a == NULL || b == NULL || a - x != b - y || strncmp(x, y, (size_t)(a - x)) != 0) return 0;
+    static const char *const roles[3] = {" A=", " B=", " C0="};
+    for (int i = 0; i < 3; i++) {
+        const char *p = strstr(x, roles[i]), *q = strstr(y, roles[i]);
+        if (p == NULL || q == NULL) return 0;
+        p += strlen(roles[i]), q += strlen(roles[i]);
+        size_t lp = strcspn(p, " "), lq = strcspn(q, " ");
+        int none_p = lp == 4 && strncmp(p, "none", 4) == 0, none_q = lq == 4 && strncmp(q, "none", 4) == 0;
+        if (none_p || none_q) {
+            if (none_p != none_q) return 0;
+            continue;
+        }
+        /* (the shape and layout: after the last ':' but one) */
+        const char *sp = p + lp, *sq = q + lq;
+        for (int c = 0; c < 2 && sp > p; sp--) if (sp[-1] == ':' && ++c == 2) break;
+        for (int c = 0; c < 2 && sq > q; sq--) if (sq[-1] == ':' && ++c == 2) break;
+        if ((size_t)(p + lp - sp) != (size_t)(q + lq - sq) || strncmp(sp, sq, (size_t)(p + lp - sp)) != 0) return 0;
+    }
+    return 1;
+}
+
 int ooc_files_same_but_c0(const char *was, const char *now)
 {
     const char *a = strstr(was, " C0="), *b = strstr(now, " C0=");
@@ -411,6 +438,16 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     job->p = p;
     OOC_FORWARD(ooc_files_journal_path(err, C->path, opts, job->jpath, sizeof job->jpath));
     OOC_FORWARD(journal_apart(err, job->jpath, A, B, C0, C));
-    return ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &C->spec, ooc_files_in_place(C0, C->path),
-                              job->want.job, sizeof job->want.job);
+    OOC_FORWARD(ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &C->spec, ooc_files_in_place(C0, C->path),
+                                   job->want.job, sizeof job->want.job));
+    if (opts && opts->job) {
+        /* a split job's identity from C's creator: the same job, its inputs maybe other copies */
+        OOC_RETURN_ERROR_IF(!same_but_inputs(opts->job, job->want.job) || strlen(opts->job) >= sizeof job->want.job,
+                            err, OOC_ERR_INVALID_PARAM,
+                            "ooc_gemm_files: opts->job is not this job's but for where its inputs are: \"%.400s\", "
+                            "this process's \"%.400s\"",
+                            opts->job, job->want.job);
+        snprintf(job->want.job, sizeof job->want.job, "%s", opts->job);
+    }
+    return OOC_SUCCESS;
 }

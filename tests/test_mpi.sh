@@ -42,7 +42,7 @@
 #  30. ranks given different jobs (--alpha, --transb, another B of the
 #      same shape, --resume on one rank): exit 2 before anything is
 #      written, rank 0 alone naming what differs; an identical copy of B
-#      on one rank is the same job;
+#      on one rank is the same job, resumed as such once stopped;
 #  31. a rank's journal (JOURNAL.r1-of-2) that is an input: a usage error
 #      (exit 2) naming it, as for one process's --journal; nothing touched;
 #  32. gen under mpirun with 4 ranks: refused at once (exit 2), rank 0's one
@@ -757,7 +757,7 @@ gen SB2.npy --rows 120 --cols 120 --seed 53
 cp SB.npy SBcopy.npy
 Q="--backend host --block-rows 64 --no-progress"
 oc multiply SA.npy SB.npy -o ref30.npy $Q -q || fail "30 the reference: exit $?"
-for d in "--alpha 2:--alpha 2, rank 0 1" "--transb T:--transa/--transb N/T, rank 0 N/N" \
+for d in "--alpha 2:--alpha 2, rank 0 1" "--alpha 1.0000000000000002:--alpha 1.0000000000000002, rank 0 1" "--transb T:--transa/--transb N/T, rank 0 N/N" \
     "--resume:--resume given, rank 0 not given" "B=SB2.npy:its B holds other bytes than rank 0's B (SB.npy)"; do
     opt=${d%%:*} want=${d#*:} b=SB.npy
     case $opt in B=*) b=${opt#B=} opt= ;; esac
@@ -793,7 +793,27 @@ if timeout 60 mpirun --oversubscribe -np 1 ./rank.sh SA.npy SB.npy -o SC.npy $Q 
 else
     fail "30 rank 1 given an identical copy of B: exit $?, or C differs"
 fi
-rm -f SA.npy SB.npy SB2.npy SBcopy.npy SC.npy SC.npy.ooc-* ref30.npy
+# the same, stopped part-way (a write failure on rank 1) and resumed as it
+# started: rank 0 read rank 1's journal, which recorded rank 1's copy (another
+# inode), and refused it as "another job": a job on nodes with their own
+# copies could never be resumed (a user-level hunt). The ranks' journals now
+# all record rank 0's view of the inputs (ooc_files_opts_t.job)
+rm -f SC.npy SC.npy.ooc-*
+gen SL.npy --rows 1000 --cols 120 --seed 54
+oc multiply SL.npy SB.npy -o ref30L.npy $Q -q || fail "30 the reference (SL): exit $?"
+RANK_ENV=1:OOC_FAULT=write:4 B_FOR=1:SBcopy.npy
+mpi 2 SL.npy SB.npy -o SC.npy $Q
+rc=$?
+RANK_ENV=
+mpi 2 SL.npy SB.npy -o SC.npy $Q --resume
+rc2=$?
+B_FOR=
+if [ $rc -eq 6 ] && [ $rc2 -eq 0 ] && grep -q "resumed after [1-9]" out && cmp -s SC.npy ref30L.npy; then
+    pass "30 rank 1 on its own copy of B, stopped, resumed as started: blocks kept, byte-identical"
+else
+    fail "30 rank 1 on its own copy of B, stopped (exit $rc, expected 6), resumed: exit $rc2: $(head -c 300 err)"
+fi
+rm -f SA.npy SB.npy SB2.npy SBcopy.npy SL.npy SC.npy SC.npy.ooc-* ref30.npy ref30L.npy
 
 # 31. the ranks' journals are checked against the inputs as one process's
 # --journal is: rank 1's jj.r1-of-2 given as B is a usage error (exit 2),

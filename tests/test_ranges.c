@@ -20,7 +20,9 @@
  * (ooc_gemm_files_mark_finished) is finished for ooc_gemm_files_finished
  * once committed, as one process's would be, until its output changes, and
  * the creator's plan of a resume that finds no block recorded in the kept
- * temporary file starts it over as a new file, unless a process joined it.
+ * temporary file starts it over as a new file, unless a process joined it;
+ * a rank reading its own copies of the inputs journals the creator's
+ * identity of the job (opts->job), which the creator's resume keeps.
  */
 #include "config.h"
 
@@ -619,6 +621,109 @@ static void grid_case(const job_t *j, int cols)
     CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("grid.npy")));
 }
 
+/* Copy the suite's file `from` to `to` (a node's own copy: another inode,
+ * the same bytes). */
+static void copy_file(const char *from, const char *to)
+{
+    char src[512];
+    snprintf(src, sizeof src, "%s", tu_path(from));
+    FILE *in = fopen(src, "rb"), *out = fopen(tu_path(to), "wb");
+    CU_ASSERT_FATAL(in != NULL && out != NULL);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) CU_ASSERT_EQUAL(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    CU_ASSERT_EQUAL(fclose(out), 0);
+}
+
+/* A rank that reads its own copies of A and B (each node its own) writes
+ * the second half of C with the creator's identity of the job
+ * (ooc_gemm_files_job, given as opts->job): its journal records that
+ * identity, so that the creator's resume reads it and keeps its blocks.
+ * With the copy's own identity (no opts->job) the creator refused that
+ * journal as another job's: a job run on copies could never be resumed. An
+ * opts->job of another job (another alpha, another shape) is refused. */
+static void test_copies(void)
+{
+    job_t a = {OOC_R64, OOC_OP_N, OOC_OP_T, CM, RM, RM, 1201, 97, 83, 256 << 10, 64};
+    make_job(&a);
+    copy_file("a", "a.copy");
+    copy_file("b", "b.copy");
+    ooc_files_plan_t plan;
+    unsigned join = 0;
+    unlink(tu_path("cp.npy"));
+    ooc_file_t *c = create_and_plan("cp.npy", 0, NULL, NULL, &plan, &join);
+    CU_ASSERT_FATAL(plan.blocks >= 4 && !plan.a_resident);
+    reference("ref.npy", &plan);
+    inputs_t in, cp;
+    CU_ASSERT_EQUAL_FATAL(open_inputs(H, &in), 0);
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, J.t, RM};
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tu_path("a.copy"), &any, &cp.a), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tu_path("b.copy"), &any, &cp.b), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(H, tu_path("c0"), &any, &cp.c0), OOC_SUCCESS);
+    char job[OOC_FILES_JOB_MAX], mine[OOC_FILES_JOB_MAX];
+    CU_ASSERT_EQUAL_FATAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, job, sizeof job),
+                          OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, cp.a, cp.b, BETA, cp.c0, c, mine, sizeof mine),
+                          OOC_SUCCESS);
+    CU_ASSERT(strstr(job, " A=") != NULL && strcmp(job, mine) != 0); /* (the copies are other files) */
+    CU_ASSERT_EQUAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, job, 8), OOC_ERR_IO);
+    CU_ASSERT_EQUAL_FATAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, job, sizeof job),
+                          OOC_SUCCESS);
+
+    /* the second half, from the copies, with the creator's identity */
+    char j1[512], j0[512];
+    snprintf(j1, sizeof j1, "%s", tu_path("cp.j.1"));
+    snprintf(j0, sizeof j0, "%s", tu_path("cp.j.0"));
+    unlink(j1);
+    unlink(j0);
+    int64_t half = row_of(&plan, plan.blocks / 2);
+    ooc_files_opts_t o = {.journal = j1, .plan = &plan, .row_begin = half, .row_end = plan.rows, .job = job};
+    /* another job's identity: refused, nothing written */
+    char other[OOC_FILES_JOB_MAX];
+    snprintf(other, sizeof other, "%s", job);
+    char *al = strstr(other, "alpha=");
+    CU_ASSERT_FATAL(al != NULL);
+    al[6] = al[6] == '0' ? '1' : '0';
+    o.job = other;
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, J.ta, J.tb, ALPHA, cp.a, cp.b, BETA, cp.c0, c, &o), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "opts->job is not this job's"));
+    snprintf(other, sizeof other, "%s", job);
+    char *shape = strstr(other, " B=");
+    CU_ASSERT_FATAL(shape != NULL);
+    shape = strchr(shape, 'x') - 1; /* the last digit of B's rows */
+    *shape = *shape == '1' ? '2' : '1';
+    CU_ASSERT_EQUAL(ooc_gemm_files(H, J.ta, J.tb, ALPHA, cp.a, cp.b, BETA, cp.c0, c, &o), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT_EQUAL(journal_done(j1), 0);
+    o.job = job;
+    CU_ASSERT_EQUAL_FATAL(ooc_gemm_files(H, J.ta, J.tb, ALPHA, cp.a, cp.b, BETA, cp.c0, c, &o), OOC_SUCCESS);
+    CU_ASSERT(journal_done(j1) > 0);
+
+    /* the job stopped there; the creator resumes the whole of it reading
+     * that journal (it refused it as another job's): its blocks kept */
+    ooc_file_close(c, 0);
+    const char *old[2] = {j1, NULL};
+    ooc_files_plan_t again;
+    c = create_and_plan("cp.npy", OOC_FILE_RESUME, j0, old, &again, &join);
+    CU_ASSERT_EQUAL(join, OOC_FILE_RESUME);
+    ooc_files_opts_t r = {.journal = j0, .plan = &again, .resume = 1, .journals = old};
+    ooc_status_t st = ooc_gemm_files(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &r);
+    if (st != OOC_SUCCESS) fprintf(stderr, "\n    resume: %s\n", ooc_last_error(H));
+    CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+    ooc_stats_t stats;
+    CU_ASSERT_EQUAL(ooc_get_stats(H, &stats), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(stats.blocks_resumed, (plan.blocks - plan.blocks / 2) * plan.panels); /* (blocks x panels) */
+    close_inputs(&in);
+    close_inputs(&cp);
+    CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_SUCCESS);
+    ooc_file_close(c, 0);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("ref.npy"), tu_path("cp.npy")));
+    unlink(j0);
+    unlink(j1);
+    unlink(tu_path("a.copy"));
+    unlink(tu_path("b.copy"));
+}
+
 static void test_grid(void)
 {
     job_t a = {OOC_R64, OOC_OP_N, OOC_OP_T, CM, RM, RM, 1201, 97, 83, 192 << 10, 64};
@@ -1086,6 +1191,7 @@ int main(void)
     CU_add_test(s, "a column range resumed without a plan", test_resume_unplanned);
     CU_add_test(s, "verify a row range", test_verify_rows);
     CU_add_test(s, "a split job recorded finished", test_mark_finished);
+    CU_add_test(s, "a rank on its own copies of the inputs, resumed", test_copies);
     CU_add_test(s, "a split scaling job recorded finished", test_mark_scale);
     int rc = tu_run();
     ooc_destroy(H);

@@ -124,6 +124,9 @@ typedef struct {
     int32_t finished; /* --resume found the job finished: nothing to do */
     int32_t resumed;  /* C.ooc-tmp is an earlier run's: join it with OOC_FILE_RESUME */
     ooc_files_plan_t plan;
+    /* the job's identity as rank 0 sees its inputs (ooc_gemm_files_job), which every rank's journal records
+     * and is checked against: a node's own identical copy of an input is another file ("" : none) */
+    char job[OOC_FILES_JOB_MAX];
 } mpi_start_t;
 
 /* This rank's part, and the multiply running in a worker thread. */
@@ -303,6 +306,16 @@ static uint64_t file_sample(const char *path, int64_t *size)
 
 static const char *op_name(int32_t op) { return op == OOC_OP_N ? "N" : op == OOC_OP_T ? "T" : "C"; }
 
+/* x in the fewest digits that read back as x (%g's 6 may print two values alike) */
+static const char *exact(double x, char buf[32])
+{
+    for (int p = 6; p <= 17; p++) {
+        snprintf(buf, 32, "%.*g", p, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    return buf;
+}
+
 /* Rank 0: what rank r's job (b) has that rank 0's (a) has not, said in
  * why[len]; 0 when they are the same job. */
 static int job_differs(const mul_job_t *j, const job_def_t *a, const job_def_t *b, char *why, size_t len)
@@ -334,8 +347,12 @@ static int job_differs(const mul_job_t *j, const job_def_t *a, const job_def_t *
         return snprintf(why, len, "m=%lld n=%lld k=%lld %s, rank 0 m=%lld n=%lld k=%lld %s", (long long)b->m,
                         (long long)b->n, (long long)b->k, dtype_name(b->dtype), (long long)a->m, (long long)a->n,
                         (long long)a->k, dtype_name(a->dtype)), 1;
-    if (a->alpha != b->alpha) return snprintf(why, len, "--alpha %g, rank 0 %g", b->alpha, a->alpha), 1;
-    if (a->beta != b->beta) return snprintf(why, len, "--beta %g, rank 0 %g", b->beta, a->beta), 1;
+    /* (the shortest digits that tell them apart: 0.3 and 0.30000000000000004) */
+    char v1[32], v2[32];
+    if (a->alpha != b->alpha)
+        return snprintf(why, len, "--alpha %s, rank 0 %s", exact(b->alpha, v1), exact(a->alpha, v2)), 1;
+    if (a->beta != b->beta)
+        return snprintf(why, len, "--beta %s, rank 0 %s", exact(b->beta, v1), exact(a->beta, v2)), 1;
     if (a->out_format != b->out_format)
         return snprintf(why, len, "C in the %s format, rank 0 %s (--out-format)",
                         b->out_format == OOC_FORMAT_NPY ? "npy" : "raw",
@@ -593,6 +610,8 @@ static int mpi_open(mpi_job_t *x)
     /* (after the plan: a resume that finds no block of this C recorded
      * starts it over in a new temporary file, before any rank joins) */
     x->s.resumed = ooc_file_resumed(j->C);
+    if (st == OOC_SUCCESS)
+        st = ooc_gemm_files_job(j->h, o->ta, o->tb, pa, j->A.file, j->B.file, pb, c0, j->C, x->s.job, sizeof x->s.job);
     if (st == OOC_SUCCESS) resume_note(j, &found, x->s.resumed, 0);
     if (st == OOC_SUCCESS && kept && !x->s.resumed) {
         /* started over: the range journals at C's default path and this
@@ -663,6 +682,7 @@ static int mpi_join(mpi_job_t *x)
     x->fo.col_begin = x->me.col_begin;
     x->fo.col_end = x->me.col_end;
     x->fo.journals = (const char *const *)x->old;
+    x->fo.job = x->s.job[0] ? x->s.job : NULL; /* (rank 0's view of the inputs: see mpi_start_t) */
     if (x->idle) return RC_OK;
     ooc_files_plan_t mine;
     st = ooc_gemm_files_plan(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
@@ -852,7 +872,7 @@ static int mpi_commit(mpi_job_t *x)
     mul_job_t *j = x->j;
     mul_opts_t *o = &j->o;
     if (o->resume) {
-        ooc_files_opts_t mo = {.journal = o->journal, .plan = &x->s.plan, .allow_mixed = x->mixed};
+        ooc_files_opts_t mo = {.journal = o->journal, .plan = &x->s.plan, .allow_mixed = x->mixed, .job = x->fo.job};
         ooc_status_t st = ooc_gemm_files_mark_finished(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file,
                                                        j->B.file, scalar_ptr(&j->beta, j->t),
                                                        o->c_in ? j->C0.file : NULL, j->C, &mo);
