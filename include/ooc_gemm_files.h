@@ -369,7 +369,10 @@ typedef struct {
  * blocks are not kept: a resume of such a job starts over, with the plan its
  * journal (or a journal in opts->journals) records when that still fits, so
  * that C comes out byte for byte as the interrupted run would have made it
- * on any number of devices. On success the journal is kept, marked complete with the
+ * on any number of devices; but a journal of such a plan recorded complete
+ * (the job, or a range, finished: its commit failed or was cut short) keeps
+ * every block when the last panel's blocks match their digests, else none.
+ * On success the journal is kept, marked complete with the
  * output's identity, so that ooc_gemm_files_finished() can tell a resumed
  * batch job that there is nothing left to do; a fresh run replaces it.
  * opts NULL is the all-zero options.

@@ -92,10 +92,17 @@ static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
 }
 
 /* Its blocks are in C as the journal says: the same job, a plan that can be
- * resumed, and this very temporary file. */
+ * resumed or a job (or range) recorded complete, and this very temporary
+ * file. A plan in k-panels cannot be resumed part-way (C holds partial
+ * sums), but once complete its blocks are final: they are kept, every
+ * panel of them, when the last panel's are intact (final_changed()), else
+ * none of them (a block of an earlier panel cannot be computed again
+ * alone). A complete job in k-panels whose commit failed was computed
+ * afresh, all of it, though the message promised that --resume commits it
+ * (a user-level hunt). */
 static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
 {
-    return have->head.resumable && journal_of_file(have, C);
+    return (have->head.resumable || have->complete) && journal_of_file(have, C);
 }
 
 /* A journal of this very temporary file whose plan cannot be resumed (op(B)
@@ -421,6 +428,24 @@ static ooc_status_t mark_changed(ooc_files_job_t *job, ooc_files_start_t *s, int
  * When some changed, nothing of it is used (it takes no record after its
  * complete one): the job is computed afresh, its changed blocks counted in
  * s->mismatched. Else s->own_checked: take_done() need not read them again. */
+/* How many blocks of the last k-panel of plan (every block when k is
+ * whole) that a complete journal recorded with a digest are not intact in
+ * C's file: an earlier panel's digests are of partial sums, which the file
+ * no longer holds. */
+static ooc_status_t final_changed(ooc_files_job_t *job, const ooc_journal_info_t *info, const ooc_plan_t *plan,
+                                  int64_t *changed)
+{
+    int64_t last = plan->m_blocks * plan->n_panels * (plan->k_panels - 1); /* (the first unit of the last panel) */
+    *changed = 0;
+    for (size_t i = 0; i < info->nsums; i++) {
+        if (info->sums[i].g < last) continue;
+        int intact = 1;
+        OOC_FORWARD(block_intact(job, info->sums[i].g, plan, info->sums[i].digest, &intact));
+        *changed += !intact;
+    }
+    return OOC_SUCCESS;
+}
+
 static ooc_status_t check_complete(ooc_files_job_t *job, ooc_files_start_t *s)
 {
     ooc_plan_t plan;
@@ -429,11 +454,7 @@ static ooc_status_t check_complete(ooc_files_job_t *job, ooc_files_start_t *s)
         return OOC_SUCCESS;
     }
     int64_t changed = 0;
-    for (size_t i = 0; i < s->have.nsums; i++) {
-        int intact = 1;
-        OOC_FORWARD(block_intact(job, s->have.sums[i].g, &plan, s->have.sums[i].digest, &intact));
-        changed += !intact;
-    }
+    OOC_FORWARD(final_changed(job, &s->have, &plan, &changed));
     s->own_checked = changed == 0;
     if (changed > 0) {
         s->usable = 0;
@@ -447,7 +468,7 @@ static ooc_status_t check_complete(ooc_files_job_t *job, ooc_files_start_t *s)
  * s->foreign when taken from another journal than this run's and computed
  * by another than this run's journal says). own: the journal is this run's. */
 static ooc_status_t take_done(ooc_files_job_t *job, ooc_files_start_t *s, const ooc_journal_info_t *info, int other,
-                              int own)
+                              int own, int checked)
 {
     const char *by = blocks_by(job, info);
     /* this run's journal says its blocks are by its "by" (its own when it
@@ -459,7 +480,7 @@ static ooc_status_t take_done(ooc_files_job_t *job, ooc_files_start_t *s, const 
             uint64_t d;
             int has = ooc_journal_sum(info, g, &d), intact = 1;
             if (has && ooc_block_done(s->changed, g)) continue; /* (found changed already) */
-            if (has && !(own && s->own_checked)) OOC_FORWARD(block_intact(job, g, &s->plan, d, &intact));
+            if (has && !checked) OOC_FORWARD(block_intact(job, g, &s->plan, d, &intact));
             if (!intact) {
                 OOC_FORWARD(mark_changed(job, s, g));
                 continue;
@@ -510,8 +531,15 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
                                   "journal %s was written with another plan than this run's (%" PRId64 " x %" PRId64
                                   " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with "
                                   "opts->resume gives it)", *j, info.head.mb, info.head.nb, info.head.kb);
+            } else if (!info.head.resumable) {
+                /* a range complete in k-panels: all of it, its last panel intact (final_changed), or none */
+                int64_t changed = 0;
+                st = final_changed(job, &info, &s->plan, &changed);
+                if (st == OOC_SUCCESS && changed == 0)
+                    st = take_done(job, s, &info, note_computer(job, &info, *j, s), 0, 1);
+                s->mismatched += changed;
             } else {
-                st = take_done(job, s, &info, note_computer(job, &info, *j, s), 0);
+                st = take_done(job, s, &info, note_computer(job, &info, *j, s), 0, 0);
             }
         }
         ooc_journal_info_free(&info);
@@ -613,6 +641,8 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);
     if (s->usable && s->have.complete && ranges) OOC_FORWARD(check_complete(job, s));
+    /* (a complete journal in k-panels is kept only whole: checked, or not at all) */
+    if (s->usable && !s->have.head.resumable && ranges && !s->own_checked) s->usable = 0;
     if (s->usable) s->have_other = note_computer(job, &s->have, job->jpath, s);
     ooc_status_t st = OOC_SUCCESS;
     int found = 0;
@@ -659,7 +689,7 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
         if (!ooc_files_mine(s, g)) s->skip[g >> 3] |= (unsigned char)(1u << (g & 7));
     /* every block recorded is skipped, wherever it is: blocks finish out of
      * order, and each is byte-identical whoever computed it */
-    if (s->usable) OOC_FORWARD(take_done(job, s, &s->have, s->have_other, 1));
+    if (s->usable) OOC_FORWARD(take_done(job, s, &s->have, s->have_other, 1, s->own_checked));
     if (resume && job->C->resumed) OOC_FORWARD(other_journals(job, opts, s, NULL, &found));
     if (s->nkept > 0) qsort(s->kept, s->nkept, sizeof *s->kept, by_block); /* (for ooc_files_kept_sum) */
     /* blocks of another's rounding kept, and some computed now: refused */

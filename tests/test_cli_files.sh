@@ -1154,6 +1154,45 @@ else
     else fail "a writable output: exit $rc, expected 0 and C written"; fi
 fi
 
+# ---- a job in k-panels (op(B) split in depth: a small device budget)
+# complete but not committed (the rename failed): --resume commits it, every
+# block kept, as the message promises. It was computed afresh, all of it:
+# such a plan's journal was never used, complete or not. With a block of the
+# last panel changed (its time put back) none of it is kept: computed
+# afresh, with the warning. Byte-identical to an uninterrupted run ----
+kargs="A_big.npy B_big.npy --backend host --device-mem 64K --host-mem 256K --block-rows 64 --no-progress"
+oc multiply $kargs -o KU.npy -q --json
+kp=$(/usr/bin/python3 -c "import json,sys; p=json.load(open('out'))['plan']; print(p['panels'])" 2>/dev/null)
+oc multiply $kargs -o KU.npy -q
+OOC_FAULT=commit:1 timeout 60 "$OOCGEMM" multiply $kargs -o KC.npy -q --resume >out 2>err
+rc=$?
+if [ "${kp:-1}" -gt 1 ] && [ "$rc" -eq 6 ] && grep -q "the same command with --resume commits it" err; then
+    oc multiply $kargs -o KC.npy --resume --json
+    rc=$?
+    if [ "$rc" -eq 0 ] && grep -q '"blocks_before_resume":[1-9]' out && grep -q '"bytes_read":0,' out &&
+        cmp -s KC.npy KU.npy; then
+        pass "a complete job in $kp k-panels, its commit failed: --resume commits it, nothing computed, byte-identical"
+    else
+        fail "a complete job in k-panels, its commit failed: --resume exit $rc, $(grep -o '"blocks_before_resume":[0-9]*' out), C $(cmp -s KC.npy KU.npy && echo identical || echo differs)"
+    fi
+    rm -f KC.npy KC.npy.ooc-*
+    OOC_FAULT=commit:1 timeout 60 "$OOCGEMM" multiply $kargs -o KC.npy -q --resume >out 2>err
+    touch -r KC.npy.ooc-tmp KC.time
+    printf 'ZZZZZZZZ' | dd of=KC.npy.ooc-tmp bs=1 seek=3000 conv=notrunc 2>/dev/null
+    touch -r KC.time KC.npy.ooc-tmp
+    oc multiply $kargs -o KC.npy --resume --json
+    rc=$?
+    if [ "$rc" -eq 0 ] && grep -q '"blocks_before_resume":0' out && grep -q '"blocks_mismatched":1' out &&
+        grep -q "no longer matched the digest" err && cmp -s KC.npy KU.npy; then
+        pass "a complete job in k-panels with a block changed: computed afresh, warned, byte-identical"
+    else
+        fail "a complete job in k-panels with a block changed: exit $rc, $(grep -o '"blocks_[bm][a-z_]*":[0-9]*' out | tr '\n' ' '), C $(cmp -s KC.npy KU.npy && echo identical || echo differs)"
+    fi
+else
+    fail "a complete job in k-panels: the plan has ${kp:-?} panels, or the failed commit exit $rc: $(head -c 300 err)"
+fi
+rm -f KC.npy KC.npy.ooc-* KC.time KU.npy
+
 # ---- an output that replaces a file keeps its permissions (and its group,
 # where the process may give it), as cp onto it or numpy.save would: a
 # private result (0600) stays private, also while it is computed (its

@@ -459,6 +459,32 @@ else
 fi
 rm -f C.npy C.npy.ooc-*
 
+# 26b. the same with a plan in k-panels (op(B) split in depth), without
+# --resume and with it: the ranks' journals (and the whole job's) record
+# their parts complete, and --resume keeps every block and commits. Such a
+# plan's journals were never used, complete or not: the job was computed
+# again, all of it, saying nothing (a user-level hunt)
+gen KA.npy --rows 600 --cols 2000 --seed 4
+gen KB.npy --rows 2000 --cols 300 --seed 5
+K="--backend host --device-mem 4M --host-mem 4M --block-rows 64 --no-floor --no-progress"
+oc multiply KA.npy KB.npy -o Kref.npy $K -q --json
+kp=$(/usr/bin/python3 -c "import json; print(json.load(open('out'))['plan']['panels'])" 2>/dev/null)
+for first in "" --resume; do
+    rm -f KC.npy KC.npy.ooc-*
+    RANK_ENV=0:OOC_FAULT=commit:1
+    mpi 2 KA.npy KB.npy -o KC.npy $K $first
+    rc=$?
+    RANK_ENV=
+    if [ "${kp:-1}" -gt 1 ] && [ $rc -eq 6 ] && mpi 2 KA.npy KB.npy -o KC.npy $K --resume --json &&
+        out_json 'o["exit_status"] == 0 and o["resumed"] and o["blocks_before_resume"] == o["plan"]["blocks"] * o["plan"]["panels"] and o["bytes_read"] == 0' &&
+        cmp -s KC.npy Kref.npy; then
+        pass "26b a split job in $kp panels (k split), its commit cut short${first:+ (run with --resume)}: --resume keeps every block, commits, byte-identical"
+    else
+        fail "26b a split job in k-panels (${kp:-?} panels), its commit cut short${first:+ (run with --resume)}: exit $rc, or the resume computed again: $(head -c 300 out)"
+    fi
+done
+rm -f KA.npy KB.npy KC.npy KC.npy.ooc-* Kref.npy
+
 # 27. a split job killed right after its commit, before the ranks' journals
 # went (here: the commit failed, then the rename done by hand, the state such
 # a kill leaves): a --resume, by mpirun or by one process, finds the job
