@@ -12,7 +12,7 @@
 #   4. a write failure (OOC_FAULT) on rank 1 alone: every rank stops, exit 6,
 #      the message names rank 1; --resume with 3 ranks: byte-identical;
 #   5. a truncated B seen by rank 2 alone: a clean failure on all, exit 4,
-#      rank 2 named, no file left;
+#      rank 2 named, no file left; --json's error gives rank 2's message;
 #   6. SIGUSR1 to one rank: every rank stops, exit 7, resumable; --resume by
 #      one process (no mpirun): byte-identical; the same command again finds
 #      it finished (its journal records the ranks' blocks too);
@@ -351,6 +351,18 @@ if [ $rc -eq 4 ] && [ -z "$(ls C.npy* 2>/dev/null)" ] && grep -q "rank 2 of 3.*t
     pass "5 a truncated B on rank 2: every rank stops, exit 4 naming rank 2, no file left"
 else
     fail "5 a truncated B on rank 2: exit $rc (expected 4), or files left, or rank 2 not named"
+fi
+# the same with --json: its "error" gives rank 2's message (it gave only
+# "its message above", which a JSON reader does not have)
+B_FOR=2:Bcut.npy
+mpi 3 $P -o C.npy $S --json
+rc=$?
+B_FOR=
+if [ $rc -eq 4 ] && out_json 'o["error"].startswith("rank 2 of 3 failed") and "truncated" in o["error"]' &&
+    [ "$(grep -c truncated err)" = 1 ]; then
+    pass "5 --json: the error gives rank 2's own message; stderr has it once"
+else
+    fail "5 --json: exit $rc, the error does not give rank 2's message: $(head -c 400 out)"
 fi
 
 # 6. SIGUSR1 to one rank: all stop (exit 7); one process resumes

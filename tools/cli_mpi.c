@@ -193,7 +193,7 @@ int cli_mpi_isum_test(int64_t *out)
     return 1;
 }
 
-int cli_mpi_agree(int rc, int own, int *who)
+int cli_mpi_agree(int rc, int own, int *who, char *msg, size_t cap)
 {
     int64_t mine = rc != 0 && own ? (int64_t)rank : (int64_t)size, stopped = rc != 0;
     int64_t v[2] = {mine, stopped};
@@ -204,6 +204,12 @@ int cli_mpi_agree(int rc, int own, int *who)
     int64_t status = rc;
 #ifdef HAVE_MPI
     if (started) MPI_Bcast(&status, 1, MPI_INT64_T, *who, MPI_COMM_WORLD);
+    if (started && msg && cap > 0) {
+        MPI_Bcast(msg, (int)cap, MPI_CHAR, *who, MPI_COMM_WORLD);
+        msg[cap - 1] = '\0';
+    }
+#else
+    (void)msg, (void)cap;
 #endif
     return (int)status;
 }

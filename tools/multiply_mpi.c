@@ -152,11 +152,17 @@ typedef struct {
 static int agreed_at(int rank, int size, int rc, int own, const char *when)
 {
     int who;
-    int all = cli_mpi_agree(rc, own, &who);
+    /* the failing rank's own message comes with its status: --json's
+     * "error" names the cause (a rank's full disk, its missing input), not
+     * only the rank; stderr has it once, from that rank */
+    char msg[sizeof fail_msg];
+    snprintf(msg, sizeof msg, "%s", fail_msg);
+    int all = cli_mpi_agree(rc, own, &who, msg, sizeof msg);
     if (all != RC_OK && who > 0 && rank == 0) {
-        snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d, its message above)", who,
-                 size, when, all);
-        fprintf(stderr, "%s: %s: every rank stops\n", progname, fail_msg);
+        fprintf(stderr, "%s: rank %d of %d failed %s (exit status %d, its message above): every rank stops\n",
+                progname, who, size, when, all);
+        snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d): %.1800s", who, size, when, all,
+                 msg[0] ? msg : "its message went to its stderr");
     }
     return all;
 }
