@@ -497,6 +497,24 @@ for first in "" --resume; do
 done
 rm -f KA.npy KB.npy KC.npy KC.npy.ooc-* Kref.npy
 
+# 26c. one process stopped after the 17 blocks of the first of 2 panels
+# (its journal's 19th record failed), resumed by 2 ranks, one panel each:
+# rank 0's is done, rank 1 computes the other. The summary and the JSON's
+# plan are the plan as run (rank 1's ring, streams, buffers), not rank 0's
+# empty one: "ring 0, streams 0" (a user-level hunt)
+rm -f C.npy C.npy.ooc-*
+OOC_FAULT=journal:19 oc multiply $P -o C.npy $S -q
+rc=$?
+mpi 2 $P -o C.npy $S --resume --json
+rc2=$?
+if [ $rc -eq 6 ] && [ $rc2 -eq 0 ] && cmp -s C.npy ref.npy &&
+    out_json 'o["ranks"][0]["bytes_written"] == 0 and o["plan"]["ring_depth"] == 3 and o["plan"]["streams"] > 0 and o["plan"]["device_bytes"] > 0'; then
+    pass "26c resumed by 2 ranks, rank 0's range done: the JSON's plan is the plan as run (ring 3), byte-identical"
+else
+    fail "26c resumed by 2 ranks, rank 0's range done: exit $rc, $rc2, or the JSON's plan is rank 0's empty one: $(head -c 600 out)"
+fi
+rm -f C.npy C.npy.ooc-*
+
 # 27. a split job killed right after its commit, before the ranks' journals
 # went (here: the commit failed, then the rename done by hand, the state such
 # a kill leaves): a --resume, by mpirun or by one process, finds the job

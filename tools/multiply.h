@@ -40,6 +40,8 @@ typedef struct {
     int64_t kept;                  /* the blocks it kept as done (kept_by's) */
     int32_t computed;              /* it computed some block (not all of its range was recorded) */
     int32_t scales;                /* nothing to multiply (C = beta C0): it wrote all of C (rank 0 does) */
+    ooc_stats_t plan;              /* its stats when it computed: the plan as run (ring, streams, staging),
+                                    * which rank 0's summary gives when rank 0 computed nothing */
 } mul_rank_t;
 
 /* One file multiply, from its options to its summary. */

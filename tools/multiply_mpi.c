@@ -835,6 +835,27 @@ static void rank_me(mpi_job_t *x)
     if (ooc_compute_id_for(j->h, j->t, x->me.by, sizeof x->me.by) != OOC_SUCCESS) x->me.by[0] = '\0';
     x->me.kept = x->idle ? 0 : j->stats.blocks_resumed;
     x->me.computed = !x->idle && j->stats.blocks_resumed < x->units;
+    if (x->me.computed) x->me.plan = j->stats;
+}
+
+/* Rank 0, which computed nothing (its range was done): the plan as run is
+ * the first computing rank's (ring, streams, staging, buffers), not rank
+ * 0's empty one (ring 0, streams 0); its own times and bytes stay. */
+static void plan_as_run(mul_job_t *j, const mul_rank_t *all, int P)
+{
+    if (all == NULL || all[0].computed) return;
+    for (int r = 1; r < P; r++) {
+        if (!all[r].computed) continue;
+        const ooc_stats_t *q = &all[r].plan;
+        ooc_stats_t *st = &j->stats;
+        st->ring_depth = q->ring_depth, st->streams = q->streams, st->a_pieces = q->a_pieces;
+        st->c_chunks = q->c_chunks, st->b_follow = q->b_follow, st->aligned_tiles = q->aligned_tiles;
+        st->resident_transposed = q->resident_transposed, st->staged_a = q->staged_a, st->staged_c = q->staged_c;
+        st->stage_chunk = q->stage_chunk, st->stage_bufs = q->stage_bufs, st->stage_cin_chunk = q->stage_cin_chunk;
+        st->stage_cin_bufs = q->stage_cin_bufs, st->stage_out_chunk = q->stage_out_chunk;
+        st->stage_out_bufs = q->stage_out_bufs, st->device_bytes = q->device_bytes, st->host_bytes = q->host_bytes;
+        return;
+    }
 }
 
 /* Every rank (whatever its own options say: a collective): rank 0 learns
@@ -1185,6 +1206,7 @@ static void mpi_report(mpi_job_t *x, int rc)
     j->stats.blocks_mismatched = sums[3];
     j->stats.blocks = x->s.plan.blocks;
     j->stats.panels = x->s.plan.panels;
+    plan_as_run(j, all, x->size);
     mul_summary(j, rc);
 }
 
