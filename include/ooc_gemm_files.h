@@ -74,7 +74,7 @@ enum {
  * directory, a device, a FIFO, a symbolic link or a file it may not write
  * there is refused before anything is done, and again at the commit: a
  * rename could replace a file that cp could not write). A file replaced
- * passes its permissions (rwx bits) and, where this process may give it, its
+ * passes its permissions (rwx bits; the owner keeps read and write) and, where this process may give it, its
  * group to the temporary file as it is made and again at the commit, as cp
  * onto it would: a private result stays private. Hard links to the old file
  * keep the old data (the new file is another one).
@@ -464,7 +464,7 @@ OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t tran
  * output gives it to every process. C is the output as created.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, the argument
  *         errors of ooc_gemm_files(), OOC_ERR_IO (an input cannot be
- *         examined; @p cap too small)
+ *         examined), OOC_ERR_INVALID_PARAM (@p cap too small)
  */
 OOC_API ooc_status_t ooc_gemm_files_job(ooc_handle_t *handle, ooc_op_t transa, ooc_op_t transb, const void *alpha,
                                         ooc_file_t *A, ooc_file_t *B, const void *beta, ooc_file_t *C0,

@@ -605,7 +605,7 @@ ooc_status_t ooc_gemm_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const
     ooc_status_t st = ooc_files_job(h, ta, tb, alpha, A, B, beta, C0, C, &o, job);
     /* (a job with nothing to compute has no line: its journal records none) */
     if (st == OOC_SUCCESS && strlen(job->want.job) >= cap)
-        st = OOC_ERR(err, OOC_ERR_IO, "ooc_gemm_files_job: %zu bytes given, the job's identity takes %zu",
+        st = OOC_ERR(err, OOC_ERR_INVALID_PARAM, "ooc_gemm_files_job: %zu bytes given, the job's identity takes %zu",
                      cap, strlen(job->want.job) + 1);
     if (st == OOC_SUCCESS) snprintf(line, cap, "%s", job->want.job);
     free(job);

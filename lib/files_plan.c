@@ -431,17 +431,25 @@ static ooc_status_t mark_changed(ooc_files_job_t *job, ooc_files_start_t *s, int
 /* How many blocks of the last k-panel of plan (every block when k is
  * whole) that a complete journal recorded with a digest are not intact in
  * C's file: an earlier panel's digests are of partial sums, which the file
- * no longer holds. */
+ * no longer holds. With s (another journal than this run's), only this
+ * run's blocks (ooc_files_mine), and each changed one is marked changed in
+ * every panel (mark_changed: counted once), so that take_done() keeps none
+ * of its partial sums and the block is computed again whole, from its
+ * first panel. */
 static ooc_status_t final_changed(ooc_files_job_t *job, const ooc_journal_info_t *info, const ooc_plan_t *plan,
-                                  int64_t *changed)
+                                  ooc_files_start_t *s, int64_t *changed)
 {
-    int64_t last = plan->m_blocks * plan->n_panels * (plan->k_panels - 1); /* (the first unit of the last panel) */
+    int64_t per = plan->m_blocks * plan->n_panels, last = per * (plan->k_panels - 1); /* (the last panel's first) */
     *changed = 0;
     for (size_t i = 0; i < info->nsums; i++) {
-        if (info->sums[i].g < last) continue;
+        int64_t g = info->sums[i].g;
+        if (g < last || (s && !ooc_files_mine(s, g))) continue;
         int intact = 1;
-        OOC_FORWARD(block_intact(job, info->sums[i].g, plan, info->sums[i].digest, &intact));
+        OOC_FORWARD(block_intact(job, g, plan, info->sums[i].digest, &intact));
         *changed += !intact;
+        if (intact || s == NULL) continue;
+        OOC_FORWARD(mark_changed(job, s, g));
+        for (int64_t e = g - per; e >= 0; e -= per) s->changed[e >> 3] |= (unsigned char)(1u << (e & 7));
     }
     return OOC_SUCCESS;
 }
@@ -454,7 +462,7 @@ static ooc_status_t check_complete(ooc_files_job_t *job, ooc_files_start_t *s)
         return OOC_SUCCESS;
     }
     int64_t changed = 0;
-    OOC_FORWARD(final_changed(job, &s->have, &plan, &changed));
+    OOC_FORWARD(final_changed(job, &s->have, &plan, NULL, &changed));
     s->own_checked = changed == 0;
     if (changed > 0) {
         s->usable = 0;
@@ -532,12 +540,11 @@ static ooc_status_t other_journals(ooc_files_job_t *job, const ooc_files_opts_t 
                                   " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with "
                                   "opts->resume gives it)", *j, info.head.mb, info.head.nb, info.head.kb);
             } else if (!info.head.resumable) {
-                /* a range complete in k-panels: all of it, its last panel intact (final_changed), or none */
+                /* a range complete in k-panels: this run's blocks of it whose last panel is intact
+                 * (final_changed), every panel of them; the others computed again whole */
                 int64_t changed = 0;
-                st = final_changed(job, &info, &s->plan, &changed);
-                if (st == OOC_SUCCESS && changed == 0)
-                    st = take_done(job, s, &info, note_computer(job, &info, *j, s), 0, 1);
-                s->mismatched += changed;
+                st = final_changed(job, &info, &s->plan, s, &changed);
+                if (st == OOC_SUCCESS) st = take_done(job, s, &info, note_computer(job, &info, *j, s), 0, 1);
             } else {
                 st = take_done(job, s, &info, note_computer(job, &info, *j, s), 0, 0);
             }

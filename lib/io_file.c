@@ -269,10 +269,10 @@ static ooc_status_t check_target(ooc_err_t *err, const char *path)
 }
 
 /* Open the temporary file tmp for this job alone: an existing one (left by
- * an earlier run) or a new one made exclusively, never through a symbolic
+ * an earlier run) or a new one made exclusively (with make_mode), never through a symbolic
  * link, a regular file, locked (OOC_ERR_BUSY when another job holds it), and
  * still the file the name means once locked. *created says which. */
-static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *created)
+static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, mode_t make_mode, int *fd_out, int *created)
 {
     char eb[128];
     for (int attempt = 0; attempt < 8; attempt++) {
@@ -280,7 +280,7 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, int *fd_out, int *
         unsigned mode = 0;
         int fd = ooc_open_regular(tmp, O_RDWR | O_NOFOLLOW, &mode);
         if (fd < 0 && errno == ENOENT) {
-            fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+            fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, make_mode);
             if (fd < 0 && errno == EEXIST) continue; /* made meanwhile: look again */
             *created = fd >= 0;
         }
@@ -377,7 +377,7 @@ int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char 
 }
 
 /* An output that replaces a file keeps that file's permissions (rwx bits
- * only, never set-id) and, where this process may give it, its group, as
+ * only, never set-id; the owner's read and write always) and, where this process may give it, its group, as
  * cp onto it or numpy.save would: a result kept private (0600) stays
  * private, one shared with a group stays shared. Done on the temporary file
  * as it is made (so that its data is never readable by more than the old
@@ -395,10 +395,23 @@ static void keep_mode(int fd, const char *path)
         int rc = fchown(fd, (uid_t)-1, old.st_gid); /* (EPERM: not a group of ours) */
         (void)rc;
     }
-    if ((mine.st_mode & 0777) != (old.st_mode & 0777)) {
-        int rc = fchmod(fd, old.st_mode & 0777);
+    /* the owner's read and write always: the temporary file is opened again
+     * by path (a resume, the ranks that join it, a check of the result) */
+    mode_t want = (old.st_mode & 0777) | 0600;
+    if ((mine.st_mode & 0777) != want) {
+        int rc = fchmod(fd, want);
         (void)rc;
     }
+}
+
+/* The mode a new temporary file is made with: 0600 when it will replace a
+ * file (keep_mode() then gives it that file's), so that no one else can
+ * open it in between (an open descriptor keeps its access); else 0666 less
+ * the umask, as any new file. */
+static mode_t tmp_create_mode(const char *path)
+{
+    struct stat old;
+    return path && lstat(path, &old) == 0 && S_ISREG(old.st_mode) ? 0600 : 0666;
 }
 
 /* Make fd (locked, ours) hold the header and room for size bytes in all,
@@ -448,7 +461,7 @@ static ooc_status_t init_tmp(ooc_err_t *err, int fd, const char *path, const cha
  * that copies of that number held elsewhere (a problem's) write to the new
  * file, never to whatever would take a freed number. On failure *fd is
  * closed (-1). */
-static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd)
+static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, mode_t mode, int *fd)
 {
     int old = *fd, made = -1, created;
     *fd = -1;
@@ -459,7 +472,7 @@ static ooc_status_t replace_tmp(ooc_err_t *err, const char *tmp, int *fd)
         return OOC_ERR_FILE(err, ooc_errno_status(e), tmp, "cannot remove the temporary file %s an earlier "
                             "run left, to start afresh: %s", tmp, ooc_io_errtext(e, eb, sizeof eb));
     }
-    ooc_status_t st = open_tmp(err, tmp, &made, &created);
+    ooc_status_t st = open_tmp(err, tmp, mode, &made, &created);
     if (st == OOC_SUCCESS && dup3(made, old, O_CLOEXEC) < 0) {
         char eb[128];
         e = errno;
@@ -580,7 +593,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     strcat(f->tmp_path, TMP_SUFFIX);
     const char *tmp = f->tmp_path;
 
-    st = open_tmp(err, tmp, &fd, &created);
+    st = open_tmp(err, tmp, tmp_create_mode(path), &fd, &created);
     if (st != OOC_SUCCESS) goto fail;
     f->resumed = (flags & OOC_FILE_RESUME) && !created && ooc_tmp_matches(fd, tmp, hlen + bytes, hdr, hlen, &f->id);
     if (!f->resumed && !created) {
@@ -591,7 +604,7 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
             close(fd);
             goto fail;
         }
-        st = replace_tmp(err, tmp, &fd);
+        st = replace_tmp(err, tmp, tmp_create_mode(path), &fd);
         if (st != OOC_SUCCESS) goto fail;
     }
     if (!f->resumed) {
@@ -644,7 +657,7 @@ ooc_status_t ooc_file_restart(ooc_err_t *err, ooc_file_t *f)
         ooc_err_clear(err);
         return ooc_fd_lock(f->fd, f->tmp_path, 1, err);
     }
-    ooc_status_t st = replace_tmp(err, f->tmp_path, &f->fd);
+    ooc_status_t st = replace_tmp(err, f->tmp_path, tmp_create_mode(f->path), &f->fd);
     if (st == OOC_SUCCESS) st = drop_default_journal(err, f->path, 0);
     if (st == OOC_SUCCESS) st = init_tmp(err, f->fd, f->path, f->tmp_path, hdr, hlen, hlen + bytes, &f->id);
     if (st == OOC_SUCCESS && f->shared) st = ooc_fd_lock(f->fd, f->tmp_path, 1, err); /* joinable again */

@@ -495,7 +495,26 @@ for first in "" --resume; do
         fail "26b a split job in k-panels (${kp:-?} panels), its commit cut short${first:+ (run with --resume)}: exit $rc, or the resume computed again: $(head -c 300 out)"
     fi
 done
-rm -f KA.npy KB.npy KC.npy KC.npy.ooc-* Kref.npy
+# the same, a block of C.ooc-tmp changed (its time put back), resumed by 3
+# ranks: only that block is computed again (all its panels), counted once
+# (each rank counted every changed block of the old journals, its own or
+# not, and threw away its whole part for another's block; a review)
+rm -f KC.npy KC.npy.ooc-*
+RANK_ENV=0:OOC_FAULT=commit:1
+mpi 2 KA.npy KB.npy -o KC.npy $K
+rc=$?
+RANK_ENV=
+touch -r KC.npy.ooc-tmp KC.time
+printf 'ZZZZZZZZ' | dd of=KC.npy.ooc-tmp bs=1 seek=400000 conv=notrunc 2>/dev/null
+touch -r KC.time KC.npy.ooc-tmp
+if [ $rc -eq 6 ] && mpi 3 KA.npy KB.npy -o KC.npy $K --resume --json &&
+    out_json 'o["blocks_mismatched"] == 1 and o["blocks_before_resume"] == (o["plan"]["blocks"] - 1) * o["plan"]["panels"]' &&
+    cmp -s KC.npy Kref.npy; then
+    pass "26b a block changed, resumed by 3 ranks: that block alone computed again, counted once, byte-identical"
+else
+    fail "26b a block changed, resumed by 3 ranks: exit $rc, or not that block alone: $(head -c 600 out)"
+fi
+rm -f KA.npy KB.npy KC.npy KC.npy.ooc-* Kref.npy KC.time
 
 # 26c. one process stopped after the 17 blocks of the first of 2 panels
 # (its journal's 19th record failed), resumed by 2 ranks, one panel each:

@@ -667,7 +667,7 @@ static void test_copies(void)
     CU_ASSERT_EQUAL_FATAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, cp.a, cp.b, BETA, cp.c0, c, mine, sizeof mine),
                           OOC_SUCCESS);
     CU_ASSERT(strstr(job, " A=") != NULL && strcmp(job, mine) != 0); /* (the copies are other files) */
-    CU_ASSERT_EQUAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, job, 8), OOC_ERR_IO);
+    CU_ASSERT_EQUAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, job, 8), OOC_ERR_INVALID_PARAM);
     CU_ASSERT_EQUAL_FATAL(ooc_gemm_files_job(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, job, sizeof job),
                           OOC_SUCCESS);
 

@@ -69,7 +69,8 @@ int cli_mpi_isum_test(int64_t *out);
  * rank failed (0). Every rank gets the status of the lowest rank that failed
  * on its own (RC_INTERRUPTED when only stops were reported: impossible by
  * construction), 0 when none failed; *who: that rank, -1 when none. msg
- * (cap bytes, every rank's own message; NULL: none) becomes that rank's. */
+ * (cap bytes, every rank's own message; NULL: none, on every rank alike:
+ * a collective) becomes that rank's. */
 int cli_mpi_agree(int rc, int own, int *who, char *msg, size_t cap);
 
 #endif /* OOCGEMM_CLI_MPI_H */

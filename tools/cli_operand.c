@@ -70,6 +70,13 @@ static int exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
+/* 1 when path is a regular file (followed through links) */
+static int regular(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
 /*
  * Split a raw-shape suffix off an operand (spec.c: the last one, two or
  * three ':'-separated fields are ROWSxCOLS[:DTYPE[:LAYOUT]] when the first of
@@ -108,7 +115,7 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
         for (size_t c = exists(arg) ? 0 : strlen(arg); c-- > 0;) {
             if (arg[c] != ':') continue;
             char *head = strndup(arg, c);
-            int there = head && c > 0 && exists(head);
+            int there = head && c > 0 && regular(head); /* (a directory dd of dd:v2/A.npy is not) */
             free(head);
             if (there)
                 return usage_error(cmd, "%s '%s': no such file, and '%s' after %.*s (a file) is not a raw shape "
@@ -234,16 +241,19 @@ int is_journal(const char *path)
 }
 
 /* A journal whose plan keeps finished row blocks (its plan line says
- * resumable=1): op(B) in k-panels leaves partial sums in C, and a resume of
- * such a job starts over (with its plan). */
+ * resumable=1), or one recorded complete: op(B) in k-panels leaves partial
+ * sums in C, and a resume of such a job starts over (with its plan) unless
+ * its journal (a rank's: its part) was recorded complete. */
 int journal_keeps_blocks(const char *path)
 {
     if (!is_journal(path)) return 0;
     FILE *f = fopen(path, "r");
     char line[4096];
-    int keeps = 0;
-    for (int i = 0; f && i < 4 && fgets(line, sizeof line, f); i++)
-        if (strncmp(line, "plan ", 5) == 0) keeps = strstr(line, " resumable=1 ") != NULL;
+    int keeps = 0, plan = 0;
+    for (int i = 0; f && i < 4 && !plan && fgets(line, sizeof line, f); i++)
+        if (strncmp(line, "plan ", 5) == 0) keeps = strstr(line, " resumable=1 ") != NULL, plan = 1;
+    /* a plan in k-panels: its blocks are kept once recorded complete (every panel done) */
+    while (f && plan && !keeps && fgets(line, sizeof line, f)) keeps = strncmp(line, "complete ", 9) == 0;
     if (f) fclose(f);
     return keeps;
 }

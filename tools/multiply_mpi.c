@@ -1286,7 +1286,8 @@ int mul_mpi(mul_job_t *j)
                         j->journal_path, x->size);
             else
                 fprintf(stderr, "%s: %s and its journals %s.r*-of-%d are kept: --resume, with any number of "
-                        "ranks, starts the job over with the plan they record (the same bytes)\n", progname,
+                        "ranks, starts the job over with the plan they record (the same bytes; the parts of ranks "
+                        "that finished theirs are kept)\n", progname,
                         j->tmp_path, j->journal_path, x->size);
         }
         goto failed;
