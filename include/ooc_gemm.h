@@ -86,7 +86,8 @@ typedef enum {
     OOC_ERR_IO = 29,             /**< reading or writing a file failed (ooc_last_error() names the file and call) */
     OOC_ERR_FORMAT = 30,         /**< a file is malformed, truncated, big-endian or of an unsupported type */
     OOC_ERR_SHAPE = 31,          /**< operand shapes or element types do not match each other */
-    OOC_ERR_JOURNAL = 32,        /**< the resume journal does not describe this job, or is damaged */
+    OOC_ERR_JOURNAL = 32,        /**< the resume journal does not describe this job, is damaged, or its blocks
+                                      are another computer's that this run would mix with its own (allow_mixed) */
     OOC_ERR_NO_SPACE = 33,       /**< writing a file failed for lack of room: the file system is full, a quota
                                       or the process's file-size limit was reached (ooc_last_error_path() names the file) */
     OOC_ERR_CANCELLED = 34,      /**< ooc_cancel() stopped the multiply; a file multiply can be resumed */

@@ -107,7 +107,9 @@ const char *ooc_status_string(ooc_status_t status)
     case OOC_ERR_IO: return "file input/output failed";
     case OOC_ERR_FORMAT: return "malformed or unsupported matrix file";
     case OOC_ERR_SHAPE: return "operand shapes or types do not match";
-    case OOC_ERR_JOURNAL: return "the resume journal cannot be used (not a journal, another job's, or damaged)";
+    case OOC_ERR_JOURNAL:
+        return "the resume journal cannot be used (not a journal, another job's, damaged, or its blocks another "
+               "computer's)";
     case OOC_ERR_NO_SPACE: return "no space left for a file (file system full, quota or file-size limit)";
     case OOC_ERR_CANCELLED: return "cancelled (ooc_cancel); a file multiply can be resumed";
     case OOC_ERR_BUSY: return "the output is being written by another job";
