@@ -92,33 +92,6 @@ int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
            s0.st_ino == sc.st_ino;
 }
 
-/* Two job lines that differ at most in their inputs' identities (A=, B=,
- * C0=: each device:inode:size:time:shape:layout), each input's shape and
- * layout the same, C0 in both or neither. */
-static int same_but_inputs(const char *x, const char *y)
-{
-    const char *a = strstr(x, " A="), *b = strstr(y, " A=");
-    if (a == NULL || b == NULL || a - x != b - y || strncmp(x, y, (size_t)(a - x)) != 0) return 0;
-    static const char *const roles[3] = {" A=", " B=", " C0="};
-    for (int i = 0; i < 3; i++) {
-        const char *p = strstr(x, roles[i]), *q = strstr(y, roles[i]);
-        if (p == NULL || q == NULL) return 0;
-        p += strlen(roles[i]), q += strlen(roles[i]);
-        size_t lp = strcspn(p, " "), lq = strcspn(q, " ");
-        int none_p = lp == 4 && strncmp(p, "none", 4) == 0, none_q = lq == 4 && strncmp(q, "none", 4) == 0;
-        if (none_p || none_q) {
-            if (none_p != none_q) return 0;
-            continue;
-        }
-        /* (the shape and layout: after the last ':' but one) */
-        const char *sp = p + lp, *sq = q + lq;
-        for (int c = 0; c < 2 && sp > p; sp--) if (sp[-1] == ':' && ++c == 2) break;
-        for (int c = 0; c < 2 && sq > q; sq--) if (sq[-1] == ':' && ++c == 2) break;
-        if ((size_t)(p + lp - sp) != (size_t)(q + lq - sq) || strncmp(sp, sq, (size_t)(p + lp - sp)) != 0) return 0;
-    }
-    return 1;
-}
-
 int ooc_files_same_but_c0(const char *was, const char *now)
 {
     const char *a = strstr(was, " C0="), *b = strstr(now, " C0=");
@@ -190,6 +163,26 @@ static int field_differs(const char *a, size_t al, const char *b, size_t bl, int
     size_t fa = 0, fb = 0;
     const char *x = field(a, al, i, &fa), *y = field(b, bl, i, &fb);
     return !x || !y || fa != fb || memcmp(x, y, fa) != 0;
+}
+
+/* Two job lines that differ at most in where their inputs are (A=, B=, C0=:
+ * device, inode, size, time), each input's shape and layout the same, C0 in
+ * both or neither. */
+static int same_but_inputs(const char *x, const char *y)
+{
+    const char *a = strstr(x, " A="), *b = strstr(y, " A=");
+    if (a == NULL || b == NULL || a - x != b - y || strncmp(x, y, (size_t)(a - x)) != 0) return 0;
+    static const char *const roles[3] = {"A", "B", "C0"};
+    for (int i = 0; i < 3; i++) {
+        size_t lp = 0, lq = 0;
+        const char *p = job_value(x, roles[i], &lp), *q = job_value(y, roles[i], &lq);
+        if (p == NULL || q == NULL) return 0;
+        int none_p = lp == 4 && strncmp(p, "none", 4) == 0, none_q = lq == 4 && strncmp(q, "none", 4) == 0;
+        if (none_p != none_q) return 0;
+        /* (fields 4 and 5: ROWSxCOLS and the layout) */
+        if (!none_p && (field_differs(p, lp, q, lq, 4) || field_differs(p, lp, q, lq, 5))) return 0;
+    }
+    return 1;
 }
 
 void ooc_files_job_difference(const char *was, const char *now, char *out, size_t cap)
