@@ -201,13 +201,15 @@ static int64_t even_split(int64_t total, int64_t most)
  * bytes) 12.8 -> 12.1 ms at 256; but DGEMM 6000^3 NN (A's and C's block
  * rows are their lines) 15.0 -> 15.5 ms at 768 rows, so it keeps 1024. */
 #define STRIDED_MIN_ROWS (4 * MIN_BLOCK_ROWS)
-static int strided_rows(const ctx_t *c)
+/* the share of a block's copied bytes that go as lines one block row long */
+static double strided_share(const ctx_t *c)
 {
     double sa = c->lines & (OOC_PLAN_STRIDED_A | OOC_PLAN_FILE_LINES_A) ? (double)c->k : 0.0;
     double cw = (double)c->n * (c->c_in ? 2.0 : 1.0);
     double sc = c->lines & (OOC_PLAN_STRIDED_C | OOC_PLAN_FILE_LINES_C) ? cw : 0.0;
-    return 4.0 * (sa + sc) >= (double)c->k + cw;
+    return (sa + sc) / ((double)c->k + cw);
 }
+static int strided_rows(const ctx_t *c) { return strided_share(c) >= 0.25; }
 
 /* Block rows when the caller does not say. Three things set it:
  *  - enough blocks for the pipeline to fill and drain cheaply (TARGET_BLOCKS);
@@ -235,6 +237,9 @@ static int strided_rows(const ctx_t *c)
  *    against 2.02, 2.00, then 1.53-1.68 against 1.51-1.61. */
 #define FLOP_PER_BYTE 1000
 #define WIDE_LINE_BYTES ((int64_t)64 << 10)
+/* A block's bytes copied in and out when the shape is bound by its copies
+ * and they are long lines (copy_bound_rows()) */
+#define COPY_BLOCK_BYTES ((double)(64 << 20))
 /* The multiply's time over the copies' of a block row: (complex ? 8 : 2) n k
  * flops at R against (k + n) e bytes in and out at BW, fpb = R / BW. */
 static double math_over_copy(int64_t n, int64_t k, uint64_t e, int complex_type, double fpb)
@@ -242,6 +247,41 @@ static double math_over_copy(int64_t n, int64_t k, uint64_t e, int complex_type,
     if (fpb <= 0) fpb = FLOP_PER_BYTE;
     return (complex_type ? 8.0 : 2.0) * (double)n * (double)k / (((double)k + (double)n) * (double)e * fpb);
 }
+/* A shape bound by its copies (a block row's multiply shorter than its
+ * copies in and out at the copy rate) whose blocks are copied as long lines
+ * (not strided_rows()), from pinned memory (neither staged) on one device:
+ * the rules below would give it some 8 blocks (the first block's multiply
+ * as long as op(B)'s upload; 64 KiB lines), but neither pays here. The
+ * copy engines are the bound, and the copy-out waits first for the first
+ * block (in, then multiplied) and at the end for nothing but the last one,
+ * and in between for each next block's copy in and multiply after the
+ * first block, multiplied chunk by chunk of op(B), has gone out. So blocks
+ * of about COPY_BLOCK_BYTES in and out (~1.2 ms of copies on an H200), at
+ * least MIN_BLOCK_ROWS. Measured on an H200, the old rows against smaller
+ * (`oocgemm run --repeat 3 --block-rows`, best of 3; docs/PERFORMANCE.md
+ * session 46): op(A) resident, C's contiguous columns streamed (op(B)'s
+ * rows strided where it is stored that way, under 1% of the bytes): SGEMM
+ * 164929x7303x1713 TT beta -1, 1024 rows 138.0 ms, 512 127.0, 256 122.3;
+ * CGEMM 71103x7293x549 TN beta -1 104.0, 95.8, 92.7; ZGEMM 26535x8457x393
+ * TT beta 0.5, 1280 rows 85.4, 640 80.2, 320 77.7; DGEMM 4096x131072x4096
+ * (the suite's wide), 8192 rows 94.0, 4096 93.4, 2048 91.6, 1024 89.0;
+ * its TF32 SGEMM 8192x131072x8192 96.1 -> 91.1 at 1024. Not where more
+ * than 1/16 of the bytes go as strided lines, which get shorter: CGEMM
+ * 5253x11699x3159 NC, op(B)'s rows strided (37% of the bytes), 1440 rows
+ * 32.7 ms, 704 31.7, 352 35.2. Returns the rows, or 0 where this does not
+ * apply. */
+static int64_t copy_bound_rows(const ctx_t *c, int complex_type, double fpb)
+{
+    if (c->sa || c->sc || c->lead > 1 || strided_share(c) > 1.0 / 16 ||
+        math_over_copy(c->n, c->k, c->e, complex_type, fpb) >= 1.0)
+        return 0;
+    double row = (double)c->e * ((double)c->k + (double)c->n * (c->c_in ? 2.0 : 1.0));
+    double rows = COPY_BLOCK_BYTES / row;
+    if (rows >= (double)MAX_AUTO_BLOCK_ROWS) return MAX_AUTO_BLOCK_ROWS;
+    int64_t r = (int64_t)rows;
+    return ceil_div(r + ((double)r < rows), MIN_BLOCK_ROWS) * MIN_BLOCK_ROWS;
+}
+
 static int64_t auto_block_rows(const ctx_t *c, int complex_type, double fpb)
 {
     int64_t m = c->m, n = c->n, k = c->k;
@@ -258,6 +298,8 @@ static int64_t auto_block_rows(const ctx_t *c, int complex_type, double fpb)
     t = max64(t, head);
     if (!packed && math_over_copy(n, k, e, complex_type, fpb) < 2.0) t = max64(t, min64(WIDE_LINE_BYTES / (int64_t)e, ceil_div(m, 8))); /* ~8 blocks still */
     t = min64(t, MAX_AUTO_BLOCK_ROWS);
+    int64_t cb = copy_bound_rows(c, complex_type, fpb);
+    if (cb > 0) t = min64(t, cb);
     return min64(t, m);
 }
 

@@ -754,8 +754,10 @@ static void test_auto_shape_rules(void)
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &p));
     CU_ASSERT(p.swap == 0 && p.mb == 1024);
-    /* small k: copy-bound, 64 KiB lines */
+    /* small k: copy-bound, 64 KiB lines (A's and C's block rows strided:
+     * column-major) */
     in = input(65536, 16384, 256, 8, (uint64_t)76 << 30);
+    in.lines[0] = OOC_PLAN_STRIDED_A | OOC_PLAN_STRIDED_C;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 8192);
     /* the same with op(A) and C staged (packed: no short lines), and with
@@ -869,6 +871,8 @@ static void test_copy_lines(void)
      * 64 KiB lines (8192 rows), not 4096 */
     in = input(131072, 4096, 4096, 8, (uint64_t)76 << 30);
     in.allow_swap = 1;
+    in.lines[0] = OOC_PLAN_STRIDED_A | OOC_PLAN_STRIDED_C; /* column-major, as gemm.c gives them */
+    in.lines[1] = OOC_PLAN_B_ROWS;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 8192);
     CU_ASSERT_EQUAL(p.traffic_bytes, p.least_traffic_bytes);
@@ -877,6 +881,8 @@ static void test_copy_lines(void)
      * stays at 2048 rows */
     in = input(65536, 16384, 16384, 4, (uint64_t)76 << 30);
     in.allow_swap = 1;
+    in.lines[0] = OOC_PLAN_STRIDED_A | OOC_PLAN_STRIDED_C;
+    in.lines[1] = OOC_PLAN_B_ROWS;
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT_EQUAL(p.mb, 2048);
     in.flop_per_byte = 7000;
@@ -917,14 +923,15 @@ static void test_copy_out_bound(void)
         {"S3 without TF32 (bound by the multiply)", 65536, 16384, 16384, 4, 0, 1, 0, 0, AC, 0, 3, 1, 0},
         {"S1 (bound by the multiply)", 65536, 16384, 16384, 8, 0, 1, 0, 0, AC, 0, 3, 1, 0},
         {"tall", 131072, 4096, 4096, 8, 0, 1, 0, 0, AC, 0, 0, 2, 8},
-        {"tall, row-major (C's rows go out whole)", 131072, 4096, 4096, 8, 0, 1, 0, 0, BR, 0, 0, 2, 1},
+        /* (contiguous blocks of a copy-bound shape: 1024 rows, whole, a tail; copy_bound_rows()) */
+        {"tall, row-major (C's rows go out whole)", 131072, 4096, 4096, 8, 0, 1, 0, 0, BR, 0, 3, 1, 0},
         {"tall, a tail of 3 given", 131072, 4096, 4096, 8, 0, 1, 4, 0, AC, 0, 3, 2, 8},
         {"tall, 1 piece given", 131072, 4096, 4096, 8, 0, 1, 0, 1, AC, 0, 0, 1, 0},
         {"tall, 4 pieces given", 131072, 4096, 4096, 8, 0, 1, 0, 4, AC, 0, 0, 4, 8},
         {"tall on 2 devices", 131072, 4096, 4096, 8, 0, 2, 0, 0, AC, 0, 4, 1, 0},
         {"smallk (op(A) resident, C out as columns)", 65536, 16384, 256, 8, 0, 1, 0, 0, AC, 1, 3, 1, 0},
         {"S2 (bound by the copies in: n < k)", 262144, 1024, 4096, 8, 0, 1, 0, 0, AC, 0, 3, 1, 0},
-        {"wide (op(A) resident: tall transposed)", 4096, 131072, 4096, 8, 0, 1, 0, 0, AC, 1, 0, 2, 1},
+        {"wide (op(A) resident: tall transposed)", 4096, 131072, 4096, 8, 0, 1, 0, 0, AC, 1, 3, 1, 0},
         {"short lines (256 rows of 8 bytes)", 3000, 700, 300, 8, 0, 1, 0, 0, AC, 0, 3, 1, 0},
         {"S1, 4 pieces given (bound by the multiply)", 65536, 16384, 16384, 8, 0, 1, 0, 4, AC, 0, 0, 4, 1},
     };
@@ -960,6 +967,64 @@ static void test_copy_out_bound(void)
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &p));
     CU_ASSERT(p.swap == 1 && p.tail == 0 && p.a_pieces == 2 && p.b_chunks == 8);
+}
+
+/* A shape bound by its copies whose blocks are copied as long lines, pinned,
+ * on one device: blocks of about 64 MiB copied in and out, at least 256
+ * rows (plan.c copy_bound_rows()), where the other rules gave some 8. Not
+ * with more than 1/16 of the bytes in strided lines, staged operands,
+ * several devices, or a multiply as long as the copies. */
+static void test_copy_bound_rows(void)
+{
+    const uint64_t dev = (uint64_t)130 << 30;
+    const int A = OOC_PLAN_STRIDED_A, C = OOC_PLAN_STRIDED_C, BR = OOC_PLAN_B_ROWS;
+    struct {
+        const char *name;
+        int64_t m, n, k;
+        size_t e;
+        int beta, complex_type, lines0, lines1, devices, staged;
+        int swap;         /* expected */
+        int64_t rows_min; /* expected: at least */
+        int64_t rows_max; /* and at most */
+    } cases[] = {
+        /* op(A) resident; op(B)^T's rows strided, 0.5% of the bytes: 64 MiB
+         * / 1.33 MB per row, so the least, 256 */
+        {"SGEMM 164929x7303x1713 TT beta -1", 164929, 7303, 1713, 4, 1, 0, BR | C, A, 1, 0, 1, 256, 256},
+        {"CGEMM 71103x7293x549 TN beta -1", 71103, 7293, 549, 8, 1, 1, C, 0, 1, 0, 1, 256, 256},
+        /* 64 KiB per row: 1024 rows; with C read in, 96 KiB: 768 */
+        {"wide", 4096, 131072, 4096, 8, 0, 0, A | C, BR, 1, 0, 1, 1024, 1024},
+        {"wide, beta 1", 4096, 131072, 4096, 8, 1, 0, A | C, BR, 1, 0, 1, 768, 768},
+        {"tall, row-major", 131072, 4096, 4096, 8, 0, 0, BR, A | C, 1, 0, 0, 1024, 1024},
+        /* not: tall column-major (strided), on 2 devices, staged, bound by
+         * the multiply, op(B)'s strided rows 37% of the bytes */
+        {"tall", 131072, 4096, 4096, 8, 0, 0, A | C, BR, 1, 0, 0, 8192, 8192},
+        {"wide on 2 devices", 4096, 131072, 4096, 8, 0, 0, A | C, BR, 2, 0, 1, 2048, 8192},
+        {"wide, staged", 4096, 131072, 4096, 8, 0, 0, 0, 0, 1, 1, 1, 2048, 8192},
+        {"S1 row-major (bound by the multiply)", 65536, 16384, 16384, 8, 0, 0, BR, A | C, 1, 0, 0, 2048, 8192},
+        {"CGEMM 5253x11699x3159 NC", 5253, 11699, 3159, 8, 0, 1, A | C, A, 1, 0, 1, 1024, 8192},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev);
+        in.allow_swap = 1;
+        in.beta_nonzero = cases[i].beta;
+        in.complex_type = cases[i].complex_type;
+        in.lines[0] = cases[i].lines0;
+        in.lines[1] = cases[i].lines1;
+        in.devices = cases[i].devices;
+        in.stage_a = in.stage_b = in.stage_c = cases[i].staged;
+        if (cases[i].staged) in.host_budget = (uint64_t)8 << 30;
+        ooc_plan_t p;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+        if (in.devices == 1) CU_ASSERT(check_invariants(&in, &p));
+        int ok = p.swap == cases[i].swap && p.mb >= cases[i].rows_min && p.mb <= cases[i].rows_max;
+        if (!ok)
+            printf("\n    %s: swap %d, %lld rows (expected swap %d, %lld to %lld rows)", cases[i].name, p.swap,
+                   (long long)p.mb, cases[i].swap, (long long)cases[i].rows_min, (long long)cases[i].rows_max);
+        CU_ASSERT(ok);
+        ooc_plan_t f;
+        CU_ASSERT_EQUAL(ooc_plan_fixed(&in, &p, &f), OOC_SUCCESS);
+        CU_ASSERT(f.mb == p.mb && f.swap == p.swap && f.tail == p.tail);
+    }
 }
 
 /* The orientation when both move the same bytes (plan.c plan_cost()): the
@@ -1358,6 +1423,7 @@ int main(void)
     CU_add_test(s, "copy lines: longer blocks, a ring of 2, the least traffic", test_copy_lines);
     CU_add_test(s, "copy-out bound shapes: no tail, A in 2 pieces, the last by columns", test_copy_out_bound);
     CU_add_test(s, "orientation: the resident upload and copy lines", test_orientation_lines);
+    CU_add_test(s, "copy-bound shapes copied as long lines: blocks of 64 MiB", test_copy_bound_rows);
     CU_add_test(s, "wide lines in k-pieces where blocks copy in slower than they multiply", test_wide_lines);
     CU_add_test(s, "few rows and a large op(B): one block in pieces, op(B) going up with them", test_follow);
     CU_add_test(s, "bound by the copies in: 64 KiB lines in 4 blocks or more", test_in_bound);
