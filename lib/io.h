@@ -126,6 +126,13 @@ ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err);
  * *mode set when the file is not a regular one. */
 int ooc_open_regular(const char *path, int flags, unsigned *mode);
 
+/* fd moved to a descriptor above 2 (close-on-exec) when it is 0, 1 or 2: a
+ * program that closed its standard streams would otherwise get them for the
+ * files the library opens, and what it prints would land in them (an
+ * output's header overwritten). fd itself when it is above 2 or negative,
+ * -1 with errno when it cannot be moved (fd closed). */
+int ooc_fd_off_std(int fd);
+
 /* Lock an open file for this job (an open-file-description lock, released
  * when the descriptor is closed; fd open for writing), exclusively or, with
  * shared, shared with the other processes of the job (a lock this

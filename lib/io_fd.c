@@ -164,7 +164,7 @@ ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err)
     else if (slash == dir) d = "/";
     else *slash = '\0';
     ooc_status_t st = OOC_SUCCESS;
-    int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = ooc_fd_off_std(open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dfd < 0 && errno == EACCES) { /* a directory we may write but not read: no sync to be had */
         free(dir);
         return OOC_SUCCESS;
@@ -181,11 +181,20 @@ ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err)
     return st;
 }
 
+int ooc_fd_off_std(int fd)
+{
+    if (fd < 0 || fd > 2) return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
+    close(fd);
+    errno = e;
+    return moved;
+}
+
 int ooc_open_regular(const char *path, int flags, unsigned *mode)
 {
     /* O_NONBLOCK: a FIFO must not hang the open (it is refused below);
      * regular files ignore the flag, which is cleared once checked */
-    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+    int fd = ooc_fd_off_std(open(path, flags | O_NONBLOCK | O_CLOEXEC));
     if (fd < 0) return -1;
     struct stat sb;
     if (fstat(fd, &sb) != 0) {

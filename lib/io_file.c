@@ -280,7 +280,7 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, mode_t make_mode, 
         unsigned mode = 0;
         int fd = ooc_open_regular(tmp, O_RDWR | O_NOFOLLOW, &mode);
         if (fd < 0 && errno == ENOENT) {
-            fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, make_mode);
+            fd = ooc_fd_off_std(open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, make_mode));
             if (fd < 0 && errno == EEXIST) continue; /* made meanwhile: look again */
             *created = fd >= 0;
         }

@@ -318,6 +318,20 @@ bad "a miswritten raw shape suffix" 2 X3.npy multiply Q_d.bin:160x B_dF.npy -o X
 if grep -q "'Q_d.bin:160x': no such file, and ':160x' after Q_d.bin (a file) is not a raw shape suffix" err; then
     pass "a miswritten raw shape suffix: the suffix named"
 else fail "a miswritten raw shape suffix: $(head -n 1 err)"; fi
+# a layout where the element type goes: 'C' took a float64 file of that size
+# for complex64 (c, as the type), silently; refused, the fields named (a hunt)
+bad "a raw suffix with C where the type goes" 2 X3.npy multiply Q_d.bin:160x80:C B_dF.npy -o X3.npy --backend host
+if grep -q "'C' stands where the element type goes: the layout is the field after it" err; then
+    pass "a raw suffix with C where the type goes: the fields named"
+else fail "a raw suffix with C where the type goes: $(head -n 1 err)"; fi
+bad "a raw suffix with F where the type goes" 2 X3.npy multiply Q_d.bin:160x160:F B_dF.npy -o X3.npy --backend host
+if grep -q "'F' stands where the element type goes" err; then pass "a raw suffix with F where the type goes: said so"
+else fail "a raw suffix with F where the type goes: $(head -n 1 err)"; fi
+# (c is complex64, 8 bytes as float64)
+if oc multiply Q_d.bin:160x160:c Q_d.bin:160x160:c -o X3c.npy --backend host --no-floor -q; then
+    pass "a raw suffix with c as the type: complex64"
+else fail "a raw suffix with c as the type: exit $?: $(head -n 1 err)"; fi
+rm -f X3c.npy
 # a directory before the ':' is not a file with a suffix: the missing file is said as such (exit 4)
 mkdir -p dd
 bad "a missing file under a directory whose name has a ':'" 4 X3.npy multiply dd:v2/A.npy B_dF.npy -o X3.npy \
@@ -1258,6 +1272,25 @@ fi
 rc=$?
 if [ "$rc" -eq 0 ] && [ "$(stat -c %a perm/N.npy)" = 644 ]; then pass "a new output: 0666 less the umask"
 else fail "a new output: exit $rc, mode $(stat -c %a perm/N.npy) (expected 644)"; fi
+
+# ---- standard output, error and input closed (`>&-`): the output's file got
+# descriptor 1 or 2, and what the command printed (gen's JSON object,
+# multiply's progress) overwrote its header; the command said it succeeded.
+# Now byte-identical to a run with them open ----
+mkdir stdfd
+timeout 60 "$OOCGEMM" gen stdfd/G.npy --rows 77 --cols 51 --seed 9 -q >out 2>err
+timeout 60 "$OOCGEMM" gen stdfd/Gc.npy --rows 77 --cols 51 --seed 9 --json >&-
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s stdfd/G.npy stdfd/Gc.npy; then pass "gen with standard output closed: the file intact"
+else fail "gen with standard output closed: exit $rc, $(cmp stdfd/G.npy stdfd/Gc.npy 2>&1)"; fi
+timeout 60 "$OOCGEMM" multiply A_big.npy B_big.npy -o stdfd/C.npy --backend host --no-floor --block-rows 64 >out 2>err
+timeout 60 "$OOCGEMM" multiply A_big.npy B_big.npy -o stdfd/Cc.npy --backend host --no-floor --block-rows 64 <&- >&- 2>&-
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s stdfd/C.npy stdfd/Cc.npy && [ ! -e stdfd/Cc.npy.ooc-journal ]; then
+    pass "multiply with standard input, output and error closed: C intact"
+else
+    fail "multiply with standard input, output and error closed: exit $rc, $(cmp stdfd/C.npy stdfd/Cc.npy 2>&1)"
+fi
 
 # ---- help ----
 for c in gen multiply verify info run; do

@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,52 @@ static void test_output_safety(void)
     ooc_destroy(h2);
 }
 
+/* A program that closed its standard descriptors (`>&-`): the files the
+ * library opens (the inputs, the output's temporary file and the journal)
+ * never take 0, 1 or 2, where what the program prints next would land (an
+ * output's .npy header was overwritten by the progress lines, and the job
+ * said it succeeded). */
+static void std_taken(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written)
+{
+    (void)done, (void)total, (void)bytes_read, (void)bytes_written;
+    for (int fd = 0; fd < 3; fd++) *(int *)user |= fcntl(fd, F_GETFD) >= 0;
+}
+
+static void test_std_fds_closed(void)
+{
+    free(make_file("sa", OOC_FORMAT_NPY, OOC_R64, RM, 9, 7));
+    free(make_file("sb", OOC_FORMAT_NPY, OOC_R64, RM, 7, 5));
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, 9, 5, OOC_R64, RM}, any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, RM};
+    unlink(tu_path("sc.npy"));
+    int keep[3];
+    fflush(stdout);
+    fflush(stderr);
+    for (int fd = 0; fd < 3; fd++) keep[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    for (int fd = 0; fd < 3; fd++) close(fd);
+    ooc_file_t *a = NULL, *b = NULL, *c = NULL;
+    ooc_status_t sa = ooc_file_open(H, tu_path("sa"), &any, &a), sb = ooc_file_open(H, tu_path("sb"), &any, &b);
+    ooc_status_t sc = ooc_file_create(H, tu_path("sc.npy"), &cs, 0, &c), sm = OOC_ERR_INTERNAL;
+    double al = 1.0, be = 0.0;
+    int taken = 0; /* (checked while the files are open: also by the progress, the journal open) */
+    ooc_files_opts_t o = {.journal = tu_path("sc.journal"), .progress = std_taken, .progress_user = &taken};
+    if (sa == OOC_SUCCESS && sb == OOC_SUCCESS && sc == OOC_SUCCESS)
+        sm = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, c, &o);
+    std_taken(&taken, 0, 0, 0, 0);
+    for (int fd = 0; fd < 3; fd++) {
+        if (keep[fd] >= 0) dup2(keep[fd], fd);
+        if (keep[fd] >= 0) close(keep[fd]);
+    }
+    CU_ASSERT_EQUAL(sa, OOC_SUCCESS);
+    CU_ASSERT_EQUAL(sb, OOC_SUCCESS);
+    CU_ASSERT_EQUAL(sc, OOC_SUCCESS);
+    CU_ASSERT_EQUAL(sm, OOC_SUCCESS);
+    CU_ASSERT_FALSE(taken);
+    if (c) ooc_file_close(c, 1);
+    if (a) ooc_file_close(a, 0);
+    if (b) ooc_file_close(b, 0);
+    unlink(tu_path("sc.journal"));
+}
+
 /* alpha == 0 (or k == 0) with beta == 1: C is C0 to the bit, as BLAS leaves C
  * untouched. Complex C0 holding Inf, NaN and -0 caught C = (1, 0) * C0
  * computed in full: (Inf, 1) became (Inf, NaN), (-0, -1) became (+0, -1). */
@@ -403,6 +450,7 @@ int main(void)
     CU_add_test(s, "wide: op(A) resident", test_wide_files);
     CU_add_test(s, "errors leave no output", test_errors);
     CU_add_test(s, "the output is this job's alone", test_output_safety);
+    CU_add_test(s, "standard descriptors closed: never the library's files", test_std_fds_closed);
     int rc = tu_run();
     ooc_destroy(H);
     if (tu_dir_remove() != 0) rc = 1;

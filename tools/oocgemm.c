@@ -201,8 +201,24 @@ static int dispatch(int argc, char **argv, const char **name)
     return usage_error(NULL, "unknown command '%s'", cmd);
 }
 
+/* Standard input, output and error open: a descriptor the caller closed
+ * (`>&-`) is opened on /dev/null, so that the files the command opens do
+ * not get it and what it prints does not land in them. */
+static void std_fds_open(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY); /* (the lowest free: fd itself) */
+        if (n >= 0 && n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    std_fds_open();
     /* past a file-size limit (ulimit -f) a write fails with EFBIG, reported
      * as a full output, instead of the signal killing the process */
     signal(SIGXFSZ, SIG_IGN);
