@@ -125,9 +125,17 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
         op->path = strdup(arg);
         break;
     }
-    case RAW_SPEC_BAD_DTYPE:
+    case RAW_SPEC_BAD_DTYPE: {
+        char w[8] = "";
+        ooc_layout_t l;
+        if (field_len < sizeof w) memcpy(w, arg + field, field_len), w[field_len] = '\0';
+        if (w[0] && order_parse(w, &l) == 0)
+            return usage_error(cmd, "%s '%s': '%s' stands where the element type goes: the layout is the field after "
+                               "it, PATH:ROWSxCOLS:DTYPE:LAYOUT (for example :d:%s; complex64 is c or c8)",
+                               name, arg, w, w);
         return usage_error(cmd, "%s '%s': '%.*s' is not an element type (s, d, c, z; float32, float64, complex64, complex128; f4, f8, c8, c16)", name, arg,
                            (int)field_len, arg + field);
+    }
     case RAW_SPEC_BAD_ORDER:
         return usage_error(cmd, "%s '%s': '%.*s' is not a layout (C or F, or row or col)", name, arg, (int)field_len,
                            arg + field);

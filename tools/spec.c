@@ -96,7 +96,10 @@ raw_spec_result_t raw_spec_parse(const char *arg, ooc_dtype_t dtype, ooc_layout_
             if (!bad) {
                 memcpy(word, arg + start[i], n);
                 word[n] = '\0';
-                bad = i == 1 ? dtype_parse(word, &t) != 0 : order_parse(word, &l) != 0;
+                /* (not "C" as the type, complex64 as c is: read as a layout
+                 * with the type left out, it took a float64 file of that size
+                 * for complex64, silently) */
+                bad = i == 1 ? strcmp(word, "C") == 0 || dtype_parse(word, &t) != 0 : order_parse(word, &l) != 0;
             }
             if (bad) {
                 *field = start[i];
