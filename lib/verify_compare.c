@@ -53,8 +53,8 @@ double ooc_verify_modulus(int cplx, const double *x, size_t i) { return cplx ? h
  * inputs of an element are finite (abad: rows of op(A) with a non-finite
  * value; bbad: such columns of op(B); C0r), a non-finite reference or bound
  * is an overflow of double, and a non-finite C where |ref| + the allowed
- * error reaches the largest value of C's type may be a correct overflow:
- * both undecided. */
+ * error, or the bound (the products and partial sums), reaches the largest
+ * value of C's type may be a correct overflow: both undecided. */
 void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const double *bound, int64_t s, int64_t n,
                          const unsigned char *abad, const unsigned char *bbad, const double *C0r,
                          const int64_t *rows, int64_t r0, double tol, double tol_p, double under,
@@ -71,7 +71,11 @@ void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const
                 continue;
             }
             if (fin && kx) {
-                if (ooc_verify_modulus(cplx, ref, i) + tol * b + under >= typemax) undecided(r, r0 + rows[t]);
+                /* (b: its products and partial sums, which may overflow
+                 * too though the sum does not: 1e20 * 1e20 - 1e20 * 1e20 in
+                 * single precision is Inf - Inf, NaN) */
+                if (ooc_verify_modulus(cplx, ref, i) + tol * b + under >= typemax || b * (1 + tol) + under >= typemax)
+                    undecided(r, r0 + rows[t]);
                 else misplaced(r, r0 + rows[t]);
                 continue;
             }
