@@ -25,7 +25,8 @@
 #   12. SIGTERM, SIGINT, SIGHUP, SIGUSR1: exit 7, --json, resume, and a resume
 #       of the finished job does nothing (nor in place, and an in-place job
 #       whose C changed since is refused); a signal with the last block in
-#       hand: exit 0, a note;
+#       hand: exit 0, a note; a signal while a call does not return: the
+#       process ends once the grace is over (OOC_STOP_GRACE_S), exit 7;
 #   13. fault injection (OOC_FAULT) of every kind, and resume after it;
 #   14. a copy to the host lost silently (OOC_FAULT=lose) in float32 with k =
 #       65536, where the block's stale or zero values lie within the
@@ -799,6 +800,34 @@ else
     fail "12d SIGTERM with the last block in hand: exit $bgrc (expected 0), C differs, no note or the JSON's rate not measured: $(e1)"
 fi
 rm -f "$c" "$c".ooc-* SGL0.npy
+# 12i. a stop signal while a call does not return (each copy out held 30 s,
+# as a library call spinning under a small ulimit -v, or a hung device,
+# holds the job): the signal was never acted on, and the job outlived its
+# wall time. The process ends once the grace after the signal is over
+# (OOC_STOP_GRACE_S, 1 s here: a minute by default), exit 7, saying so; the
+# journal is consistent, and --resume gives the uninterrupted run's C
+c=SGH.npy
+rm -f "$c" "$c".ooc-* SGH0.npy
+oc multiply A.npy B.npy -o SGH0.npy "${H[@]}" --block-rows 256 -q
+OOC_STOP_GRACE_S=1 OOC_HOST_D2H_DELAY_US=30000000 "$OOCGEMM" multiply A.npy B.npy -o "$c" "${H[@]}" \
+    --block-rows 256 >out 2>err &
+bgpid=$!
+i=0
+while [ ! -e "$c.ooc-tmp" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.5
+t0=$(date +%s)
+bg_kill TERM
+took=$(($(date +%s) - t0))
+cp err err12e
+oc multiply A.npy B.npy -o "$c" "${H[@]}" --block-rows 256 --resume -q
+rc=$?
+if [ "$bgrc" -eq 7 ] && [ "$took" -le 10 ] && grep -q 'did not stop within the grace' err12e && [ "$rc" -eq 0 ] &&
+    cmp -s "$c" SGH0.npy; then
+    pass "12i SIGTERM while a copy is held 30 s: exit 7 after ${took} s (grace 1 s), a message; --resume byte-identical"
+else
+    fail "12i SIGTERM while a copy is held 30 s: exit $bgrc after ${took} s (expected 7 within 10 s), resume exit $rc: $(tail -n 1 err12e | cut -c1-200)"
+fi
+rm -f "$c" "$c".ooc-* SGH0.npy err12e
 # ... and a floor that could not be measured, with no signal, does not say
 # that a signal came (its probe's memory refused)
 OOC_FAULT=host_alloc:2 oc multiply A.npy B.npy -o SGL.npy --backend host --no-progress

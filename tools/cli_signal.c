@@ -14,7 +14,8 @@
  * finished or abandoned, the journal stays durable, and the command exits with
  * RC_INTERRUPTED. gen installs them with no handle: its writers poll
  * stop_signal_caught() between chunks. A second SIGINT (Ctrl-C twice) kills
- * at once. */
+ * at once; a process still at work STOP_GRACE_S after the first signal ends
+ * then (on_stop_timeout). */
 static ooc_handle_t *volatile stop_handle;
 static volatile sig_atomic_t stop_signal;
 static const int stop_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
@@ -31,6 +32,11 @@ static void stop_signals_handle(void (*fn)(int), int flags)
     for (size_t i = 0; i < NSTOP_SIGS; i++) sigaction(stop_sigs[i], &sa, NULL);
 }
 
+/* Seconds a stop signal leaves the work to stop before the process ends
+ * anyway (OOC_STOP_GRACE_S; 0: never) */
+#define STOP_GRACE_S 60
+static unsigned stop_grace = STOP_GRACE_S;
+
 static void on_stop_signal(int sig)
 {
     if (stop_signal && sig == SIGINT) {
@@ -38,9 +44,29 @@ static void on_stop_signal(int sig)
         raise(sig);
         return;
     }
-    if (!stop_signal) stop_signal = sig;
+    if (!stop_signal) {
+        stop_signal = sig;
+        if (stop_grace) alarm(stop_grace);
+    }
     ooc_handle_t *h = stop_handle;
     if (h) ooc_cancel(h);
+}
+
+/* The work has not stopped within the grace after the signal: a call that
+ * does not return (OpenBLAS's threads spinning on an allocation under a
+ * small ulimit -v, a device that hangs) waits on nothing the signal can
+ * reach. The process ends at once with RC_INTERRUPTED, as kill -9 would end
+ * it: the journal and the temporary file are consistent at every moment,
+ * and --resume continues (a batch system's warning must not be lost while
+ * its wall time runs out). */
+static void on_stop_timeout(int sig)
+{
+    (void)sig;
+    static const char msg[] = "oocgemm: the work did not stop within the grace after the stop signal (a call that "
+                              "does not return): ending now; the same command with --resume continues\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
+    _exit(RC_INTERRUPTED);
 }
 
 /* Install the handlers, cancelling h on a stop signal (h may be NULL: the
@@ -51,6 +77,17 @@ static void on_stop_signal(int sig)
 void stop_signals_install(ooc_handle_t *h)
 {
     stop_handle = h;
+    const char *g = getenv("OOC_STOP_GRACE_S");
+    if (g && *g) {
+        char *end;
+        unsigned long v = strtoul(g, &end, 10);
+        if (*end == '\0' && g[0] != '-' && v <= 86400) stop_grace = (unsigned)v;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_timeout;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
     stop_signals_handle(on_stop_signal, SA_RESTART);
     if (h && stop_signal) ooc_cancel(h); /* a signal before the handle was given */
 }
@@ -72,6 +109,7 @@ void stop_signals_exit(int rc)
     stop_handle = NULL;
     exit_status = rc;
     stop_signals_handle(on_late_signal, 0);
+    signal(SIGALRM, on_late_signal); /* (a stop signal's grace running out: the status the work ended with) */
 }
 
 /* The signal that asked the command to stop, 0 when none has. */
