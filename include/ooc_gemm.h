@@ -598,10 +598,10 @@ OOC_API ooc_status_t ooc_device_info(ooc_handle_t *handle, int device, ooc_devic
  * (resolved as a multiply would resolve ::OOC_BACKEND_AUTO), the BLAS
  * library's version, the kind of each device and this library's version
  * with its summation scheme (+sumN: how a block's sums are cut, bumped when
- * that changes), e.g. "cublas/13.1.0/sm_90x132/ooc-0.1.0+sum2" (cuBLAS
+ * that changes), e.g. "cublas/13.1.0/sm_90x132/ooc-0.1.0+sum3" (cuBLAS
  * 13.1.0, compute capability 9.0 with 132 SMs; several kinds joined by '+'),
- * "custom/13.1.0/sm_90x132/ooc-0.1.0+sum2" (our kernels; complex tiles use
- * cuBLAS) or "host/openblas-0.3.21/Haswell/2-threads/ooc-0.1.0+sum2" (OpenBLAS,
+ * "custom/13.1.0/sm_90x132/ooc-0.1.0+sum3" (our kernels; complex tiles use
+ * cuBLAS) or "host/openblas-0.3.21/Haswell/2-threads/ooc-0.1.0+sum3" (OpenBLAS,
  * the kernels it chose for the CPU and its threads: each rounds otherwise).
  * Two handles with one id compute every
  * block of a plan to the same bytes (cuBLAS promises this for one version on

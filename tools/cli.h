@@ -175,14 +175,14 @@ typedef struct {
     "                        it fits only tiles too small)\n"                                        \
     "  --block-rows N        rows of op(A) per streamed block (at most; from 64\n"                    \
     "                        on a multiple of 32)\n"                                                  \
-    "  --ring N              buffers of blocks in the ring\n"                                         \
-    "  --streams N           streams of the pipeline\n"                                               \
-    "  --staging-threads N   host threads copying pageable memory\n"                                  \
+    "  --ring N              buffers of blocks in the ring (2 to 16)\n"                               \
+    "  --streams N           streams of the pipeline (3 to 8)\n"                                      \
+    "  --staging-threads N   host threads copying pageable memory (1 to 256)\n"                       \
     "  --tail T              shrinking last blocks (half, a quarter, ... of the\n"                    \
-    "                        block rows) to shorten the pipeline's drain: 1 none;\n"                  \
-    "                        T > 1: T - 1 of them (default: 3 when the blocks are\n"                  \
-    "                        large enough, none when copying C out bounds the run\n"                  \
-    "                        or A's blocks go in k-pieces)\n"                                         \
+    "                        block rows) to shorten the pipeline's drain, 1 to 6:\n"                  \
+    "                        1 none; T > 1: T - 1 of them (default: 3 when the\n"                     \
+    "                        blocks are large enough, none when copying C out\n"                      \
+    "                        bounds the run or A's blocks go in k-pieces)\n"                          \
     "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
     "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
     "                        when op(B) is 32 MiB or more); with A's blocks in\n"                     \

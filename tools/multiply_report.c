@@ -153,7 +153,9 @@ static void mul_print_json(mul_job_t *j, const mul_bounds_t *b, int rc)
     json_uint(&js, "bytes_written", j->prog.bytes_written);
     json_real(&js, "read_gbps", secs > 0 && b ? b->br / secs / 1e9 : NAN, 1);
     json_real(&js, "write_gbps", secs > 0 && b ? b->bw / secs / 1e9 : NAN, 1);
-    json_uint(&js, "host_staging_bytes", j->stats.host_bytes);
+    /* (null where the run's statistics are not known: stopped or failed) */
+    if (b) json_uint(&js, "host_staging_bytes", j->stats.host_bytes);
+    else json_null(&js, "host_staging_bytes");
     json_uint(&js, "peak_rss_bytes", peak_rss_bytes());
     if (b) json_floor(&js, "floor", &b->fl, secs);
     else json_null(&js, "floor");
