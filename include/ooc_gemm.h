@@ -233,9 +233,10 @@ OOC_API ooc_status_t ooc_set(ooc_handle_t *handle, ooc_param_t param, int64_t va
 OOC_API ooc_status_t ooc_get(const ooc_handle_t *handle, ooc_param_t param, int64_t *value);
 
 /**
- * @brief Inclusive bounds of the values other than 0 that ooc_set() accepts
- * for a parameter; 0 (automatic: the default, the library chooses) is
- * accepted by every parameter, in or out of these bounds.
+ * @brief Inclusive bounds of the values that ooc_set() accepts for a
+ * parameter besides 0; 0 (automatic: the default, the library chooses) is
+ * accepted by every parameter, in or out of these bounds (a lower bound of 0,
+ * as BACKEND's, DEVICE's and MATH_MODE's, is that value).
  * @return OOC_SUCCESS, OOC_ERR_INVALID_PARAM, OOC_ERR_NULL_ARG
  */
 OOC_API ooc_status_t ooc_param_bounds(ooc_param_t param, int64_t *lower, int64_t *upper);

@@ -70,10 +70,11 @@ static void parse(void)
         *n++ = '\0';
         char *e = strchr(n, ':'), *end;
         if (e) *e++ = '\0';
-        long long at = strtoll(n, &end, 10);
-        int k = 0;
+        errno = 0;
+        long long at = strtoll(n, &end, 10); /* (ERANGE: a count past 2^63 saturated, a fault never to come) */
+        int range = errno == ERANGE, k = 0;
         while (k < OOC_FAULT_KINDS && strcmp(item, names[k]) != 0) k++;
-        if (k == OOC_FAULT_KINDS || end == n || *end != '\0' || at < 1 || (e && !errno_named(e)) ||
+        if (k == OOC_FAULT_KINDS || end == n || *end != '\0' || at < 1 || range || (e && !errno_named(e)) ||
             (e && default_errno[k] == 0)) {
             if (bad[0]) continue;
             if (k == OOC_FAULT_KINDS)

@@ -334,6 +334,18 @@ static void test_bad_spec_refused(void)
         CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
         ooc_destroy(h);
     }
+    /* a count past 2^63 (it saturated to a fault that never came; a hunt) */
+    {
+        ooc_handle_t *h = new_handle();
+        memcpy(C, C0, sizeof C);
+        fault("read:99999999999999999999");
+        ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.5, A, M, B, K, 0.5, C, M);
+        fault(NULL);
+        CU_ASSERT_EQUAL(st, OOC_ERR_PARAM_RANGE);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(h), "is not a count from 1"));
+        CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
+        ooc_destroy(h);
+    }
     /* an ERRNO for a kind whose failure is not one (it was taken, and did nothing) */
     ooc_handle_t *h = new_handle();
     memcpy(C, C0, sizeof C);
