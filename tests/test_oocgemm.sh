@@ -538,5 +538,25 @@ else
     fail "staging of 4 devices fitting only tiny tiles: exit $rc, expected 3 naming the staging for all: $(head -c 400 "$tmp/err")"
 fi
 
+# --tf32 on the host backend (OpenBLAS multiplies in float32): the check kept
+# TF32's tolerance, 2^-7 more, and would have passed a result 0.8% off (a hunt)
+timeout 60 "$OOCGEMM" run --backend host --dtype s --tf32 -m 300 -n 100 -k 50 --no-floor --json >"$tmp/out" 2>"$tmp/err"
+json_check "--tf32 on the host backend: float32's tolerance" "assert o['exit_status'] == 0 and o['check']['tolerance'] < 1e-4, o['check']"
+# bench's scalars fit the element type, as run's (1e39 was Inf in float32: FAIL, exit 1)
+run_bad_says "bench --alpha past float32" "not representable in float32" bench --backend host -m 30 -n 20 -k 10 \
+    --dtype s --alpha 1e39
+# --json abbreviated as getopt_long takes it (--js): one object on failure too
+timeout 60 "$OOCGEMM" run --backend host -m 0 -n 10 -k 5 --js >"$tmp/out" 2>"$tmp/err"
+json_check "--js (--json abbreviated) with a bad -m: one object" "assert o['exit_status'] == 2"
+# what was printed, lost (/dev/full): exit 6 and a message, not 0
+if [ -w /dev/full ]; then
+    timeout 60 "$OOCGEMM" run --backend host -m 30 -n 20 -k 10 --no-floor --json >/dev/full 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 6 ] && grep -q "standard output: write error" "$tmp/err"; then
+        pass "standard output full: exit 6, said"
+    else
+        fail "standard output full: exit $rc (expected 6 and a message)"
+    fi
+fi
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]

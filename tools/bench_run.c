@@ -369,6 +369,11 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
     }
     bench_progress_end(bo);
     res->backend = ooc_backend_name(h);
+    /* (TF32 is the GPU's: on the host backend float32's tolerance, as run) */
+    if (o->lib.tf32 && strcmp(res->backend, "host") == 0) {
+        o->lib.tf32 = 0;
+        res->tol = check_tolerance(o);
+    }
 
     double alpha[2] = {o->alpha, 0.0}, beta[2] = {o->beta, 0.0};
     float alpha_f[2] = {(float)o->alpha, 0.0f}, beta_f[2] = {(float)o->beta, 0.0f};

@@ -31,12 +31,14 @@ static const struct {
                "     (C0 in another order than C; an op C operand stored in the other order)"},
     {RC_OUTPUT, "output error: cannot write the output or its journal (a full disk too), the\n"
                 "     output is not a regular file or another job is writing it, or the\n"
-                "     journal does not match the job or is damaged (resume impossible)"},
+                "     journal does not match the job or is damaged (resume impossible);\n"
+                "     or what the command printed was lost (standard output not written)"},
     {RC_INTERRUPTED, "interrupted by SIGTERM, SIGINT, SIGHUP or SIGUSR1: the finished row\n"
                      "     blocks are kept; run the same command with --resume to finish\n"
                      "     (gen part-way: nothing is left, its temporary file is removed;\n"
                      "     multiply --verify stopped while checking: C is complete and\n"
-                     "     committed but not verified: check it with oocgemm verify)"},
+                     "     committed but not verified: check it with oocgemm verify);\n"
+                     "     multiply and gen alone: run, bench and verify end by the signal"},
 };
 
 /* The meaning of an exit status, its first line (for JSON's "error" when

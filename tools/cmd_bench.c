@@ -341,6 +341,8 @@ static int bench_parse(int argc, char **argv, bench_opts_t *o)
         if (co.alpha_given) s->alpha = co.alpha;
         if (co.beta_given) s->beta = co.beta;
         if (co.memory_given) s->pinned = co.pinned;
+        /* (as run: 1e39 became Inf, 1e-50 a 0 that multiplied nothing) */
+        if (scalars_fit(cmd, s->dtype, s->alpha, s->beta) != RC_OK) return RC_USAGE;
     }
     return RC_OK;
 }

@@ -196,6 +196,15 @@ static int run_setup(run_job_t *j)
     /* every option before the first allocation: ooc_host_alloc opens the backend */
     if ((st = lib_opts_apply(j->h, &o->lib)) != OOC_SUCCESS) return library_error(j->h, st);
     j->host = backend_is_host(j->h);
+    /* TF32 is the GPU's: the host backend multiplies in full float32, and
+     * the check keeps float32's tolerance (TF32's 2^-7 more passed a result
+     * 0.8% off) */
+    if (j->host && j->o.lib.tf32) {
+        j->o.lib.tf32 = 0;
+        if (!o->quiet && !o->json)
+            fprintf(stderr, "%s: note: --tf32 does nothing on the host backend (OpenBLAS multiplies in float32): "
+                            "the check keeps float32's tolerance\n", progname);
+    }
     if (!o->quiet && !o->json) {
         printf("oocgemm %s: %cGEMM %s-major %c%c m=%lld n=%lld k=%lld alpha=%g beta=%g, A/B/C %s\n", PACKAGE_VERSION,
                dtype_letter(o->dtype) - 'a' + 'A', layout_name(o->layout), op_letter(o->ta), op_letter(o->tb),
@@ -230,8 +239,13 @@ static int run_timed(run_job_t *j)
     scalar_t alpha = scalar_of(o->alpha), beta = scalar_of(o->beta);
     int64_t runs = o->repeat > 1 ? o->repeat + 1 : 1;
     ooc_status_t st;
+    /* --trace: the last timed run alone (tracing every one put its cost,
+     * and the file's writing, in every time) */
+    if (o->lib.trace && runs > 1 && (st = ooc_set_trace(j->h, NULL)) != OOC_SUCCESS) return library_error(j->h, st);
     for (int64_t it = 0; it < runs; it++) {
         if (it > 0 && o->beta != 0.0) fill_random(t, j->C.p, j->C.elems, o->seed, 3); /* same C0 each run */
+        if (o->lib.trace && runs > 1 && it == runs - 1 && (st = ooc_set_trace(j->h, o->lib.trace)) != OOC_SUCCESS)
+            return library_error(j->h, st);
         double t0 = now_seconds();
         st = ooc_gemm(j->h, t, o->layout, o->ta, o->tb, o->m, o->n, o->k, scalar_ptr(&alpha, t), j->A.p, j->A.ld,
                       j->B.p, j->B.ld, scalar_ptr(&beta, t), j->C.p, j->C.ld);

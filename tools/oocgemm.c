@@ -148,7 +148,11 @@ static int help_options(void)
 static int wants_json(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--json") == 0 || strncmp(argv[i], "--json=", 7) == 0) return 1;
+    {
+        /* (and the prefixes getopt_long takes for it: --js, --jso) */
+        size_t n = strcspn(argv[i], "=");
+        if (n >= 4 && n <= 6 && strncmp(argv[i], "--json", n) == 0) return 1;
+    }
     return 0;
 }
 
@@ -241,7 +245,15 @@ int main(int argc, char **argv)
      * handlers run next, and one can hang (OpenBLAS joins a worker that
      * retries an allocation forever under a small ulimit -v), which SIGTERM
      * (timeout, a batch system) must still end. */
-    fflush(stdout);
+    /* what it printed lost (a full disk, /dev/full): said, and a failure if
+     * nothing else failed (a log would hold a cut JSON object, or none) */
+    errno = 0;
+    int lost = fflush(stdout) != 0 || ferror(stdout), e = errno;
+    if (lost && rc == RC_OK) {
+        fprintf(stderr, "%s: standard output: write error%s%s: what the command printed is lost\n", progname,
+                e ? ": " : "", e ? strerror(e) : "");
+        rc = RC_OUTPUT;
+    }
     fflush(stderr);
     stop_signals_exit(rc);
     return rc;
