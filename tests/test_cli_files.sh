@@ -1292,6 +1292,22 @@ else
     fail "multiply with standard input, output and error closed: exit $rc, $(cmp stdfd/C.npy stdfd/Cc.npy 2>&1)"
 fi
 
+# ---- --tf32 with the host backend (OpenBLAS multiplies in float32): multiply
+# --verify checked at TF32's tolerance, 2^-7 more, which a result 0.8% off
+# passed; float32's now (a hunt) ----
+gen tfA.npy --rows 300 --cols 200 --dtype s --seed 31
+gen tfB.npy --rows 200 --cols 100 --dtype s --seed 32
+oc multiply tfA.npy tfB.npy -o tfC.npy --backend host --tf32 --verify --no-floor --json
+rc=$?
+if [ "$rc" -eq 0 ] && python3 -c "import json, sys
+o = json.load(open('out'))
+assert o['check']['passed'] and o['check']['tolerance'] < 1e-3, o['check']" 2>/dev/null; then
+    pass "multiply --tf32 --verify on the host backend: float32's tolerance"
+else
+    fail "multiply --tf32 --verify on the host backend: exit $rc, or TF32's tolerance: $(head -c 300 out)"
+fi
+rm -f tfA.npy tfB.npy tfC.npy
+
 # ---- help ----
 for c in gen multiply verify info run; do
     oc "$c" --help

@@ -861,6 +861,16 @@ static int mul_run(mul_job_t *j)
  * as oocgemm verify does. A signal since the multiply started stops the
  * check (one the multiply saw too late to stop it was consumed by its
  * return: asked again). RC_OK or RC_CHECK_FAILED, else a failure. */
+/* TF32 is the GPU's: a C this process computed on the host backend
+ * (OpenBLAS, in float32) is checked at float32's tolerance, not TF32's
+ * 2^-7 more (unless another computer's blocks were let in: --allow-mixed) */
+void mul_verify_math(mul_job_t *j)
+{
+    const char *b = j->h ? ooc_backend_name(j->h) : NULL;
+    if (j->o.lib.tf32 && b && strcmp(b, "host") == 0 && !j->o.allow_mixed)
+        (void)ooc_set(j->h, OOC_PARAM_MATH_MODE, OOC_MATH_STRICT);
+}
+
 static int mul_verify(mul_job_t *j)
 {
     mul_opts_t *o = &j->o;
@@ -873,6 +883,7 @@ static int mul_verify(mul_job_t *j)
     if (j->cspec.format == OOC_FORMAT_NPY) j->Cv.spec.format = OOC_FORMAT_AUTO;
     if ((rc = operand_open(j->h, &j->Cv, &o->raw)) != RC_OK) return rc;
     if (stop_signal_caught()) ooc_cancel(j->h);
+    mul_verify_math(j);
     ooc_status_t st = ooc_verify_files(j->h, o->ta, o->tb, scalar_ptr(&j->alpha, j->t), j->A.file, j->B.file,
                                        scalar_ptr(&j->beta, j->t), o->c_in ? j->C0.file : NULL, j->Cv.file, 3, 16,
                                        &j->vr);

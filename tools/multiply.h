@@ -188,6 +188,8 @@ void mul_mismatch_note(const mul_job_t *j);
  * RC_CHECK_FAILED or a failure; a job found finished in place is not
  * checked (its C0 is its result now), and says so on stderr. */
 int mul_verify_whole(mul_job_t *j);
+/* Before a check of C: float32's tolerance, not TF32's, for a C this process computed on the host backend */
+void mul_verify_math(mul_job_t *j);
 /* C's default journal, OUT.ooc-journal (malloc'd; NULL when out of memory). */
 char *mul_default_journal(const char *out);
 /* The one JSON object of a job that failed part-way (what was given, how far

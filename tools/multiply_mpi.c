@@ -942,6 +942,7 @@ static int mpi_verify(mpi_job_t *x)
         if (rc == RC_OK) rc = operand_open(j->h, &j->Cv, &o->raw);
         ooc_status_t st = OOC_SUCCESS;
         if (stop_signal_caught()) ooc_cancel(j->h); /* (the multiply's return consumed a late request) */
+        mul_verify_math(j);
         const void *al = scalar_ptr(&j->alpha, j->t), *be = scalar_ptr(&j->beta, j->t);
         ooc_file_t *c0 = o->c_in ? j->C0.file : NULL;
         int64_t r0, r1, q0, q1; /* a grid's rectangle, in C */
