@@ -157,7 +157,9 @@ static inline int ooc_block_done(const unsigned char *done, int64_t g)
  * (b_chunks of the plan) as the chunks arrive, every other block in one
  * multiply; blocks in k-pieces (a_pieces > 1) piece after piece, every
  * block's last piece in b_chunks multiplies of C's columns. A resumed run,
- * or another set of devices, therefore writes byte-identical blocks. */
+ * or another set of devices, therefore writes byte-identical blocks with the
+ * same plan (a fresh plan's lead is one block per device: another number of
+ * devices plans other lead blocks, whose bits may differ). */
 typedef struct {
     ooc_status_t (*block_done)(void *user, int64_t g, uint64_t digest, const ooc_pipe_stats_t *so_far,
                                ooc_err_t *err);
