@@ -14,7 +14,7 @@
 
 typedef struct {
     ooc_status_t status;
-    char msg[1024]; /* (a budget refusal names the budgets and the buffers that would do: some 600 characters) */
+    char msg[8192]; /* (a budget refusal names the budgets and the buffers that would do: some 600 characters; a path may be up to 4095, and be named twice) */
     char path[4096]; /* the file the failure concerns ("" when none): ooc_last_error_path() */
 } ooc_err_t;
 

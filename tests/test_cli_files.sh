@@ -1292,6 +1292,16 @@ else
     fail "multiply with standard input, output and error closed: exit $rc, $(cmp stdfd/C.npy stdfd/Cc.npy 2>&1)"
 fi
 
+# ---- a path of 1000 bytes and more: the reason was cut off the message (it
+# names the path twice, and the message held 1024 bytes; a hunt) ----
+lp=$(printf 'lp/%0200d/%0200d/%0200d/%0200d/%0200d' 1 2 3 4 5)
+mkdir -p "$lp"
+oc multiply A_d.npy B_dF.npy -o "$lp/missing/C.npy" --backend host
+rc=$?
+if [ "$rc" -eq 6 ] && grep -q "No such file or directory" err; then pass "an output in a missing directory, 1000-byte path: the reason said"
+else fail "an output in a missing directory, 1000-byte path: exit $rc, $(tail -c 120 err)"; fi
+rm -rf lp
+
 # ---- --tf32 with the host backend (OpenBLAS multiplies in float32): multiply
 # --verify checked at TF32's tolerance, 2^-7 more, which a result 0.8% off
 # passed; float32's now (a hunt) ----

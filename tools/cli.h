@@ -376,7 +376,7 @@ static inline float rand_float(uint64_t key, uint64_t q)
 /* Exit statuses and errors (cli_error.c)                                    */
 
 extern const char *progname;
-extern char fail_msg[2048];
+extern char fail_msg[16384];
 
 void print_exit_codes(FILE *f);
 void print_exit_code_list(FILE *f);

@@ -119,7 +119,7 @@ int exit_status_for(ooc_status_t st, stage_t at, const char *err_path, const cha
 const char *progname = "oocgemm";
 
 /* The message of the last failure (usage_error, fail), for --json. */
-char fail_msg[2048];
+char fail_msg[16384];
 
 /* Messages held back (messages_hold), the first few KiB of them. */
 static int held;

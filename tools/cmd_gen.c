@@ -66,7 +66,7 @@ typedef struct {
     atomic_int stop;
     pthread_mutex_t lock;
     ooc_status_t st; /* the first failure, and its message */
-    char msg[1024];
+    char msg[8192];
 } gen_job_t;
 
 /* count elements from storage index `first`: element (i, j) holds the
