@@ -545,6 +545,9 @@ json_check "--tf32 on the host backend: float32's tolerance" "assert o['exit_sta
 # bench's scalars fit the element type, as run's (1e39 was Inf in float32: FAIL, exit 1)
 run_bad_says "bench --alpha past float32" "not representable in float32" bench --backend host -m 30 -n 20 -k 10 \
     --dtype s --alpha 1e39
+# bench with alpha 0 (C = beta C0, nothing multiplied): no rate (it printed one)
+timeout 60 "$OOCGEMM" bench --backend host -m 300 -n 200 -k 100 --alpha 0 --beta 1 --json >"$tmp/out" 2>"$tmp/err"
+json_check "bench --alpha 0: no rate" "assert all(m['tflops'] is None for s in o['shapes'] for m in s['methods']), o['shapes']"
 # --json abbreviated as getopt_long takes it (--js): one object on failure too
 timeout 60 "$OOCGEMM" run --backend host -m 0 -n 10 -k 5 --js >"$tmp/out" 2>"$tmp/err"
 json_check "--js (--json abbreviated) with a bad -m: one object" "assert o['exit_status'] == 2"

@@ -199,7 +199,7 @@ void bench_print_csv(FILE *f, const bench_result_t *res)
         int ran = mt->status == BS_RAN;
         csv_num(f, mt->best, ran);
         csv_num(f, mt->median, ran);
-        csv_num(f, mt->best > 0 ? bench_flops(o) / mt->best / 1e12 : 0, ran && mt->best > 0);
+        csv_num(f, mt->best > 0 ? bench_flops(o) / mt->best / 1e12 : 0, ran && mt->best > 0 && bench_flops(o) > 0);
         csv_num(f, mt->best > 0 ? fl->floor_s / mt->best : 0, ran && fl->have && mt->best > 0);
         fprintf(f, ",%s", mt->checked ? (mt->passed ? "PASS" : "FAIL") : "");
         csv_num(f, mt->max_err, mt->checked);
@@ -236,7 +236,8 @@ static void bench_json_method(json_t *js, const bench_result_t *res, const bench
     json_end(js);
     json_real(js, "best_s", mt->best, ran);
     json_real(js, "median_s", mt->median, ran);
-    json_real(js, "tflops", mt->best > 0 ? bench_flops(&res->o) / mt->best / 1e12 : 0, ran && mt->best > 0);
+    json_real(js, "tflops", mt->best > 0 ? bench_flops(&res->o) / mt->best / 1e12 : 0,
+              ran && mt->best > 0 && bench_flops(&res->o) > 0);
     json_real(js, "floor_over_time", mt->best > 0 ? fl->floor_s / mt->best : 0, ran && fl->have && mt->best > 0);
     json_check_rows(js, mt->checked, res->check_rows, mt->max_err, res->tol, mt->off, mt->passed);
     json_end(js);

@@ -32,6 +32,7 @@ static void bench_progress_end(const bench_opts_t *bo)
 
 double bench_flops(const run_opts_t *o)
 {
+    if (o->alpha == 0.0) return 0.0; /* (C = beta C0: nothing multiplied, as run says) */
     return (dtype_complex(o->dtype) ? 8.0 : 2.0) * (double)o->m * (double)o->n * (double)o->k;
 }
 
@@ -436,7 +437,7 @@ int bench_shape(const bench_opts_t *bo, const bench_env_t *env, const bench_shap
                  * whole problem fitted, that run is the rate (a short probe runs
                  * at boost clocks a long multiply does not hold); with several
                  * GPUs each one's probe is scaled as the first's was */
-                if (bench_valid(ic) && ic->best > 0 && res->fl.have) {
+                if (bench_valid(ic) && ic->best > 0 && res->fl.have && bench_flops(o) > 0) {
                     double whole = bench_flops(o) / ic->best / 1e12;
                     res->fl_probe = res->fl;
                     res->fl.rate = env->multi ? whole * res->fl_probe.rate / res->rate_dev[0] : whole;
