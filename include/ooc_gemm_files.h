@@ -156,9 +156,12 @@ OOC_API int ooc_file_resumed(const ooc_file_t *file);
  * temporary file's trailer (see ooc_file_create()) is cut right before the
  * rename; when the rename fails it is put back, so that the journals that
  * name the file by its id still vouch for its blocks. A file committed
- * already is left as it is (OOC_SUCCESS again).
+ * already is left as it is (OOC_SUCCESS again). A file created shared is
+ * committed only once no process that joined it has it open (its blocks
+ * may not be written yet): OOC_ERR_BUSY, nothing done, while one has.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
- *         (not a created file), OOC_ERR_IO, OOC_ERR_NO_SPACE
+ *         (not a created file), OOC_ERR_BUSY (a process that joined it has it
+ *         open), OOC_ERR_IO, OOC_ERR_NO_SPACE
  */
 OOC_API ooc_status_t ooc_file_commit(ooc_handle_t *handle, ooc_file_t *file);
 
@@ -387,7 +390,9 @@ typedef struct {
  * another split).
  * @return as ooc_gemm(), plus OOC_ERR_SHAPE, OOC_ERR_IO, OOC_ERR_FORMAT, OOC_ERR_JOURNAL,
  *         OOC_ERR_NO_SPACE, OOC_ERR_BUSY (another job holds the journal), OOC_ERR_CANCELLED
- *         (ooc_last_error_path() names the file an I/O failure concerns),
+ *         (ooc_last_error_path() names the file an I/O failure concerns; for a joined C, OOC_ERR_IO
+ *         too when the creator's temporary file was committed or removed meanwhile: the blocks
+ *         are not in the output, and its journal does not record the range complete),
  *         OOC_ERR_ROW_RANGE (a range outside C or off the plan's blocks), OOC_ERR_INVALID_PARAM
  *         (opts->plan is not a plan for this job)
  */
@@ -531,7 +536,8 @@ OOC_API ooc_status_t ooc_journal_forget(ooc_handle_t *handle, const char *path);
  *         or opts->plan NULL, alpha or beta NULL); OOC_ERR_INVALID_PARAM (C
  *         not created for writing by this process: opened, or joined; or
  *         opts->plan is not a plan for this job); OOC_ERR_ROW_RANGE (a row
- *         range given); OOC_ERR_IO (C's temporary path, or its path once
+ *         range given); OOC_ERR_BUSY (C created shared, and a process that
+ *         joined it still has it open: nothing recorded); OOC_ERR_IO (C's temporary path, or its path once
  *         committed, no longer names the file: removed or replaced since;
  *         C cannot be flushed; the journal cannot be written);
  *         OOC_ERR_FORMAT (that file is not of the size the output has:

@@ -346,6 +346,14 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
     pthread_mutex_destroy(&x.mu);
     free(x.pend);
     free(x.spare);
+    /* a process that joined C: its blocks are in the creator's temporary
+     * file only while that is still at its path (committed or removed
+     * meanwhile, they went into a committed C or nowhere: not complete) */
+    if (st == OOC_SUCCESS && job->C->joined && !ooc_fd_is_path(job->C->fd, job->C->tmp_path))
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, job->C->tmp_path,
+                          "%s was committed or removed while this process computed its blocks into it (the creator "
+                          "commits once every process that joined has closed it): they are not in the output",
+                          job->C->tmp_path);
     if (st == OOC_SUCCESS && !was_complete) {
         /* every block is flushed (the flusher synced after the last write):
          * record the finished output's identity, so that a resume of the
@@ -631,6 +639,7 @@ ooc_status_t ooc_gemm_files_mark_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t
                         "ooc_gemm_files_mark_finished: rows [%" PRId64 ", %" PRId64 ") and columns [%" PRId64 ", %" PRId64
                         ") given: it records the whole job, give 0, 0", opts->row_begin, opts->row_end,
                         opts->col_begin, opts->col_end);
+    OOC_FORWARD(ooc_file_alone(err, C, "ooc_gemm_files_mark_finished"));
     OOC_FORWARD(output_intact(err, C));
     /* C as the job ran it (what ooc_files_job checks and describes): the
      * file created for writing, its data at its temporary path or, once

@@ -679,9 +679,9 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
                                  "journal %s was written with another plan than the one given (%" PRId64 " x %" PRId64
                                  " x %" PRId64 " blocks): resume with its plan (ooc_gemm_files_plan with opts->resume "
                                  "gives it)", job->jpath, h->mb, h->nb, h->kb);
-        OOC_RETURN_ERROR_IF((h->range_m != 0 && h->range_m != M) || (h->range_np != 0 && h->range_np != NP) ||
-                                hb0 != s->b0 || hb1 != s->b1 || hp0 != s->p0 || hp1 != s->p1,
-                            err, OOC_ERR_JOURNAL,
+        OOC_RETURN_FILE_ERROR_IF((h->range_m != 0 && h->range_m != M) || (h->range_np != 0 && h->range_np != NP) ||
+                                     hb0 != s->b0 || hb1 != s->b1 || hp0 != s->p0 || hp1 != s->p1,
+                                 err, OOC_ERR_JOURNAL, job->jpath,
                             "journal %s records %s blocks [%" PRId64 ", %" PRId64 ") of panels [%" PRId64 ", %" PRId64
                             "), this run computes [%" PRId64 ", %" PRId64 ") of [%" PRId64 ", %" PRId64 "): give each "
                             "range its own journal, and pass the old ones in opts->journals to resume with another "

@@ -88,6 +88,11 @@ int ooc_tmp_matches(int fd, const char *tmp, uint64_t size, const unsigned char 
  * back where it can be. Nothing for a sealed file; not for a joined one
  * (its creator seals). ooc_file_commit() seals a file not sealed yet. */
 ooc_status_t ooc_file_seal(ooc_err_t *err, ooc_file_t *f);
+/* A file created shared (OOC_FILE_SHARED) that is to be finished (what: the
+ * call, for the message): no process that joined it has it open any more,
+ * its lock taken exclusive for good; OOC_ERR_BUSY while one has (a partial C
+ * committed, or recorded finished, otherwise). Any other file: success. */
+ooc_status_t ooc_file_alone(ooc_err_t *err, const ooc_file_t *f, const char *what);
 /* Undo ooc_file_seal of f, whose id was id, when the journal could not
  * record the job complete: the trailer back, so that the journals of the
  * file (the ranks' too) still name it. Best effort: 0, or -1 when it could

@@ -699,6 +699,24 @@ int ooc_file_unseal(ooc_file_t *f, uint64_t id)
     return ooc_io_sync(f->fd, f->tmp_path, &e) == OOC_SUCCESS ? 0 : -1;
 }
 
+ooc_status_t ooc_file_alone(ooc_err_t *err, const ooc_file_t *f, const char *what)
+{
+    if (!f->shared || f->committed || f->tmp_path == NULL) return OOC_SUCCESS;
+    /* our shared lock converted to an exclusive one (kept: the job is being
+     * finished, nobody is to join it now); refused while a process that
+     * joined holds its shared lock */
+    ooc_status_t st = ooc_fd_lock(f->fd, f->tmp_path, 0, err);
+    if (st != OOC_ERR_BUSY) return st;
+    ooc_err_clear(err);
+    ooc_err_t again;
+    ooc_err_clear(&again);
+    (void)ooc_fd_lock(f->fd, f->tmp_path, 1, &again); /* (a flock converts by dropping the shared lock first) */
+    return OOC_ERR_FILE(err, OOC_ERR_BUSY, f->tmp_path,
+                        "%s %s: another process still has %s open (one that joined it and has not closed it: the "
+                        "creator does this once every process that joined is done and has closed it)",
+                        what, f->path, f->tmp_path);
+}
+
 ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
 {
     if (h == NULL) return OOC_ERR_INVALID_HANDLE;
@@ -711,6 +729,7 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     OOC_RETURN_FILE_ERROR_IF(f->joined, err, OOC_ERR_INVALID_PARAM, f->path,
                              "ooc_file_commit %s: a joined file: the process that created it commits it", f->path);
     char eb[128];
+    OOC_FORWARD(ooc_file_alone(err, f, "commit"));
     OOC_FORWARD(ooc_io_sync(f->fd, f->tmp_path, err));
     OOC_RETURN_ERROR_IF(!ooc_fd_is_path(f->fd, f->tmp_path), err, OOC_ERR_IO,
                         "commit %s: the temporary file %s was removed or replaced meanwhile", f->path, f->tmp_path);

@@ -436,6 +436,7 @@ static void test_refusals(void)
     ooc_files_opts_t again = {.journal = tu_path("jr"), .resume = 1, .plan = &plan, .row_begin = b1, .row_end = b2};
     CU_ASSERT_EQUAL(gemm(H, &in, c, &again), OOC_ERR_JOURNAL);
     CU_ASSERT(strstr(ooc_last_error(H), "its own journal") != NULL);
+    CU_ASSERT(ooc_last_error_path(H) != NULL && strcmp(ooc_last_error_path(H), tu_path("jr")) == 0); /* (it was NULL) */
     /* a range journal never says the whole job is finished */
     int finished = 1;
     CU_ASSERT_EQUAL(ooc_gemm_files_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, tu_path("ref.npy"), &cs,
@@ -446,6 +447,15 @@ static void test_refusals(void)
     ooc_file_t *jn = NULL, *bad_join = NULL;
     CU_ASSERT_EQUAL_FATAL(ooc_file_join(H, tu_path("ref.npy"), &cs, OOC_FILE_RESUME, &jn), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_file_commit(H, jn), OOC_ERR_INVALID_PARAM);
+    /* nor committed, or recorded finished, by its creator while one that
+     * joined has it open (a partial C was committed, and said finished; a
+     * hunt) */
+    ooc_files_opts_t mk = {.journal = tu_path("jmark"), .plan = &plan};
+    CU_ASSERT_EQUAL(ooc_gemm_files_mark_finished(H, J.ta, J.tb, ALPHA, in.a, in.b, BETA, in.c0, c, &mk), OOC_ERR_BUSY);
+    CU_ASSERT(strstr(ooc_last_error(H), "another process still has") != NULL);
+    CU_ASSERT_EQUAL(ooc_file_commit(H, c), OOC_ERR_BUSY);
+    CU_ASSERT_EQUAL(access(tu_path("ref.npy.ooc-tmp"), F_OK), 0);
+    CU_ASSERT_NOT_EQUAL(access(tu_path("jmark"), F_OK), 0);
     ooc_file_close(jn, 1);
     CU_ASSERT_EQUAL(access(tu_path("ref.npy.ooc-tmp"), F_OK), 0);
     ooc_file_spec_t wrong = cs;
@@ -455,6 +465,18 @@ static void test_refusals(void)
     ooc_file_t *other_job = NULL;
     CU_ASSERT_EQUAL(ooc_file_create(H, tu_path("ref.npy"), &cs, 0, &other_job), OOC_ERR_BUSY);
     ooc_file_close(c, 1);
+    /* the creator gone with its temporary file while one that joined
+     * computes: its blocks went nowhere, not a success with a complete
+     * journal (a hunt) */
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("gone.npy"), &cs, OOC_FILE_SHARED, &c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_join(H, tu_path("gone.npy"), &cs, 0, &jn), OOC_SUCCESS);
+    ooc_file_close(c, 1);
+    CU_ASSERT_NOT_EQUAL(access(tu_path("gone.npy.ooc-tmp"), F_OK), 0);
+    ooc_files_opts_t part = {.journal = tu_path("jgone"), .plan = &plan, .row_begin = 0, .row_end = b1};
+    CU_ASSERT_EQUAL(gemm(H, &in, jn, &part), OOC_ERR_IO);
+    CU_ASSERT(strstr(ooc_last_error(H), "committed or removed while this process computed") != NULL);
+    ooc_file_close(jn, 0);
+    unlink(tu_path("jgone"));
     /* a creator that did not share: nobody joins */
     CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("alone.npy"), &cs, 0, &c), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_file_join(H, tu_path("alone.npy"), &cs, 0, &bad_join), OOC_ERR_BUSY);
