@@ -194,7 +194,9 @@ OOC_API ooc_status_t ooc_file_write(ooc_handle_t *handle, ooc_file_t *file, uint
                                     const void *buf, uint64_t count);
 
 /** Progress of a file multiply, called from a library thread after each row
- * block of C is on disk. Must return quickly and must not call the library,
+ * block of C is written (before it is flushed and recorded in the journal:
+ * a block counted here may still be computed again by a resume after a
+ * kill). Must return quickly and must not call the library,
  * but for ooc_cancel() (on the handle running the multiply, or another). */
 typedef void (*ooc_progress_fn)(void *user, int64_t blocks_done, int64_t blocks_total,
                                 uint64_t bytes_read, uint64_t bytes_written);

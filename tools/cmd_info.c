@@ -227,14 +227,22 @@ int cmd_info(int argc, char **argv)
     ooc_status_t ist = OOC_SUCCESS;
     if (rc == RC_OK && (ist = ooc_set(h, OOC_PARAM_BACKEND, lib.backend)) == OOC_SUCCESS)
         ist = ooc_compute_id(h, id, sizeof id);
+    /* (the backend asked for, where it cannot run: not the one auto would take) */
+    const char *asked = lib.backend == OOC_BACKEND_CUBLAS   ? "cublas"
+                        : lib.backend == OOC_BACKEND_CUSTOM ? "custom"
+                        : lib.backend == OOC_BACKEND_HOST   ? "host"
+                                                            : NULL;
     if (rc == RC_OK && json) {
         json_end(&js);
         json_string(&js, "no_device_reason", count == 0 ? cu.why : NULL);
-        json_string(&js, "backend", ist == OOC_SUCCESS ? ooc_backend_name(h) : count > 0 ? "cublas" : "host");
+        json_string(&js, "backend", ist == OOC_SUCCESS ? ooc_backend_name(h) : asked ? asked : count > 0 ? "cublas" : "host");
         json_string(&js, "compute_id", ist == OOC_SUCCESS ? id : NULL);
         json_close(&js, RC_OK);
     } else if (rc == RC_OK) {
-        if (count == 0) printf("no CUDA device: the host backend (OpenBLAS on the CPU) is used\n");
+        if (count == 0 && asked && strcmp(asked, "host") != 0)
+            printf("no CUDA device: the %s backend asked for cannot run\n", asked);
+        else if (count == 0)
+            printf("no CUDA device: the host backend (OpenBLAS on the CPU) is used\n");
         if (ist == OOC_SUCCESS) printf("blocks computed by: %s\n", id);
         else printf("blocks computed by: unknown (%s)\n", ooc_last_error(h));
     }
