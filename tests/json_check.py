@@ -288,6 +288,8 @@ def main():
     case("run --alpha 1e-400", tool, ["run", "-m", "30", "-n", "20", "-k", "10", "--alpha", "1e-400", "--json"] + H,
          "run", 2, check=lambda o: "underflows" in o["error"] or 1 / 0)
     case("--version", tool, ["--version", "--json"], None, 0, check=lambda o: VERSION in o["help"] or 1 / 0)
+    # --json first (it was taken for the command: unknown option '--json', exit 2; a hunt)
+    case("--json --version", tool, ["--json", "--version"], None, 0, check=lambda o: VERSION in o["help"] or 1 / 0)
     case("no command", tool, ["--json"], None, 2)
     case("unknown command", tool, ["frobnicate", "--json"], None, 2)
 

@@ -159,6 +159,8 @@ static int wants_json(int argc, char **argv)
 static int dispatch(int argc, char **argv, const char **name)
 {
     const char *cmd = argv[1];
+    /* --json before a global option (oocgemm --json --version): the option (wants_json saw --json) */
+    if (strcmp(cmd, "--json") == 0 && argc > 2 && argv[2][0] == '-') cmd = argv[2];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         main_usage(help_out());
         print_exit_codes(help_out());
