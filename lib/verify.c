@@ -310,6 +310,9 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
     int single = t == OOC_R32 || t == OOC_C32;
     double eps = single ? FLT_EPSILON : DBL_EPSILON;
     double typemax = single ? FLT_MAX : DBL_MAX;
+    /* (the bounds are of alpha op(A) op(B): a BLAS's products overflow
+     * before alpha scales them, at typemax / |alpha|) */
+    double prodmax = abs_al > 0 && abs_al < 1 ? typemax * abs_al : typemax;
     int tf32 = single && h->param[OOC_PARAM_MATH_MODE] == OOC_MATH_TF32;
     double tol = 4.0 * (double)(k + 2) * eps + (tf32 ? TF32_TOL : 0.0);
     double tol_p = OFF_LAMBDA * sqrt((double)(k + 2)) * eps + (tf32 ? TF32_TOL : 0.0);
@@ -496,7 +499,7 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
     int64_t unverified = 0;
     if (v > 0) {
         freivalds_t f = {cplx, m, n, k, v, r0, W, Z, Zb, c0max, xs, abs_be, tol, under, typemax,
-                         LAMBDA * (cplx ? 1.4142135623730951 : 1.0), 0, 0, tol_p, nfA, nfC0, nfC, 0, 0, 0};
+                         LAMBDA * (cplx ? 1.4142135623730951 : 1.0), 0, 0, tol_p, nfA, nfC0, nfC, 0, 0, 0, prodmax};
         double N = (double)(n + k + 4);
         f.rho = DBL_EPSILON * (N < LAMBDA * sqrt(N) ? N : LAMBDA * sqrt(N));
         f.vabs = 2.0 * N * DBL_TRUE_MIN * (1 + abs_al + abs_be);
@@ -509,7 +512,8 @@ static ooc_status_t verify_range(const job_t *j, int64_t r0, int64_t r1, int64_t
     if (s > 0) {
         if (use_c0) ooc_verify_add_c0(cplx, R, Rb, C0r, be, (size_t)(s * n));
         cmp_t c = CMP_INIT;
-        ooc_verify_compare_rows(cplx, Cr, R, Rb, s, n, abad, bbad, C0r, rows, r0, tol, tol_p, under, typemax, &c);
+        ooc_verify_compare_rows(cplx, Cr, R, Rb, s, n, abad, bbad, C0r, rows, r0, tol, tol_p, under, typemax, prodmax,
+                                &c);
         if (c.worst > cmp->worst) cmp->worst = c.worst;
         cmp->mismatch |= c.mismatch;
         if (c.inconclusive && !cmp->inconclusive) cmp->incon_row = c.incon_row;

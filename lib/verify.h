@@ -129,6 +129,8 @@ typedef struct {
     const ooc_verify_nf_t *nfA, *nfC0, *nfC; /* NULL: none */
     uint64_t hash_b, hash_all;                /* of op(B)'s bad columns; of all columns */
     int64_t count_b;
+    double prodmax; /* the largest bound whose products cannot overflow C's type: its largest value,
+                     * times |alpha| below 1 (a BLAS multiplies before it scales) */
 } freivalds_t;
 
 /* 0: finite; 1: +-Inf (no NaN); 2: NaN in a component (element i) */
@@ -143,7 +145,7 @@ void ooc_verify_add_c0(int cplx, double *R, double *Rb, const double *C0r, const
 void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const double *bound, int64_t s, int64_t n,
                              const unsigned char *abad, const unsigned char *bbad, const double *C0r,
                              const int64_t *rows, int64_t r0, double tol, double tol_p, double under,
-                             double typemax, cmp_t *r);
+                             double typemax, double prodmax, cmp_t *r);
 /* Freivalds' rows against the threshold (verify.c's top comment) */
 void ooc_verify_compare_freivalds(const freivalds_t *f, cmp_t *r, int64_t *unverified);
 

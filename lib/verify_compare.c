@@ -58,7 +58,7 @@ double ooc_verify_modulus(int cplx, const double *x, size_t i) { return cplx ? h
 void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const double *bound, int64_t s, int64_t n,
                          const unsigned char *abad, const unsigned char *bbad, const double *C0r,
                          const int64_t *rows, int64_t r0, double tol, double tol_p, double under,
-                         double typemax, cmp_t *r)
+                         double typemax, double prodmax, cmp_t *r)
 {
     for (int64_t t = 0; t < s; t++)
         for (int64_t l = 0; l < n; l++) {
@@ -74,7 +74,7 @@ void ooc_verify_compare_rows(int cplx, const double *x, const double *ref, const
                 /* (b: its products and partial sums, which may overflow
                  * too though the sum does not: 1e20 * 1e20 - 1e20 * 1e20 in
                  * single precision is Inf - Inf, NaN) */
-                if (ooc_verify_modulus(cplx, ref, i) + tol * b + under >= typemax || b * (1 + tol) + under >= typemax)
+                if (ooc_verify_modulus(cplx, ref, i) + tol * b + under >= typemax || b * (1 + tol) + under >= prodmax)
                     undecided(r, r0 + rows[t]);
                 else misplaced(r, r0 + rows[t]);
                 continue;
@@ -121,7 +121,7 @@ void ooc_verify_compare_freivalds(const freivalds_t *f, cmp_t *r, int64_t *unver
         double S = zb[v], M = zb[v + 1] + (f->c0max ? f->abs_be * f->c0max[i] : 0);
         if (f->nfC[i].hash != want_hash || f->nfC[i].count != want_count) {
             /* extra infinities of C where the elements may overflow C's type */
-            if (f->nfC[i].count > want_count && !(M * (1 + f->tol) + f->under < f->typemax)) undecided(r, f->r0 + i);
+            if (f->nfC[i].count > want_count && !(M * (1 + f->tol) + f->under < f->prodmax)) undecided(r, f->r0 + i);
             else misplaced(r, f->r0 + i);
             continue;
         }

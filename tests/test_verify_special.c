@@ -355,23 +355,25 @@ static void test_overflow(void)
      * sum is 0: 1e20 * 1e20 - 1e20 * 1e20 is Inf - Inf in float, so a BLAS
      * gives Inf or NaN; such a C failed the exact check ("off by about its
      * own size") instead of being undecided, as a double's is */
+    /* (and alpha 1e-30: the bound scaled by it is small, but the products
+     * overflow before alpha scales them; a review) */
     for (int v = 0; v <= 3; v += 3)
-        for (int nan = 0; nan < 2; nan++) {
+        for (int nan = 0; nan < 4; nan++) {
             const ooc_dtype_t s = OOC_R32;
-            scal_t one32 = scal(s, 1, 0), zero32 = scal(s, 0, 0);
+            scal_t one32 = scal(s, nan >= 2 ? 1e-30 : 1, 0), zero32 = scal(s, 0, 0);
             mat_t a = mat_new(s, OOC_ROW_MAJOR, 1, 2, NULL), b = mat_new(s, OOC_ROW_MAJOR, 2, 1, NULL);
             mat_t c = mat_new(s, OOC_ROW_MAJOR, 1, 1, NULL);
             set(&a, 0, 0, 1e20L, 0);
             set(&a, 0, 1, 1e20L, 0);
             set(&b, 0, 0, 1e20L, 0);
             set(&b, 1, 0, -1e20L, 0);
-            set(&c, 0, 0, nan ? (long double)NAN : (long double)INFINITY, 0);
+            set(&c, 0, 0, nan % 2 ? (long double)NAN : (long double)INFINITY, 0);
             ooc_file_t *fa = put(&a), *fb = put(&b), *fc = put(&c);
             ooc_verify_result_t r;
             ooc_status_t st = try_check(OOC_OP_N, OOC_OP_N, &one32, fa, fb, &zero32, NULL, fc, v, 0, &r);
             if (!(st == OOC_ERR_UNDECIDED || (st == OOC_SUCCESS && r.passed)))
-                fprintf(stderr, "\n  float products past FLT_MAX (C %s, %d vectors): status %d, passed %d", nan ? "NaN" : "Inf",
-                        v, (int)st, st == OOC_SUCCESS ? r.passed : -1);
+                fprintf(stderr, "\n  float products past FLT_MAX (C %s, alpha %g, %d vectors): status %d, passed %d",
+                        nan % 2 ? "NaN" : "Inf", nan >= 2 ? 1e-30 : 1.0, v, (int)st, st == OOC_SUCCESS ? r.passed : -1);
             CU_ASSERT(st == OOC_ERR_UNDECIDED || (st == OOC_SUCCESS && r.passed));
             release(fa, fb, fc, &a, &b, &c);
         }
