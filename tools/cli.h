@@ -651,6 +651,11 @@ void progress_sum(progress_t *p, int64_t done, int64_t ran, int64_t total, uint6
 void progress_end(progress_t *p);
 void measure_disk(const char *sample, const char *out, double *read_gbs, double *write_gbs, double *both_gbs);
 void stop_signals_install(ooc_handle_t *h);
+/* multiply: a process still at work OOC_STOP_GRACE_S after a stop signal
+ * ends then, exit 7 (a call that does not return), until
+ * stop_signals_last_block() (every block of its range in hand) */
+void stop_signals_watchdog(void);
+void stop_signals_last_block(void);
 void stop_signals_exit(int rc);
 int stop_signal_caught(void);
 const char *signal_name(int sig);

@@ -65,6 +65,7 @@ void progress_cb(void *user, int64_t done, int64_t total, uint64_t bytes_read, u
     update(p, done, total, bytes_read, bytes_written);
     show(p, p->done, p->done - p->base, total);
     pthread_mutex_unlock(&p->lock);
+    if (total > 0 && done >= total) stop_signals_last_block(); /* (the rest completes: no watchdog) */
 }
 
 void progress_sum(progress_t *p, int64_t done, int64_t ran, int64_t total, uint64_t bytes_read,

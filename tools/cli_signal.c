@@ -36,6 +36,11 @@ static void stop_signals_handle(void (*fn)(int), int flags)
  * anyway (OOC_STOP_GRACE_S; 0: never) */
 #define STOP_GRACE_S 60
 static unsigned stop_grace = STOP_GRACE_S;
+/* the watchdog is multiply's (stop_signals_watchdog), until every block of
+ * its range is in hand (stop_signals_last_block: what is left, the flush, the
+ * journal's record and the commit, then completes; gen has no --resume, and
+ * its stop removes its file) */
+static volatile sig_atomic_t watchdog_on, grace_off;
 
 static void on_stop_signal(int sig)
 {
@@ -46,7 +51,7 @@ static void on_stop_signal(int sig)
     }
     if (!stop_signal) {
         stop_signal = sig;
-        if (stop_grace) alarm(stop_grace);
+        if (stop_grace && watchdog_on && !grace_off) alarm(stop_grace);
     }
     ooc_handle_t *h = stop_handle;
     if (h) ooc_cancel(h);
@@ -81,7 +86,7 @@ void stop_signals_install(ooc_handle_t *h)
     if (g && *g) {
         char *end;
         unsigned long v = strtoul(g, &end, 10);
-        if (*end == '\0' && g[0] != '-' && v <= 86400) stop_grace = (unsigned)v;
+        if (*end == '\0' && g[0] != '-' && v <= 86400) stop_grace = (unsigned)v; /* (else the default) */
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -90,6 +95,14 @@ void stop_signals_install(ooc_handle_t *h)
     sigaction(SIGALRM, &sa, NULL);
     stop_signals_handle(on_stop_signal, SA_RESTART);
     if (h && stop_signal) ooc_cancel(h); /* a signal before the handle was given */
+}
+
+void stop_signals_watchdog(void) { watchdog_on = 1; }
+
+void stop_signals_last_block(void)
+{
+    grace_off = 1;
+    alarm(0); /* (armed by a signal before: the rest completes) */
 }
 
 /* Once the work is over: the exit status the process ends with. */

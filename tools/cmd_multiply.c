@@ -369,6 +369,7 @@ int mul_prepare(mul_job_t *j)
     if ((st = ooc_create(&j->h)) != OOC_SUCCESS) return lib_fail(NULL, st, AT_OTHER, NULL, NULL, "ooc_create");
     if ((st = lib_opts_apply(j->h, &o->lib)) != OOC_SUCCESS) return lib_fail(j->h, st, AT_OTHER, NULL, NULL, "options");
     stop_signals_install(j->h);
+    stop_signals_watchdog();
     return RC_OK;
 }
 
