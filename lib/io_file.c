@@ -280,7 +280,13 @@ static ooc_status_t open_tmp(ooc_err_t *err, const char *tmp, mode_t make_mode, 
         unsigned mode = 0;
         int fd = ooc_open_regular(tmp, O_RDWR | O_NOFOLLOW, &mode);
         if (fd < 0 && errno == ENOENT) {
-            fd = ooc_fd_off_std(open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, make_mode));
+            int made = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, make_mode);
+            fd = ooc_fd_off_std(made);
+            if (made >= 0 && fd < 0) { /* (made, but not moved above 2: not left there) */
+                int e = errno;
+                unlink(tmp);
+                errno = e;
+            }
             if (fd < 0 && errno == EEXIST) continue; /* made meanwhile: look again */
             *created = fd >= 0;
         }
@@ -710,7 +716,12 @@ ooc_status_t ooc_file_alone(ooc_err_t *err, const ooc_file_t *f, const char *wha
     ooc_err_clear(err);
     ooc_err_t again;
     ooc_err_clear(&again);
-    (void)ooc_fd_lock(f->fd, f->tmp_path, 1, &again); /* (a flock converts by dropping the shared lock first) */
+    /* (a flock converts by dropping the shared lock first: taken again, or
+     * said, as another job may then take the file) */
+    if (ooc_fd_lock(f->fd, f->tmp_path, 1, &again) != OOC_SUCCESS)
+        return OOC_ERR_FILE(err, OOC_ERR_IO, f->tmp_path,
+                            "%s %s: another process still has %s open, and its lock could not be taken again: %s",
+                            what, f->path, f->tmp_path, again.msg);
     return OOC_ERR_FILE(err, OOC_ERR_BUSY, f->tmp_path,
                         "%s %s: another process still has %s open (one that joined it and has not closed it: the "
                         "creator does this once every process that joined is done and has closed it)",

@@ -571,7 +571,13 @@ ooc_status_t ooc_journal_create(ooc_journal_t *j, const char *path, const ooc_jo
     j->digest = ooc_journal_hash(0, buf, (size_t)n);
     j->sums = head->version != 2;
     n += snprintf(buf + n, sizeof buf - (size_t)n, "head %016" PRIx64 "\n", j->digest);
-    j->fd = ooc_fd_off_std(open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666));
+    int made = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+    j->fd = ooc_fd_off_std(made);
+    if (made >= 0 && j->fd < 0) { /* (made, but not moved above 2: not left there) */
+        int e = errno;
+        unlink(path);
+        errno = e;
+    }
     if (j->fd < 0) {
         int e = errno;
         if (e == EEXIST)

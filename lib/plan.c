@@ -366,6 +366,9 @@ static int out_bound_shape(const ctx_t *c, int complex_type, double fpb)
     return math_over_copy(c->n, c->k, c->e, complex_type, fpb) < 1.0 && c->n >= c->k;
 }
 
+/* (and the blocks' lines long: blocks of a shape bound by its copies but
+ * copied as short lines, or as contiguous ones that copy_bound_rows() keeps
+ * small, get a tail and no k-pieces) */
 static int copy_out_bound(const ctx_t *c, int64_t mb)
 {
     return c->out_bound && c->lead <= 1 && mb * (int64_t)c->e >= LONG_LINE_BYTES;

@@ -7,12 +7,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "io.h"
 #include "trace.h"
 
 static const char *const lane_names[OOC_LANES] = {"copy in (H2D)", "compute", "copy out (D2H)",
@@ -139,7 +142,11 @@ ooc_status_t ooc_trace_finish(ooc_trace_t *const *ts, const int *ids, int n, con
     FILE *f = NULL;
     ooc_status_t st = OOC_SUCCESS;
     if (path && *path) {
-        f = fopen(path, "w");
+        /* (its descriptor above 2: a program that closed its standard
+         * streams would print into the trace) */
+        int fd = ooc_fd_off_std(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+        f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (f == NULL && fd >= 0) close(fd);
         if (f == NULL)
             st = OOC_ERR_FILE(err, ooc_errno_status(errno), path, "trace: cannot create %s: %s", path, strerror(errno));
     }

@@ -551,6 +551,8 @@ json_check "bench --alpha 0: no rate" "assert all(m['tflops'] is None for s in o
 # --json abbreviated as getopt_long takes it (--js): one object on failure too
 timeout 60 "$OOCGEMM" run --backend host -m 0 -n 10 -k 5 --js >"$tmp/out" 2>"$tmp/err"
 json_check "--js (--json abbreviated) with a bad -m: one object" "assert o['exit_status'] == 2"
+timeout 60 "$OOCGEMM" run --backend host -m 0 -n 10 -k 5 --j >"$tmp/out" 2>"$tmp/err"
+json_check "--j (--json abbreviated, run has no other --j option) with a bad -m: one object" "assert o['exit_status'] == 2"
 # what was printed, lost (/dev/full): exit 6 and a message, not 0
 if [ -w /dev/full ]; then
     timeout 60 "$OOCGEMM" run --backend host -m 30 -n 20 -k 10 --no-floor --json >/dev/full 2>"$tmp/err"

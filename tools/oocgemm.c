@@ -149,9 +149,10 @@ static int wants_json(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
     {
-        /* (and the prefixes getopt_long takes for it: --js, --jso) */
+        /* (and the prefixes getopt_long takes for it: --j where no other
+         * option begins so, --js, --jso) */
         size_t n = strcspn(argv[i], "=");
-        if (n >= 4 && n <= 6 && strncmp(argv[i], "--json", n) == 0) return 1;
+        if (n >= 3 && n <= 6 && strncmp(argv[i], "--json", n) == 0) return 1;
     }
     return 0;
 }
