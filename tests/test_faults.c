@@ -312,6 +312,25 @@ static void test_in_memory_recovers(void)
     free(C0);
 }
 
+/* The multiply C = alpha A B + 0.5 C (37 x 11 x 5) under OOC_FAULT=spec:
+ * refused (OOC_ERR_PARAM_RANGE) with a message saying `says`, and C as it
+ * was (C0). */
+static int spec_refused(const char *spec, double alpha, const char *says, const double *A, const double *B, double *C,
+                        const double *C0)
+{
+    enum { M = 37, N = 11, K = 5 };
+    ooc_handle_t *h = new_handle();
+    memcpy(C, C0, M * N * sizeof *C);
+    fault(spec);
+    ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, alpha, A, M, B, K, 0.5, C, M);
+    fault(NULL);
+    int ok = st == OOC_ERR_PARAM_RANGE && strstr(ooc_last_error(h), says) != NULL &&
+             memcmp(C, C0, M * N * sizeof *C) == 0;
+    if (!ok) fprintf(stderr, "\n    OOC_FAULT=%s: %s: %s", spec, ooc_status_string(st), ooc_last_error(h));
+    ooc_destroy(h);
+    return ok;
+}
+
 /* A fault spec with a mistake is refused by the in-memory paths too, also
  * the one that opens no backend (alpha 0: C = beta*C), and C is untouched:
  * a test of a typo must not pass for a fault that never came. */
@@ -322,40 +341,12 @@ static void test_bad_spec_refused(void)
     tu_fill(OOC_R64, A, M * K, &seed);
     tu_fill(OOC_R64, B, K * N, &seed);
     tu_fill(OOC_R64, C0, M * N, &seed);
-    for (int zero = 0; zero < 2; zero++) {
-        ooc_handle_t *h = new_handle();
-        memcpy(C, C0, sizeof C);
-        fault("copy:0");
-        ooc_status_t st =
-            ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, zero ? 0.0 : 1.5, A, M, B, K, 0.5, C, M);
-        fault(NULL);
-        CU_ASSERT_EQUAL(st, OOC_ERR_PARAM_RANGE);
-        CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(h), "OOC_FAULT='copy:0'"));
-        CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
-        ooc_destroy(h);
-    }
+    for (int zero = 0; zero < 2; zero++)
+        CU_ASSERT_TRUE(spec_refused("copy:0", zero ? 0.0 : 1.5, "OOC_FAULT='copy:0'", A, B, C, C0));
     /* a count past 2^63 (it saturated to a fault that never came; a hunt) */
-    {
-        ooc_handle_t *h = new_handle();
-        memcpy(C, C0, sizeof C);
-        fault("read:99999999999999999999");
-        ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.5, A, M, B, K, 0.5, C, M);
-        fault(NULL);
-        CU_ASSERT_EQUAL(st, OOC_ERR_PARAM_RANGE);
-        CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(h), "is not a count from 1"));
-        CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
-        ooc_destroy(h);
-    }
+    CU_ASSERT_TRUE(spec_refused("read:99999999999999999999", 1.5, "is not a count from 1", A, B, C, C0));
     /* an ERRNO for a kind whose failure is not one (it was taken, and did nothing) */
-    ooc_handle_t *h = new_handle();
-    memcpy(C, C0, sizeof C);
-    fault("gemm:2:EIO");
-    ooc_status_t st = ooc_dgemm(h, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, M, N, K, 1.5, A, M, B, K, 0.5, C, M);
-    fault(NULL);
-    CU_ASSERT_EQUAL(st, OOC_ERR_PARAM_RANGE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(h), "is for the file kinds alone"));
-    CU_ASSERT_EQUAL(memcmp(C, C0, sizeof C), 0);
-    ooc_destroy(h);
+    CU_ASSERT_TRUE(spec_refused("gemm:2:EIO", 1.5, "is for the file kinds alone", A, B, C, C0));
 }
 
 /* The library's staging that cannot be registered (mapped pages refused by

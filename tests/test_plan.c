@@ -969,6 +969,21 @@ static void test_copy_out_bound(void)
     CU_ASSERT(p.swap == 1 && p.tail == 0 && p.a_pieces == 2 && p.b_chunks == 8);
 }
 
+/* A case of the tables below: either orientation allowed, beta != 0 or not,
+ * complex or not, the copy lines of each orientation, on `devices` */
+static ooc_plan_input_t case_input(int64_t m, int64_t n, int64_t k, size_t e, uint64_t dev, int beta, int complex_type,
+                                   int lines0, int lines1, int devices)
+{
+    ooc_plan_input_t in = input(m, n, k, e, dev);
+    in.allow_swap = 1;
+    in.beta_nonzero = beta;
+    in.complex_type = complex_type;
+    in.lines[0] = lines0;
+    in.lines[1] = lines1;
+    in.devices = devices;
+    return in;
+}
+
 /* A shape bound by its copies whose blocks are copied as long lines, pinned,
  * on one device: blocks of about 64 MiB copied in and out, at least 256
  * rows (plan.c copy_bound_rows()), where the other rules gave some 8. Not
@@ -1004,13 +1019,8 @@ static void test_copy_bound_rows(void)
         {"CGEMM 5253x11699x3159 NC", 5253, 11699, 3159, 8, 0, 1, A | C, A, 1, 0, 1, 1024, 8192},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev);
-        in.allow_swap = 1;
-        in.beta_nonzero = cases[i].beta;
-        in.complex_type = cases[i].complex_type;
-        in.lines[0] = cases[i].lines0;
-        in.lines[1] = cases[i].lines1;
-        in.devices = cases[i].devices;
+        ooc_plan_input_t in = case_input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev, cases[i].beta,
+                                         cases[i].complex_type, cases[i].lines0, cases[i].lines1, cases[i].devices);
         in.stage_a = in.stage_b = in.stage_c = cases[i].staged;
         if (cases[i].staged) in.host_budget = (uint64_t)8 << 30;
         ooc_plan_t p;
@@ -1121,13 +1131,9 @@ static void test_wide_lines(void)
         {"SGEMM NT beta -1: the orientation kept", 25315, 1591, 3247, 4, 1, 0, A | BR | C, A | BR, 1, 0, 0, -1, 1, 256, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        ooc_plan_input_t in = input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev);
+        ooc_plan_input_t in = case_input(cases[i].m, cases[i].n, cases[i].k, cases[i].e, dev, cases[i].beta,
+                                         cases[i].complex_type, cases[i].lines0, cases[i].lines1, cases[i].devices);
         in.allow_swap = cases[i].swap_given != 0;
-        in.beta_nonzero = cases[i].beta;
-        in.complex_type = cases[i].complex_type;
-        in.lines[0] = cases[i].lines0;
-        in.lines[1] = cases[i].lines1;
-        in.devices = cases[i].devices;
         in.block_rows = cases[i].rows_given;
         in.a_pieces = cases[i].pieces_given;
         ooc_plan_t p;
