@@ -368,10 +368,19 @@ static int out_bound_shape(const ctx_t *c, int complex_type, double fpb)
 
 /* (and the blocks' lines long: blocks of a shape bound by its copies but
  * copied as short lines, or as contiguous ones that copy_bound_rows() keeps
- * small, get a tail and no k-pieces) */
+ * small, get a tail and no k-pieces; so do staged blocks of A, which the
+ * threads copy into packed slots or cache-sized buffers, contiguous either
+ * way, where k-pieces would take the buffers away (need(): a piece's copy
+ * is issued from the block in its slot) and a pinned slot as large as the
+ * block. Measured on an H200 from pageable memory, the planner's 4096 rows
+ * (8192 for TF32) in 2 k-pieces against whole blocks with a tail, best of
+ * 3, two rounds (docs/PERFORMANCE.md session 47): wide (op(A) resident)
+ * 0.175, 0.146 -> 0.122, 0.108 s; row-major tall 0.147, 0.153 -> 0.107,
+ * 0.126; its TF32 SGEMM 8192x131072x8192 0.165, 0.169 -> 0.133, 0.114;
+ * wide with beta 1 0.280, 0.261 -> 0.210, 0.195) */
 static int copy_out_bound(const ctx_t *c, int64_t mb)
 {
-    return c->out_bound && c->lead <= 1 && mb * (int64_t)c->e >= LONG_LINE_BYTES;
+    return c->out_bound && c->lead <= 1 && !c->sa && mb * (int64_t)c->e >= LONG_LINE_BYTES;
 }
 
 /* Rows of the first j blocks of a tail after blocks of mb rows, `rep` blocks

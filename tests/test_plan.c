@@ -900,6 +900,21 @@ static void test_copy_lines(void)
     }
 }
 
+/* A case of the tables below: either orientation allowed, beta != 0 or not,
+ * complex or not, the copy lines of each orientation, on `devices` */
+static ooc_plan_input_t case_input(int64_t m, int64_t n, int64_t k, size_t e, uint64_t dev, int beta, int complex_type,
+                                   int lines0, int lines1, int devices)
+{
+    ooc_plan_input_t in = input(m, n, k, e, dev);
+    in.allow_swap = 1;
+    in.beta_nonzero = beta;
+    in.complex_type = complex_type;
+    in.lines[0] = lines0;
+    in.lines[1] = lines1;
+    in.devices = devices;
+    return in;
+}
+
 /* Copy-out bound shapes (plan.c copy_out_bound()): once the blocks have long
  * lines, no shrinking tail, and A's blocks in 2 k-pieces when k allows, the
  * last piece in 8 chunks of C's columns when C goes out in place as columns
@@ -967,21 +982,43 @@ static void test_copy_out_bound(void)
     CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
     CU_ASSERT(check_invariants(&in, &p));
     CU_ASSERT(p.swap == 1 && p.tail == 0 && p.a_pieces == 2 && p.b_chunks == 8);
-}
 
-/* A case of the tables below: either orientation allowed, beta != 0 or not,
- * complex or not, the copy lines of each orientation, on `devices` */
-static ooc_plan_input_t case_input(int64_t m, int64_t n, int64_t k, size_t e, uint64_t dev, int beta, int complex_type,
-                                   int lines0, int lines1, int devices)
-{
-    ooc_plan_input_t in = input(m, n, k, e, dev);
-    in.allow_swap = 1;
-    in.beta_nonzero = beta;
-    in.complex_type = complex_type;
-    in.lines[0] = lines0;
-    in.lines[1] = lines1;
-    in.devices = devices;
-    return in;
+    /* from pageable memory (A, B and C staged, through the cache-sized
+     * buffers), blocks of long lines: whole, with a tail, through the
+     * buffers, not in 2 k-pieces (pinned, these shapes get the blocks of
+     * copy_bound_rows(): test_copy_bound_rows) */
+    struct {
+        const char *name;
+        int64_t m, n, k;
+        size_t e;
+        double fpb;
+        int lines0, lines1, swap;
+    } staged[] = {
+        {"wide", 4096, 131072, 4096, 8, 0, AC, BR, 1},
+        {"tall, row-major", 131072, 4096, 4096, 8, 0, BR, AC, 0},
+        {"TF32 wide", 8192, 131072, 8192, 4, 7000, AC, BR, 1},
+    };
+    for (size_t i = 0; i < sizeof staged / sizeof staged[0]; i++) {
+        const uint64_t chunk = (uint64_t)16 << 20;
+        in = case_input(staged[i].m, staged[i].n, staged[i].k, staged[i].e, dev, 0, 0, staged[i].lines0,
+                        staged[i].lines1, 1);
+        in.flop_per_byte = staged[i].fpb;
+        in.stage_a = in.stage_b = in.stage_c = 1;
+        in.through_chunk = chunk;
+        in.through_bufs = 3;
+        in.through_ok[0] = in.through_ok[1] = 1;
+        in.through_out_ok = 1;
+        CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+        CU_ASSERT(check_invariants(&in, &p));
+        int ok = p.swap == staged[i].swap && p.a_pieces == 1 && p.tail == 3 && p.through_chunk == chunk &&
+                 p.through_out_chunk == chunk;
+        if (!ok)
+            printf("\n    %s, staged: swap %d, %lld rows, tail %d, %d pieces, through %llu (expected swap %d, tail 3, "
+                   "1 piece, through %llu)",
+                   staged[i].name, p.swap, (long long)p.mb, p.tail, p.a_pieces, (unsigned long long)p.through_chunk,
+                   staged[i].swap, (unsigned long long)chunk);
+        CU_ASSERT(ok);
+    }
 }
 
 /* A shape bound by its copies whose blocks are copied as long lines, pinned,

@@ -182,8 +182,8 @@ typedef struct {
     "                        block rows) to shorten the pipeline's drain, 1 to 6:\n"                  \
     "                        1 none; T > 1: T - 1 of them (default: 3 when the\n"                     \
     "                        blocks are large enough, none when copying C out\n"                      \
-    "                        bounds the run on blocks of long lines or A's\n"                          \
-    "                        blocks go in k-pieces)\n"                                                \
+    "                        bounds the run on pinned blocks of long lines or\n"                      \
+    "                        A's blocks go in k-pieces)\n"                                            \
     "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
     "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
     "                        when op(B) is 32 MiB or more); with A's blocks in\n"                     \
@@ -195,9 +195,10 @@ typedef struct {
     "                        along k (1 to 64), multiplied one after another:\n"                      \
     "                        longer blocks in the same memory (default: when the\n"                   \
     "                        budget would hold blocks to short lines; 2 when\n"                       \
-    "                        copying C out bounds the run; up to 8 for blocks\n"                      \
-    "                        lengthened to 64 KiB copy lines where short strided\n"                   \
-    "                        lines would copy in slower than they multiply)\n"                        \
+    "                        copying C out bounds the run and A is pinned; up\n"                      \
+    "                        to 8 for blocks lengthened to 64 KiB copy lines\n"                       \
+    "                        where short strided lines would copy in slower\n"                        \
+    "                        than they multiply)\n"                                                   \
     "  --stage-chunk BYTES|off\n"                                                                      \
     "                        pageable op(A) in memory goes to the device chunk by\n"                  \
     "                        chunk through 3 pinned buffers of BYTES that stay in\n"                  \
