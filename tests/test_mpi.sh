@@ -365,6 +365,23 @@ else
     fail "5 --json: exit $rc, the error does not give rank 2's message: $(head -c 400 out)"
 fi
 
+# the same with a path of 2000 bytes: the message's reason, at its end, is
+# not cut (it was, at 1800 bytes)
+long=d$(printf '%0250d' 0)
+deep=$long/$long/$long/$long/$long/$long/$long/$long
+mkdir -p "$deep" && cp Bcut.npy "$deep/Bcut.npy"
+B_FOR=2:$deep/Bcut.npy
+mpi 3 $P -o C.npy $S --json
+rc=$?
+B_FOR=
+if [ $rc -eq 4 ] && out_json 'o["error"].startswith("rank 2 of 3 failed") and "truncated" in o["error"] and len(o["error"]) > 2000' &&
+    [ -z "$(ls C.npy* 2>/dev/null)" ]; then
+    pass "5 --json, B's path 2000 bytes long: the error gives rank 2's whole message"
+else
+    fail "5 --json, B's path 2000 bytes long: exit $rc (expected 4), or the error cut: $(tail -c 300 out)"
+fi
+rm -rf "$long"
+
 # 6. SIGUSR1 to one rank: all stop (exit 7); one process resumes
 OOC_HOST_JITTER_US=60000
 bg 3 $P -o C.npy $S -q

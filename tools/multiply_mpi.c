@@ -161,8 +161,9 @@ static int agreed_at(int rank, int size, int rc, int own, const char *when)
     if (all != RC_OK && who > 0 && rank == 0) {
         fprintf(stderr, "%s: rank %d of %d failed %s (exit status %d, its message above): every rank stops\n",
                 progname, who, size, when, all);
-        snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d): %.1800s", who, size, when, all,
-                 msg[0] ? msg : "its message went to its stderr");
+        /* (the whole message: a long path's reason comes at its end; the prefix takes under 256 bytes) */
+        snprintf(fail_msg, sizeof fail_msg, "rank %d of %d failed %s (exit status %d): %.*s", who, size, when, all,
+                 (int)sizeof fail_msg - 256, msg[0] ? msg : "its message went to its stderr");
     }
     return all;
 }
