@@ -320,6 +320,18 @@ int ooc_backend_host_devices(void)
     return (int)n;
 }
 
+/* A delay in microseconds from a test variable: a decimal from 0, at most a
+ * minute (sleep_us sleeps a second or more too); a sign or no number reads
+ * as none (strtoul would wrap -1 to hours). *end: past the number. */
+#define MAX_TEST_DELAY_US 60000000UL
+static unsigned test_delay_us(const char *s, char **end)
+{
+    *end = (char *)s;
+    if (*s < '0' || *s > '9') return 0;
+    unsigned long v = strtoul(s, end, 10);
+    return v < MAX_TEST_DELAY_US ? (unsigned)v : (unsigned)MAX_TEST_DELAY_US;
+}
+
 /* Device d's jitter from OOC_HOST_JITTER_US: one value for every device, or
  * a comma-separated list, one per device (the last one for the devices
  * beyond it), so that tests can make some devices slower than others. */
@@ -329,7 +341,7 @@ static unsigned device_jitter(int device)
     unsigned v = 0;
     for (int d = 0; j != NULL && *j != '\0'; d++) {
         char *end;
-        v = (unsigned)strtoul(j, &end, 10);
+        v = test_delay_us(j, &end);
         if (d == device || *end != ',') break;
         j = end + 1;
     }
@@ -352,11 +364,11 @@ static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     atomic_init(&be->failed, 0);
     be->jitter_us = device_jitter(device);
     const char *d = getenv("OOC_HOST_D2H_DELAY_US");
-    unsigned long us = d ? strtoul(d, NULL, 10) : 0;
+    char *end;
     /* (a second or more too, as sleep_us sleeps it: clamped below one
      * second, test_reliability 12d's 2 s hold left its SIGTERM at 1 s
      * 0.15 s to spare; at most a minute) */
-    be->d2h_delay_us = us < 60000000 ? (unsigned)us : 60000000;
+    be->d2h_delay_us = d ? test_delay_us(d, &end) : 0;
     const char *a = getenv("OOC_HOST_ALIGNED");
     be->aligned = a && strcmp(a, "1") == 0;
     *out = &be->base;

@@ -563,5 +563,10 @@ if [ -w /dev/full ]; then
         fail "standard output full: exit $rc (expected 6 and a message)"
     fi
 fi
+# the host backend's test delays given as -1: none (strtoul wrapped them to
+# an hour and more per operation, so the run never ended)
+OOC_HOST_JITTER_US=-1 OOC_HOST_D2H_DELAY_US=-1 timeout 20 "$OOCGEMM" run --backend host -m 300 -n 200 -k 100 \
+    --block-rows 64 --no-floor --json >"$tmp/out" 2>"$tmp/err"
+json_check "OOC_HOST_JITTER_US=-1 and OOC_HOST_D2H_DELAY_US=-1: no delay" "assert o['exit_status'] == 0, o"
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]
