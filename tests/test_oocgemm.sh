@@ -563,6 +563,15 @@ if [ -w /dev/full ]; then
         fail "standard output full: exit $rc (expected 6 and a message)"
     fi
 fi
+# bench --trace: ours' last timed run traced (the earlier runs untraced)
+rm -f "$tmp/bt.json"
+timeout 60 "$OOCGEMM" bench --backend host -m 600 -n 400 -k 300 --repeat 2 --trace "$tmp/bt.json" --json >"$tmp/out" 2>"$tmp/err"
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.get("name") == "gemm" for e in d["traceEvents"])' \
+    "$tmp/bt.json" 2>/dev/null && python3 -c 'import json, sys; assert json.load(sys.stdin)["exit_status"] == 0' <"$tmp/out"; then
+    pass "bench --trace --repeat 2: a trace of ours"
+else
+    fail "bench --trace --repeat 2: no trace, or bench failed: $(head -c 300 "$tmp/err")"
+fi
 # the host backend's test delays given as -1: none (strtoul wrapped them to
 # an hour and more per operation, so the run never ended)
 OOC_HOST_JITTER_US=-1 OOC_HOST_D2H_DELAY_US=-1 timeout 20 "$OOCGEMM" run --backend host -m 300 -n 200 -k 100 \

@@ -50,6 +50,7 @@ typedef struct {
     int have_ref;
     int64_t *rows;
     void *c0;
+    const char *ours_trace; /* --trace, when the handle ours runs on was made with it */
 } bench_shape_ctx_t;
 
 /* One timed run of a method: PEER_OK with *seconds, else a PEER_* status and msg. */
@@ -102,10 +103,22 @@ static void bench_method(bench_shape_ctx_t *x, bench_method_t *mt)
         bench_prepare_c(x, 1);
         st = peer_incore(x->peers, &x->g, (int)R, mt->times, mt->msg, sizeof mt->msg);
     } else {
+        /* --trace: ours' last timed run alone (tracing every one put its
+         * cost, and the file's writing, in every time, as run's did) */
+        const char *trace = mt->kind == BM_OURS ? x->ours_trace : NULL;
         for (int64_t it = 0; it <= R && st == PEER_OK; it++) { /* it 0 warms up */
             bench_progress(bo, "%s: %s, %s %lld of %lld", res->sh.name, mt->label, it ? "run" : "warm-up",
                            (long long)(it ? it : 1), (long long)(it ? R : 1));
             bench_prepare_c(x, it == 0);
+            if (trace && (it == 0 || it == R)) {
+                ooc_status_t ts = ooc_set_trace(x->ours, it == R ? trace : NULL);
+                if (ts != OOC_SUCCESS) {
+                    snprintf(mt->msg, sizeof mt->msg, "ooc_set_trace: %s: %s", ooc_status_string(ts),
+                             ooc_last_error(x->ours));
+                    st = PEER_FAILED;
+                    break;
+                }
+            }
             double s = 0;
             st = bench_one(x, mt, &s, mt->msg, sizeof mt->msg);
             if (st == PEER_OK && it > 0) mt->times[it - 1] = s;
@@ -244,6 +257,7 @@ static bench_method_t *bench_ours(bench_shape_ctx_t *x, ooc_handle_t *h, const c
         }
     }
     x->ours = ho;
+    x->ours_trace = device >= 0 ? NULL : res->o.lib.trace; /* (bench_handle()'s) */
     bench_method(x, mt);
     *have_stats = mt->status == BS_RAN && ooc_get_stats(ho, stats) == OOC_SUCCESS;
     if (*have_stats) {
