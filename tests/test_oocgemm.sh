@@ -563,6 +563,18 @@ if [ -w /dev/full ]; then
         fail "standard output full: exit $rc (expected 6 and a message)"
     fi
 fi
+# a product past float32's range (alpha 3e38): the check says it cannot
+# decide, not that C is off ("max relative error inf exceeds the tolerance")
+timeout 60 "$OOCGEMM" run --backend host --dtype s -m 300 -n 200 -k 1000 --alpha 3e38 --no-floor --json >"$tmp/out" 2>"$tmp/err"
+json_check "run, float32 product overflowing: exit 1, the check undecided" \
+    "assert o['exit_status'] == 1 and o['error'].startswith('check undecided:') and 'float32' in o['error'] and o['check']['passed'] is False, o"
+timeout 60 "$OOCGEMM" bench --backend host --dtype s -m 300 -n 200 -k 1000 --alpha 3e38 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^  ours .*UNDECIDED" "$tmp/out"; then
+    pass "bench, float32 product overflowing: exit 1, ours UNDECIDED"
+else
+    fail "bench, float32 product overflowing: exit $rc (expected 1), or ours not UNDECIDED: $(grep '^  ours' "$tmp/out")"
+fi
 # bench --trace: ours' last timed run traced (the earlier runs untraced)
 rm -f "$tmp/bt.json"
 timeout 60 "$OOCGEMM" bench --backend host -m 600 -n 400 -k 300 --repeat 2 --trace "$tmp/bt.json" --json >"$tmp/out" 2>"$tmp/err"

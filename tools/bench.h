@@ -75,6 +75,7 @@ typedef struct {
     int checked, passed;
     double max_err;
     int64_t off; /* elements of the checked rows off by about their own size (check_compare) */
+    int64_t undecided; /* elements past the type's range in the reference (check_compare) */
 } bench_method_t;
 
 /* What holds for every shape of a run. */

@@ -142,9 +142,10 @@ static void bench_method(bench_shape_ctx_t *x, bench_method_t *mt)
     free(sorted);
     if (x->have_ref) {
         bench_progress(bo, "%s: %s, checking", res->sh.name, mt->label);
-        mt->max_err = check_compare(&res->o, &x->ref, &x->C, x->c0, x->rows, res->check_rows, &mt->off);
+        mt->max_err = check_compare(&res->o, &x->ref, &x->C, x->c0, x->rows, res->check_rows, &mt->off,
+                                    &mt->undecided);
         mt->checked = 1;
-        mt->passed = mt->max_err <= res->tol && mt->off == 0;
+        mt->passed = mt->max_err <= res->tol && mt->off == 0 && mt->undecided == 0;
         bench_progress_end(bo);
     }
 }

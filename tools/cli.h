@@ -490,9 +490,9 @@ void check_ref_free(check_ref_t *ref);
 int check_ref(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const void *c0,
               const int64_t *rows, int64_t r, check_ref_t *ref);
 double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t *C, const void *c0,
-                     const int64_t *rows, int64_t r, int64_t *off);
+                     const int64_t *rows, int64_t r, int64_t *off, int64_t *undecided);
 int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
-            const void *c0, const int64_t *rows, int64_t r, double *max_err, int64_t *off);
+            const void *c0, const int64_t *rows, int64_t r, double *max_err, int64_t *off, int64_t *undecided);
 double check_tolerance(const run_opts_t *o);
 
 /* ------------------------------------------------------------------------ */

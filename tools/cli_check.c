@@ -228,19 +228,23 @@ static double check_eps(const run_opts_t *o) { return dtype_double(o->dtype) ? D
 static double tf32_term(const run_opts_t *o) { return o->lib.tf32 && !dtype_double(o->dtype) ? 0x1.0p-7 : 0.0; }
 
 /* The largest error of the r checked rows of C against the reference,
- * relative to the bound described in run --help (INFINITY for NaN); *off:
+ * relative to the bound described in run --help (INFINITY for NaN), of the
+ * elements whose reference and bound are finite; *undecided: the others
+ * (the random inputs are finite, so OpenBLAS's product or the bound
+ * overflowed the type: large scalars), which no tolerance judges; *off:
  * the elements off by about their own size (|C - R| >= |R| / 2) and by more
  * than rounding reaches on any but contrived data (16 sqrt(k + 2) eps of the
  * bound, lib/verify.c's top comment says why), as a missing or stale block
  * is within the worst-case tolerance in single precision with a large k. */
 double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t *C, const void *c0,
-                     const int64_t *rows, int64_t r, int64_t *off)
+                     const int64_t *rows, int64_t r, int64_t *off, int64_t *undecided)
 {
     ooc_dtype_t t = o->dtype;
     int64_t n = o->n;
     double worst = 0.0;
     double tol_p = 16.0 * sqrt((double)(o->k + 2)) * check_eps(o) + tf32_term(o);
     *off = 0;
+    *undecided = 0;
     int64_t ldc = o->layout == OOC_COL_MAJOR ? o->m : n;
     for (int64_t i = 0; i < r; i++)
         for (int64_t j = 0; j < n; j++) {
@@ -250,6 +254,10 @@ double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t
             load(t, ref->R, si, &rr, &ri);
             double diff = dtype_complex(t) ? hypot(cr - rr, ci - ri) : fabs(cr - rr);
             double bound = ref->arow[i] + (o->beta != 0.0 ? fabs(o->beta) * magnitude(t, c0, si) : 0.0);
+            if (!isfinite(rr) || !isfinite(ri) || !isfinite(bound)) { /* past the type's range: no judging */
+                ++*undecided;
+                continue;
+            }
             double err = diff == 0.0 ? 0.0 : diff / (bound > DBL_MIN ? bound : DBL_MIN);
             if (isnan(err)) err = INFINITY;
             if (err > worst) worst = err;
@@ -262,16 +270,16 @@ double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t
 /*
  * Check the r rows of C against OpenBLAS (check_ref, then check_compare).
  * *max_err receives the largest relative error, *off the elements off by
- * about their own size. Returns RC_OK, RC_RUNTIME (out of memory), or
+ * about their own size, *undecided those past the type's range. Returns RC_OK, RC_RUNTIME (out of memory), or
  * RC_USAGE when the sizes do not fit a BLAS int (*max_err untouched).
  */
 int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
-            const void *c0, const int64_t *rows, int64_t r, double *max_err, int64_t *off)
+            const void *c0, const int64_t *rows, int64_t r, double *max_err, int64_t *off, int64_t *undecided)
 {
     check_ref_t ref;
     int rc = check_ref(o, A, B, c0, rows, r, &ref);
     if (rc != RC_OK) return rc;
-    *max_err = check_compare(o, &ref, C, c0, rows, r, off);
+    *max_err = check_compare(o, &ref, C, c0, rows, r, off, undecided);
     check_ref_free(&ref);
     return RC_OK;
 }

@@ -166,8 +166,9 @@ void bench_usage(FILE *f)
             "  -h, --help            this help\n"
             "\n"
             "The text: per shape the floor, ours' plan, and a table: method, best s,\n"
-            "median s, TFLOP/s, floor/time, check (PASS or FAIL and the largest relative\n"
-            "error); then ours / cublasXt best = X.XX, cublasXt's best time over ours (> 1:\n"
+            "median s, TFLOP/s, floor/time, check (PASS, FAIL, or UNDECIDED where\n"
+            "OpenBLAS's product overflows the type, and the largest relative error of the\n"
+            "rest); then ours / cublasXt best = X.XX, cublasXt's best time over ours (> 1:\n"
             "ours is faster; only results that passed their check compete), and a\n"
             "summary of all shapes. With several GPUs: the in-core rate of each device and\n"
             "the scaling. Exit status 1 when any check failed; else 3 when any method\n"
@@ -426,7 +427,11 @@ static void bench_complain(const bench_opts_t *bo, const bench_result_t *res, in
         if (mt->status == BS_ERROR) *any_error = 1;
         if (mt->checked && !mt->passed) {
             *any_fail = 1;
-            if (say)
+            if (say && mt->max_err <= res->tol && mt->off == 0)
+                fprintf(stderr, "%s: %s: %s: check undecided: %lld element%s of the checked rows past %s's range "
+                        "in OpenBLAS's product (these scalars overflow it)\n", progname, res->sh.name, mt->label,
+                        (long long)mt->undecided, mt->undecided == 1 ? "" : "s", dtype_name(res->o.dtype));
+            else if (say)
                 fprintf(stderr, "%s: %s: %s: check failed: max relative error %.2g exceeds the tolerance %.2g\n",
                         progname, res->sh.name, mt->label, mt->max_err, res->tol);
         }

@@ -61,7 +61,9 @@ void run_usage(FILE *f)
             "inputs to TF32; and when no element is off by half its own value or more and\n"
             "by more than 16*sqrt(k+2)*eps (+ 2^-7 with --tf32) of its bound, beyond what\n"
             "rounding reaches on any but contrived data (a missing or stale block: in\n"
-            "single precision with a large k it lies within 4*k*eps).\n"
+            "single precision with a large k it lies within 4*k*eps). Where OpenBLAS's\n"
+            "product or the bound is past the type's range (large scalars), the check\n"
+            "cannot decide: UNDECIDED, exit status 1.\n"
             "\n"
             "Output:\n"
             "  -q, --quiet           print nothing but errors\n"
@@ -174,6 +176,7 @@ typedef struct {
     floor_t fl;
     double tol, max_err;
     int64_t off; /* elements of the checked rows off by about their own size (check_compare) */
+    int64_t undecided; /* elements past the type's range in the reference (check_compare) */
     int checked, passed;
 } run_job_t;
 
@@ -280,15 +283,20 @@ static int run_check(run_job_t *j)
     }
     j->tol = check_tolerance(o);
     if (j->r == 0) return RC_OK;
-    int crc = check_c(o, &j->A, &j->B, &j->C, j->c0, j->rows, j->r, &j->max_err, &j->off);
+    int crc = check_c(o, &j->A, &j->B, &j->C, j->c0, j->rows, j->r, &j->max_err, &j->off, &j->undecided);
     if (crc == RC_RUNTIME) return crc;
     if (crc != RC_OK) {
         if (!o->quiet) fprintf(stderr, "%s: check skipped: n or k exceeds the BLAS integer range\n", progname);
         return RC_OK;
     }
     j->checked = 1;
-    j->passed = j->max_err <= j->tol && j->off == 0;
+    j->passed = j->max_err <= j->tol && j->off == 0 && j->undecided == 0;
     if (j->passed) return RC_OK;
+    if (j->max_err <= j->tol && j->off == 0)
+        return fail(RC_CHECK_FAILED, "check undecided: %lld element%s of the checked rows past %s's range in "
+                    "OpenBLAS's product (these scalars overflow it), where no tolerance can judge C; the rest "
+                    "within the tolerance %.2g", (long long)j->undecided, j->undecided == 1 ? "" : "s",
+                    dtype_name(o->dtype), j->tol);
     if (j->max_err <= j->tol)
         return fail(RC_CHECK_FAILED, "check failed: %lld element%s of the checked rows off by about %s own size, "
                     "within the tolerance %.2g of a k-term sum's worst-case rounding but far beyond what rounding "
@@ -340,7 +348,8 @@ static void run_print_text(const run_job_t *j)
     if (j->checked)
         printf("check: %lld row%s of C against OpenBLAS: max relative error %.2g (tolerance %.2g)%s: %s\n",
                (long long)j->r, j->r == 1 ? "" : "s", j->max_err, j->tol,
-               j->off > 0 ? ", elements off by about their own size" : "", j->passed ? "PASS" : "FAIL");
+               j->off > 0 ? ", elements off by about their own size" : "",
+               j->passed ? "PASS" : j->max_err <= j->tol && j->off == 0 ? "UNDECIDED (the product overflows)" : "FAIL");
     else
         printf("check: skipped\n");
 }
