@@ -354,13 +354,21 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
                           "%s was committed or removed while this process computed its blocks into it (the creator "
                           "commits once every process that joined has closed it): they are not in the output",
                           job->C->tmp_path);
+    /* an input rewritten while its blocks were read: C mixes two inputs,
+     * and the journal vouches for blocks of either; it goes (and with it,
+     * for the caller, the temporary file: nothing to resume) */
+    int changed = 0;
+    if (st == OOC_SUCCESS && !was_complete && s->ndone < s->mine) {
+        st = ooc_files_inputs_changed(job);
+        changed = st != OOC_SUCCESS;
+    }
     if (st == OOC_SUCCESS && !was_complete) {
         /* every block is flushed (the flusher synced after the last write):
          * record the finished output's identity, so that a resume of the
          * finished (and committed) job does nothing */
         st = journal_complete(&x.journal, job->want.range_m == 0, job->C, err);
     }
-    ooc_journal_close(&x.journal, 0);
+    ooc_journal_close(&x.journal, changed);
     return st;
 }
 

@@ -32,6 +32,7 @@ typedef struct {
     ooc_problem_t p;          /* in C's layout (valid unless empty) */
     char jpath[4096];         /* the journal */
     ooc_journal_head_t want;  /* the job's identity (want.job); the rest is filled when the plan is known */
+    char inputs[3][160];      /* A's, B's and C0's identities as the job began (ooc_files_inputs_changed) */
 } ooc_files_job_t;
 
 /* (files_job.c) Check the arguments and describe the job into *job: shapes,
@@ -68,6 +69,12 @@ int ooc_files_same_but_c0(const char *was, const char *now);
 ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                 const ooc_file_t *A, const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
                                 const ooc_file_spec_t *cs, int in_place, char *job, size_t cap);
+
+/* (files_job.c) Whether an input changed while the job ran: A, B or C0
+ * (the file it reads) of another size or modification time than in
+ * job->inputs (rewritten in place as the blocks were read from it: C would
+ * mix the two). OOC_ERR_IO naming it, else OOC_SUCCESS. */
+ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job);
 
 /* What a run starts from: its plan, the blocks it skips, its own journal. */
 typedef struct {

@@ -69,6 +69,25 @@ static int identity(const char *role, const ooc_file_t *f, char *buf, size_t cap
                     f->spec.rows, f->spec.cols, (int)f->spec.layout);
 }
 
+ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job)
+{
+    static const char *const role[3] = {"A", "B", "C0"};
+    const ooc_file_t *in[3] = {job->A, job->B, job->C0};
+    for (int i = 0; i < 3; i++) {
+        char now[sizeof job->inputs[i]];
+        if (in[i] == NULL) continue;
+        /* (the file the job reads, by its descriptor: one replaced at its
+         * path by a rename is read no more, C is the old one's) */
+        if (identity("", in[i], now, sizeof now) < 0 || strcmp(now, job->inputs[i]) != 0)
+            return OOC_ERR_FILE(&job->h->err, OOC_ERR_IO, in[i]->path,
+                                "%s (the input %s) changed while the job ran: its size or modification time is not "
+                                "what it was when the job began (written while its blocks were read, C would mix "
+                                "the two): C is not finished; run the job again once %s stays as it is",
+                                in[i]->path, role[i], in[i]->path);
+    }
+    return OOC_SUCCESS;
+}
+
 static void hex(const void *x, size_t n, char *out)
 {
     for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", ((const unsigned char *)x)[i]);
@@ -433,6 +452,10 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
     OOC_FORWARD(journal_apart(err, job->jpath, A, B, C0, C));
     OOC_FORWARD(ooc_files_job_line(h, err, ta, tb, alpha, A, B, beta, C0, &C->spec, ooc_files_in_place(C0, C->path),
                                    job->want.job, sizeof job->want.job));
+    const ooc_file_t *in[3] = {A, B, C0};
+    for (int i = 0; i < 3; i++)
+        OOC_RETURN_ERROR_IF(in[i] && identity("", in[i], job->inputs[i], sizeof job->inputs[i]) < 0, err, OOC_ERR_IO,
+                            "fstat %s: %s", in[i]->path, strerror(errno));
     if (opts && opts->job) {
         /* a split job's identity from C's creator: the same job, its inputs maybe other copies */
         OOC_RETURN_ERROR_IF(!same_but_inputs(opts->job, job->want.job) || strlen(opts->job) >= sizeof job->want.job,

@@ -375,6 +375,46 @@ static void test_std_fds_closed(void)
     unlink(tu_path("sc.journal"));
 }
 
+/* An input rewritten in place while the job runs (its modification time
+ * moves: cp or numpy.save onto it): C would mix the old and the new A, and
+ * was committed with success. Now the job fails naming A, and leaves no
+ * journal that would vouch for the blocks (nothing to resume). */
+static void touch_a(void *user, int64_t done, int64_t total, uint64_t bytes_read, uint64_t bytes_written)
+{
+    (void)total, (void)bytes_read, (void)bytes_written;
+    int *touched = user;
+    if (done < 1 || *touched) return;
+    struct timespec t[2] = {{0, UTIME_OMIT}, {1000000000, 0}}; /* mtime: 2001 */
+    *touched = utimensat(AT_FDCWD, tu_path("ia.npy"), t, 0) == 0 ? 1 : -1;
+}
+
+static void test_input_changed(void)
+{
+    free(make_file("ia.npy", OOC_FORMAT_NPY, OOC_R64, RM, 300, 40));
+    free(make_file("ib.npy", OOC_FORMAT_NPY, OOC_R64, RM, 40, 30));
+    ooc_file_t *a = open_file("ia.npy", OOC_FORMAT_NPY, OOC_R64, RM, 300, 40);
+    ooc_file_t *b = open_file("ib.npy", OOC_FORMAT_NPY, OOC_R64, RM, 40, 30);
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, 300, 30, OOC_R64, RM};
+    ooc_file_t *c = NULL;
+    unlink(tu_path("ic.npy"));
+    unlink(tu_path("ic.journal"));
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(H, tu_path("ic.npy"), &cs, 0, &c), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 64), OOC_SUCCESS);
+    int touched = 0;
+    double al = 1.0, be = 0.0;
+    ooc_files_opts_t o = {.journal = tu_path("ic.journal"), .progress = touch_a, .progress_user = &touched};
+    ooc_status_t st = ooc_gemm_files(H, OOC_OP_N, OOC_OP_N, &al, a, b, &be, NULL, c, &o);
+    CU_ASSERT_EQUAL(touched, 1);
+    CU_ASSERT_EQUAL(st, OOC_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "ia.npy (the input A) changed while the job ran"));
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(access(tu_path("ic.journal"), F_OK), -1); /* nothing vouches for the blocks */
+    if (c) ooc_file_close(c, 1);
+    CU_ASSERT_EQUAL(access(tu_path("ic.npy"), F_OK), -1);
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+}
+
 /* alpha == 0 (or k == 0) with beta == 1: C is C0 to the bit, as BLAS leaves C
  * untouched. Complex C0 holding Inf, NaN and -0 caught C = (1, 0) * C0
  * computed in full: (Inf, 1) became (Inf, NaN), (-0, -1) became (+0, -1). */
@@ -451,6 +491,7 @@ int main(void)
     CU_add_test(s, "errors leave no output", test_errors);
     CU_add_test(s, "the output is this job's alone", test_output_safety);
     CU_add_test(s, "standard descriptors closed: never the library's files", test_std_fds_closed);
+    CU_add_test(s, "an input rewritten while the job runs: refused, nothing to resume", test_input_changed);
     int rc = tu_run();
     ooc_destroy(H);
     if (tu_dir_remove() != 0) rc = 1;
