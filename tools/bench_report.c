@@ -94,9 +94,9 @@ void bench_print_text(FILE *f, const bench_result_t *res)
         }
         char ratio[16] = "n/a", check[48] = "-";
         if (res->fl.have) snprintf(ratio, sizeof ratio, "%.2f", mt->best > 0 ? res->fl.floor_s / mt->best : INFINITY);
+        int undecided = check_verdict(mt->max_err, res->tol, mt->off, mt->undecided) == CHECK_UNDECIDED;
         if (mt->checked)
-            snprintf(check, sizeof check, "%s %.2g%s",
-                     mt->passed ? "PASS" : mt->max_err <= res->tol && mt->off == 0 ? "UNDECIDED" : "FAIL", mt->max_err,
+            snprintf(check, sizeof check, "%s %.2g%s", mt->passed ? "PASS" : undecided ? "UNDECIDED" : "FAIL", mt->max_err,
                      mt->off > 0 ? " (elements off)" : "");
         fprintf(f, "  %-34s %10.4g %10.4g %9.3g %10s  %s\n", mt->label, mt->best, mt->median,
                 mt->best > 0 ? flops / mt->best / 1e12 : INFINITY, ratio, check);

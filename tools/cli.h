@@ -494,6 +494,13 @@ double check_compare(const run_opts_t *o, const check_ref_t *ref, const matrix_t
 int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const matrix_t *C,
             const void *c0, const int64_t *rows, int64_t r, double *max_err, int64_t *off, int64_t *undecided);
 double check_tolerance(const run_opts_t *o);
+/* The check's verdict from check_compare's figures: CHECK_UNDECIDED when
+ * nothing judged fails but some elements are past the type's range. */
+enum { CHECK_PASS, CHECK_UNDECIDED, CHECK_FAIL };
+int check_verdict(double max_err, double tol, int64_t off, int64_t undecided);
+/* "N element(s) of the checked rows past T's range in OpenBLAS's product
+ * (these scalars overflow it)" into buf; returns buf. */
+const char *check_undecided_words(int64_t undecided, ooc_dtype_t t, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* The floor and the plan's summary (cli_floor.c)                            */

@@ -287,3 +287,15 @@ int check_c(const run_opts_t *o, const matrix_t *A, const matrix_t *B, const mat
 /* The check's tolerance: 4*k*eps, and TF32's term. */
 double check_tolerance(const run_opts_t *o) { return 4.0 * (double)o->k * check_eps(o) + tf32_term(o); }
 
+int check_verdict(double max_err, double tol, int64_t off, int64_t undecided)
+{
+    if (!(max_err <= tol) || off > 0) return CHECK_FAIL;
+    return undecided > 0 ? CHECK_UNDECIDED : CHECK_PASS;
+}
+
+const char *check_undecided_words(int64_t undecided, ooc_dtype_t t, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld element%s of the checked rows past %s's range in OpenBLAS's product (these scalars "
+             "overflow it)", (long long)undecided, undecided == 1 ? "" : "s", dtype_name(t));
+    return buf;
+}

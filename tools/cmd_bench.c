@@ -427,10 +427,10 @@ static void bench_complain(const bench_opts_t *bo, const bench_result_t *res, in
         if (mt->status == BS_ERROR) *any_error = 1;
         if (mt->checked && !mt->passed) {
             *any_fail = 1;
-            if (say && mt->max_err <= res->tol && mt->off == 0)
-                fprintf(stderr, "%s: %s: %s: check undecided: %lld element%s of the checked rows past %s's range "
-                        "in OpenBLAS's product (these scalars overflow it)\n", progname, res->sh.name, mt->label,
-                        (long long)mt->undecided, mt->undecided == 1 ? "" : "s", dtype_name(res->o.dtype));
+            char words[160];
+            if (say && check_verdict(mt->max_err, res->tol, mt->off, mt->undecided) == CHECK_UNDECIDED)
+                fprintf(stderr, "%s: %s: %s: check undecided: %s\n", progname, res->sh.name, mt->label,
+                        check_undecided_words(mt->undecided, res->o.dtype, words, sizeof words));
             else if (say)
                 fprintf(stderr, "%s: %s: %s: check failed: max relative error %.2g exceeds the tolerance %.2g\n",
                         progname, res->sh.name, mt->label, mt->max_err, res->tol);

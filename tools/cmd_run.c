@@ -290,13 +290,13 @@ static int run_check(run_job_t *j)
         return RC_OK;
     }
     j->checked = 1;
-    j->passed = j->max_err <= j->tol && j->off == 0 && j->undecided == 0;
+    int verdict = check_verdict(j->max_err, j->tol, j->off, j->undecided);
+    j->passed = verdict == CHECK_PASS;
     if (j->passed) return RC_OK;
-    if (j->max_err <= j->tol && j->off == 0)
-        return fail(RC_CHECK_FAILED, "check undecided: %lld element%s of the checked rows past %s's range in "
-                    "OpenBLAS's product (these scalars overflow it), where no tolerance can judge C; the rest "
-                    "within the tolerance %.2g", (long long)j->undecided, j->undecided == 1 ? "" : "s",
-                    dtype_name(o->dtype), j->tol);
+    char words[160];
+    if (verdict == CHECK_UNDECIDED)
+        return fail(RC_CHECK_FAILED, "check undecided: %s, where no tolerance can judge C; the rest within the "
+                    "tolerance %.2g", check_undecided_words(j->undecided, o->dtype, words, sizeof words), j->tol);
     if (j->max_err <= j->tol)
         return fail(RC_CHECK_FAILED, "check failed: %lld element%s of the checked rows off by about %s own size, "
                     "within the tolerance %.2g of a k-term sum's worst-case rounding but far beyond what rounding "
@@ -345,11 +345,12 @@ static void run_print_text(const run_job_t *j)
         printf("   moved: H2D %.3g GB, D2H %.3g GB\n", (double)j->stats.bytes_h2d / 1e9, (double)j->stats.bytes_d2h / 1e9);
     if (o->floor.no_floor) printf("floor: not measured (--no-floor)\n");
     else floor_print(stdout, &j->fl, o->dtype, j->best);
+    int undecided = check_verdict(j->max_err, j->tol, j->off, j->undecided) == CHECK_UNDECIDED;
     if (j->checked)
         printf("check: %lld row%s of C against OpenBLAS: max relative error %.2g (tolerance %.2g)%s: %s\n",
                (long long)j->r, j->r == 1 ? "" : "s", j->max_err, j->tol,
                j->off > 0 ? ", elements off by about their own size" : "",
-               j->passed ? "PASS" : j->max_err <= j->tol && j->off == 0 ? "UNDECIDED (the product overflows)" : "FAIL");
+               j->passed ? "PASS" : undecided ? "UNDECIDED (the product overflows)" : "FAIL");
     else
         printf("check: skipped\n");
 }
