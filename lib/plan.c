@@ -368,19 +368,31 @@ static int out_bound_shape(const ctx_t *c, int complex_type, double fpb)
 
 /* (and the blocks' lines long: blocks of a shape bound by its copies but
  * copied as short lines, or as contiguous ones that copy_bound_rows() keeps
- * small, get a tail and no k-pieces; so do staged blocks of A, which the
- * threads copy into packed slots or cache-sized buffers, contiguous either
- * way, where k-pieces would take the buffers away (need(): a piece's copy
- * is issued from the block in its slot) and a pinned slot as large as the
- * block. Measured on an H200 from pageable memory, the planner's 4096 rows
- * (8192 for TF32) in 2 k-pieces against whole blocks with a tail, best of
- * 3, two rounds (docs/PERFORMANCE.md session 47): wide (op(A) resident)
- * 0.175, 0.146 -> 0.122, 0.108 s; row-major tall 0.147, 0.153 -> 0.107,
- * 0.126; its TF32 SGEMM 8192x131072x8192 0.165, 0.169 -> 0.133, 0.114;
- * wide with beta 1 0.280, 0.261 -> 0.210, 0.195) */
+ * small, get a tail and no k-pieces) */
 static int copy_out_bound(const ctx_t *c, int64_t mb)
 {
-    return c->out_bound && c->lead <= 1 && !c->sa && mb * (int64_t)c->e >= LONG_LINE_BYTES;
+    return c->out_bound && c->lead <= 1 && mb * (int64_t)c->e >= LONG_LINE_BYTES;
+}
+
+/* Staged blocks of A go whole, not in copy_out_bound()'s 2 k-pieces: the
+ * threads copy them into packed slots or cache-sized buffers, contiguous
+ * either way, where k-pieces would take the buffers away (need(): a piece's
+ * copy is issued from the block in its slot) and take a pinned slot as
+ * large as the block. With C staged too, C's lines are packed as well, so
+ * they keep a tail. Measured on an H200 from pageable memory, the planner's
+ * 4096 rows (8192 for TF32) in 2 k-pieces with no tail against whole blocks
+ * with a tail, best of 3, two rounds (docs/PERFORMANCE.md session 47): wide
+ * (op(A) resident) 0.175, 0.146 -> 0.122, 0.108 s; row-major tall 0.147,
+ * 0.153 -> 0.107, 0.126; its TF32 SGEMM 8192x131072x8192 0.165, 0.169 ->
+ * 0.133, 0.114; wide with beta 1 0.280, 0.261 -> 0.210, 0.195. */
+static int out_bound_pieces(const ctx_t *c, int64_t mb)
+{
+    return copy_out_bound(c, mb) && !c->sa;
+}
+
+static int out_bound_no_tail(const ctx_t *c, int64_t mb)
+{
+    return copy_out_bound(c, mb) && !(c->sa && c->sc);
 }
 
 /* Rows of the first j blocks of a tail after blocks of mb rows, `rep` blocks
@@ -444,7 +456,7 @@ static void fill_plan(const ctx_t *c, int64_t mb, int64_t nb, int64_t kb, ooc_pl
         t = c->tail - 1;
     else if (c->lead > 1)
         t = TAIL_STEPS_SHARED;
-    else if (copy_out_bound(c, mb) || c->q > 1)
+    else if (out_bound_no_tail(c, mb) || c->q > 1)
         t = 0;
     while (t > 0 && ((mb >> t) < 32 || m < 4 * mb)) t--;
     p->tail = t;
@@ -825,7 +837,7 @@ static int plan_one(const ctx_t *c, int64_t mb_target, ooc_plan_t *p)
      * depth allows (pieces take less room: at least mb rows) */
     int qw = deep_pieces(c->q_wide, kb);
     if (qw > 1 && cq.q == 1) take_pieces(c, qw, mbf, mb_target, nb, kb, mb, &cq, &mb);
-    if (c->q_req == 0 && cq.q == 1 && copy_out_bound(c, mb) && deep_pieces(2, kb) == 2)
+    if (c->q_req == 0 && cq.q == 1 && out_bound_pieces(c, mb) && deep_pieces(2, kb) == 2)
         take_pieces(c, 2, mbf, mb_target, nb, kb, mb, &cq, &mb);
     mb = align_rows(mb, m, mb < mb_target);
 

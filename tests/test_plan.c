@@ -986,39 +986,57 @@ static void test_copy_out_bound(void)
     /* from pageable memory (A, B and C staged, through the cache-sized
      * buffers), blocks of long lines: whole, with a tail, through the
      * buffers, not in 2 k-pieces (pinned, these shapes get the blocks of
-     * copy_bound_rows(): test_copy_bound_rows) */
+     * copy_bound_rows(): test_copy_bound_rows). A staged alone: whole blocks
+     * through the buffers, but no tail, for C's columns go out in place
+     * (short lines in a tail); C staged alone: A pinned, in 2 k-pieces, no
+     * tail, as pinned. */
     struct {
         const char *name;
         int64_t m, n, k;
         size_t e;
         double fpb;
-        int lines0, lines1, swap;
+        int lines0, lines1, sa, sc;
+        int swap, tail, pieces; /* expected */
     } staged[] = {
-        {"wide", 4096, 131072, 4096, 8, 0, AC, BR, 1},
-        {"tall, row-major", 131072, 4096, 4096, 8, 0, BR, AC, 0},
-        {"TF32 wide", 8192, 131072, 8192, 4, 7000, AC, BR, 1},
+        {"wide", 4096, 131072, 4096, 8, 0, AC, BR, 1, 1, 1, 3, 1},
+        {"tall, row-major", 131072, 4096, 4096, 8, 0, BR, AC, 1, 1, 0, 3, 1},
+        {"TF32 wide", 8192, 131072, 8192, 4, 7000, AC, BR, 1, 1, 1, 3, 1},
+        {"tall, A staged alone", 131072, 4096, 4096, 8, 0, OOC_PLAN_STRIDED_C, BR, 1, 0, 0, 0, 1},
+        {"TF32 S3, A staged alone", 65536, 16384, 16384, 4, 7000, OOC_PLAN_STRIDED_C, BR, 1, 0, 0, 0, 1},
+        {"TF32 S3, C staged alone", 65536, 16384, 16384, 4, 7000, OOC_PLAN_STRIDED_A, BR, 0, 1, 0, 0, 2},
     };
     for (size_t i = 0; i < sizeof staged / sizeof staged[0]; i++) {
         const uint64_t chunk = (uint64_t)16 << 20;
         in = case_input(staged[i].m, staged[i].n, staged[i].k, staged[i].e, dev, 0, 0, staged[i].lines0,
                         staged[i].lines1, 1);
         in.flop_per_byte = staged[i].fpb;
-        in.stage_a = in.stage_b = in.stage_c = 1;
+        in.stage_a = in.stage_b = staged[i].sa;
+        in.stage_c = staged[i].sc;
         in.through_chunk = chunk;
         in.through_bufs = 3;
         in.through_ok[0] = in.through_ok[1] = 1;
         in.through_out_ok = 1;
         CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
         CU_ASSERT(check_invariants(&in, &p));
-        int ok = p.swap == staged[i].swap && p.a_pieces == 1 && p.tail == 3 && p.through_chunk == chunk &&
-                 p.through_out_chunk == chunk;
+        uint64_t a_chunk = staged[i].sa ? chunk : 0, c_chunk = staged[i].sc ? chunk : 0;
+        int ok = p.swap == staged[i].swap && p.a_pieces == staged[i].pieces && p.tail == staged[i].tail &&
+                 p.through_chunk == a_chunk && p.through_out_chunk == c_chunk;
         if (!ok)
-            printf("\n    %s, staged: swap %d, %lld rows, tail %d, %d pieces, through %llu (expected swap %d, tail 3, "
-                   "1 piece, through %llu)",
+            printf("\n    %s, staged: swap %d, %lld rows, tail %d, %d pieces, through %llu, out %llu (expected swap %d, "
+                   "tail %d, %d pieces, through %llu, out %llu)",
                    staged[i].name, p.swap, (long long)p.mb, p.tail, p.a_pieces, (unsigned long long)p.through_chunk,
-                   staged[i].swap, (unsigned long long)chunk);
+                   (unsigned long long)p.through_out_chunk, staged[i].swap, staged[i].tail, staged[i].pieces,
+                   (unsigned long long)a_chunk, (unsigned long long)c_chunk);
         CU_ASSERT(ok);
     }
+    /* forced pieces with A staged, C pinned out as columns: the last piece
+     * still in C's column chunks, as the --b-chunks help says */
+    in = case_input(131072, 4096, 4096, 8, dev, 0, 0, OOC_PLAN_STRIDED_C, BR, 1);
+    in.stage_a = in.stage_b = 1;
+    in.a_pieces = 2;
+    CU_ASSERT_EQUAL_FATAL(ooc_plan_make(&in, &p), OOC_SUCCESS);
+    CU_ASSERT(check_invariants(&in, &p));
+    CU_ASSERT(p.swap == 0 && p.a_pieces == 2 && p.b_chunks == 8 && p.tail == 0);
 }
 
 /* A shape bound by its copies whose blocks are copied as long lines, pinned,
