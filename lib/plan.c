@@ -384,7 +384,11 @@ static int copy_out_bound(const ctx_t *c, int64_t mb)
  * with a tail, best of 3, two rounds (docs/PERFORMANCE.md session 47): wide
  * (op(A) resident) 0.175, 0.146 -> 0.122, 0.108 s; row-major tall 0.147,
  * 0.153 -> 0.107, 0.126; its TF32 SGEMM 8192x131072x8192 0.165, 0.169 ->
- * 0.133, 0.114; wide with beta 1 0.280, 0.261 -> 0.210, 0.195. */
+ * 0.133, 0.114; wide with beta 1 0.280, 0.261 -> 0.210, 0.195. With one
+ * of A and C staged (session 48, two rounds, best of 3): tall DGEMM
+ * 131072x4096x4096, A pageable and C pinned, 2 pieces 0.130, 0.125 -> whole
+ * 0.112, 0.113; its tail made no difference there (0.107, 0.114 with 3
+ * steps), nor with TF32 S3, nor either way with C staged alone. */
 static int out_bound_pieces(const ctx_t *c, int64_t mb)
 {
     return copy_out_bound(c, mb) && !c->sa;
