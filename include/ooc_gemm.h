@@ -170,7 +170,8 @@ typedef enum {
     OOC_PARAM_TAIL = 10,          /**< shrinking last blocks (mb/2, mb/4, ...): 1 none, t+1 for at most t of them
                                        (fewer where the last would be under 32 rows, none where m is under 4
                                        blocks); 0: planner's choice (none when copying C out bounds the
-                                       pipeline or A's blocks go in k-pieces, one device) */
+                                       pipeline, unless A and C are both staged, or A's blocks go in
+                                       k-pieces, one device) */
     OOC_PARAM_B_CHUNKS = 11,      /**< chunks of op(B)'s upload overlapped with the first block (1..8); with A's
                                        blocks in k-pieces (whose first piece needs all of op(B)), also chunks of
                                        C's columns each block's last piece is multiplied and copied out in; 0:
@@ -184,9 +185,10 @@ typedef enum {
     OOC_PARAM_A_PIECES = 14,      /**< k-pieces each block of op(A) goes to the device in, multiplied one after
                                        another into C (1..64; 1: whole); 0: planner's choice (pieces when the
                                        device budget would otherwise hold the blocks to short copy lines; 2 when
-                                       copying C out bounds the pipeline, one device, k >= 2048; up to 8, pieces
-                                       at least 1024 deep, for blocks lengthened to 64 KiB copy lines where strided
-                                       lines held short by a small m copy in slower than they multiply, one device) */
+                                       copying C out bounds the pipeline, A pinned, one device, k >= 2048; up to
+                                       8, pieces at least 1024 deep, for blocks lengthened to 64 KiB copy lines
+                                       where strided lines held short by a small m copy in slower than they
+                                       multiply, one device) */
     OOC_PARAM_STAGE_CHUNK = 15,   /**< a pageable op(A) in memory (the streamed operand; not one in a file, nor
                                        in k-pieces) goes to the device chunk after chunk through 3 pinned buffers
                                        of this many bytes (rounded up to a multiple of 4096) that stay in the

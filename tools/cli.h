@@ -182,8 +182,9 @@ typedef struct {
     "                        block rows) to shorten the pipeline's drain, 1 to 6:\n"                  \
     "                        1 none; T > 1: T - 1 of them (default: 3 when the\n"                     \
     "                        blocks are large enough, none when copying C out\n"                      \
-    "                        bounds the run on pinned blocks of long lines or\n"                      \
-    "                        A's blocks go in k-pieces)\n"                                            \
+    "                        bounds the run on blocks of long lines, unless A\n"                      \
+    "                        and C are both pageable, or A's blocks go in\n"                          \
+    "                        k-pieces)\n"                                                             \
     "  --b-chunks Q          op(B) uploaded in Q chunks (1 to 8), the first block\n"                  \
     "                        multiplied chunk by chunk as they arrive (default: 8\n"                  \
     "                        when op(B) is 32 MiB or more); with A's blocks in\n"                     \
