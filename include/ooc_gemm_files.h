@@ -105,8 +105,8 @@ enum {
  * goes when the job is recorded complete, and at ooc_file_commit() at the
  * latest: the committed file is exactly the .npy or raw matrix.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
- *         (unknown flags; a path ending in ".ooc-tmp", the temporary file of
- *         another output), OOC_ERR_IO (the target or temporary file is not a
+ *         (unknown flags; a path ending in ".ooc-tmp" or ".ooc-journal", the
+ *         temporary file or the default journal of another output), OOC_ERR_IO (the target or temporary file is not a
  *         regular file, the target is not writable by this process, the
  *         temporary file cannot be created), OOC_ERR_NO_SPACE (the space cannot
  *         be reserved), OOC_ERR_BUSY, OOC_ERR_JOURNAL (a file that is not a

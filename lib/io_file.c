@@ -578,12 +578,18 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     size_t hlen = 0;
     uint64_t bytes;
     /* a name the output of another job (on PATH without the suffix) would
-     * take for its temporary file, and replace when starting afresh */
-    size_t plen = strlen(path), slen = strlen(TMP_SUFFIX);
+     * take for its temporary file or its default journal, and replace when
+     * starting afresh (and this one, committed, would replace theirs) */
+    size_t plen = strlen(path), slen = strlen(TMP_SUFFIX), jlen = strlen(OOC_JOURNAL_SUFFIX);
     OOC_RETURN_FILE_ERROR_IF(plen >= slen && strcmp(path + plen - slen, TMP_SUFFIX) == 0, err,
                              OOC_ERR_INVALID_PARAM, path,
                              "output %s: a name ending in %s is the temporary file of a job on %.*s, which "
                              "would replace it; choose another name", path, TMP_SUFFIX, (int)(plen - slen), path);
+    OOC_RETURN_FILE_ERROR_IF(plen >= jlen && strcmp(path + plen - jlen, OOC_JOURNAL_SUFFIX) == 0, err,
+                             OOC_ERR_INVALID_PARAM, path,
+                             "output %s: a name ending in %s is the resume journal of a job on %.*s, which "
+                             "this file would replace; choose another name", path, OOC_JOURNAL_SUFFIX,
+                             (int)(plen - jlen), path);
     OOC_FORWARD(ooc_file_output_spec(err, path, spec, &s, hdr, &hlen, &bytes));
     OOC_FORWARD(check_target(err, path));
 

@@ -418,6 +418,16 @@ bad "gen OUT with a raw shape suffix" 2 X24.bin:4x4 gen X24.bin:4x4 --rows 4 --c
 # replace it when starting afresh) is refused
 bad "multiply -o X25.npy.ooc-tmp" 2 X25.npy.ooc-tmp multiply K0C.npy E0.bin:5x0 -o X25.npy.ooc-tmp
 bad "gen X26.ooc-tmp" 2 X26.ooc-tmp gen X26.ooc-tmp --rows 4 --cols 4
+# and so is one named as another output's journal, which it would replace
+# (the journal there is left as it is)
+printf 'not replaced\n' >X32.npy.ooc-journal
+bad "multiply -o X32.npy.ooc-journal" 2 "" multiply K0C.npy E0.bin:5x0 -o X32.npy.ooc-journal
+if grep -q "resume journal of a job on X32.npy" err && [ "$(cat X32.npy.ooc-journal)" = "not replaced" ] &&
+    [ ! -e X32.npy.ooc-journal.ooc-tmp ]; then
+    pass "multiply -o X32.npy.ooc-journal: named as a journal, the file untouched"
+else fail "multiply -o X32.npy.ooc-journal: $(head -c 300 err)"; fi
+bad "gen X33.npy.ooc-journal" 2 X33.npy.ooc-journal gen X33.npy.ooc-journal --rows 4 --cols 4
+rm -f X32.npy.ooc-journal
 # an input named as the output's own temporary file is a bad command line
 # that says so, before anything is opened: one a stopped run left (its
 # 32-byte trailer made it "malformed", exit 4) is left as it is, and one not

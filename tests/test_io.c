@@ -830,6 +830,15 @@ static void test_create_errors(void)
     CU_ASSERT(contains(ooc_last_error(H), "temporary file"));
     CU_ASSERT(f == sentinel);
     CU_ASSERT(!exists(path));
+    /* nor another job's default journal, which this file would replace */
+    in_dir(path, sizeof path, "d.bin.ooc-journal");
+    CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT(contains(ooc_last_error(H), "resume journal of a job on"));
+    CU_ASSERT(f == sentinel);
+    CU_ASSERT(!exists(path));
+    char jtmp[600];
+    tmp_of(jtmp, sizeof jtmp, path);
+    CU_ASSERT(!exists(jtmp));
     in_dir(path, sizeof path, "d.ooc-tmp.bin"); /* (the suffix elsewhere in the name is a name) */
     CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_SUCCESS);
     ooc_file_close(f, 1);

@@ -116,6 +116,8 @@ typedef struct {
 /* An output's data is in OUT OUT_TMP_SUFFIX until committed (lib/io.h's
  * OOC_TMP_SUFFIX, which the tool does not include). */
 #define OUT_TMP_SUFFIX ".ooc-tmp"
+/* and its default resume journal is OUT OUT_JOURNAL_SUFFIX (lib/io.h's OOC_JOURNAL_SUFFIX) */
+#define OUT_JOURNAL_SUFFIX ".ooc-journal"
 
 #define PROBLEM_LONG_OPTS                                                                             \
     {"dtype", required_argument, NULL, OPT_DTYPE}, {"layout", required_argument, NULL, OPT_LAYOUT},   \

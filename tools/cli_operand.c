@@ -150,8 +150,9 @@ int operand_parse(const char *cmd, const char *name, const char *arg, const raw_
  * PATH:ROWSxCOLS[:DTYPE[:LAYOUT]]: refused (usage error), since an output's
  * shape is not given that way and the file would be made under the whole
  * name, in the default layout, whatever the suffix said; and so is a name
- * ending in .ooc-tmp, which a job on the name without it would replace. `instead` says
- * what gives the output's format, shape and layout. RC_OK otherwise.
+ * ending in .ooc-tmp or .ooc-journal, the temporary file or the journal of a
+ * job on the name without it, which one would replace the other's. `instead`
+ * says what gives the output's format, shape and layout. RC_OK otherwise.
  */
 int output_name_check(const char *cmd, const char *what, const char *arg, const char *instead)
 {
@@ -163,6 +164,11 @@ int output_name_check(const char *cmd, const char *what, const char *arg, const 
         return usage_error(cmd, "%s '%s': a name ending in %s is the temporary file of a job on %.*s, which would "
                                 "replace it; choose another name",
                            what, arg, OUT_TMP_SUFFIX, (int)(len - tl), arg);
+    size_t jl = sizeof OUT_JOURNAL_SUFFIX - 1;
+    if (len >= jl && strcmp(arg + len - jl, OUT_JOURNAL_SUFFIX) == 0)
+        return usage_error(cmd, "%s '%s': a name ending in %s is the resume journal of a job on %.*s, which this "
+                                "file would replace; choose another name",
+                           what, arg, OUT_JOURNAL_SUFFIX, (int)(len - jl), arg);
     size_t path_len = 0, field = 0, field_len = 0;
     ooc_file_spec_t spec;
     if (raw_spec_parse(arg, OOC_R64, OOC_ROW_MAJOR, &path_len, &spec, &field, &field_len) == RAW_SPEC_NONE &&
