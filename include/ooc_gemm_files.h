@@ -106,9 +106,9 @@ enum {
  * latest: the committed file is exactly the .npy or raw matrix.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (unknown flags; a path ending in ".ooc-tmp" or ".ooc-journal", the
- *         temporary file or the default journal of another output), OOC_ERR_IO (the target or temporary file is not a
- *         regular file, the target is not writable by this process, the
- *         temporary file cannot be created), OOC_ERR_NO_SPACE (the space cannot
+ *         temporary file or the default journal of another output), OOC_ERR_IO
+ *         (the target or temporary file is not a regular file, the target is
+ *         not writable by this process, the temporary file cannot be created), OOC_ERR_NO_SPACE (the space cannot
  *         be reserved), OOC_ERR_BUSY, OOC_ERR_JOURNAL (a file that is not a
  *         journal sits at the default journal path), OOC_ERR_FORMAT (spec not
  *         writable), OOC_ERR_OVERFLOW, OOC_ERR_HOST_MEMORY
@@ -159,11 +159,19 @@ OOC_API int ooc_file_resumed(const ooc_file_t *file);
  * already is left as it is (OOC_SUCCESS again). A file created shared is
  * committed only once no process that joined it has it open (its blocks
  * may not be written yet): OOC_ERR_BUSY, nothing done, while one has.
+ * When the rename succeeded but the directory's flush failed, the file is
+ * committed (at its path, ooc_file_committed() says 1) although the call
+ * returns OOC_ERR_IO: a crash of the machine may yet undo the rename.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (not a created file), OOC_ERR_BUSY (a process that joined it has it
  *         open), OOC_ERR_IO, OOC_ERR_NO_SPACE
  */
 OOC_API ooc_status_t ooc_file_commit(ooc_handle_t *handle, ooc_file_t *file);
+
+/** @brief 1 when @p file was renamed onto its path by ooc_file_commit()
+ * (even where that call then failed to flush the directory), else 0
+ * (NULL: 0). */
+OOC_API int ooc_file_committed(const ooc_file_t *file);
 
 /** @brief Close a file (and release a created file's lock). A created file
  * that was not committed keeps its temporary file (so that a later run can

@@ -30,6 +30,8 @@
  *                          staging (cudaHostRegister) refused; it is then
  *                          allocated by cudaHostAlloc (no failure)
  *   commit                 the rename of the output onto its path (EIO)
+ *   sync_dir               flushing a directory after a file was made or
+ *                          renamed there: the journal's, the output's (EIO)
  *
  * Nothing is read from the environment when OOC_FAULT is unset, and each
  * check is one atomic load. Knows nothing of CUDA.
@@ -55,6 +57,7 @@ typedef enum {
     OOC_FAULT_REGISTER,
     OOC_FAULT_COMMIT,
     OOC_FAULT_COMPLETE,
+    OOC_FAULT_SYNC_DIR,
     OOC_FAULT_KINDS
 } ooc_fault_t;
 

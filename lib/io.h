@@ -121,7 +121,8 @@ ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err);
 /* fsync the directory holding path, so that a rename or a file created in
  * it is durable (a file system that cannot sync a directory, or a
  * directory this process may not read: success);
- * OOC_ERR_IO naming the directory. */
+ * OOC_ERR_IO naming the directory in its message, with path as the
+ * error's path (ooc_last_error_path(): whose entry it was). */
 ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err);
 
 /* Open an existing regular file without following a final symbolic link or

@@ -170,11 +170,16 @@ ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err)
         return OOC_SUCCESS;
     }
     if (dfd < 0) {
-        st = OOC_ERR(err, OOC_ERR_IO, "open directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
+        st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "open directory %s (to flush the entry of %s): %s", d, path,
+                          ooc_io_errtext(errno, eb, sizeof eb));
     } else {
-        /* EINVAL: this file system cannot sync a directory; nothing to do */
-        if (fsync(dfd) != 0 && errno != EINVAL)
-            st = OOC_ERR(err, OOC_ERR_IO, "fsync directory %s: %s", d, ooc_io_errtext(errno, eb, sizeof eb));
+        /* EINVAL: this file system cannot sync a directory; nothing to do.
+         * The error names path: the file whose entry may not be durable */
+        int injected = ooc_fault_errno(OOC_FAULT_SYNC_DIR);
+        if (injected) errno = injected;
+        if ((injected || fsync(dfd) != 0) && errno != EINVAL)
+            st = OOC_ERR_FILE(err, OOC_ERR_IO, path, "fsync directory %s (to flush the entry of %s): %s%s", d, path,
+                              ooc_io_errtext(errno, eb, sizeof eb), injected ? " (injected by OOC_FAULT)" : "");
         close(dfd);
     }
     free(dir);

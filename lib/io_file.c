@@ -774,6 +774,8 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     return ooc_io_sync_dir(f->path, err);
 }
 
+int ooc_file_committed(const ooc_file_t *f) { return f != NULL && f->committed; }
+
 void ooc_file_close(ooc_file_t *f, int discard)
 {
     if (f == NULL) return;

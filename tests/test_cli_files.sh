@@ -1224,6 +1224,26 @@ else
 fi
 rm -f KC.npy KC.npy.ooc-* KC.time KU.npy
 
+# ---- a directory that cannot be flushed (OOC_FAULT=sync_dir: the 1st is
+# the journal's at its creation, the 2nd the output's after its rename).
+# The journal's: exit 6 (the journal cannot be written), nothing left. The
+# output's: C is at its path and complete, so not "left in C.ooc-tmp" and
+# not resumable (it said so, exit 6, resumable true) ----
+oc multiply A_d.npy B_dF.npy -o SD0.npy --backend host --no-progress -q
+OOC_FAULT=sync_dir:1 oc multiply A_d.npy B_dF.npy -o SD1.npy --backend host --no-progress --json
+rc=$?
+if [ "$rc" -eq 6 ] && grep -q "to flush the entry of SD1.npy.ooc-journal" err && [ ! -e SD1.npy ] &&
+    [ ! -e SD1.npy.ooc-tmp ] && [ ! -e SD1.npy.ooc-journal ]; then
+    pass "the journal's directory not flushed: exit 6, the journal named, nothing left"
+else fail "the journal's directory not flushed: exit $rc (expected 6): $(head -c 300 err)"; fi
+OOC_FAULT=sync_dir:2 oc multiply A_d.npy B_dF.npy -o SD1.npy --backend host --no-progress --json
+rc=$?
+if [ "$rc" -eq 6 ] && grep -q "to flush the entry of SD1.npy)" err && grep -q "the complete result is at SD1.npy" err &&
+    ! grep -q "left in" err && grep -q '"resumable":false' out && [ ! -e SD1.npy.ooc-tmp ] && cmp -s SD1.npy SD0.npy; then
+    pass "the output's directory not flushed after the rename: exit 6, C at its path and complete, not resumable"
+else fail "the output's directory not flushed after the rename: exit $rc (expected 6): $(head -c 400 err) $(grep -o '"resumable":[a-z]*' out)"; fi
+rm -f SD0.npy SD1.npy SD1.npy.ooc-*
+
 # ---- an output that replaces a file keeps its permissions (and its group,
 # where the process may give it), as cp onto it or numpy.save would: a
 # private result (0600) stays private, also while it is computed (its

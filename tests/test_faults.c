@@ -181,6 +181,7 @@ static void test_faults(void)
         {"reserve:1", OOC_ERR_NO_SPACE, "tmp", 0},
         {"journal:1", OOC_ERR_NO_SPACE, "journal", 0},
         {"journal:4", OOC_ERR_NO_SPACE, "journal", 1},
+        {"sync_dir:1", OOC_ERR_IO, "journal", 0}, /* the journal's directory, at its creation */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (!HOST && strncmp(cases[i].spec, "exec", 4) == 0) continue; /* host backend only */
@@ -188,6 +189,43 @@ static void test_faults(void)
         snprintf(name, sizeof name, "c%zu.npy", i);
         run_case(&cases[i], name);
     }
+}
+
+/* The directory not flushed after the rename: the commit fails (OOC_ERR_IO
+ * naming the output, whose rename may not be durable), but the file is
+ * committed: at its path, whole, no temporary file; ooc_file_committed()
+ * says so (the tool's message and exit depend on it). */
+static void test_commit_unsynced(void)
+{
+    ooc_handle_t *h = new_handle();
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, 3, 5, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_t *f = NULL;
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path("unsynced.npy"));
+    double x[15];
+    uint64_t s = 7;
+    tu_fill(OOC_R64, x, 15, &s);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, tu_path("unsynced.npy"), &cs, 0, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_write(h, f, 0, x, 15), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_committed(f), 0);
+    fault("sync_dir:1");
+    CU_ASSERT_EQUAL(ooc_file_commit(h, f), OOC_ERR_IO);
+    fault(NULL);
+    CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h), tu_path("unsynced.npy"));
+    CU_ASSERT(strstr(ooc_last_error(h), "fsync directory") != NULL);
+    CU_ASSERT_EQUAL(ooc_file_committed(f), 1);
+    ooc_file_close(f, 1); /* (discard: a committed file is never removed) */
+    CU_ASSERT_TRUE(exists(tu_path("unsynced.npy")));
+    CU_ASSERT_FALSE(exists(tmp));
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+    double y[15] = {0};
+    f = NULL;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, tu_path("unsynced.npy"), &any, &f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_read(h, f, 0, y, 15), OOC_SUCCESS);
+    CU_ASSERT(memcmp(x, y, sizeof x) == 0);
+    ooc_file_close(f, 0);
+    CU_ASSERT_EQUAL(ooc_file_committed(NULL), 0);
+    ooc_destroy(h);
 }
 
 /* Killed after the journal said "complete" but before the rename: the
@@ -397,6 +435,7 @@ int main(void)
     CU_add_test(s, "each injected fault: its status, no output, resumable", test_faults);
     CU_add_test(s, "cancelled before and part-way: resumable", test_cancel);
     CU_add_test(s, "killed after the last record, before the commit", test_killed_before_commit);
+    CU_add_test(s, "the directory not flushed after the rename: committed, OOC_ERR_IO", test_commit_unsynced);
     CU_add_test(s, "in memory: the handle works after a failure", test_in_memory_recovers);
     CU_add_test(s, "a fault spec with a mistake: refused, also with alpha 0", test_bad_spec_refused);
     CU_add_test(s, "staging that cannot be registered: cudaHostAlloc's instead", test_register_fallback);

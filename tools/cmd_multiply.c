@@ -582,14 +582,22 @@ static int mul_failed(mul_job_t *j, ooc_status_t st)
 }
 
 /* C renamed onto its path (what: its name in messages); when that fails
- * the complete result is kept in the temporary file. */
+ * the complete result is kept in the temporary file. When only the flush
+ * of the directory after the rename fails, C is at its path (not in the
+ * temporary file, nothing to resume), but not durable: a failure too. */
 int mul_commit(mul_job_t *j, const char *journal, const char *what, int keep)
 {
     ooc_status_t st = ooc_file_commit(j->h, j->C);
     if (st != OOC_SUCCESS) {
         int rc = lib_fail(j->h, st, AT_OUTPUT, j->tmp_path, journal, what);
+        int committed = ooc_file_committed(j->C);
         ooc_file_close(j->C, 0); /* the result is complete: keep it for the user */
         j->C = NULL;
+        if (committed) {
+            fprintf(stderr, "%s: the complete result is at %s, but the rename that put it there may not be on the "
+                    "disk: a crash of the machine could undo it\n", progname, j->o.out);
+            return rc;
+        }
         j->uncommitted = 1;
         fprintf(stderr, "%s: the complete result is left in %s: the same command with --resume commits it\n",
                 progname, j->tmp_path);
