@@ -359,8 +359,24 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
      * for the caller, the temporary file: nothing to resume) */
     int changed = 0;
     if (st == OOC_SUCCESS && !was_complete && s->ndone < s->mine) {
-        st = ooc_files_inputs_changed(job);
+        st = ooc_files_inputs_changed(job, NULL);
         changed = st != OOC_SUCCESS;
+    } else if (st != OOC_SUCCESS && st != OOC_ERR_CANCELLED && !was_complete) {
+        /* a failure (a read past an input cut short, say) because an input
+         * changed: said so, and nothing to resume either (a resume would
+         * refuse the changed input, the journal is gone) */
+        ooc_err_t *was = malloc(sizeof *was); /* (the first error set stays: cleared, put back if not) */
+        if (was != NULL) {
+            *was = *err;
+            ooc_err_clear(err);
+            if (ooc_files_inputs_changed(job, was->msg) != OOC_SUCCESS) {
+                st = OOC_ERR_IO;
+                changed = 1;
+            } else {
+                *err = *was;
+            }
+        }
+        free(was);
     }
     if (st == OOC_SUCCESS && !was_complete) {
         /* every block is flushed (the flusher synced after the last write):

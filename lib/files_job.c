@@ -69,7 +69,7 @@ static int identity(const char *role, const ooc_file_t *f, char *buf, size_t cap
                     f->spec.rows, f->spec.cols, (int)f->spec.layout);
 }
 
-ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job)
+ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job, const char *failed)
 {
     static const char *const role[3] = {"A", "B", "C0"};
     const ooc_file_t *in[3] = {job->A, job->B, job->C0};
@@ -82,8 +82,10 @@ ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job)
             return OOC_ERR_FILE(&job->h->err, OOC_ERR_IO, in[i]->path,
                                 "%s (the input %s) changed while the job ran: its size or modification time is not "
                                 "what it was when the job began (written while its blocks were read, C would mix "
-                                "the two): C is not finished; run the job again once %s stays as it is",
-                                in[i]->path, role[i], in[i]->path);
+                                "the two): C is not finished, and nothing is kept to resume; run the job again "
+                                "once %s stays as it is%s%.3000s%s",
+                                in[i]->path, role[i], in[i]->path, failed ? " (the job failed: " : "",
+                                failed ? failed : "", failed ? ")" : "");
     }
     return OOC_SUCCESS;
 }
