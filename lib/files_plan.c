@@ -87,8 +87,16 @@ static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
      * not; sealed (its job complete, its trailer gone), the very file the
      * journal recorded complete: its size and modification time */
     if (C->id != 0) return h->out_id == C->id;
-    return have->complete && (uint64_t)sb.st_size == have->out_size && (int64_t)sb.st_mtim.tv_sec == have->out_mtime_sec &&
-           sb.st_mtim.tv_nsec == have->out_mtime_nsec;
+    if (have->complete)
+        return (uint64_t)sb.st_size == have->out_size && (int64_t)sb.st_mtim.tv_sec == have->out_mtime_sec &&
+               sb.st_mtim.tv_nsec == have->out_mtime_nsec;
+    /* sealed, but stopped before the "complete" record (journal_complete()
+     * cuts the trailer first): a journal of the whole job that names a file
+     * by its id and records every block done, each with its digest, which
+     * take_done() checks against the file before it keeps the block (a
+     * block not intact is computed again; it recomputed them all) */
+    return h->out_id != 0 && h->range_m == 0 && h->range_np == 0 && have->ndone == h->total &&
+           have->nsums == (size_t)have->ndone;
 }
 
 /* Its blocks are in C as the journal says: the same job, a plan that can be

@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,74 @@ static void test_killed_before_commit(void)
     ooc_destroy(h);
 }
 
+/* Killed after its trailer was cut (sealed: every block flushed) but before
+ * the journal's "complete" record: the resume keeps every block (each
+ * checked against its digest), computes nothing, and commits C. It
+ * computed all of it again (the files hunt): the journal names the file by
+ * the id its trailer held. The journal's last line is the "complete"
+ * record: taken off, the journal reads as one killed right before it. */
+static void test_killed_before_complete(void)
+{
+    ooc_handle_t *h = new_handle();
+    ooc_file_spec_t any = {OOC_FORMAT_AUTO, 0, 0, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_spec_t cs = {OOC_FORMAT_NPY, FM, FN, OOC_R64, OOC_ROW_MAJOR};
+    ooc_file_t *a, *b;
+    double one = 1, zero = 0;
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, tu_path("fa.npy"), &any, &a), OOC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(ooc_file_open(h, tu_path("fb.npy"), &any, &b), OOC_SUCCESS);
+    char jp[300], tmp[300];
+    snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path("seal.npy"));
+    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path("seal.npy"));
+    /* then with a block's bytes changed meanwhile: that one is computed again */
+    for (int damaged = 0; damaged < 2; damaged++) {
+        unlink(tu_path("seal.npy"));
+        ooc_file_t *c = NULL;
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, tu_path("seal.npy"), &cs, 0, &c), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, NULL), OOC_SUCCESS);
+        ooc_stats_t st;
+        CU_ASSERT_EQUAL(ooc_get_stats(h, &st), OOC_SUCCESS);
+        int64_t total = st.blocks * st.panels;
+        ooc_file_close(c, 0); /* "killed" after the seal */
+        FILE *f = fopen(jp, "r+");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        char line[1024];
+        long last = 0, at = 0;
+        int complete_last = 0;
+        while (fgets(line, sizeof line, f)) {
+            last = at;
+            at = ftell(f);
+            complete_last = strncmp(line, "complete ", 9) == 0;
+        }
+        fclose(f);
+        CU_ASSERT_FATAL(complete_last && total > 1);
+        CU_ASSERT_EQUAL_FATAL(truncate(jp, last), 0);
+        struct stat sb;
+        if (damaged && stat(tmp, &sb) == 0) { /* 8 bytes in the middle of C's data */
+            int fd = open(tmp, O_WRONLY);
+            CU_ASSERT_FATAL(fd >= 0);
+            CU_ASSERT_EQUAL(pwrite(fd, "ZZZZZZZZ", 8, (sb.st_size / 2) & ~(off_t)7), 8);
+            close(fd);
+        }
+        c = NULL;
+        CU_ASSERT_EQUAL_FATAL(ooc_file_create(h, tu_path("seal.npy"), &cs, OOC_FILE_RESUME, &c), OOC_SUCCESS);
+        ooc_files_opts_t o = {.resume = 1};
+        CU_ASSERT_EQUAL(ooc_gemm_files(h, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o), OOC_SUCCESS);
+        CU_ASSERT_EQUAL(ooc_get_stats(h, &st), OOC_SUCCESS);
+        if (st.blocks_resumed != total - damaged)
+            printf("\n    sealed, not recorded complete%s: %lld of %lld blocks kept\n", damaged ? ", damaged" : "",
+                   (long long)st.blocks_resumed, (long long)total);
+        CU_ASSERT_EQUAL(st.blocks_resumed, total - damaged);
+        CU_ASSERT_EQUAL(st.blocks_mismatched, damaged);
+        if (!damaged) CU_ASSERT_EQUAL(st.bytes_h2d, 0);
+        CU_ASSERT_EQUAL(ooc_file_commit(h, c), OOC_SUCCESS);
+        ooc_file_close(c, 0);
+        CU_ASSERT_TRUE(tu_same_file(tu_path("seal.npy"), tu_path("ref.npy")));
+    }
+    ooc_file_close(a, 0);
+    ooc_file_close(b, 0);
+    ooc_destroy(h);
+}
+
 /* ooc_cancel before the run and from the progress callback part-way:
  * OOC_ERR_CANCELLED, the request consumed, the state resumable. */
 static ooc_handle_t *cancel_h;
@@ -436,6 +505,8 @@ int main(void)
     CU_add_test(s, "cancelled before and part-way: resumable", test_cancel);
     CU_add_test(s, "killed after the last record, before the commit", test_killed_before_commit);
     CU_add_test(s, "the directory not flushed after the rename: committed, OOC_ERR_IO", test_commit_unsynced);
+    CU_add_test(s, "killed between the seal and the complete record: nothing computed again",
+                test_killed_before_complete);
     CU_add_test(s, "in memory: the handle works after a failure", test_in_memory_recovers);
     CU_add_test(s, "a fault spec with a mistake: refused, also with alpha 0", test_bad_spec_refused);
     CU_add_test(s, "staging that cannot be registered: cudaHostAlloc's instead", test_register_fallback);
