@@ -539,7 +539,7 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
     OOC_FORWARD(ooc_journal_read(jpath, &have, &exists, err));
     /* the output the journal completed, at c_path, unchanged */
     int is_output = exists && ooc_journal_output_is(&have, c_path);
-    int same_job = is_output && strcmp(have.head.job, job) == 0;
+    int same_job = is_output && ooc_files_same_job(have.head.job, job);
     int same_but_c0 = exists && ooc_files_same_but_c0(have.head.job, job);
     /* in place, C0 is now this job's own output, so its identity differs
      * from the one recorded; the rest of the job must match */
@@ -558,7 +558,7 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
      * anew, which is no loss; said in ooc_last_error() (the call succeeds)
      * for the caller's note of why */
     char why[400] = "";
-    if (exists && have.complete && have.head.range_m == 0 && !uncommitted && strcmp(have.head.job, job) != 0 &&
+    if (exists && have.complete && have.head.range_m == 0 && !uncommitted && !ooc_files_same_job(have.head.job, job) &&
         !(in_place && same_but_c0))
         ooc_files_job_difference(have.head.job, job, why, sizeof why);
     ooc_journal_info_free(&have);

@@ -54,10 +54,16 @@ void ooc_files_job_difference(const char *was, const char *now, char *out, size_
 /* (files_job.c) Whether C0 is the file now at c_path: the job runs in place. */
 int ooc_files_in_place(const ooc_file_t *C0, const char *c_path);
 
-/* (files_job.c) Two job lines (ooc_files_job_line) of one job but for C0's
- * identity: an in-place job is such a pair with its committed self (C0's
- * identity ends the line; " inplace=1" comes before it, so a job of another
- * C0 never matches an in-place one). */
+/* (files_job.c) Two job lines (ooc_files_job_line) of one job: the same but
+ * for the device numbers of the inputs' identities (a file system mounted
+ * again, or a network one seen from another node, numbers its device anew;
+ * inode, size and modification time still name the files). */
+int ooc_files_same_job(const char *was, const char *now);
+
+/* (files_job.c) Two job lines of one job but for C0's identity (and, as
+ * ooc_files_same_job(), the inputs' device numbers): an in-place job is
+ * such a pair with its committed self (" inplace=1" is in both, so a job of
+ * another C0 never matches an in-place one). */
 int ooc_files_same_but_c0(const char *was, const char *now);
 
 /* (files_job.c) The identity line of a job: types, ops, scalars, the

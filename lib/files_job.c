@@ -113,10 +113,43 @@ int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
            s0.st_ino == sc.st_ino;
 }
 
+/* Job lines x and y word by word (space-separated), each input's identity
+ * (A=, B=, C0=) but for its first field, the device number: a file system
+ * mounted again, or the same network file system seen from another node
+ * of a cluster (NFS numbers its mounts on each client), gives the same
+ * files another st_dev; their inode, size and modification time (to the
+ * nanosecond) still say whether they are the same, unchanged. skip_c0:
+ * C0's identity not compared at all. */
+static int same_words(const char *x, const char *y, int skip_c0)
+{
+    for (;;) {
+        while (*x == ' ') x++;
+        while (*y == ' ') y++;
+        size_t lx = strcspn(x, " "), ly = strcspn(y, " ");
+        if (lx == 0 || ly == 0) return lx == ly;
+        int a = strncmp(x, "A=", 2) == 0 && strncmp(y, "A=", 2) == 0;
+        int b = strncmp(x, "B=", 2) == 0 && strncmp(y, "B=", 2) == 0;
+        int c0 = strncmp(x, "C0=", 3) == 0 && strncmp(y, "C0=", 3) == 0;
+        if (!(c0 && skip_c0)) {
+            const char *px = x, *py = y;
+            size_t mx = lx, my = ly;
+            if (a || b || c0) { /* (an input's: its fields after the device number, "none" as it is) */
+                const char *dx = memchr(x, ':', lx), *dy = memchr(y, ':', ly);
+                if (dx && dy) px = dx, py = dy, mx = lx - (size_t)(dx - x), my = ly - (size_t)(dy - y);
+            }
+            if (mx != my || memcmp(px, py, mx) != 0) return 0;
+        }
+        x += lx;
+        y += ly;
+    }
+}
+
+int ooc_files_same_job(const char *was, const char *now) { return same_words(was, now, 0); }
+
 int ooc_files_same_but_c0(const char *was, const char *now)
 {
-    const char *a = strstr(was, " C0="), *b = strstr(now, " C0=");
-    return a && b && a - was == b - now && strncmp(was, now, (size_t)(a - was)) == 0;
+    /* (C0 in both: the rest of the line as it was) */
+    return strstr(was, " C0=") != NULL && strstr(now, " C0=") != NULL && same_words(was, now, 1);
 }
 
 ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
@@ -226,12 +259,16 @@ void ooc_files_job_difference(const char *was, const char *now, char *out, size_
     for (size_t i = 0; i < 3; i++) {
         size_t la = 0, lb = 0;
         const char *a = job_value(was, roles[i], &la), *b = job_value(now, roles[i], &lb);
+        /* (the device number alone is no difference: same_words()) */
+        const char *fa = a ? memchr(a, ':', la) : NULL, *fb = b ? memchr(b, ':', lb) : NULL;
         if (a && b && la == lb && memcmp(a, b, la) == 0) continue;
+        if (fa && fb && la - (size_t)(fa - a) == lb - (size_t)(fb - b) && memcmp(fa, fb, la - (size_t)(fa - a)) == 0)
+            continue;
         int none_a = !a || (la == 4 && memcmp(a, "none", 4) == 0), none_b = !b || (lb == 4 && memcmp(b, "none", 4) == 0);
         const char *r = roles[i];
         if (none_a || none_b) /* (identity: dev:ino:size:mtime:shape:layout) */
             SAY("%s%s %s", used ? ", " : "", r, none_b ? "given then, not now" : "not given then");
-        else if (field_differs(a, la, b, lb, 0) || field_differs(a, la, b, lb, 1))
+        else if (field_differs(a, la, b, lb, 1))
             SAY("%s%s is another file (replaced)", used ? ", " : "", r);
         else if (field_differs(a, la, b, lb, 4) || field_differs(a, la, b, lb, 5))
             SAY("%s%s's shape or order", used ? ", " : "", r);

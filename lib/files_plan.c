@@ -79,8 +79,9 @@ static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
      * fresh ooc_file_create makes a new file, whose inode number may be one
      * a journal names */
     int born = h->out_born_sec != 0 || h->out_born_nsec != 0;
-    if (!C->resumed || fstat(C->fd, &sb) != 0 || (uint64_t)sb.st_dev != h->out_dev ||
-        (uint64_t)sb.st_ino != h->out_ino ||
+    /* (not its device number, which a file system mounted again, or seen
+     * from another node, may change: ooc_files_same_job()) */
+    if (!C->resumed || fstat(C->fd, &sb) != 0 || (uint64_t)sb.st_ino != h->out_ino ||
         (born && ooc_fd_birth(C->fd, &sec, &nsec) && (sec != h->out_born_sec || nsec != h->out_born_nsec)))
         return 0;
     /* and the same file by its id, which no later file has, birth time or
@@ -181,7 +182,7 @@ static ooc_status_t read_journal(ooc_files_job_t *job, const char *path, ooc_jou
     /* an empty one (its creation cut short, before its header) describes no
      * job and vouches for nothing: not usable, and removed as one would be */
     if (*exists && info->head.job[0] == '\0') return OOC_SUCCESS;
-    if (*exists && strcmp(info->head.job, job->want.job) != 0) {
+    if (*exists && !ooc_files_same_job(info->head.job, job->want.job)) {
         char what[400];
         ooc_files_job_difference(info->head.job, job->want.job, what, sizeof what);
         ooc_journal_info_free(info);

@@ -218,8 +218,9 @@ static ooc_status_t take_sums(ooc_journal_info_t *info, rec_t *recs, size_t n, c
 
 static int output_stat(const ooc_journal_info_t *have, const char *path, struct stat *sb)
 {
+    /* (not its device number: files.h ooc_files_same_job()) */
     return have->complete && have->head.range_m == 0 && lstat(path, sb) == 0 && S_ISREG(sb->st_mode) &&
-           (uint64_t)sb->st_dev == have->head.out_dev && (uint64_t)sb->st_ino == have->head.out_ino;
+           (uint64_t)sb->st_ino == have->head.out_ino;
 }
 
 int ooc_journal_output_at(const ooc_journal_info_t *have, const char *path)

@@ -353,6 +353,66 @@ static void test_journal_of_reused_inode(void)
     custom_journal = NULL;
 }
 
+/* A job stopped, then resumed where the file system has another device
+ * number (mounted again, or a network file system seen from another node
+ * of a cluster: NFS numbers each client's mounts): its blocks are kept, for
+ * the inputs and the temporary file are the same files (inode, size,
+ * modification time; the file's id). It computed the whole job again: the
+ * device number was part of their identities. The journal is written as it
+ * would read there: every device number in it one more. */
+static void test_resume_remounted(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
+    CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
+    const char *ja = tu_path("rd.journal");
+    custom_journal = ja;
+    unlink(ja);
+    CU_ASSERT_EQUAL_FATAL(resume_run("rd.npy", 5, 0), -1); /* killed: the journal and its temporary file stay */
+    ooc_journal_info_t have;
+    int there = 0;
+    ooc_err_t err;
+    ooc_err_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(ja, &have, &there, &err), OOC_SUCCESS);
+    CU_ASSERT_FATAL(there && have.ndone >= 3 && !have.complete && (size_t)have.ndone == have.nsums);
+    ooc_journal_head_t moved = have.head;
+    moved.out_dev = have.head.out_dev + 1;
+    /* " A=DEV:..." and " B=DEV:...": DEV + 1 */
+    char line[sizeof moved.job];
+    size_t used = 0;
+    for (const char *p = have.head.job; *p && used + 32 < sizeof line;) {
+        const char *a = strstr(p, " A="), *b = strstr(p, " B="), *q = a && (!b || a < b) ? a : b;
+        if (q == NULL) {
+            used += (size_t)snprintf(line + used, sizeof line - used, "%s", p);
+            break;
+        }
+        q += 3;
+        char *end;
+        unsigned long long dev = strtoull(q, &end, 10);
+        used += (size_t)snprintf(line + used, sizeof line - used, "%.*s%llu", (int)(q - p), p, dev + 1);
+        p = end;
+    }
+    CU_ASSERT_FATAL(strcmp(line, have.head.job) != 0 && strlen(line) == strlen(have.head.job));
+    snprintf(moved.job, sizeof moved.job, "%s", line);
+    unlink(ja);
+    ooc_journal_t j;
+    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, ja, &moved, &err), OOC_SUCCESS);
+    for (size_t i = 0; i < have.nsums; i++)
+        CU_ASSERT_EQUAL(ooc_journal_done(&j, have.sums[i].g, &have.sums[i].digest, &err), OOC_SUCCESS);
+    ooc_journal_close(&j, 0);
+    int64_t kept = have.ndone;
+    ooc_journal_info_free(&have);
+    CU_ASSERT_EQUAL(resume_run("rd.npy", 0, 1), OOC_SUCCESS);
+    ooc_stats_t st;
+    CU_ASSERT_EQUAL(ooc_get_stats(H, &st), OOC_SUCCESS);
+    if (st.blocks_resumed != kept)
+        printf("\n    another device number: %lld of %lld blocks kept (%s)\n", (long long)st.blocks_resumed,
+               (long long)kept, last_msg);
+    CU_ASSERT_EQUAL(st.blocks_resumed, kept);
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("rd.npy")));
+    custom_journal = NULL;
+}
+
 /* op(B) in 8 chunks, so block 0 is multiplied chunk by chunk (a different
  * summation order): a resumed run must still compute every block as the
  * uninterrupted run did. Before, the first block of every run was split,
@@ -748,6 +808,7 @@ int main(void)
         CU_add_test(s, "resume after SIGKILL, op(B) in chunks", test_resume_chunked);
         CU_add_test(s, "a custom journal is not the fresh output's", test_custom_journal_fresh_create);
         CU_add_test(s, "a journal of a file whose inode number a later file took", test_journal_of_reused_inode);
+        CU_add_test(s, "resumed where the file system has another device number", test_resume_remounted);
     }
     int rc = tu_run();
     ooc_destroy(H);

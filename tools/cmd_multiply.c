@@ -685,8 +685,11 @@ int resume_other_output(const mul_job_t *j)
         ooc_file_spec_t was;
         unsigned long long dev, ino;
         int keeps = 0;
+        /* (by its inode alone: the device number of a file system mounted
+         * again, or seen from another node, may differ, as the library
+         * allows: lib/files.h ooc_files_same_job()) */
         if (done <= 0 || journal_output(v[i], &was, &dev, &ino, &keeps) != 0 || !keeps ||
-            dev != (unsigned long long)t.st_dev || ino != (unsigned long long)t.st_ino)
+            ino != (unsigned long long)t.st_ino)
             continue; /* (no block of it in the temporary file there: nothing to lose) */
         if (was.rows == now->rows && was.cols == now->cols && was.dtype == now->dtype && was.layout == now->layout &&
             was.format == now->format)
