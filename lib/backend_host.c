@@ -320,15 +320,18 @@ int ooc_backend_host_devices(void)
     return (int)n;
 }
 
-/* A delay in microseconds from a test variable: a decimal from 0, at most a
- * minute (sleep_us sleeps a second or more too); a sign or no number reads
- * as none (strtoul would wrap -1 to hours). *end: past the number. */
+/* A delay in microseconds from an entry of a test variable (up to a comma
+ * or the end): digits only, at most a minute (sleep_us sleeps a second or
+ * more too); anything else ("-1", "5x", " 7") reads as none, as the man
+ * page says (strtoul would wrap -1 to hours, and read "5x" as 5). *next:
+ * the entry after the comma, NULL at the end. */
 #define MAX_TEST_DELAY_US 60000000UL
-static unsigned test_delay_us(const char *s, char **end)
+static unsigned test_delay_us(const char *s, const char **next)
 {
-    *end = (char *)s;
-    if (*s < '0' || *s > '9') return 0;
-    unsigned long v = strtoul(s, end, 10);
+    size_t n = strcspn(s, ",");
+    *next = s[n] == ',' ? s + n + 1 : NULL;
+    if (n == 0 || strspn(s, "0123456789") != n) return 0;
+    unsigned long v = strtoul(s, NULL, 10);
     return v < MAX_TEST_DELAY_US ? (unsigned)v : (unsigned)MAX_TEST_DELAY_US;
 }
 
@@ -340,10 +343,10 @@ static unsigned device_jitter(int device)
     const char *j = getenv("OOC_HOST_JITTER_US");
     unsigned v = 0;
     for (int d = 0; j != NULL && *j != '\0'; d++) {
-        char *end;
-        v = test_delay_us(j, &end);
-        if (d == device || *end != ',') break;
-        j = end + 1;
+        const char *next;
+        v = test_delay_us(j, &next);
+        if (d == device || next == NULL) break;
+        j = next;
     }
     return v;
 }
@@ -364,11 +367,12 @@ static ooc_status_t h_open(ooc_be_t **out, int device, int math, ooc_err_t *err)
     atomic_init(&be->failed, 0);
     be->jitter_us = device_jitter(device);
     const char *d = getenv("OOC_HOST_D2H_DELAY_US");
-    char *end;
+    const char *next = NULL;
     /* (a second or more too, as sleep_us sleeps it: clamped below one
      * second, test_reliability 12d's 2 s hold left its SIGTERM at 1 s
      * 0.15 s to spare; at most a minute) */
-    be->d2h_delay_us = d ? test_delay_us(d, &end) : 0;
+    be->d2h_delay_us = d ? test_delay_us(d, &next) : 0;
+    if (next != NULL) be->d2h_delay_us = 0; /* (one value, not a list) */
     const char *a = getenv("OOC_HOST_ALIGNED");
     be->aligned = a && strcmp(a, "1") == 0;
     *out = &be->base;

@@ -589,5 +589,10 @@ fi
 OOC_HOST_JITTER_US=-1 OOC_HOST_D2H_DELAY_US=-1 timeout 20 "$OOCGEMM" run --backend host -m 300 -n 200 -k 100 \
     --block-rows 64 --no-floor --json >"$tmp/out" 2>"$tmp/err"
 json_check "OOC_HOST_JITTER_US=-1 and OOC_HOST_D2H_DELAY_US=-1: no delay" "assert o['exit_status'] == 0, o"
+# and a number with something after it: none either, as the man page says
+# (strtoul read "60000000x" as a minute per operation)
+OOC_HOST_JITTER_US=60000000x OOC_HOST_D2H_DELAY_US=60000000s timeout 20 "$OOCGEMM" run --backend host -m 300 -n 200 \
+    -k 100 --block-rows 64 --no-floor --json >"$tmp/out" 2>"$tmp/err"
+json_check "OOC_HOST_JITTER_US=60000000x and OOC_HOST_D2H_DELAY_US=60000000s: no delay" "assert o['exit_status'] == 0, o"
 echo "$cases cases, $failures failed"
 [ "$failures" -eq 0 ]
