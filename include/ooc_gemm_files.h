@@ -161,7 +161,8 @@ OOC_API int ooc_file_resumed(const ooc_file_t *file);
  * may not be written yet): OOC_ERR_BUSY, nothing done, while one has.
  * When the rename succeeded but the directory's flush failed, the file is
  * committed (at its path, ooc_file_committed() says 1) although the call
- * returns OOC_ERR_IO: a crash of the machine may yet undo the rename.
+ * returns OOC_ERR_IO: a crash of the machine may yet undo the rename. A
+ * second call then tries the flush again (OOC_SUCCESS once it is done).
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, OOC_ERR_INVALID_PARAM
  *         (not a created file), OOC_ERR_BUSY (a process that joined it has it
  *         open), OOC_ERR_IO, OOC_ERR_NO_SPACE

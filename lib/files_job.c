@@ -58,15 +58,23 @@ static ooc_status_t as_source(ooc_handle_t *h, const char *role, const ooc_file_
     return OOC_SUCCESS;
 }
 
-/* Identity of an input for the journal: the same file, unchanged. */
-static int identity(const char *role, const ooc_file_t *f, char *buf, size_t cap)
+/* Identity of an input for the journal: the same file, unchanged. Device,
+ * inode, size, modification time, shape and layout; with ctime, its status
+ * change time last, which no one can set (touch, cp -p, tar and rsync set
+ * the modification time): files made apart differ in it even where a new
+ * file system gave them the inode, size and time of the old (the device
+ * number is not compared: ooc_files_same_job()). */
+static int identity(const char *role, const ooc_file_t *f, char *buf, size_t cap, int ctime)
 {
     struct stat st;
     if (f == NULL) return snprintf(buf, cap, " %s=none", role);
     if (fstat(f->fd, &st) != 0) return -1;
-    return snprintf(buf, cap, " %s=%ju:%ju:%jd:%jd.%09ld:%" PRId64 "x%" PRId64 ":%d", role, (uintmax_t)st.st_dev,
-                    (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-                    f->spec.rows, f->spec.cols, (int)f->spec.layout);
+    int n = snprintf(buf, cap, " %s=%ju:%ju:%jd:%jd.%09ld:%" PRId64 "x%" PRId64 ":%d", role, (uintmax_t)st.st_dev,
+                     (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                     f->spec.rows, f->spec.cols, (int)f->spec.layout);
+    if (!ctime || n < 0 || (size_t)n >= cap) return n;
+    int m = snprintf(buf + n, cap - (size_t)n, ":%jd.%09ld", (intmax_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+    return m < 0 ? m : n + m;
 }
 
 ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job, const char *failed)
@@ -78,7 +86,10 @@ ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job, const char *failed)
         if (in[i] == NULL) continue;
         /* (the file the job reads, by its descriptor: one replaced at its
          * path by a rename is read no more, C is the old one's) */
-        if (identity("", in[i], now, sizeof now) < 0 || strcmp(now, job->inputs[i]) != 0)
+        int got = identity("", in[i], now, sizeof now, 0);
+        /* (failed: an input that cannot be examined now, a mount gone, is
+         * no input changed: the failure stands, and the journal) */
+        if ((got < 0 && failed == NULL) || (got >= 0 && strcmp(now, job->inputs[i]) != 0))
             return OOC_ERR_FILE(&job->h->err, OOC_ERR_IO, in[i]->path,
                                 "%s (the input %s) changed while the job ran: its size or modification time is not "
                                 "what it was when the job began (written while its blocks were read, C would mix "
@@ -113,44 +124,6 @@ int ooc_files_in_place(const ooc_file_t *C0, const char *c_path)
            s0.st_ino == sc.st_ino;
 }
 
-/* Job lines x and y word by word (space-separated), each input's identity
- * (A=, B=, C0=) but for its first field, the device number: a file system
- * mounted again, or the same network file system seen from another node
- * of a cluster (NFS numbers its mounts on each client), gives the same
- * files another st_dev; their inode, size and modification time (to the
- * nanosecond) still say whether they are the same, unchanged. skip_c0:
- * C0's identity not compared at all. */
-static int same_words(const char *x, const char *y, int skip_c0)
-{
-    for (;;) {
-        while (*x == ' ') x++;
-        while (*y == ' ') y++;
-        size_t lx = strcspn(x, " "), ly = strcspn(y, " ");
-        if (lx == 0 || ly == 0) return lx == ly;
-        int a = strncmp(x, "A=", 2) == 0 && strncmp(y, "A=", 2) == 0;
-        int b = strncmp(x, "B=", 2) == 0 && strncmp(y, "B=", 2) == 0;
-        int c0 = strncmp(x, "C0=", 3) == 0 && strncmp(y, "C0=", 3) == 0;
-        if (!(c0 && skip_c0)) {
-            const char *px = x, *py = y;
-            size_t mx = lx, my = ly;
-            if (a || b || c0) { /* (an input's: its fields after the device number, "none" as it is) */
-                const char *dx = memchr(x, ':', lx), *dy = memchr(y, ':', ly);
-                if (dx && dy) px = dx, py = dy, mx = lx - (size_t)(dx - x), my = ly - (size_t)(dy - y);
-            }
-            if (mx != my || memcmp(px, py, mx) != 0) return 0;
-        }
-        x += lx;
-        y += ly;
-    }
-}
-
-int ooc_files_same_job(const char *was, const char *now) { return same_words(was, now, 0); }
-
-int ooc_files_same_but_c0(const char *was, const char *now)
-{
-    /* (C0 in both: the rest of the line as it was) */
-    return strstr(was, " C0=") != NULL && strstr(now, " C0=") != NULL && same_words(was, now, 1);
-}
 
 ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t ta, ooc_op_t tb, const void *alpha,
                                 const ooc_file_t *A, const ooc_file_t *B, const void *beta, const ooc_file_t *C0,
@@ -174,7 +147,7 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
     for (int i = 0; n >= 0 && i < 3; i++) {
         used += (size_t)n;
         if (used >= cap) break;
-        n = identity(roles[i], in[i], job + used, cap - used);
+        n = identity(roles[i], in[i], job + used, cap - used, 1);
     }
     OOC_RETURN_ERROR_IF(n < 0 || used + (size_t)n >= cap, err, OOC_ERR_IO,
                         "fstat of an input failed or the job description is too long: %s",
@@ -219,6 +192,53 @@ static int field_differs(const char *a, size_t al, const char *b, size_t bl, int
     return !x || !y || fa != fb || memcmp(x, y, fa) != 0;
 }
 
+/* Job lines x and y word by word (space-separated), each input's identity
+ * (A=, B=, C0=) field by field but for its first, the device number: a
+ * file system mounted again, or the same network file system seen from
+ * another node of a cluster (NFS numbers its mounts on each client), gives
+ * the same files another st_dev; their inode, size, modification time and
+ * status change time (identity(): the last where both lines have it, not
+ * in journals from before it) still say whether they are the same,
+ * unchanged. skip_c0: C0's identity not compared at all. */
+static int same_input(const char *x, size_t lx, const char *y, size_t ly)
+{
+    if (memchr(x, ':', lx) == NULL || memchr(y, ':', ly) == NULL) /* ("none") */
+        return lx == ly && memcmp(x, y, lx) == 0;
+    for (int i = 1; i <= 5; i++)
+        if (field_differs(x, lx, y, ly, i)) return 0;
+    size_t fa = 0, fb = 0;
+    const char *a = field(x, lx, 6, &fa), *b = field(y, ly, 6, &fb);
+    return a == NULL || b == NULL || (fa == fb && memcmp(a, b, fa) == 0);
+}
+
+static int same_words(const char *x, const char *y, int skip_c0)
+{
+    for (;;) {
+        while (*x == ' ') x++;
+        while (*y == ' ') y++;
+        size_t lx = strcspn(x, " "), ly = strcspn(y, " ");
+        if (lx == 0 || ly == 0) return lx == ly;
+        int in_x = strncmp(x, "A=", 2) == 0 || strncmp(x, "B=", 2) == 0 || strncmp(x, "C0=", 3) == 0;
+        size_t key = strcspn(x, "=") + 1; /* (the same key in y, or the words differ) */
+        int same_key = key <= lx && key <= ly && memcmp(x, y, key) == 0;
+        if (in_x && same_key) {
+            if (!(skip_c0 && strncmp(x, "C0=", 3) == 0) && !same_input(x + key, lx - key, y + key, ly - key)) return 0;
+        } else if (lx != ly || memcmp(x, y, lx) != 0) {
+            return 0;
+        }
+        x += lx;
+        y += ly;
+    }
+}
+
+int ooc_files_same_job(const char *was, const char *now) { return same_words(was, now, 0); }
+
+int ooc_files_same_but_c0(const char *was, const char *now)
+{
+    /* (C0 in both: the rest of the line as it was) */
+    return strstr(was, " C0=") != NULL && strstr(now, " C0=") != NULL && same_words(was, now, 1);
+}
+
 /* Two job lines that differ at most in where their inputs are (A=, B=, C0=:
  * device, inode, size, time), each input's shape and layout the same, C0 in
  * both or neither. */
@@ -259,22 +279,21 @@ void ooc_files_job_difference(const char *was, const char *now, char *out, size_
     for (size_t i = 0; i < 3; i++) {
         size_t la = 0, lb = 0;
         const char *a = job_value(was, roles[i], &la), *b = job_value(now, roles[i], &lb);
-        /* (the device number alone is no difference: same_words()) */
-        const char *fa = a ? memchr(a, ':', la) : NULL, *fb = b ? memchr(b, ':', lb) : NULL;
-        if (a && b && la == lb && memcmp(a, b, la) == 0) continue;
-        if (fa && fb && la - (size_t)(fa - a) == lb - (size_t)(fb - b) && memcmp(fa, fb, la - (size_t)(fa - a)) == 0)
-            continue;
+        if (a && b && same_input(a, la, b, lb)) continue; /* (the device number alone is no difference) */
         int none_a = !a || (la == 4 && memcmp(a, "none", 4) == 0), none_b = !b || (lb == 4 && memcmp(b, "none", 4) == 0);
         const char *r = roles[i];
-        if (none_a || none_b) /* (identity: dev:ino:size:mtime:shape:layout) */
+        if (none_a || none_b) /* (identity: dev:ino:size:mtime:shape:layout[:ctime]) */
             SAY("%s%s %s", used ? ", " : "", r, none_b ? "given then, not now" : "not given then");
         else if (field_differs(a, la, b, lb, 1))
             SAY("%s%s is another file (replaced)", used ? ", " : "", r);
         else if (field_differs(a, la, b, lb, 4) || field_differs(a, la, b, lb, 5))
             SAY("%s%s's shape or order", used ? ", " : "", r);
-        else
+        else if (field_differs(a, la, b, lb, 2) || field_differs(a, la, b, lb, 3))
             SAY("%s%s was modified (%s)", used ? ", " : "", r,
                 field_differs(a, la, b, lb, 2) ? "its size" : "its modification time");
+        else
+            SAY("%s%s is another file or was changed (its status change time: written, its mode or name "
+                "changed, or another file made with its inode, size and time)", used ? ", " : "", r);
     }
 #undef SAY
     if (!out[0]) snprintf(out, cap, "the job's description");
@@ -493,7 +512,7 @@ ooc_status_t ooc_files_job(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, const void
                                    job->want.job, sizeof job->want.job));
     const ooc_file_t *in[3] = {A, B, C0};
     for (int i = 0; i < 3; i++)
-        OOC_RETURN_ERROR_IF(in[i] && identity("", in[i], job->inputs[i], sizeof job->inputs[i]) < 0, err, OOC_ERR_IO,
+        OOC_RETURN_ERROR_IF(in[i] && identity("", in[i], job->inputs[i], sizeof job->inputs[i], 0) < 0, err, OOC_ERR_IO,
                             "fstat %s: %s", in[i]->path, strerror(errno));
     if (opts && opts->job) {
         /* a split job's identity from C's creator: the same job, its inputs maybe other copies */

@@ -31,6 +31,10 @@
 /* The default resume journal of an output file is PATH OOC_JOURNAL_SUFFIX. */
 #define OOC_JOURNAL_SUFFIX ".ooc-journal"
 
+/* When path is a default journal's name, NAME.ooc-journal (or a rank's of a
+ * split job, NAME.ooc-journal.rR-of-P): the length of NAME; else 0. */
+size_t ooc_journal_name_base(const char *path);
+
 struct ooc_file_s {
     int fd;
     char *path;          /* the name the caller gave (the target, for created files) */
@@ -39,6 +43,7 @@ struct ooc_file_s {
     uint64_t data_offset;  /* bytes before element 0 */
     uint64_t data_bytes;   /* rows * cols * element size */
     int writable, committed;
+    int unsynced; /* committed, but the directory's flush after the rename failed: the next commit tries again */
     int resumed;           /* created with OOC_FILE_RESUME and the previous temporary file was kept
                             * (joined: the joiner says the creator kept it) */
     int joined;            /* opened with ooc_file_join: another process created it, and commits it */

@@ -580,16 +580,15 @@ ooc_status_t ooc_file_create(ooc_handle_t *h, const char *path, const ooc_file_s
     /* a name the output of another job (on PATH without the suffix) would
      * take for its temporary file or its default journal, and replace when
      * starting afresh (and this one, committed, would replace theirs) */
-    size_t plen = strlen(path), slen = strlen(TMP_SUFFIX), jlen = strlen(OOC_JOURNAL_SUFFIX);
+    size_t plen = strlen(path), slen = strlen(TMP_SUFFIX);
     OOC_RETURN_FILE_ERROR_IF(plen >= slen && strcmp(path + plen - slen, TMP_SUFFIX) == 0, err,
                              OOC_ERR_INVALID_PARAM, path,
                              "output %s: a name ending in %s is the temporary file of a job on %.*s, which "
                              "would replace it; choose another name", path, TMP_SUFFIX, (int)(plen - slen), path);
-    OOC_RETURN_FILE_ERROR_IF(plen >= jlen && strcmp(path + plen - jlen, OOC_JOURNAL_SUFFIX) == 0, err,
-                             OOC_ERR_INVALID_PARAM, path,
-                             "output %s: a name ending in %s is the resume journal of a job on %.*s, which "
-                             "this file would replace; choose another name", path, OOC_JOURNAL_SUFFIX,
-                             (int)(plen - jlen), path);
+    size_t jl = ooc_journal_name_base(path);
+    OOC_RETURN_FILE_ERROR_IF(jl > 0, err, OOC_ERR_INVALID_PARAM, path,
+                             "output %s: a name ending in %s is a resume journal of a job on %.*s, which this "
+                             "file would replace; choose another name", path, path + jl, (int)jl, path);
     OOC_FORWARD(ooc_file_output_spec(err, path, spec, &s, hdr, &hlen, &bytes));
     OOC_FORWARD(check_target(err, path));
 
@@ -740,6 +739,10 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     ooc_err_clear(&h->err);
     ooc_err_t *err = &h->err;
     OOC_RETURN_ERROR_IF(f == NULL, err, OOC_ERR_NULL_ARG, "ooc_file_commit: file is NULL");
+    if (f->committed && f->unsynced) { /* (only the directory's flush left to do) */
+        OOC_FORWARD(ooc_io_sync_dir(f->path, err));
+        f->unsynced = 0;
+    }
     if (f->committed) return OOC_SUCCESS;
     OOC_RETURN_FILE_ERROR_IF(!f->writable || f->tmp_path == NULL, err, OOC_ERR_INVALID_PARAM, f->path,
                              "ooc_file_commit %s: not a file created for writing", f->path);
@@ -771,7 +774,24 @@ ooc_status_t ooc_file_commit(ooc_handle_t *h, ooc_file_t *f)
     f->tmp_path = NULL;
     f->writable = 0;
     f->committed = 1;
-    return ooc_io_sync_dir(f->path, err);
+    ooc_status_t st = ooc_io_sync_dir(f->path, err);
+    f->unsynced = st != OOC_SUCCESS;
+    return st;
+}
+
+size_t ooc_journal_name_base(const char *path)
+{
+    /* NAME.ooc-journal, or a rank's NAME.ooc-journal.rR-of-P */
+    const char *j = NULL;
+    for (const char *p = strstr(path, OOC_JOURNAL_SUFFIX); p; p = strstr(p + 1, OOC_JOURNAL_SUFFIX)) j = p;
+    if (j == NULL || j == path) return 0;
+    const char *t = j + strlen(OOC_JOURNAL_SUFFIX);
+    unsigned r, n;
+    int used = -1;
+    if (*t == '\0' || (sscanf(t, ".r%u-of-%u%n", &r, &n, &used) == 2 && used > 0 && t[used] == '\0' &&
+                        strspn(t + 2, "0123456789-of") == strlen(t + 2)))
+        return (size_t)(j - path);
+    return 0;
 }
 
 int ooc_file_committed(const ooc_file_t *f) { return f != NULL && f->committed; }

@@ -427,6 +427,8 @@ if grep -q "resume journal of a job on X32.npy" err && [ "$(cat X32.npy.ooc-jour
     pass "multiply -o X32.npy.ooc-journal: named as a journal, the file untouched"
 else fail "multiply -o X32.npy.ooc-journal: $(head -c 300 err)"; fi
 bad "gen X33.npy.ooc-journal" 2 X33.npy.ooc-journal gen X33.npy.ooc-journal --rows 4 --cols 4
+bad "gen X34.npy.ooc-journal.r0-of-2 (a rank's journal)" 2 X34.npy.ooc-journal.r0-of-2 gen X34.npy.ooc-journal.r0-of-2 \
+    --rows 4 --cols 4
 rm -f X32.npy.ooc-journal
 # an input named as the output's own temporary file is a bad command line
 # that says so, before anything is opened: one a stopped run left (its

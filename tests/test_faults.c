@@ -215,6 +215,12 @@ static void test_commit_unsynced(void)
     CU_ASSERT_STRING_EQUAL(ooc_last_error_path(h), tu_path("unsynced.npy"));
     CU_ASSERT(strstr(ooc_last_error(h), "fsync directory") != NULL);
     CU_ASSERT_EQUAL(ooc_file_committed(f), 1);
+    /* a second commit tries the flush again: failing, then done */
+    fault("sync_dir:1");
+    CU_ASSERT_EQUAL(ooc_file_commit(h, f), OOC_ERR_IO);
+    fault(NULL);
+    CU_ASSERT_EQUAL(ooc_file_commit(h, f), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_file_commit(h, f), OOC_SUCCESS);
     ooc_file_close(f, 1); /* (discard: a committed file is never removed) */
     CU_ASSERT_TRUE(exists(tu_path("unsynced.npy")));
     CU_ASSERT_FALSE(exists(tmp));

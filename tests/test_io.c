@@ -839,6 +839,13 @@ static void test_create_errors(void)
     char jtmp[600];
     tmp_of(jtmp, sizeof jtmp, path);
     CU_ASSERT(!exists(jtmp));
+    in_dir(path, sizeof path, "d.bin.ooc-journal.r1-of-12"); /* (a rank's of a split job) */
+    CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_ERR_INVALID_PARAM);
+    CU_ASSERT(contains(ooc_last_error(H), "resume journal of a job on"));
+    in_dir(path, sizeof path, "d.bin.ooc-journal.old"); /* (anything else after it is a name) */
+    CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_SUCCESS);
+    ooc_file_close(f, 1);
+    f = sentinel;
     in_dir(path, sizeof path, "d.ooc-tmp.bin"); /* (the suffix elsewhere in the name is a name) */
     CU_ASSERT_EQUAL(ooc_file_create(H, path, &spec, 0, &f), OOC_SUCCESS);
     ooc_file_close(f, 1);

@@ -98,7 +98,8 @@ static int resume_run(const char *name, int64_t kill_at, int resume)
             kill_journal = custom_journal ? custom_journal : jp;
             ooc_files_opts_t o = {.journal = custom_journal, .resume = 0, .progress = kill_after,
                                   .progress_user = &kill_at};
-            ooc_gemm_files(h2, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o);
+            if (ooc_gemm_files(h2, OOC_OP_N, OOC_OP_N, &one, a, b, &zero, NULL, c, &o) != OOC_SUCCESS)
+                fprintf(stderr, "\n    the run to kill failed: %s\n", ooc_last_error(h2));
             _exit(4); /* not reached: killed */
         }
         int status = 0;
@@ -365,51 +366,72 @@ static void test_resume_remounted(void)
     free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
     free(make_file("rb", OOC_FORMAT_NPY, OOC_R64, RM, RK, RN));
     CU_ASSERT_EQUAL_FATAL(resume_run("whole.npy", 0, 0), OOC_SUCCESS);
-    const char *ja = tu_path("rd.journal");
+    static char ja[512]; /* (tu_path's buffer is reused) */
+    snprintf(ja, sizeof ja, "%s", tu_path("rd.journal"));
     custom_journal = ja;
-    unlink(ja);
-    CU_ASSERT_EQUAL_FATAL(resume_run("rd.npy", 5, 0), -1); /* killed: the journal and its temporary file stay */
-    ooc_journal_info_t have;
-    int there = 0;
-    ooc_err_t err;
-    ooc_err_clear(&err);
-    CU_ASSERT_EQUAL_FATAL(ooc_journal_read(ja, &have, &there, &err), OOC_SUCCESS);
-    CU_ASSERT_FATAL(there && have.ndone >= 3 && !have.complete && (size_t)have.ndone == have.nsums);
-    ooc_journal_head_t moved = have.head;
-    moved.out_dev = have.head.out_dev + 1;
-    /* " A=DEV:..." and " B=DEV:...": DEV + 1 */
-    char line[sizeof moved.job];
-    size_t used = 0;
-    for (const char *p = have.head.job; *p && used + 32 < sizeof line;) {
-        const char *a = strstr(p, " A="), *b = strstr(p, " B="), *q = a && (!b || a < b) ? a : b;
-        if (q == NULL) {
-            used += (size_t)snprintf(line + used, sizeof line - used, "%s", p);
-            break;
+    /* then with A's status change time another too: another A (made apart,
+     * on a new file system that gave it the old one's inode number, size
+     * and modification time), the journal of another job: refused */
+    for (int other_a = 0; other_a < 2; other_a++) {
+        unlink(ja);
+        unlink(tu_path("rd.npy.ooc-tmp"));
+        unlink(tu_path("rd.npy"));
+        CU_ASSERT_EQUAL_FATAL(resume_run("rd.npy", 5, 0), -1); /* killed: the journal and its temporary file stay */
+        ooc_journal_info_t have;
+        int there = 0;
+        ooc_err_t err;
+        ooc_err_clear(&err);
+        CU_ASSERT_EQUAL_FATAL(ooc_journal_read(ja, &have, &there, &err), OOC_SUCCESS);
+        CU_ASSERT_FATAL(there && have.ndone >= 3 && !have.complete && (size_t)have.ndone == have.nsums);
+        ooc_journal_head_t moved = have.head;
+        moved.out_dev = have.head.out_dev + 1;
+        /* " A=DEV:..." and " B=DEV:...": DEV + 1; A's last field (its
+         * status change time, SEC.NSEC) one second later with other_a */
+        char line[sizeof moved.job];
+        size_t used = 0;
+        for (const char *p = have.head.job; *p && used + 32 < sizeof line;) {
+            const char *a = strstr(p, " A="), *b = strstr(p, " B="), *q = a && (!b || a < b) ? a : b;
+            if (q == NULL) {
+                used += (size_t)snprintf(line + used, sizeof line - used, "%s", p);
+                break;
+            }
+            q += 3;
+            char *end;
+            unsigned long long dev = strtoull(q, &end, 10);
+            used += (size_t)snprintf(line + used, sizeof line - used, "%.*s%llu", (int)(q - p), p, dev + 1);
+            p = end;
+            if (other_a && q == a + 3) { /* up to A's last ':', then its seconds + 1 */
+                const char *w = p + strcspn(p, " "), *c = w;
+                while (c > p && c[-1] != ':') c--;
+                unsigned long long sec = strtoull(c, &end, 10);
+                used += (size_t)snprintf(line + used, sizeof line - used, "%.*s%llu", (int)(c - p), p, sec + 1);
+                p = end;
+            }
         }
-        q += 3;
-        char *end;
-        unsigned long long dev = strtoull(q, &end, 10);
-        used += (size_t)snprintf(line + used, sizeof line - used, "%.*s%llu", (int)(q - p), p, dev + 1);
-        p = end;
+        CU_ASSERT_FATAL(strcmp(line, have.head.job) != 0);
+        snprintf(moved.job, sizeof moved.job, "%s", line);
+        unlink(ja);
+        ooc_journal_t j;
+        CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, ja, &moved, &err), OOC_SUCCESS);
+        for (size_t i = 0; i < have.nsums; i++)
+            CU_ASSERT_EQUAL(ooc_journal_done(&j, have.sums[i].g, &have.sums[i].digest, &err), OOC_SUCCESS);
+        ooc_journal_close(&j, 0);
+        int64_t kept = have.ndone;
+        ooc_journal_info_free(&have);
+        if (other_a) {
+            CU_ASSERT_EQUAL(resume_run("rd.npy", 0, 1), OOC_ERR_JOURNAL);
+            CU_ASSERT_PTR_NOT_NULL(strstr(last_msg, "A is another file or was changed (its status change time"));
+            continue;
+        }
+        CU_ASSERT_EQUAL(resume_run("rd.npy", 0, 1), OOC_SUCCESS);
+        ooc_stats_t st;
+        CU_ASSERT_EQUAL(ooc_get_stats(H, &st), OOC_SUCCESS);
+        if (st.blocks_resumed != kept)
+            printf("\n    another device number: %lld of %lld blocks kept (%s)\n", (long long)st.blocks_resumed,
+                   (long long)kept, last_msg);
+        CU_ASSERT_EQUAL(st.blocks_resumed, kept);
+        CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("rd.npy")));
     }
-    CU_ASSERT_FATAL(strcmp(line, have.head.job) != 0 && strlen(line) == strlen(have.head.job));
-    snprintf(moved.job, sizeof moved.job, "%s", line);
-    unlink(ja);
-    ooc_journal_t j;
-    CU_ASSERT_EQUAL_FATAL(ooc_journal_create(&j, ja, &moved, &err), OOC_SUCCESS);
-    for (size_t i = 0; i < have.nsums; i++)
-        CU_ASSERT_EQUAL(ooc_journal_done(&j, have.sums[i].g, &have.sums[i].digest, &err), OOC_SUCCESS);
-    ooc_journal_close(&j, 0);
-    int64_t kept = have.ndone;
-    ooc_journal_info_free(&have);
-    CU_ASSERT_EQUAL(resume_run("rd.npy", 0, 1), OOC_SUCCESS);
-    ooc_stats_t st;
-    CU_ASSERT_EQUAL(ooc_get_stats(H, &st), OOC_SUCCESS);
-    if (st.blocks_resumed != kept)
-        printf("\n    another device number: %lld of %lld blocks kept (%s)\n", (long long)st.blocks_resumed,
-               (long long)kept, last_msg);
-    CU_ASSERT_EQUAL(st.blocks_resumed, kept);
-    CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("rd.npy")));
     custom_journal = NULL;
 }
 

@@ -164,11 +164,18 @@ int output_name_check(const char *cmd, const char *what, const char *arg, const 
         return usage_error(cmd, "%s '%s': a name ending in %s is the temporary file of a job on %.*s, which would "
                                 "replace it; choose another name",
                            what, arg, OUT_TMP_SUFFIX, (int)(len - tl), arg);
-    size_t jl = sizeof OUT_JOURNAL_SUFFIX - 1;
-    if (len >= jl && strcmp(arg + len - jl, OUT_JOURNAL_SUFFIX) == 0)
-        return usage_error(cmd, "%s '%s': a name ending in %s is the resume journal of a job on %.*s, which this "
+    /* NAME.ooc-journal, or a rank's NAME.ooc-journal.rR-of-P */
+    const char *j = NULL;
+    for (const char *p = strstr(arg, OUT_JOURNAL_SUFFIX); p; p = strstr(p + 1, OUT_JOURNAL_SUFFIX)) j = p;
+    const char *t = j ? j + sizeof OUT_JOURNAL_SUFFIX - 1 : NULL;
+    unsigned r, n;
+    int used = -1;
+    if (j != NULL && j != arg &&
+        (*t == '\0' || (sscanf(t, ".r%u-of-%u%n", &r, &n, &used) == 2 && used > 0 && t[used] == '\0' &&
+                        strspn(t + 2, "0123456789-of") == strlen(t + 2))))
+        return usage_error(cmd, "%s '%s': a name ending in %s is a resume journal of a job on %.*s, which this "
                                 "file would replace; choose another name",
-                           what, arg, OUT_JOURNAL_SUFFIX, (int)(len - jl), arg);
+                           what, arg, j, (int)(j - arg), arg);
     size_t path_len = 0, field = 0, field_len = 0;
     ooc_file_spec_t spec;
     if (raw_spec_parse(arg, OOC_R64, OOC_ROW_MAJOR, &path_len, &spec, &field, &field_len) == RAW_SPEC_NONE &&
