@@ -27,6 +27,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "files.h"
 #include "filesutil.h"
 #include "io.h"
 #include "journal.h"
@@ -435,6 +436,36 @@ static void test_resume_remounted(void)
     custom_journal = NULL;
 }
 
+/* ooc_files_inputs_changed() after a failure: an input that cannot be
+ * examined (fstat failing: a mount gone, a stale NFS handle) is no input
+ * changed, so the failure and the journal stand (the review: a read error
+ * of a dying mount said "A changed" and left nothing to resume); at the end
+ * of a job that computed its blocks, it is (the blocks cannot be vouched
+ * for). Its descriptor swapped for -1 fails fstat with EBADF. */
+static void test_inputs_unexamined(void)
+{
+    free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
+    ooc_file_t *a = open_file("ra", OOC_FORMAT_AUTO, OOC_R64, RM, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    ooc_files_job_t *job = calloc(1, sizeof *job);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    job->h = H;
+    job->A = a;
+    snprintf(job->inputs[0], sizeof job->inputs[0], " =1:2:3:4.000000005:6x7:101");
+    int fd = a->fd;
+    a->fd = -1;
+    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, "pread ra: Input/output error"), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, NULL), OOC_ERR_IO);
+    a->fd = fd;
+    /* and examined, another identity: changed, the failure said with it */
+    CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 0), OOC_SUCCESS); /* (clears the last error) */
+    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, "pread ra: file ended"), OOC_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "(the input A) changed while the job ran"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "(the job failed: pread ra: file ended)"));
+    free(job);
+    ooc_file_close(a, 0);
+}
+
 /* op(B) in 8 chunks, so block 0 is multiplied chunk by chunk (a different
  * summation order): a resumed run must still compute every block as the
  * uninterrupted run did. Before, the first block of every run was split,
@@ -831,6 +862,7 @@ int main(void)
         CU_add_test(s, "a custom journal is not the fresh output's", test_custom_journal_fresh_create);
         CU_add_test(s, "a journal of a file whose inode number a later file took", test_journal_of_reused_inode);
         CU_add_test(s, "resumed where the file system has another device number", test_resume_remounted);
+        CU_add_test(s, "an input that cannot be examined after a failure: not changed", test_inputs_unexamined);
     }
     int rc = tu_run();
     ooc_destroy(H);
