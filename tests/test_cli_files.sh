@@ -1244,7 +1244,13 @@ if [ "$rc" -eq 6 ] && grep -q "to flush the entry of SD1.npy)" err && grep -q "t
     ! grep -q "left in" err && grep -q '"resumable":false' out && [ ! -e SD1.npy.ooc-tmp ] && cmp -s SD1.npy SD0.npy; then
     pass "the output's directory not flushed after the rename: exit 6, C at its path and complete, not resumable"
 else fail "the output's directory not flushed after the rename: exit $rc (expected 6): $(head -c 400 err) $(grep -o '"resumable":[a-z]*' out)"; fi
-rm -f SD0.npy SD1.npy SD1.npy.ooc-*
+# (gen says so too)
+OOC_FAULT=sync_dir:1 oc gen SD2.npy --rows 30 --cols 20 --seed 3
+rc=$?
+if [ "$rc" -eq 6 ] && grep -q "SD2.npy is complete at its path" err && [ -s SD2.npy ] && [ ! -e SD2.npy.ooc-tmp ]; then
+    pass "gen, the directory not flushed after the rename: exit 6, complete at its path, said so"
+else fail "gen, the directory not flushed after the rename: exit $rc (expected 6): $(head -c 300 err)"; fi
+rm -f SD0.npy SD1.npy SD1.npy.ooc-* SD2.npy
 
 # ---- an output that replaces a file keeps its permissions (and its group,
 # where the process may give it), as cp onto it or numpy.save would: a

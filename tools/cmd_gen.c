@@ -265,8 +265,12 @@ static int gen_write(gen_job_t *g, ooc_handle_t *h, const char *out, int64_t thr
                                       "temporary file is removed)",
                       signal_name(stop_signal_caught()), (unsigned long long)done, (unsigned long long)g->nchunks,
                       out);
-        else if ((st = ooc_file_commit(h, g->file)) != OOC_SUCCESS)
+        else if ((st = ooc_file_commit(h, g->file)) != OOC_SUCCESS) {
             rc = lib_fail(h, st, AT_OUTPUT, NULL, NULL, what);
+            if (ooc_file_committed(g->file)) /* (only the directory's flush after the rename failed) */
+                fprintf(stderr, "%s: %s is complete at its path, but the rename that put it there may not be on "
+                        "the disk: a crash of the machine could undo it\n", progname, out);
+        }
         else if (stop_signal_caught()) /* every chunk written: kept, as multiply keeps a job whose last block is in */
             fprintf(stderr, "%s: note: %s came after the last chunk: %s is complete and committed\n", progname,
                     signal_name(stop_signal_caught()), out);
