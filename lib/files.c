@@ -369,10 +369,15 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         if (was != NULL) {
             *was = *err;
             ooc_err_clear(err);
+            /* (its words without their " at lib/FILE:LINE": the new error has its own) */
+            char *at = strstr(was->msg, " at lib/"), *next;
+            while (at && (next = strstr(at + 1, " at lib/")) != NULL) at = next;
+            if (at) *at = '\0';
             if (ooc_files_inputs_changed(job, was->msg) != OOC_SUCCESS) {
                 st = OOC_ERR_IO;
                 changed = 1;
             } else {
+                if (at) *at = ' ';
                 *err = *was;
             }
         }
