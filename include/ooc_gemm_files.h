@@ -382,7 +382,10 @@ typedef struct {
  * ooc_files_opts_t::resume). Files are the same files by their inode, size
  * and modification time (and the temporary file by its id), not by their
  * device number: a file system mounted again, or a network file system
- * seen from another node of a cluster, may number its device anew. A plan that splits k into panels leaves partial sums in C, so its
+ * seen from another node of a cluster, may number its device anew; where
+ * the device number differs, an input's status change time must match too
+ * (no one can set it: a file made apart with the old one's inode, size and
+ * time is another file). A plan that splits k into panels leaves partial sums in C, so its
  * blocks are not kept: a resume of such a job starts over, with the plan its
  * journal (or a journal in opts->journals) records when that still fits, so
  * that C comes out byte for byte as the interrupted run would have made it
@@ -477,8 +480,9 @@ OOC_API ooc_status_t ooc_gemm_files_finished(ooc_handle_t *handle, ooc_op_t tran
 /**
  * @brief The identity of the job ooc_gemm_files() would run with these
  * arguments, as this process sees its files (each input's device, inode,
- * size, modification time and shape, the device number compared with
- * nothing; the output's spec; the scalars and ops), into @p job (@p cap bytes; OOC_FILES_JOB_MAX is enough): what its
+ * size, modification time, shape and status change time: see
+ * ooc_gemm_files() for which are compared; the output's spec; the scalars
+ * and ops), into @p job (@p cap bytes; OOC_FILES_JOB_MAX is enough): what its
  * journals record. For ooc_files_opts_t::job: the creator of a split job's
  * output gives it to every process. C is the output as created.
  * @return OOC_SUCCESS, OOC_ERR_INVALID_HANDLE, OOC_ERR_NULL_ARG, the argument

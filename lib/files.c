@@ -359,8 +359,7 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
      * for the caller, the temporary file: nothing to resume) */
     int changed = 0;
     if (st == OOC_SUCCESS && !was_complete && s->ndone < s->mine) {
-        st = ooc_files_inputs_changed(job, NULL);
-        changed = st != OOC_SUCCESS;
+        st = ooc_files_inputs_changed(job, NULL, &changed);
     } else if (st != OOC_SUCCESS && st != OOC_ERR_CANCELLED && !was_complete) {
         /* a failure (a read past an input cut short, say) because an input
          * changed: said so, and nothing to resume either (a resume would
@@ -373,9 +372,8 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
             char *at = strstr(was->msg, " at lib/"), *next;
             while (at && (next = strstr(at + 1, " at lib/")) != NULL) at = next;
             if (at) *at = '\0';
-            if (ooc_files_inputs_changed(job, was->msg) != OOC_SUCCESS) {
+            if (ooc_files_inputs_changed(job, was->msg, &changed) != OOC_SUCCESS) {
                 st = OOC_ERR_IO;
-                changed = 1;
             } else {
                 if (at) *at = ' ';
                 *err = *was;

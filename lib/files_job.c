@@ -77,19 +77,28 @@ static int identity(const char *role, const ooc_file_t *f, char *buf, size_t cap
     return m < 0 ? m : n + m;
 }
 
-ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job, const char *failed)
+ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job, const char *failed, int *changed)
 {
     static const char *const role[3] = {"A", "B", "C0"};
     const ooc_file_t *in[3] = {job->A, job->B, job->C0};
+    *changed = 0;
     for (int i = 0; i < 3; i++) {
         char now[sizeof job->inputs[i]];
         if (in[i] == NULL) continue;
         /* (the file the job reads, by its descriptor: one replaced at its
          * path by a rename is read no more, C is the old one's) */
         int got = identity("", in[i], now, sizeof now, 0);
-        /* (failed: an input that cannot be examined now, a mount gone, is
-         * no input changed: the failure stands, and the journal) */
-        if ((got < 0 && failed == NULL) || (got >= 0 && strcmp(now, job->inputs[i]) != 0))
+        /* an input that cannot be examined now (a mount gone) is no input
+         * changed: the journal stays (a resume examines the inputs again);
+         * after a failure, that failure stands */
+        if (got < 0 && failed == NULL)
+            return OOC_ERR_FILE(&job->h->err, OOC_ERR_IO, in[i]->path,
+                                "fstat %s (the input %s) once the blocks were computed: %s: C is not finished "
+                                "(its blocks are kept: resume once %s can be read)",
+                                in[i]->path, role[i], strerror(errno), in[i]->path);
+        if (got < 0) continue;
+        if (strcmp(now, job->inputs[i]) != 0) {
+            *changed = 1;
             return OOC_ERR_FILE(&job->h->err, OOC_ERR_IO, in[i]->path,
                                 "%s (the input %s) changed while the job ran: its size or modification time is not "
                                 "what it was when the job began (written while its blocks were read, C would mix "
@@ -97,6 +106,7 @@ ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job, const char *failed)
                                 "once %s stays as it is%s%.3000s%s",
                                 in[i]->path, role[i], in[i]->path, failed ? " (the job failed: " : "",
                                 failed ? failed : "", failed ? ")" : "");
+        }
     }
     return OOC_SUCCESS;
 }
@@ -193,19 +203,23 @@ static int field_differs(const char *a, size_t al, const char *b, size_t bl, int
 }
 
 /* Job lines x and y word by word (space-separated), each input's identity
- * (A=, B=, C0=) field by field but for its first, the device number: a
- * file system mounted again, or the same network file system seen from
- * another node of a cluster (NFS numbers its mounts on each client), gives
- * the same files another st_dev; their inode, size, modification time and
- * status change time (identity(): the last where both lines have it, not
- * in journals from before it) still say whether they are the same,
- * unchanged. skip_c0: C0's identity not compared at all. */
+ * (A=, B=, C0=) field by field. On one device number, inode, size and
+ * modification time say whether a file is the same, unchanged (its status
+ * change time is not compared: chmod, a rename or a link change it, and
+ * lost a resume its blocks). A file system mounted again, or the same
+ * network file system seen from another node of a cluster (NFS numbers
+ * its mounts on each client), gives the same files another st_dev: then
+ * the status change time (identity(); where both lines have it, not in
+ * journals from before it) must match too, which no one can set, so that a
+ * file made apart on a new file system that gave it the old one's inode,
+ * size and time is another file. skip_c0: C0's identity not compared. */
 static int same_input(const char *x, size_t lx, const char *y, size_t ly)
 {
     if (memchr(x, ':', lx) == NULL || memchr(y, ':', ly) == NULL) /* ("none") */
         return lx == ly && memcmp(x, y, lx) == 0;
     for (int i = 1; i <= 5; i++)
         if (field_differs(x, lx, y, ly, i)) return 0;
+    if (!field_differs(x, lx, y, ly, 0)) return 1;
     size_t fa = 0, fb = 0;
     const char *a = field(x, lx, 6, &fa), *b = field(y, ly, 6, &fb);
     return a == NULL || b == NULL || (fa == fb && memcmp(a, b, fa) == 0);
@@ -292,8 +306,8 @@ void ooc_files_job_difference(const char *was, const char *now, char *out, size_
             SAY("%s%s was modified (%s)", used ? ", " : "", r,
                 field_differs(a, la, b, lb, 2) ? "its size" : "its modification time");
         else
-            SAY("%s%s is another file or was changed (its status change time: written, its mode or name "
-                "changed, or another file made with its inode, size and time)", used ? ", " : "", r);
+            SAY("%s%s is another file (on another device number, another status change time: a file made "
+                "with its inode, size and time, or its mode or name changed)", used ? ", " : "", r);
     }
 #undef SAY
     if (!out[0]) snprintf(out, cap, "the job's description");

@@ -372,8 +372,11 @@ static void test_resume_remounted(void)
     custom_journal = ja;
     /* then with A's status change time another too: another A (made apart,
      * on a new file system that gave it the old one's inode number, size
-     * and modification time), the journal of another job: refused */
-    for (int other_a = 0; other_a < 2; other_a++) {
+     * and modification time), the journal of another job: refused; then on
+     * the same device with A's status change time another (chmod, a rename,
+     * a link: the same file): kept (the review: refused, its blocks lost) */
+    for (int variant = 0; variant < 3; variant++) {
+        int other_a = variant >= 1, move_dev = variant != 2;
         unlink(ja);
         unlink(tu_path("rd.npy.ooc-tmp"));
         unlink(tu_path("rd.npy"));
@@ -385,7 +388,7 @@ static void test_resume_remounted(void)
         CU_ASSERT_EQUAL_FATAL(ooc_journal_read(ja, &have, &there, &err), OOC_SUCCESS);
         CU_ASSERT_FATAL(there && have.ndone >= 3 && !have.complete && (size_t)have.ndone == have.nsums);
         ooc_journal_head_t moved = have.head;
-        moved.out_dev = have.head.out_dev + 1;
+        moved.out_dev = have.head.out_dev + (move_dev ? 1 : 0);
         /* " A=DEV:..." and " B=DEV:...": DEV + 1; A's last field (its
          * status change time, SEC.NSEC) one second later with other_a */
         char line[sizeof moved.job];
@@ -399,7 +402,7 @@ static void test_resume_remounted(void)
             q += 3;
             char *end;
             unsigned long long dev = strtoull(q, &end, 10);
-            used += (size_t)snprintf(line + used, sizeof line - used, "%.*s%llu", (int)(q - p), p, dev + 1);
+            used += (size_t)snprintf(line + used, sizeof line - used, "%.*s%llu", (int)(q - p), p, dev + move_dev);
             p = end;
             if (other_a && q == a + 3) { /* up to A's last ':', then its seconds + 1 */
                 const char *w = p + strcspn(p, " "), *c = w;
@@ -419,16 +422,16 @@ static void test_resume_remounted(void)
         ooc_journal_close(&j, 0);
         int64_t kept = have.ndone;
         ooc_journal_info_free(&have);
-        if (other_a) {
+        if (other_a && move_dev) {
             CU_ASSERT_EQUAL(resume_run("rd.npy", 0, 1), OOC_ERR_JOURNAL);
-            CU_ASSERT_PTR_NOT_NULL(strstr(last_msg, "A is another file or was changed (its status change time"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(last_msg, "A is another file (on another device number, another status"));
             continue;
         }
         CU_ASSERT_EQUAL(resume_run("rd.npy", 0, 1), OOC_SUCCESS);
         ooc_stats_t st;
         CU_ASSERT_EQUAL(ooc_get_stats(H, &st), OOC_SUCCESS);
         if (st.blocks_resumed != kept)
-            printf("\n    another device number: %lld of %lld blocks kept (%s)\n", (long long)st.blocks_resumed,
+            printf("\n    variant %d: %lld of %lld blocks kept (%s)\n", variant, (long long)st.blocks_resumed,
                    (long long)kept, last_msg);
         CU_ASSERT_EQUAL(st.blocks_resumed, kept);
         CU_ASSERT_TRUE(tu_same_file(tu_path("whole.npy"), tu_path("rd.npy")));
@@ -440,8 +443,9 @@ static void test_resume_remounted(void)
  * examined (fstat failing: a mount gone, a stale NFS handle) is no input
  * changed, so the failure and the journal stand (the review: a read error
  * of a dying mount said "A changed" and left nothing to resume); at the end
- * of a job that computed its blocks, it is (the blocks cannot be vouched
- * for). Its descriptor swapped for -1 fails fstat with EBADF. */
+ * of a job that computed its blocks, the job fails, not finished, its
+ * journal kept (it was taken for changed too). Its descriptor swapped for
+ * -1 fails fstat with EBADF. */
 static void test_inputs_unexamined(void)
 {
     free(make_file("ra", OOC_FORMAT_NPY, OOC_R64, RM, RM_, RK));
@@ -454,12 +458,18 @@ static void test_inputs_unexamined(void)
     snprintf(job->inputs[0], sizeof job->inputs[0], " =1:2:3:4.000000005:6x7:101");
     int fd = a->fd;
     a->fd = -1;
-    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, "pread ra: Input/output error"), OOC_SUCCESS);
-    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, NULL), OOC_ERR_IO);
+    int changed = -1;
+    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, "pread ra: Input/output error", &changed), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(changed, 0);
+    changed = -1;
+    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, NULL, &changed), OOC_ERR_IO); /* (not finished, not changed) */
+    CU_ASSERT_EQUAL(changed, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "its blocks are kept"));
     a->fd = fd;
     /* and examined, another identity: changed, the failure said with it */
     CU_ASSERT_EQUAL(ooc_set(H, OOC_PARAM_BLOCK_ROWS, 0), OOC_SUCCESS); /* (clears the last error) */
-    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, "pread ra: file ended"), OOC_ERR_IO);
+    CU_ASSERT_EQUAL(ooc_files_inputs_changed(job, "pread ra: file ended", &changed), OOC_ERR_IO);
+    CU_ASSERT_EQUAL(changed, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "(the input A) changed while the job ran"));
     CU_ASSERT_PTR_NOT_NULL(strstr(ooc_last_error(H), "(the job failed: pread ra: file ended)"));
     free(job);
