@@ -1226,6 +1226,22 @@ else
 fi
 rm -f KC.npy KC.npy.ooc-* KC.time KU.npy
 
+# ---- a finished in-place job (--c-in C -o C) requeued with --resume after
+# a link to B (its status change time moves, nothing else): finished
+# already, C left as it is (a review found C = AB + (AB +
+# C0) while the status change time was compared) ----
+cp B_dF.npy IPB.npy
+oc gen IPC.npy --rows 300 --cols 170 --seed 11
+oc multiply A_d.npy IPB.npy --c-in IPC.npy -o IPC.npy --beta 1 --backend host --resume -q
+cp IPC.npy IPC.keep
+ln IPB.npy IPB.link
+oc multiply A_d.npy IPB.npy --c-in IPC.npy -o IPC.npy --beta 1 --backend host --resume
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "finished already" out && cmp -s IPC.npy IPC.keep; then
+    pass "a finished in-place job, its inputs linked: finished already, C unchanged"
+else fail "a finished in-place job, its inputs linked: exit $rc, C $(cmp -s IPC.npy IPC.keep && echo unchanged || echo changed): $(head -c 300 err)"; fi
+rm -f IPB.npy IPB.link IPC.npy IPC.keep IPC.npy.ooc-*
+
 # ---- a directory that cannot be flushed (OOC_FAULT=sync_dir: the 1st is
 # the journal's at its creation, the 2nd the output's after its rename).
 # The journal's: exit 6 (the journal cannot be written), nothing left. The
