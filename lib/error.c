@@ -26,6 +26,18 @@ static void set_v(ooc_err_t *err, ooc_status_t status, const char *file, int lin
         snprintf(err->msg + used, sizeof err->msg - (size_t)used, " at %s:%d", file, line);
 }
 
+size_t ooc_err_words_len(const ooc_err_t *err)
+{
+    const char *at = NULL, *m = err->msg;
+    for (const char *p = strstr(m, " at "); p; p = strstr(p + 1, " at ")) at = p;
+    const char *colon = at ? strrchr(at, ':') : NULL;
+    /* (" at " + a name without spaces + ':' + digits, at the very end) */
+    if (colon && colon[1] != '\0' && strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
+        strcspn(at + 4, " ") == strlen(at + 4))
+        return (size_t)(at - m);
+    return strlen(m);
+}
+
 ooc_status_t ooc_err_set(ooc_err_t *err, ooc_status_t status, const char *file, int line,
                          const char *fmt, ...)
 {

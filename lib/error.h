@@ -31,6 +31,10 @@ void ooc_err_path(ooc_err_t *err, const char *path);
  * else OOC_ERR_IO. */
 ooc_status_t ooc_errno_status(int e);
 
+/* The length of err's message without the " at FILE:LINE" that ooc_err_set
+ * ends it with: its words alone, to quote in another message. */
+size_t ooc_err_words_len(const ooc_err_t *err);
+
 /* Copy the first error of src into dst (if dst has none). */
 void ooc_err_merge(ooc_err_t *dst, const ooc_err_t *src);
 

@@ -364,22 +364,9 @@ static ooc_status_t files_blocks(ooc_files_job_t *job, const ooc_files_opts_t *o
         /* a failure (a read past an input cut short, say) because an input
          * changed: said so, and nothing to resume either (a resume would
          * refuse the changed input, the journal is gone) */
-        ooc_err_t *was = malloc(sizeof *was); /* (the first error set stays: cleared, put back if not) */
-        if (was != NULL) {
-            *was = *err;
-            ooc_err_clear(err);
-            /* (its words without their " at lib/FILE:LINE": the new error has its own) */
-            char *at = strstr(was->msg, " at lib/"), *next;
-            while (at && (next = strstr(at + 1, " at lib/")) != NULL) at = next;
-            if (at) *at = '\0';
-            if (ooc_files_inputs_changed(job, was->msg, &changed) != OOC_SUCCESS) {
-                st = OOC_ERR_IO;
-            } else {
-                if (at) *at = ' ';
-                *err = *was;
-            }
-        }
-        free(was);
+        char *why = strndup(err->msg, ooc_err_words_len(err));
+        if (why != NULL && ooc_files_inputs_changed(job, why, &changed) != OOC_SUCCESS) st = OOC_ERR_IO;
+        free(why);
     }
     if (st == OOC_SUCCESS && !was_complete) {
         /* every block is flushed (the flusher synced after the last write):

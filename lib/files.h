@@ -80,7 +80,8 @@ ooc_status_t ooc_files_job_line(const ooc_handle_t *h, ooc_err_t *err, ooc_op_t 
  * (the file it reads) of another size or modification time than in
  * job->inputs (rewritten in place as the blocks were read from it: C would
  * mix the two): OOC_ERR_IO naming it, with `failed` (the message of the
- * failure it may have caused; NULL: none) at the end, and *changed = 1.
+ * failure it may have caused, which this error replaces; NULL: none) at the
+ * end, and *changed = 1.
  * An input that cannot be examined (fstat failing) is not changed: passed
  * by after a failure, else OOC_ERR_IO saying so (*changed 0). Else
  * OOC_SUCCESS. */

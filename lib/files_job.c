@@ -99,6 +99,7 @@ ooc_status_t ooc_files_inputs_changed(ooc_files_job_t *job, const char *failed, 
         if (got < 0) continue;
         if (strcmp(now, job->inputs[i]) != 0) {
             *changed = 1;
+            if (failed) ooc_err_clear(&job->h->err); /* (the failure it caused is quoted in this one) */
             return OOC_ERR_FILE(&job->h->err, OOC_ERR_IO, in[i]->path,
                                 "%s (the input %s) changed while the job ran: its size or modification time is not "
                                 "what it was when the job began (written while its blocks were read, C would mix "

@@ -645,11 +645,11 @@ static int64_t journal_done(const char *path, int *complete)
 }
 
 /* The output a journal's job records (its "dtype=" and
- * "C=ROWSxCOLS:LAYOUT:FORMAT"), the temporary file its blocks are in (its
- * plan's "out=DEV:INO") and whether that plan keeps them (resumable=1, as
- * journal_keeps_blocks()): 0, else -1. */
-static int journal_output(const char *path, ooc_file_spec_t *s, unsigned long long *dev, unsigned long long *ino,
-                          int *keeps)
+ * "C=ROWSxCOLS:LAYOUT:FORMAT"), the inode of the temporary file its blocks
+ * are in (its plan's "out=DEV:INO": the device number is not compared, as
+ * the library compares none, lib/files.h ooc_files_same_job()) and whether
+ * that plan keeps them (resumable=1, as journal_keeps_blocks()): 0, else -1. */
+static int journal_output(const char *path, ooc_file_spec_t *s, unsigned long long *ino, int *keeps)
 {
     FILE *f = fopen(path, "r");
     char line[4096];
@@ -663,7 +663,7 @@ static int journal_output(const char *path, ooc_file_spec_t *s, unsigned long lo
             *s = (ooc_file_spec_t){(ooc_format_t)format, rows, cols, (ooc_dtype_t)dtype, (ooc_layout_t)layout};
             have |= 1;
         } else if (strncmp(line, "plan ", 5) == 0 && (c = strstr(line, " out=")) != NULL &&
-                   sscanf(c, " out=%llu:%llu", dev, ino) == 2) {
+                   sscanf(c, " out=%*u:%llu", ino) == 1) {
             *keeps = strstr(line, " resumable=1 ") != NULL;
             have |= 2;
         }
@@ -683,12 +683,9 @@ int resume_other_output(const mul_job_t *j)
         int complete = 0; /* (a range's journal is complete once its range is: the job is not) */
         int64_t done = journal_done(v[i], &complete);
         ooc_file_spec_t was;
-        unsigned long long dev, ino;
+        unsigned long long ino;
         int keeps = 0;
-        /* (by its inode alone: the device number of a file system mounted
-         * again, or seen from another node, may differ, as the library
-         * allows: lib/files.h ooc_files_same_job()) */
-        if (done <= 0 || journal_output(v[i], &was, &dev, &ino, &keeps) != 0 || !keeps ||
+        if (done <= 0 || journal_output(v[i], &was, &ino, &keeps) != 0 || !keeps ||
             ino != (unsigned long long)t.st_ino)
             continue; /* (no block of it in the temporary file there: nothing to lose) */
         if (was.rows == now->rows && was.cols == now->cols && was.dtype == now->dtype && was.layout == now->layout &&
