@@ -537,9 +537,10 @@ OOC_API ooc_status_t ooc_measure_bandwidth(ooc_handle_t *handle, size_t bytes, d
 /**
  * @brief Measure pinned copy bandwidth with both directions at once: @p bytes
  * host to device and @p bytes device to host, issued together on two
- * streams; (2 x bytes) / the time both take, best of three, in bytes per
- * second (the floor's BW_both: one link moves less both ways at once than
- * the sum of each way alone).
+ * streams, each way in 16 copies (when @p bytes is at least 16 MiB) issued
+ * alternately; (2 x bytes) / the time both take, best of eight after a
+ * warm-up, in bytes per second (the floor's BW_both: one link moves less
+ * both ways at once than the sum of each way alone).
  * @return as ooc_measure_bandwidth()
  */
 OOC_API ooc_status_t ooc_measure_bandwidth_both(ooc_handle_t *handle, size_t bytes, double *both);
