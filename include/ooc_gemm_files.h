@@ -455,7 +455,10 @@ OOC_API ooc_status_t ooc_gemm_files_plan(ooc_handle_t *handle, ooc_op_t transa, 
  * (opts->journal, else "<c_path>.ooc-journal")
  * records this very job (the same inputs, unchanged, the same ops, scalars,
  * output shape, type, order and format) as complete, and the file at @p c_path
- * is the output it committed, unchanged since. A resumed batch job calls this
+ * is the output it committed, unchanged since; then the directory entry of
+ * @p c_path is flushed (the commit's own flush may have failed after its
+ * rename: OOC_ERR_IO when it fails again), so that a finished job's result
+ * is on the disk. A resumed batch job calls this
  * first and does nothing when *finished is 1. *finished is 0 when there is no
  * journal, or it is of another job, incomplete, or the output has changed
  * (when it records another job complete, the call succeeds and

@@ -557,6 +557,11 @@ ooc_status_t ooc_gemm_files_finished(ooc_handle_t *h, ooc_op_t ta, ooc_op_t tb, 
                              "committed (written, touched or replaced): it may hold the result, and computing again "
                              "would take that for C0; nothing done (start afresh from %s as it is now without resume, "
                              "or remove %s)", jpath, c_path, c_path, jpath);
+    /* finished: the rename that put C at its path made durable, which the
+     * commit may have failed to do (its directory's flush failed after the
+     * rename: C complete at its path, the journal complete), so that a
+     * requeued job that says finished leaves no result a crash could undo */
+    if (same_job) OOC_FORWARD(ooc_io_sync_dir(c_path, err));
     if (why[0])
         snprintf(err->msg, sizeof err->msg, "the journal %.200s records another job as finished (what differs: %.250s)",
                  jpath, why);

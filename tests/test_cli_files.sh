@@ -1260,6 +1260,20 @@ if [ "$rc" -eq 6 ] && grep -q "to flush the entry of SD1.npy)" err && grep -q "t
     ! grep -q "left in" err && grep -q '"resumable":false' out && [ ! -e SD1.npy.ooc-tmp ] && cmp -s SD1.npy SD0.npy; then
     pass "the output's directory not flushed after the rename: exit 6, C at its path and complete, not resumable"
 else fail "the output's directory not flushed after the rename: exit $rc (expected 6): $(head -c 400 err) $(grep -o '"resumable":[a-z]*' out)"; fi
+# a requeued --resume of that job flushes the directory before it says
+# finished (it said finished, the rename never flushed): failing again,
+# exit 6 naming C; then finished, C unchanged
+OOC_FAULT=sync_dir:1 oc multiply A_d.npy B_dF.npy -o SD1.npy --backend host --no-progress --resume --json
+rc=$?
+if [ "$rc" -eq 6 ] && grep -q "to flush the entry of SD1.npy)" err && grep -q '"already_finished":false' out &&
+    cmp -s SD1.npy SD0.npy; then
+    pass "--resume of a job whose directory was not flushed: flushed again, its failure exit 6"
+else fail "--resume of a job whose directory was not flushed: exit $rc (expected 6): $(head -c 300 err)"; fi
+oc multiply A_d.npy B_dF.npy -o SD1.npy --backend host --no-progress --resume
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "finished already" out && cmp -s SD1.npy SD0.npy; then
+    pass "--resume of a job whose directory was not flushed, flushed: finished already"
+else fail "--resume of a job whose directory was not flushed, flushed: exit $rc: $(head -c 300 err)"; fi
 # (gen says so too)
 OOC_FAULT=sync_dir:1 oc gen SD2.npy --rows 30 --cols 20 --seed 3
 rc=$?
