@@ -390,8 +390,10 @@ typedef struct {
  * journal (or a journal in opts->journals) records when that still fits, so
  * that C comes out byte for byte as the interrupted run would have made it
  * on any number of devices; but a journal of such a plan recorded complete
- * (the job, or a range, finished: its commit failed or was cut short) keeps
- * every block when the last panel's blocks match their digests, else none.
+ * (the job, or a range, finished: its commit failed or was cut short), or
+ * of the whole job whose file was sealed but not yet recorded complete
+ * (killed between the two), keeps every block when the last panel's blocks
+ * match their digests, else none.
  * On success the journal is kept, marked complete with the
  * output's identity, so that ooc_gemm_files_finished() can tell a resumed
  * batch job that there is nothing left to do; a fresh run replaces it.

@@ -100,18 +100,28 @@ static int journal_of_file(const ooc_journal_info_t *have, const ooc_file_t *C)
            have->nsums == (size_t)have->ndone;
 }
 
+/* The journal's file is sealed (its trailer cut: the job complete) but the
+ * journal has no "complete" record: journal_of_file() took it for the
+ * journal's file only when it records every block of the whole job with its
+ * digest (killed between the seal and that record). */
+static int journal_sealed(const ooc_journal_info_t *have, const ooc_file_t *C)
+{
+    return !have->complete && C->id == 0;
+}
+
 /* Its blocks are in C as the journal says: the same job, a plan that can be
- * resumed or a job (or range) recorded complete, and this very temporary
- * file. A plan in k-panels cannot be resumed part-way (C holds partial
- * sums), but once complete its blocks are final: they are kept, every
- * panel of them, when the last panel's are intact (final_changed()), else
- * none of them (a block of an earlier panel cannot be computed again
- * alone). A complete job in k-panels whose commit failed was computed
- * afresh, all of it, though the message promised that --resume commits it
- * (a user-level hunt). */
+ * resumed or a job (or range) recorded complete (or sealed, every block
+ * done), and this very temporary file. A plan in k-panels cannot be
+ * resumed part-way (C holds partial sums), but once complete its blocks
+ * are final: they are kept, every panel of them, when the last panel's are
+ * intact (final_changed()), else none of them (a block of an earlier panel
+ * cannot be computed again alone). A complete job in k-panels whose commit
+ * failed was computed afresh, all of it, though the message promised that
+ * --resume commits it (a user-level hunt); one killed between its seal and
+ * its "complete" record too (session 48's note). */
 static int journal_usable(const ooc_journal_info_t *have, const ooc_file_t *C)
 {
-    return (have->head.resumable || have->complete) && journal_of_file(have, C);
+    return (have->head.resumable || have->complete || journal_sealed(have, C)) && journal_of_file(have, C);
 }
 
 /* A journal of this very temporary file whose plan cannot be resumed (op(B)
@@ -656,7 +666,11 @@ ooc_status_t ooc_files_start(ooc_files_job_t *job, const ooc_files_opts_t *opts,
     /* a journal that cannot be trusted is refused, never used or removed */
     if (resume) OOC_FORWARD(read_journal(job, job->jpath, &s->have, &s->exists));
     s->usable = resume && s->exists && journal_usable(&s->have, job->C);
-    if (s->usable && s->have.complete && ranges) OOC_FORWARD(check_complete(job, s));
+    /* (a sealed one in k-panels as a complete one: its last panel's blocks
+     * checked; a sealed one whose plan resumes has each block checked by
+     * take_done(), and only a changed one computed again) */
+    int final = s->have.complete || (journal_sealed(&s->have, job->C) && !s->have.head.resumable);
+    if (s->usable && final && ranges) OOC_FORWARD(check_complete(job, s));
     /* (a complete journal in k-panels is kept only whole: checked, or not at all) */
     if (s->usable && !s->have.head.resumable && ranges && !s->own_checked) s->usable = 0;
     if (s->usable) s->have_other = note_computer(job, &s->have, job->jpath, s);

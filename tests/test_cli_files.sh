@@ -1221,10 +1221,34 @@ if [ "${kp:-1}" -gt 1 ] && [ "$rc" -eq 6 ] && grep -q "the same command with --r
     else
         fail "a complete job in k-panels with a block changed: exit $rc, $(grep -o '"blocks_[bm][a-z_]*":[0-9]*' out | tr '\n' ' '), C $(cmp -s KC.npy KU.npy && echo identical || echo differs)"
     fi
+    # killed between the seal (the trailer cut) and the "complete" record
+    # (the journal's last line): every block kept, as a complete one's (it
+    # was computed afresh, all of it); with a block of the last panel
+    # changed too, computed afresh. Byte-identical either way
+    for damaged in 0 1; do
+        rm -f KC.npy KC.npy.ooc-*
+        OOC_FAULT=commit:1 timeout 60 "$OOCGEMM" multiply $kargs -o KC.npy -q >out 2>err
+        last=$(tail -n 1 KC.npy.ooc-journal | cut -c1-9)
+        head -n -1 KC.npy.ooc-journal >KC.j && cat KC.j >KC.npy.ooc-journal
+        if [ "$damaged" = 1 ]; then
+            touch -r KC.npy.ooc-tmp KC.time
+            printf 'ZZZZZZZZ' | dd of=KC.npy.ooc-tmp bs=1 seek=3000 conv=notrunc 2>/dev/null
+            touch -r KC.time KC.npy.ooc-tmp
+        fi
+        oc multiply $kargs -o KC.npy --resume --json
+        rc=$?
+        if [ "$damaged" = 0 ]; then want='"blocks_before_resume":[1-9][0-9]*,.*"bytes_read":0,'
+        else want='"blocks_before_resume":0,.*"blocks_mismatched":1,'; fi
+        if [ "$last" = "complete " ] && [ "$rc" -eq 0 ] && grep -q "$want" out && cmp -s KC.npy KU.npy; then
+            pass "a job in k-panels killed between its seal and its complete record (damaged $damaged): byte-identical, $([ $damaged = 0 ] && echo 'every block kept' || echo 'computed afresh')"
+        else
+            fail "a job in k-panels killed between its seal and its complete record (damaged $damaged): last line '$last', exit $rc, $(grep -o '"blocks_[bm][a-z_]*":[0-9]*\|"bytes_read":[0-9]*' out | tr '\n' ' '), C $(cmp -s KC.npy KU.npy && echo identical || echo differs)"
+        fi
+    done
 else
     fail "a complete job in k-panels: the plan has ${kp:-?} panels, or the failed commit exit $rc: $(head -c 300 err)"
 fi
-rm -f KC.npy KC.npy.ooc-* KC.time KU.npy
+rm -f KC.npy KC.npy.ooc-* KC.time KC.j KU.npy
 
 # ---- a finished in-place job (--c-in C -o C) requeued with --resume after
 # a link to B (its status change time moves, nothing else): finished
