@@ -97,6 +97,15 @@ static void test_params(void)
     /* the refusal names the parameter, not only its number */
     CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_RING_DEPTH, 17), OOC_ERR_PARAM_RANGE);
     CU_ASSERT(strstr(ooc_last_error(h), "OOC_PARAM_RING_DEPTH") != NULL);
+    /* the least values the pipeline runs with, stated here and not read
+     * from the table the loop above reads (a ring of 1 was accepted by a
+     * mutation of that table, every multiply then failing) */
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_RING_DEPTH, 1), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_STREAMS, 2), OOC_ERR_PARAM_RANGE);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_RING_DEPTH, 2), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_STREAMS, 3), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_RING_DEPTH, 0), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_STREAMS, 0), OOC_SUCCESS);
     CU_ASSERT_EQUAL(ooc_set(h, OOC_PARAM_STAGE_C, 2), OOC_ERR_PARAM_RANGE);
     CU_ASSERT(strstr(ooc_last_error(h), "OOC_PARAM_STAGE_C (16)") != NULL);
     CU_ASSERT_EQUAL(ooc_param_bounds((ooc_param_t)0, &lo, &hi), OOC_ERR_INVALID_PARAM);
@@ -250,6 +259,32 @@ static void test_quick_returns(void)
     CU_ASSERT_EQUAL(cz[1], 1.0f);
     CU_ASSERT_EQUAL(cz[2], -0.5f);
     CU_ASSERT_EQUAL(cz[3], -3.0f);
+    /* complex beta whose real part is 1 is not one: k = 0 and alpha = 0,
+     * single and double (a test of beta = i alone passed a check of one
+     * that looked at the real part only) */
+    static const double betas[2][2] = {{1, 1}, {1, -0.5}};
+    static const double want[2][4] = {{-1, 3, -3.5, -2.5}, {2, 1.5, -2.75, 2}};
+    for (int bi = 0; bi < 2; bi++)
+        for (int path = 0; path < 4; path++) { /* k = 0 or alpha = 0; C64 or C32 */
+            int kz = path & 1, dbl = path & 2;
+            double zd[4] = {1, 2, -3, 0.5}, ad[2] = {0, 0}, one[2] = {1, 0};
+            float zf[4] = {1, 2, -3, 0.5f}, af[2] = {0, 0}, onef[2] = {1, 0};
+            float bf[2] = {(float)betas[bi][0], (float)betas[bi][1]};
+            const void *al = kz ? (dbl ? (void *)one : (void *)onef) : (dbl ? (void *)ad : (void *)af);
+            int64_t k = kz ? 0 : 3;
+            ooc_status_t st = dbl ? ooc_zgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 2, 1, k, al, kz ? NULL : A, 2,
+                                              kz ? NULL : B, 3, betas[bi], zd, 2)
+                                  : ooc_cgemm(H, OOC_COL_MAJOR, OOC_OP_N, OOC_OP_N, 2, 1, k, al, kz ? NULL : A, 2,
+                                              kz ? NULL : B, 3, bf, zf, 2);
+            CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+            for (int i = 0; i < 4; i++) {
+                double got = dbl ? zd[i] : (double)zf[i];
+                if (got != want[bi][i])
+                    fprintf(stderr, "\n    %s beta (%g, %g), %s: C[%d] %g, want %g\n", dbl ? "zgemm" : "cgemm",
+                            betas[bi][0], betas[bi][1], kz ? "k = 0" : "alpha = 0", i, got, want[bi][i]);
+                CU_ASSERT_EQUAL(got, want[bi][i]);
+            }
+        }
     CU_ASSERT_STRING_EQUAL(ooc_last_error(H), "");
 }
 

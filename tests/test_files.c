@@ -149,6 +149,18 @@ static void test_small_budgets(void)
     c.lc = CM; /* Fortran-order output: row blocks are strided in the file */
     c.beta = 0;
     run_fcase(&c);
+    /* op(B) split in depth (k-panels) with beta and C0 a file of its own:
+     * each k-panel after the first adds onto C's partial sums, not onto
+     * beta C0 again (a mutation reading C0 there passed every test); real
+     * and complex (beta with an imaginary part), C in either order */
+    fcase_t k = {OOC_R64, OOC_OP_N, OOC_OP_N, RM, RM, RM, OOC_FORMAT_NPY, 96, 80, 3000, 0.5, 400 << 10, 0};
+    s = run_fcase(&k);
+    CU_ASSERT(s.panel_depth > 0 && s.panel_depth < k.k);
+    k.t = OOC_C64;
+    k.lc = CM;
+    k.la = CM;
+    s = run_fcase(&k);
+    CU_ASSERT(s.panel_depth > 0 && s.panel_depth < k.k);
 }
 
 /* Wide: op(A) is the smaller operand, so it stays resident and op(B)'s

@@ -7,7 +7,8 @@
  * destination's lines untouched); two threads copying on one pool at once
  * (the pipeline's reader and writer); the block digest (lib/digest.c) by
  * pools of 0 to 5 helpers and fed in parts, against the plain loop, and
- * changed by any one byte changed, moved or added.
+ * changed by any one byte changed, moved or added; the registry of pinned
+ * blocks (lib/regions.c) at the edges of its blocks.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include <CUnit/Basic.h>
 
 #include "digest.h"
+#include "regions.h"
 #include "stage.h"
 #include "testutil.h"
 
@@ -219,6 +221,32 @@ static void test_two_submitters(void)
     ooc_pool_destroy(pool);
 }
 
+/* The registry of pinned blocks: a pointer is within a block from its first
+ * byte to its last, not one past its end nor one before it (one past the
+ * end taken as pinned would copy pageable memory asynchronously); a block
+ * taken is no longer within, and taking it again finds nothing. */
+static void test_regions(void)
+{
+    ooc_regions_t g = OOC_REGIONS_INIT;
+    static char buf[3][97];
+    CU_ASSERT_EQUAL(ooc_regions_add(&g, buf[0] + 1, 40), 0);
+    CU_ASSERT_EQUAL(ooc_regions_add(&g, buf[2] + 5, 3), 0);
+    CU_ASSERT_TRUE(ooc_regions_within(&g, buf[0] + 1));
+    CU_ASSERT_TRUE(ooc_regions_within(&g, buf[0] + 40));
+    CU_ASSERT_FALSE(ooc_regions_within(&g, buf[0] + 41));
+    CU_ASSERT_FALSE(ooc_regions_within(&g, buf[0]));
+    CU_ASSERT_TRUE(ooc_regions_within(&g, buf[2] + 7));
+    CU_ASSERT_FALSE(ooc_regions_within(&g, buf[2] + 8));
+    CU_ASSERT_FALSE(ooc_regions_within(&g, buf[1] + 50));
+    CU_ASSERT_EQUAL(ooc_regions_take(&g, buf[0] + 2), 0); /* not a block's start */
+    CU_ASSERT_EQUAL(ooc_regions_take(&g, buf[0] + 1), 40);
+    CU_ASSERT_FALSE(ooc_regions_within(&g, buf[0] + 1));
+    CU_ASSERT_EQUAL(ooc_regions_take(&g, buf[0] + 1), 0);
+    CU_ASSERT_EQUAL(ooc_regions_take(&g, buf[2] + 5), 3);
+    CU_ASSERT_FALSE(ooc_regions_within(&g, buf[2] + 5));
+    CU_ASSERT_PTR_NULL(g.r); /* (its array freed once empty) */
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
@@ -227,5 +255,6 @@ int main(void)
     CU_add_test(s, "the block digest: any pool, fed whole or in parts, the same; a byte changed changes it",
                 test_digest);
     CU_add_test(s, "two threads' copies on one pool at once", test_two_submitters);
+    CU_add_test(s, "the registry of pinned blocks at their edges", test_regions);
     return tu_run();
 }
