@@ -1410,6 +1410,39 @@ else
 fi
 rm -f tfA.npy tfB.npy tfC.npy
 
+# ---- a resume with other ops on square inputs (the shapes agree either
+# way): refused as another job's journal, exit 6 naming op(A) or op(B),
+# the temporary file and the journal as they were, no C. T and C (the
+# conjugate) are other ops too. A job line that left out an op was resumed
+# and committed a wrong C with exit 0 (a mutation passed every test) ----
+gen TRA.npy --rows 200 --cols 200 --seed 61 --dtype complex128
+gen TRB.npy --rows 200 --cols 200 --seed 62 --dtype complex128
+targs="TRA.npy TRB.npy --backend host --device-mem 64K --block-rows 20 --no-progress -o TRC.npy"
+for first in "" "--transa T"; do
+    rm -f TRC.npy TRC.npy.ooc-*
+    OOC_FAULT=write:6 timeout 60 "$OOCGEMM" multiply $targs $first -q >out 2>err
+    rc=$?
+    cp TRC.npy.ooc-journal TRC.keepj 2>/dev/null
+    cp TRC.npy.ooc-tmp TRC.keept 2>/dev/null
+    if [ "$rc" -ne 6 ] || ! grep -q '^done' TRC.keepj 2>/dev/null; then
+        fail "ops changed on resume: the run to stop exit $rc (expected 6) or no block recorded: $(head -c 300 err)"
+        continue
+    fi
+    if [ -z "$first" ]; then others="--transa=T --transb=T --transa=C --transb=C"; else others="--transa=C --transa=N"; fi
+    for other in $others; do
+        oc multiply $targs --resume "$other"
+        rc=$?
+        want=$(case "$other" in --transa*) echo 'op(A)' ;; *) echo 'op(B)' ;; esac)
+        if [ "$rc" -eq 6 ] && grep -q "describes another job (changed since it was written: $want)" err &&
+            [ ! -e TRC.npy ] && cmp -s TRC.keepj TRC.npy.ooc-journal && cmp -s TRC.keept TRC.npy.ooc-tmp; then
+            pass "a job ${first:-of N, N} resumed with $other: refused, naming $want, nothing changed"
+        else
+            fail "a job ${first:-of N, N} resumed with $other: exit $rc (expected 6), $([ -e TRC.npy ] && echo 'C committed'): $(head -c 300 err)"
+        fi
+    done
+done
+rm -f TRA.npy TRB.npy TRC.npy TRC.npy.ooc-* TRC.keepj TRC.keept
+
 # ---- help ----
 for c in gen multiply verify info run; do
     oc "$c" --help
