@@ -17,8 +17,8 @@
 
 static const char *const names[OOC_FAULT_KINDS] = {"dev_alloc", "host_alloc", "copy",    "gemm",    "exec",
                                                    "read",      "write",      "reserve", "journal", "lose",
-                                                   "remove", "birth",     "register", "commit",  "complete", "sync_dir"};
-static const int default_errno[OOC_FAULT_KINDS] = {0, 0, 0, 0, 0, EIO, ENOSPC, ENOSPC, ENOSPC, 0, EPERM, 0, 0, EIO, EIO, EIO};
+                                                   "remove", "birth",     "register", "commit",  "complete", "sync_dir", "sync"};
+static const int default_errno[OOC_FAULT_KINDS] = {0, 0, 0, 0, 0, EIO, ENOSPC, ENOSPC, ENOSPC, 0, EPERM, 0, 0, EIO, EIO, EIO, EIO};
 
 static atomic_int enabled;                     /* any fault armed */
 static atomic_llong target[OOC_FAULT_KINDS];   /* 0: none */

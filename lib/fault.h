@@ -32,6 +32,9 @@
  *   commit                 the rename of the output onto its path (EIO)
  *   sync_dir               flushing a directory after a file was made or
  *                          renamed there: the journal's, the output's (EIO)
+ *   sync                   flushing a file's data (fdatasync): the output's
+ *                          temporary file before its blocks are recorded,
+ *                          the journal after each record, ... (EIO)
  *
  * Nothing is read from the environment when OOC_FAULT is unset, and each
  * check is one atomic load. Knows nothing of CUDA.
@@ -58,6 +61,7 @@ typedef enum {
     OOC_FAULT_COMMIT,
     OOC_FAULT_COMPLETE,
     OOC_FAULT_SYNC_DIR,
+    OOC_FAULT_SYNC,
     OOC_FAULT_KINDS
 } ooc_fault_t;
 

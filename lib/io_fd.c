@@ -145,10 +145,12 @@ ooc_status_t ooc_fd_lock(int fd, const char *path, int shared, ooc_err_t *err)
 ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err)
 {
     char eb[128];
-    while (fdatasync(fd) != 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s", path, ooc_io_errtext(e, eb, sizeof eb));
+    int injected = ooc_fault_errno(OOC_FAULT_SYNC);
+    while (injected || fdatasync(fd) != 0) {
+        if (!injected && errno == EINTR) continue;
+        int e = injected ? injected : errno;
+        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s%s", path,
+                            ooc_io_errtext(e, eb, sizeof eb), injected ? " (injected by OOC_FAULT)" : "");
     }
     return OOC_SUCCESS;
 }

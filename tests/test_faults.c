@@ -192,6 +192,63 @@ static void test_faults(void)
     }
 }
 
+/* The "done" records of the journal at path, and whether it has the
+ * "complete" one (0 and 0 when there is none). */
+static int journal_count(const char *path, int *complete)
+{
+    int n = 0;
+    char line[1024];
+    *complete = 0;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        n += strncmp(line, "done ", 5) == 0;
+        *complete |= strncmp(line, "complete ", 9) == 0;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
+/* Every flush of a file's data failing in turn (OOC_FAULT=sync:N, until N
+ * is past the job's last): OOC_ERR_IO naming the file, never a committed
+ * output, and a resume byte-identical. Among them, the flush of C's
+ * temporary file before its blocks are recorded (the journal short of the
+ * job's blocks) and the flush of the journal: a journal that vouched for
+ * blocks not yet flushed, or records that were never flushed, passed every
+ * test (the files mutation audit). */
+static void test_sync_each(void)
+{
+    char ep[4096], tmp[300], jp[300];
+    snprintf(tmp, sizeof tmp, "%s.ooc-tmp", tu_path("sy.npy"));
+    snprintf(jp, sizeof jp, "%s.ooc-journal", tu_path("sy.npy"));
+    int c_before_records = 0, journal_named = 0, n;
+    for (n = 1; n < 1000; n++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "sync:%d", n);
+        unlink(tu_path("sy.npy"));
+        unlink(tmp);
+        unlink(jp);
+        fault(spec);
+        ooc_status_t st = multiply("sy.npy", 0, ep, sizeof ep);
+        fault(NULL);
+        if (st == OOC_SUCCESS) break; /* past the job's last flush */
+        if (st != OOC_ERR_IO) fprintf(stderr, "\n    OOC_FAULT=%s: %s\n", spec, ooc_status_string(st));
+        CU_ASSERT_EQUAL(st, OOC_ERR_IO);
+        CU_ASSERT_FALSE(exists(tu_path("sy.npy")));
+        int complete = 0;
+        journal_count(jp, &complete);
+        if (strcmp(ep, tmp) == 0 && !complete && exists(jp)) c_before_records = 1;
+        if (strcmp(ep, jp) == 0) journal_named = 1;
+        CU_ASSERT(strcmp(ep, tmp) == 0 || strcmp(ep, jp) == 0);
+        st = multiply("sy.npy", 1, ep, sizeof ep);
+        if (st != OOC_SUCCESS) fprintf(stderr, "\n    after OOC_FAULT=%s, the resume: %s\n", spec, ooc_status_string(st));
+        CU_ASSERT_EQUAL(st, OOC_SUCCESS);
+        CU_ASSERT_TRUE(tu_same_file(tu_path("sy.npy"), tu_path("ref.npy")));
+    }
+    CU_ASSERT(n > 3 && n < 1000);
+    CU_ASSERT_TRUE(c_before_records);
+    CU_ASSERT_TRUE(journal_named);
+}
+
 /* The directory not flushed after the rename: the commit fails (OOC_ERR_IO
  * naming the output, whose rename may not be durable), but the file is
  * committed: at its path, whole, no temporary file; ooc_file_committed()
@@ -509,6 +566,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("faults", suite_init, suite_clean);
     CU_add_test(s, "each injected fault: its status, no output, resumable", test_faults);
     CU_add_test(s, "cancelled before and part-way: resumable", test_cancel);
+    CU_add_test(s, "each flush of a file's data failing in turn: resumable", test_sync_each);
     CU_add_test(s, "killed after the last record, before the commit", test_killed_before_commit);
     CU_add_test(s, "the directory not flushed after the rename: committed, OOC_ERR_IO", test_commit_unsynced);
     CU_add_test(s, "killed between the seal and the complete record: nothing computed again",
