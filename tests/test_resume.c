@@ -5,7 +5,8 @@
  * its journal (test_files.c: the multiply itself and the output's safety).
  * A run killed (SIGKILL) part-way then resumed gives a byte-identical
  * result (also with op(B) uploaded in chunks, where block 0 is multiplied
- * chunk by chunk), a changed input refuses the resume, a custom journal
+ * chunk by chunk), a changed input refuses the resume (also one rewritten
+ * in place in the other order, its size and time kept), a custom journal
  * left beside a fresh output is not resumed from, and a finished job is
  * recognised, and a journal whose file's inode number a later file took
  * vouches for nothing in it. A resume computes as the run it resumes (the journal records
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -168,6 +170,43 @@ static void test_resume_after_kill(void)
     CU_ASSERT_FALSE(exists(tu_path("cut2.npy")));
     /* without --resume it starts over and succeeds */
     CU_ASSERT_EQUAL(resume_run("cut2.npy", 0, 0), OOC_SUCCESS);
+
+    /* killed again, then A rewritten in place in the other order, its size
+     * and modification time as they were (a coarse clock, touch -r, rsync
+     * --inplace -t): another A, refused (an identity without the order
+     * passed every test: the files mutation audit); A put back, resumed */
+    CU_ASSERT_EQUAL_FATAL(resume_run("cut3.npy", 3, 0), -1);
+    struct stat sa, sf;
+    CU_ASSERT_EQUAL_FATAL(stat(tu_path("ra"), &sa), 0);
+    free(make_file("ra_f", OOC_FORMAT_NPY, OOC_R64, OOC_COL_MAJOR, RM_, RK));
+    CU_ASSERT_EQUAL_FATAL(stat(tu_path("ra_f"), &sf), 0);
+    CU_ASSERT_EQUAL_FATAL(sf.st_size, sa.st_size); /* (the header's padding takes "True" or "False") */
+    size_t n = (size_t)sa.st_size;
+    char *was = malloc(n), *other = malloc(n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(was);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    FILE *fa = fopen(tu_path("ra"), "r+b"), *ff = fopen(tu_path("ra_f"), "rb");
+    CU_ASSERT_FATAL(fa != NULL && ff != NULL);
+    CU_ASSERT_EQUAL(fread(was, 1, n, fa), n);
+    CU_ASSERT_EQUAL(fread(other, 1, n, ff), n);
+    fclose(ff);
+    rewind(fa);
+    CU_ASSERT_EQUAL(fwrite(other, 1, n, fa), n);
+    CU_ASSERT_EQUAL(fflush(fa), 0);
+    struct timespec ts[2] = {sa.st_atim, sa.st_mtim};
+    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, tu_path("ra"), ts, 0), 0);
+    CU_ASSERT_EQUAL(resume_run("cut3.npy", 0, 1), OOC_ERR_JOURNAL);
+    CU_ASSERT(strstr(last_msg, "another job") != NULL);
+    CU_ASSERT_FALSE(exists(tu_path("cut3.npy")));
+    rewind(fa);
+    CU_ASSERT_EQUAL(fwrite(was, 1, n, fa), n);
+    fclose(fa);
+    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, tu_path("ra"), ts, 0), 0);
+    CU_ASSERT_EQUAL(resume_run("cut3.npy", 0, 1), OOC_SUCCESS);
+    CU_ASSERT_EQUAL(resume_run("whole3.npy", 0, 0), OOC_SUCCESS); /* (A is cut2's, made anew) */
+    CU_ASSERT_TRUE(tu_same_file(tu_path("whole3.npy"), tu_path("cut3.npy")));
+    free(was);
+    free(other);
 }
 
 /* C = alpha A B + C0/2 in place (C0 the file at name) as a requeued batch
