@@ -145,14 +145,12 @@ ooc_status_t ooc_fd_lock(int fd, const char *path, int shared, ooc_err_t *err)
 ooc_status_t ooc_io_sync(int fd, const char *path, ooc_err_t *err)
 {
     char eb[128];
-    int injected = ooc_fault_errno(OOC_FAULT_SYNC);
-    while (injected || fdatasync(fd) != 0) {
-        if (!injected && errno == EINTR) continue;
-        int e = injected ? injected : errno;
-        return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s%s", path,
-                            ooc_io_errtext(e, eb, sizeof eb), injected ? " (injected by OOC_FAULT)" : "");
-    }
-    return OOC_SUCCESS;
+    int e = ooc_fault_errno(OOC_FAULT_SYNC), injected = e != 0;
+    while (e == 0 && fdatasync(fd) != 0)
+        if (errno != EINTR) e = errno;
+    if (e == 0) return OOC_SUCCESS;
+    return OOC_ERR_FILE(err, ooc_errno_status(e), path, "fdatasync %s: %s%s", path, ooc_io_errtext(e, eb, sizeof eb),
+                        injected ? " (injected by OOC_FAULT)" : "");
 }
 
 ooc_status_t ooc_io_sync_dir(const char *path, ooc_err_t *err)
